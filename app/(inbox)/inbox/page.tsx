@@ -1,0 +1,9 @@
+import { SignedInHeader } from './_components/signed-in-header';
+
+export default function InboxPage() {
+  return (
+    <main>
+      <SignedInHeader />
+    </main>
+  );
+}

@@ -1,0 +1,34 @@
+import { sessionCookie } from '@/server/http/credentials';
+import { resolveSession } from '@/server/services/auth';
+import { SESSION_TTL } from '@/server/schemas/auth';
+
+export const dynamic = 'force-dynamic';
+
+function page(status: number, title: string, text: string): Response {
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title>
+<style>body{font-family:system-ui,sans-serif;display:grid;place-items:center;min-height:100vh;margin:0;background:#f6f7f9;color:#1f2937}main{max-width:28rem;padding:2rem;background:#fff;border-radius:12px;box-shadow:0 1px 3px #0002}h1{font-size:1.25rem}</style></head>
+<body><main><h1>${title}</h1><p>${text}</p></main></body></html>`;
+  return new Response(html, { status, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' } });
+}
+
+// GET /login?token=…: the login callback. A valid token becomes the session cookie and the staff
+// member lands in the inbox; anything else gets a page that says what to do.
+export async function GET(req: Request) {
+  const token = new URL(req.url).searchParams.get('token');
+  if (!token) {
+    return page(200, 'Sign in', 'Open the sign-in link your business platform gave you (it ends in <code>/login?token=…</code>).');
+  }
+  const caller = await resolveSession(token, true).catch(() => null);
+  if (!caller) {
+    return page(401, 'This sign-in link has expired', 'Ask your business platform for a new link.');
+  }
+  return new Response(null, {
+    status: 303,
+    headers: {
+      Location: '/inbox',
+      // The server enforces the sliding expiry; the cookie just has to outlive the longest session.
+      'Set-Cookie': sessionCookie(token, SESSION_TTL.max),
+      'Cache-Control': 'no-store',
+    },
+  });
+}

@@ -1,0 +1,21 @@
+'use client';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { httpBatchLink } from '@trpc/client';
+import { useState, type ReactNode } from 'react';
+import superjson from 'superjson';
+import { trpc } from './client';
+
+/** React Query + tRPC for the inbox; the session cookie rides along on every same-origin call. */
+export function TrpcProvider({ children }: { children: ReactNode }) {
+  const [queryClient] = useState(
+    () => new QueryClient({ defaultOptions: { queries: { staleTime: 30_000, retry: 1, refetchOnWindowFocus: false } } }),
+  );
+  const [client] = useState(() =>
+    trpc.createClient({ links: [httpBatchLink({ url: '/api/trpc', transformer: superjson })] }),
+  );
+  return (
+    <trpc.Provider client={client} queryClient={queryClient}>
+      <QueryClientProvider client={queryClient}>{children}</QueryClientProvider>
+    </trpc.Provider>
+  );
+}

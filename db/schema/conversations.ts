@@ -1,0 +1,62 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { businesses } from './businesses';
+import { clients } from './clients';
+import { CHANNELS, CONVERSATION_STATUSES, oneOf, type Channel, type ConversationStatus } from './enums';
+import { locations } from './locations';
+import { staff } from './staff';
+
+/**
+ * One per business + client, across every channel. The last-message, unread and flagged fields are
+ * denormalised so the inbox list is one index scan; they are only ever changed by relative
+ * `UPDATE … SET unread_count = unread_count + 1` style statements so they stay exact under
+ * concurrent writes.
+ */
+export const conversations = pgTable(
+  'conversations',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    clientId: integer('client_id')
+      .notNull()
+      .references(() => clients.id, { onDelete: 'cascade' }),
+    locationId: integer('location_id').references(() => locations.id, { onDelete: 'set null' }),
+    status: text('status').$type<ConversationStatus>().notNull().default('open'),
+    snoozedUntil: timestamp('snoozed_until', { withTimezone: true }),
+    assignedStaffId: integer('assigned_staff_id').references(() => staff.id, { onDelete: 'set null' }),
+    resolvedByStaffId: integer('resolved_by_staff_id').references(() => staff.id, { onDelete: 'set null' }),
+    updatedByStaffId: integer('updated_by_staff_id').references(() => staff.id, { onDelete: 'set null' }),
+    label: text('label'),
+    lastMessageId: bigint('last_message_id', { mode: 'number' }),
+    lastMessageContent: text('last_message_content'),
+    lastChannel: text('last_channel').$type<Channel>(),
+    lastReadMessageId: bigint('last_read_message_id', { mode: 'number' }),
+    unreadCount: integer('unread_count').notNull().default(0),
+    flaggedCount: integer('flagged_count').notNull().default(0),
+    lastActivityAt: timestamp('last_activity_at', { withTimezone: true }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('conversations_business_client_key').on(t.businessId, t.clientId),
+    // The inbox list: newest activity first, optionally narrowed by status or assignee.
+    index('conversations_business_activity_idx').on(t.businessId, t.lastActivityAt.desc(), t.id.desc()),
+    index('conversations_business_status_activity_idx').on(t.businessId, t.status, t.lastActivityAt.desc(), t.id.desc()),
+    index('conversations_business_assignee_activity_idx').on(
+      t.businessId,
+      t.assignedStaffId,
+      t.lastActivityAt.desc(),
+      t.id.desc(),
+    ),
+    index('conversations_business_unread_idx')
+      .on(t.businessId, t.lastActivityAt.desc(), t.id.desc())
+      .where(sql`${t.unreadCount} > 0`),
+    // The snooze sweeper looks only at snoozed rows.
+    index('conversations_snoozed_until_idx').on(t.snoozedUntil).where(sql`${t.status} = 'snoozed'`),
+    check('conversations_status_check', oneOf(t.status, CONVERSATION_STATUSES)),
+    check('conversations_last_channel_check', sql`${t.lastChannel} is null or ${oneOf(t.lastChannel, CHANNELS)}`),
+    check('conversations_counts_check', sql`${t.unreadCount} >= 0 and ${t.flaggedCount} >= 0`),
+    check('conversations_label_check', sql`${t.label} is null or char_length(${t.label}) between 1 and 50`),
+  ],
+);

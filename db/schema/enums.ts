@@ -1,0 +1,66 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+
+/**
+ * Every enumeration of SPEC §4, as const arrays: the DB CHECK constraints, the TypeScript unions
+ * and the zod schemas (server/schemas) are all derived from these, so they cannot disagree.
+ */
+export const CHANNELS = ['sms', 'email', 'voice'] as const;
+export const MESSAGE_CATEGORIES = ['conversational', 'campaign', 'transactional', 'reminder'] as const;
+export const NOTIFICATION_TYPES = [
+  'general',
+  'notification_opt_in',
+  'appointment_confirmation',
+  'appointment_reminder',
+  'review_request',
+  'marketing',
+] as const;
+export const PROVIDERS = ['twilio', 'smtp', 'sendgrid', 'sandbox'] as const;
+export const USER_TYPES = ['client', 'staff', 'system'] as const;
+export const CLIENT_TYPES = ['lead', 'new', 'returning', 'vip'] as const;
+export const CONVERSATION_STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
+export const ASSIGNMENT_FILTERS = ['all', 'mine', 'unassigned', 'assigned'] as const;
+export const MESSAGE_FILTERS = ['all', 'sms', 'email', 'voice', 'notes', 'flagged', 'unread'] as const;
+export const EXTERNAL_EMAIL_PROVIDERS = ['sendgrid'] as const;
+export const MESSAGE_TYPES = ['TEXT', 'EMAIL', 'CALL', 'NOTE'] as const;
+export const DIRECTIONS = ['inbound', 'outbound'] as const;
+export const STAFF_ROLES = ['owner', 'manager', 'staff'] as const;
+export const MESSAGE_STATUSES = [
+  'initiated',
+  'queued',
+  'sending',
+  'sent',
+  'delivered',
+  'read',
+  'received',
+  'undelivered',
+  'failed',
+  'bounced',
+  'canceled',
+  'ringing',
+  'in_progress',
+  'completed',
+  'busy',
+  'no_answer',
+] as const;
+export const ONBOARDING_STATUSES = ['pending', 'in_progress', 'completed', 'failed'] as const;
+export const WEBHOOK_OUTCOMES = ['pending', 'processed', 'ignored', 'failed'] as const;
+
+export type Channel = (typeof CHANNELS)[number];
+export type MessageCategory = (typeof MESSAGE_CATEGORIES)[number];
+export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
+export type Provider = (typeof PROVIDERS)[number];
+export type UserType = (typeof USER_TYPES)[number];
+export type ClientType = (typeof CLIENT_TYPES)[number];
+export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
+export type MessageType = (typeof MESSAGE_TYPES)[number];
+export type Direction = (typeof DIRECTIONS)[number];
+export type StaffRole = (typeof STAFF_ROLES)[number];
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+export type OnboardingStatus = (typeof ONBOARDING_STATUSES)[number];
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
+
+/** `col IN ('a','b',…)` for a CHECK constraint (literal values: CHECKs cannot take parameters). */
+export function oneOf(column: AnyPgColumn, values: readonly string[]): SQL {
+  return sql`${column} in (${sql.raw(values.map((v) => `'${v}'`).join(', '))})`;
+}

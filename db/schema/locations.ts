@@ -1,0 +1,22 @@
+import { index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { businesses } from './businesses';
+
+export const locations = pgTable(
+  'locations',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    externalId: text('external_id'),
+    name: text('name').notNull(),
+    address: text('address'),
+    phoneNumber: text('phone_number'),
+    timezone: text('timezone'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('locations_business_external_id_key').on(t.businessId, t.externalId),
+    index('locations_business_id_idx').on(t.businessId),
+  ],
+);

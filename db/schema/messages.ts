@@ -1,0 +1,113 @@
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { businesses } from './businesses';
+import { clients } from './clients';
+import { conversations } from './conversations';
+import {
+  CHANNELS,
+  DIRECTIONS,
+  MESSAGE_CATEGORIES,
+  MESSAGE_STATUSES,
+  MESSAGE_TYPES,
+  NOTIFICATION_TYPES,
+  PROVIDERS,
+  USER_TYPES,
+  oneOf,
+  type Channel,
+  type Direction,
+  type MessageCategory,
+  type MessageStatus,
+  type MessageType,
+  type NotificationType,
+  type Provider,
+  type UserType,
+} from './enums';
+import { staff } from './staff';
+
+export type StoredAttachment = { filename: string; content_type: string | null; url: string | null; size: number | null; content?: string };
+
+/** One SMS, email, call or internal note. Every status change moves forward only (SPEC §4.1). */
+export const messages = pgTable(
+  'messages',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    conversationId: integer('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    clientId: integer('client_id')
+      .notNull()
+      .references(() => clients.id, { onDelete: 'cascade' }),
+    channel: text('channel').$type<Channel>(),
+    direction: text('direction').$type<Direction>().notNull(),
+    messageType: text('message_type').$type<MessageType>().notNull(),
+    category: text('category').$type<MessageCategory>().notNull().default('conversational'),
+    notificationType: text('notification_type').$type<NotificationType>(),
+    senderType: text('sender_type').$type<UserType>().notNull(),
+    senderId: integer('sender_id'),
+    receiverType: text('receiver_type').$type<UserType>(),
+    receiverId: integer('receiver_id'),
+    /** The staff member who wrote or placed it (notes, calls, staff sends). */
+    staffId: integer('staff_id').references(() => staff.id, { onDelete: 'set null' }),
+    sentBy: integer('sent_by'),
+    wlUserId: integer('wl_user_id'),
+    content: text('content'),
+    subject: text('subject'),
+    fromAddress: text('from_address'),
+    toAddress: text('to_address'),
+    cc: jsonb('cc').$type<string[]>(),
+    bcc: jsonb('bcc').$type<string[]>(),
+    attachments: jsonb('attachments').$type<StoredAttachment[]>(),
+    status: text('status').$type<MessageStatus>().notNull(),
+    provider: text('provider').$type<Provider>(),
+    providerMessageId: text('provider_message_id'),
+    providerMetadata: jsonb('provider_metadata').$type<Record<string, unknown>>(),
+    /** RFC 5322 Message-ID of an email we sent or received: threads replies. */
+    emailMessageId: text('email_message_id'),
+    inReplyTo: text('in_reply_to'),
+    requestId: uuid('request_id'),
+    responseId: bigint('response_id', { mode: 'number' }),
+    isRead: boolean('is_read').notNull().default(false),
+    flagged: boolean('flagged').notNull().default(false),
+    recordingUrl: text('recording_url'),
+    callDurationSeconds: integer('call_duration_seconds'),
+    /** `missed` or `voicemail` for inbound calls nobody answered. */
+    callOutcome: text('call_outcome'),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    attempts: integer('attempts').notNull().default(0),
+    segments: integer('segments'),
+    encoding: text('encoding'),
+    sentAt: timestamp('sent_at', { withTimezone: true }).notNull().defaultNow(),
+    statusUpdatedAt: timestamp('status_updated_at', { withTimezone: true }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    // A conversation's timeline, newest first; also serves search within one conversation.
+    index('messages_conversation_sent_idx').on(t.conversationId, t.sentAt.desc(), t.id.desc()),
+    index('messages_business_request_idx').on(t.businessId, t.requestId).where(sql`${t.requestId} is not null`),
+    uniqueIndex('messages_provider_id_key').on(t.provider, t.providerMessageId),
+    index('messages_business_email_message_id_idx')
+      .on(t.businessId, t.emailMessageId)
+      .where(sql`${t.emailMessageId} is not null`),
+    // Trigram search over content and subject, scoped by business (btree_gin), SPEC §6.1 Search.
+    index('messages_content_trgm_idx').using('gin', t.businessId, sql`${t.content} gin_trgm_ops`),
+    index('messages_subject_trgm_idx').using('gin', t.businessId, sql`${t.subject} gin_trgm_ops`),
+    check('messages_channel_check', sql`${t.channel} is null or ${oneOf(t.channel, CHANNELS)}`),
+    check('messages_direction_check', oneOf(t.direction, DIRECTIONS)),
+    check('messages_message_type_check', oneOf(t.messageType, MESSAGE_TYPES)),
+    check('messages_category_check', oneOf(t.category, MESSAGE_CATEGORIES)),
+    check(
+      'messages_notification_type_check',
+      sql`${t.notificationType} is null or ${oneOf(t.notificationType, NOTIFICATION_TYPES)}`,
+    ),
+    check('messages_sender_type_check', oneOf(t.senderType, USER_TYPES)),
+    check('messages_receiver_type_check', sql`${t.receiverType} is null or ${oneOf(t.receiverType, USER_TYPES)}`),
+    check('messages_status_check', oneOf(t.status, MESSAGE_STATUSES)),
+    check('messages_provider_check', sql`${t.provider} is null or ${oneOf(t.provider, PROVIDERS)}`),
+    // Notes have no channel; every other message has one.
+    check('messages_note_channel_check', sql`(${t.messageType} = 'NOTE') = (${t.channel} is null)`),
+  ],
+);

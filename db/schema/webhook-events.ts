@@ -1,0 +1,31 @@
+import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { businesses } from './businesses';
+import { WEBHOOK_OUTCOMES, oneOf, type WebhookOutcome } from './enums';
+
+/**
+ * Every provider webhook, stored raw before it is processed: the dedupe key (MessageSid,
+ * CallSid+status, sg_event_id…) makes a redelivery a no-op, and a failed processing stays visible
+ * and retryable.
+ */
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    provider: text('provider').notNull(),
+    kind: text('kind').notNull(),
+    dedupeKey: text('dedupe_key').notNull(),
+    businessId: integer('business_id').references(() => businesses.id, { onDelete: 'set null' }),
+    headers: jsonb('headers').$type<Record<string, string>>().notNull().default({}),
+    payload: jsonb('payload').$type<unknown>().notNull(),
+    outcome: text('outcome').$type<WebhookOutcome>().notNull().default('pending'),
+    error: text('error'),
+    attempts: integer('attempts').notNull().default(0),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+    processedAt: timestamp('processed_at', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('webhook_events_dedupe_key').on(t.provider, t.kind, t.dedupeKey),
+    index('webhook_events_outcome_idx').on(t.outcome, t.receivedAt),
+    check('webhook_events_outcome_check', oneOf(t.outcome, WEBHOOK_OUTCOMES)),
+  ],
+);

@@ -1,0 +1,56 @@
+import { migrateDatabase } from '@/db/migrate';
+import { developmentSecrets, ensureDatabase } from './database';
+import { runProcesses } from './processes';
+
+/**
+ * `npm run dev`: embedded PostgreSQL unless DATABASE_URL is set, migrations, demo data on an empty
+ * database, then the Next.js dev server and the worker; prints a login link and the platform key.
+ */
+async function main() {
+  const started = Date.now();
+  const secrets = developmentSecrets();
+  process.env.PLATFORM_API_KEY ??= secrets.platformApiKey;
+  process.env.SESSION_SECRET ??= secrets.sessionSecret;
+  const database = await ensureDatabase();
+  process.env.DATABASE_URL = database.url;
+  await migrateDatabase(database.url);
+
+  // Imported after DATABASE_URL is final: these read the configuration on first use.
+  const { loadEnv } = await import('@/server/env');
+  const config = loadEnv();
+  const { seedDemoData, databaseHasData } = await import('@/db/seed');
+  const { closeDb } = await import('@/db/client');
+  const { loginLinkForOwner } = await import('./login-link');
+  if (!(await databaseHasData())) {
+    const summary = await seedDemoData();
+    console.log(`Demo data: ${summary.businesses.length} businesses, ${summary.clients} clients, ${summary.messages} messages.`);
+  }
+  const link = await loginLinkForOwner();
+  await closeDb();
+
+  const env = { ...process.env, PORT: String(config.port), NODE_ENV: 'development' as const };
+  runProcesses(
+    [
+      { name: 'web', command: 'next', args: ['dev', '--port', String(config.port)] },
+      { name: 'worker', command: 'tsx', args: ['workers/index.ts'] },
+    ],
+    env,
+    database.stop,
+  );
+  console.log(
+    [
+      '',
+      `  Database:      ${database.embedded ? `embedded PostgreSQL (${database.url})` : 'DATABASE_URL'}`,
+      `  Platform key:  ${config.platformApiKey}`,
+      `  API reference: ${config.publicBaseUrl}/api/v1/docs`,
+      `  Inbox login:   ${link}`,
+      `  (ready in ${((Date.now() - started) / 1000).toFixed(1)} s; the web server compiles pages on first visit)`,
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,19 @@
+import { asc, eq } from 'drizzle-orm';
+import { db } from '@/db/client';
+import { businesses, staff } from '@/db/schema';
+import { env } from '@/server/env';
+import { issueSession } from '@/server/services/auth';
+
+/** A fresh 12-hour login link for the first business's owner (development convenience). */
+export async function loginLinkForOwner(): Promise<string> {
+  const [owner] = await db
+    .select({ staffId: staff.id, businessId: staff.businessId })
+    .from(staff)
+    .innerJoin(businesses, eq(businesses.id, staff.businessId))
+    .where(eq(staff.role, 'owner'))
+    .orderBy(asc(businesses.id), asc(staff.id))
+    .limit(1);
+  if (!owner) return '(no staff yet: onboard a business, then POST /api/v1/auth/token)';
+  const session = await issueSession({ kind: 'platform', scope: 'cli' }, { business_id: owner.businessId, staff_id: owner.staffId });
+  return `${env().publicBaseUrl}/login?token=${encodeURIComponent(session.token)}`;
+}

@@ -1,0 +1,27 @@
+import { migrateDatabase } from '@/db/migrate';
+import { parseEnv } from '@/server/env';
+import { ensureDatabase } from './database';
+import { runProcesses } from './processes';
+
+/**
+ * `npm start` (production): migrations, then the web server and the worker as two processes.
+ * `--web` / `--worker` run one of them alone (to scale each out); those expect migrations done.
+ */
+async function main() {
+  const only = process.argv.includes('--web') ? 'web' : process.argv.includes('--worker') ? 'worker' : 'both';
+  (process.env as Record<string, string>).NODE_ENV = 'production';
+  const database = await ensureDatabase();
+  process.env.DATABASE_URL = database.url;
+  const config = parseEnv(process.env); // fails here, naming the variable, before anything starts
+  if (only === 'both') await migrateDatabase(database.url);
+  const commands = [
+    { name: 'web', command: 'next', args: ['start', '--port', String(config.port)] },
+    { name: 'worker', command: 'tsx', args: ['workers/index.ts'] },
+  ].filter((c) => only === 'both' || c.name === only);
+  runProcesses(commands, process.env, database.stop);
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+
+/**
+ * The one reader of process.env. Parsed lazily (so `next build` can import route modules without a
+ * full configuration) and cached; `loadEnv()` is called first thing by every process entry point so
+ * a bad value stops the process at start with a message naming the variable.
+ */
+
+const optionalString = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+const urlString = (protocols: string[]) =>
+  z
+    .string()
+    .trim()
+    .refine((v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+
+const schema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    DATABASE_URL: urlString(['postgres:', 'postgresql:']).optional(),
+    PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+    PUBLIC_BASE_URL: urlString(['http:', 'https:']).optional(),
+    PLATFORM_API_KEY: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+    SESSION_SECRET: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+    SMS_PROVIDER: z.enum(['twilio', 'sandbox']).optional(),
+    TWILIO_ACCOUNT_SID: optionalString,
+    TWILIO_AUTH_TOKEN: optionalString,
+    TWILIO_API_KEY_SID: optionalString,
+    TWILIO_API_KEY_SECRET: optionalString,
+    TWILIO_TWIML_APP_SID: optionalString,
+    TWILIO_API_BASE_URL: urlString(['http:', 'https:']).optional(),
+    EMAIL_PROVIDER: z.enum(['smtp', 'sandbox']).optional(),
+    SMTP_URL: urlString(['smtp:', 'smtps:']).optional(),
+    SENDGRID_WEBHOOK_PUBLIC_KEY: optionalString,
+    EMAIL_INBOUND_SECRET: optionalString,
+    RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((v, ctx) => {
+    if (v.NODE_ENV !== 'production') return;
+    for (const name of ['PLATFORM_API_KEY', 'SESSION_SECRET'] as const) {
+      if (!v[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required in production' });
+    }
+    if (v.SMS_PROVIDER === 'twilio' || v.TWILIO_ACCOUNT_SID) {
+      if (!v.TWILIO_AUTH_TOKEN) ctx.addIssue({ code: 'custom', path: ['TWILIO_AUTH_TOKEN'], message: 'is required with Twilio' });
+    }
+    if (v.EMAIL_PROVIDER === 'smtp' && !v.SMTP_URL) {
+      ctx.addIssue({ code: 'custom', path: ['SMTP_URL'], message: 'is required when EMAIL_PROVIDER is smtp' });
+    }
+  });
+
+/** Twilio's documented test-credential style token: sandbox webhooks are signed with it in development. */
+const DEV_TWILIO_AUTH_TOKEN = 'sandbox-dev-auth-token-not-secret';
+const DEV_EMAIL_INBOUND_SECRET = 'dev-inbound-secret';
+
+export type Env = ReturnType<typeof derive>;
+
+function derive(raw: z.output<typeof schema>) {
+  const production = raw.NODE_ENV === 'production';
+  const publicBaseUrl = (raw.PUBLIC_BASE_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, '');
+  return {
+    nodeEnv: raw.NODE_ENV,
+    production,
+    databaseUrl: raw.DATABASE_URL,
+    port: raw.PORT,
+    publicBaseUrl,
+    publicOrigin: new URL(publicBaseUrl).origin,
+    secureCookies: publicBaseUrl.startsWith('https:'),
+    platformApiKey: raw.PLATFORM_API_KEY,
+    sessionSecret: raw.SESSION_SECRET ?? 'development-session-secret-not-for-production',
+    smsProvider: raw.SMS_PROVIDER ?? (raw.TWILIO_ACCOUNT_SID ? 'twilio' : 'sandbox'),
+    twilio: {
+      accountSid: raw.TWILIO_ACCOUNT_SID,
+      authToken: raw.TWILIO_AUTH_TOKEN ?? (production ? undefined : DEV_TWILIO_AUTH_TOKEN),
+      apiKeySid: raw.TWILIO_API_KEY_SID,
+      apiKeySecret: raw.TWILIO_API_KEY_SECRET,
+      twimlAppSid: raw.TWILIO_TWIML_APP_SID,
+      apiBaseUrl: raw.TWILIO_API_BASE_URL,
+    },
+    emailProvider: raw.EMAIL_PROVIDER ?? (raw.SMTP_URL ? 'smtp' : 'sandbox'),
+    smtpUrl: raw.SMTP_URL,
+    sendgridWebhookPublicKey: raw.SENDGRID_WEBHOOK_PUBLIC_KEY,
+    emailInboundSecret: raw.EMAIL_INBOUND_SECRET ?? (production ? undefined : DEV_EMAIL_INBOUND_SECRET),
+    rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
+    logLevel: raw.LOG_LEVEL,
+  } as const;
+}
+
+export class ConfigError extends Error {}
+
+/** Parses a given environment; throws ConfigError naming every bad variable. */
+export function parseEnv(source: Record<string, string | undefined>): Env {
+  const result = schema.safeParse(source);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(environment)'}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return derive(result.data);
+}
+
+let cached: Env | undefined;
+
+export function env(): Env {
+  cached ??= parseEnv(process.env);
+  return cached;
+}
+
+/** Entry points call this first: prints the problem and exits instead of failing later. */
+export function loadEnv(): Env {
+  try {
+    return env();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

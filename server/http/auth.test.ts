@@ -1,0 +1,198 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { db } from '@/db/client';
+import { sessions, staff } from '@/db/schema';
+import { createStaff, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
+import { api, jsonOf } from '@/server/testing/http';
+
+const platform = () => ({ 'x-api-key': PLATFORM_KEY() });
+
+async function token(businessId: number, staffId: number, ttl?: number) {
+  const res = await api.post('/api/v1/auth/token', {
+    headers: platform(),
+    body: { business_id: businessId, staff_id: staffId, ...(ttl ? { ttl_seconds: ttl } : {}) },
+  });
+  expect(res.status).toBe(200);
+  return jsonOf(res);
+}
+
+describe('POST /auth/token', () => {
+  it('issues a bearer session with a login link and a 12 h default expiry', async () => {
+    const { business, owner } = await createTenant();
+    const before = Date.now();
+    const body = await token(business.id, owner.id);
+    expect(body).toMatchObject({ token_type: 'bearer', business_id: business.id, staff_id: owner.id });
+    expect(body.access_token).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    expect(body.login_url).toBe(`http://localhost:3000/login?token=${body.access_token}`);
+    expect(body.expires_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    const expires = Date.parse(body.expires_at);
+    expect(expires - before).toBeGreaterThan(43200_000 - 5_000);
+    expect(expires - before).toBeLessThan(43200_000 + 5_000);
+    // Only a hash is stored.
+    const rows = await db.select().from(sessions).where(eq(sessions.staffId, owner.id));
+    expect(rows).toHaveLength(2); // the factory's session and this one
+    for (const row of rows) expect(row.tokenHash).not.toContain(body.access_token);
+  });
+
+  it('lets a business key issue tokens for its own business only', async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const own = await api.post('/api/v1/auth/token', {
+      headers: { 'x-api-key': a.apiKey },
+      body: { business_id: a.business.id, staff_id: a.owner.id },
+    });
+    expect(own.status).toBe(200);
+    const other = await api.post('/api/v1/auth/token', {
+      headers: { 'x-api-key': a.apiKey },
+      body: { business_id: b.business.id, staff_id: b.owner.id },
+    });
+    expect(other.status).toBe(403);
+    expect(await jsonOf(other)).toEqual({ detail: expect.any(String) });
+  });
+
+  it('answers 422 naming the field for staff outside the business, unknown business, bad ttl', async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const wrongStaff = await api.post('/api/v1/auth/token', {
+      headers: platform(),
+      body: { business_id: a.business.id, staff_id: b.owner.id },
+    });
+    expect(wrongStaff.status).toBe(422);
+    expect((await jsonOf(wrongStaff)).detail[0].loc).toEqual(['body', 'staff_id']);
+
+    const noBusiness = await api.post('/api/v1/auth/token', { headers: platform(), body: { business_id: 999999, staff_id: 1 } });
+    expect(noBusiness.status).toBe(422);
+    expect((await jsonOf(noBusiness)).detail[0].loc).toEqual(['body', 'business_id']);
+
+    const badTtl = await api.post('/api/v1/auth/token', {
+      headers: platform(),
+      body: { business_id: a.business.id, staff_id: a.owner.id, ttl_seconds: 10 },
+    });
+    expect(badTtl.status).toBe(422);
+    expect((await jsonOf(badTtl)).detail[0].loc).toEqual(['body', 'ttl_seconds']);
+
+    const inactive = await createStaff(a.business.id, { active: false });
+    const res = await api.post('/api/v1/auth/token', { headers: platform(), body: { business_id: a.business.id, staff_id: inactive.id } });
+    expect(res.status).toBe(422);
+  });
+
+  it('refuses a staff session: issuing tokens needs an API key', async () => {
+    const { business, owner, sessionToken } = await createTenant();
+    const res = await api.post('/api/v1/auth/token', {
+      headers: { authorization: `Bearer ${sessionToken}` },
+      body: { business_id: business.id, staff_id: owner.id },
+    });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe('authentication failures', () => {
+  it('401 without credentials, with an unknown key, an unknown or empty bearer token', async () => {
+    const { business, owner } = await createTenant();
+    const body = { business_id: business.id, staff_id: owner.id };
+    for (const headers of <Record<string, string>[]>[{}, { 'x-api-key': 'nope-not-a-key' }, { 'x-api-key': '' }, { authorization: 'Bearer nope' }, { cookie: 'session=nope' }]) {
+      const res = await api.post('/api/v1/auth/token', { headers, body });
+      expect(res.status, JSON.stringify(headers)).toBe(401);
+      expect(await jsonOf(res)).toEqual({ detail: 'Not authenticated' });
+    }
+  });
+
+  it('401 for an expired session, and the sliding expiry moves forward on use', async () => {
+    const { business, owner } = await createTenant();
+    const issued = await token(business.id, owner.id, 120);
+    const mine = and(eq(sessions.staffId, owner.id), eq(sessions.ttlSeconds, 120));
+    const first = await db.select({ expiresAt: sessions.expiresAt }).from(sessions).where(mine);
+    await new Promise((r) => setTimeout(r, 1100));
+    const ok = await api.post('/api/v1/session/expire', {
+      headers: { authorization: `Bearer ${issued.access_token}` },
+      body: { access_token: 'someone-elses-unknown-token' },
+    });
+    expect(ok.status).toBe(200);
+    const slid = await db.select({ expiresAt: sessions.expiresAt }).from(sessions).where(mine);
+    expect(slid[0]!.expiresAt.getTime()).toBeGreaterThan(first[0]!.expiresAt.getTime());
+
+    await db.update(sessions).set({ expiresAt: sql`now() - interval '1 second'` }).where(mine);
+    const expired = await api.post('/api/v1/session/expire', { headers: { authorization: `Bearer ${issued.access_token}` }, body: {} });
+    expect(expired.status).toBe(401);
+  });
+
+  it('401 once the staff member is deactivated', async () => {
+    const { owner, sessionToken } = await createTenant();
+    await db.update(staff).set({ active: false }).where(eq(staff.id, owner.id));
+    const res = await api.post('/api/v1/session/expire', { headers: { authorization: `Bearer ${sessionToken}` }, body: {} });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('POST /session/expire', () => {
+  it('expires the calling session when no token is given; it is then rejected', async () => {
+    const { sessionToken } = await createTenant();
+    const res = await api.post('/api/v1/session/expire', { headers: { authorization: `Bearer ${sessionToken}` } });
+    expect(res.status).toBe(200);
+    expect(await jsonOf(res)).toMatchObject({ success: true, updated: 1 });
+    const again = await api.post('/api/v1/session/expire', { headers: { authorization: `Bearer ${sessionToken}` }, body: {} });
+    expect(again.status).toBe(401);
+  });
+
+  it('with an API key requires access_token (422) and expires only sessions of its business', async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const missing = await api.post('/api/v1/session/expire', { headers: { 'x-api-key': a.apiKey }, body: {} });
+    expect(missing.status).toBe(422);
+    expect((await jsonOf(missing)).detail[0]).toMatchObject({ loc: ['body', 'access_token'], type: 'missing' });
+
+    const foreign = await api.post('/api/v1/session/expire', { headers: { 'x-api-key': a.apiKey }, body: { access_token: b.sessionToken } });
+    expect(await jsonOf(foreign)).toMatchObject({ updated: 0 });
+    // b's session still works
+    const still = await api.post('/api/v1/session/expire', {
+      headers: { authorization: `Bearer ${b.sessionToken}` },
+      body: { access_token: 'unknown' },
+    });
+    expect(still.status).toBe(200);
+
+    const own = await api.post('/api/v1/session/expire', { headers: { 'x-api-key': a.apiKey }, body: { access_token: a.sessionToken } });
+    expect(await jsonOf(own)).toMatchObject({ success: true, updated: 1 });
+    const platform = await api.post('/api/v1/session/expire', { headers: { 'x-api-key': PLATFORM_KEY() }, body: { access_token: b.sessionToken } });
+    expect(await jsonOf(platform)).toMatchObject({ updated: 1 });
+    const dead = await api.post('/api/v1/session/expire', { headers: { authorization: `Bearer ${b.sessionToken}` }, body: {} });
+    expect(dead.status).toBe(401);
+  });
+});
+
+describe('cookie sessions and CSRF', () => {
+  it('a cookie-authenticated write needs a same-origin Origin header', async () => {
+    const { sessionToken } = await createTenant();
+    const cookie = `theme=dark; session=${sessionToken}`;
+    const noOrigin = await api.post('/api/v1/session/expire', { headers: { cookie }, body: { access_token: 'x' } });
+    expect(noOrigin.status).toBe(403);
+    const evil = await api.post('/api/v1/session/expire', { headers: { cookie, origin: 'https://evil.example' }, body: { access_token: 'x' } });
+    expect(evil.status).toBe(403);
+    const same = await api.post('/api/v1/session/expire', { headers: { cookie, origin: 'http://localhost:3000' }, body: { access_token: 'x' } });
+    expect(same.status).toBe(200);
+    // A bearer token is not sent by browsers on their own: no Origin needed.
+    const bearer = await api.post('/api/v1/session/expire', { headers: { authorization: `Bearer ${sessionToken}` }, body: { access_token: 'x' } });
+    expect(bearer.status).toBe(200);
+  });
+});
+
+describe('GET /login', () => {
+  it('sets an HttpOnly SameSite=Lax cookie and redirects to the inbox', async () => {
+    const { sessionToken } = await createTenant();
+    const res = await api.get(`/login?token=${encodeURIComponent(sessionToken)}`);
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/inbox');
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toContain(`session=${sessionToken}`);
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).toMatch(/Path=\//);
+    expect(cookie).not.toMatch(/Secure/); // PUBLIC_BASE_URL is http in tests
+  });
+
+  it('explains an expired or unknown link instead of setting a cookie', async () => {
+    const res = await api.get('/login?token=not-a-real-token');
+    expect(res.status).toBe(401);
+    expect(res.headers.get('set-cookie')).toBeNull();
+    expect(await res.text()).toContain('expired');
+  });
+});

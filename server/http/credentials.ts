@@ -1,0 +1,61 @@
+import { env } from '@/server/env';
+import { AppError } from '@/server/errors';
+import { resolveApiKey, resolveSession, type Caller } from '@/server/services/auth';
+
+export const SESSION_COOKIE = 'session';
+
+export function readCookie(header: string | null, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+/**
+ * X-API-KEY, then `Authorization: Bearer`, then the session cookie. A credential that is present
+ * but unknown is a 401; it never falls through to the next kind.
+ */
+export async function authenticate(req: Request): Promise<Caller> {
+  const apiKey = req.headers.get('x-api-key');
+  if (apiKey !== null) {
+    const caller = apiKey ? await resolveApiKey(apiKey) : null;
+    if (!caller) throw new AppError('unauthenticated', 'Not authenticated');
+    return caller;
+  }
+  const authorization = req.headers.get('authorization');
+  const bearer = authorization?.match(/^Bearer\s+(\S+)$/i)?.[1];
+  const cookie = bearer ? undefined : readCookie(req.headers.get('cookie'), SESSION_COOKIE);
+  const token = bearer ?? cookie;
+  if (!token) throw new AppError('unauthenticated', 'Not authenticated');
+  const caller = await resolveSession(token, Boolean(cookie));
+  if (!caller) throw new AppError('unauthenticated', 'Not authenticated');
+  return caller;
+}
+
+/** The origins this service answers on: its public origin, and the one the request was addressed to. */
+function ownOrigins(req: Request): string[] {
+  const origins = [env().publicOrigin];
+  const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
+  if (host) {
+    const proto = req.headers.get('x-forwarded-proto') ?? new URL(req.url).protocol.replace(':', '');
+    origins.push(`${proto}://${host}`);
+  }
+  return origins;
+}
+
+/** CSRF: a cookie-authenticated write must come from a page of this service (SPEC §3). */
+export function assertSameOrigin(req: Request, caller: Caller): void {
+  if (caller.kind !== 'session' || !caller.viaCookie) return;
+  if (req.method === 'GET' || req.method === 'HEAD') return;
+  const origin = req.headers.get('origin');
+  if (!origin || !ownOrigins(req).includes(origin)) {
+    throw new AppError('forbidden', 'Cross-origin request refused: a cookie-authenticated write needs a same-origin Origin header');
+  }
+}
+
+export function sessionCookie(token: string, maxAgeSeconds: number): string {
+  const secure = env().secureCookies ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
+}

@@ -1,0 +1,30 @@
+import { AuthParameters, AuthTokenResponse, SessionExpiryRequest } from '@/server/schemas/auth';
+import { UpdateSuccessResponse } from '@/server/schemas/common';
+import { defineOperation } from '../operation';
+
+export const generateAuthToken = defineOperation({
+  operationId: 'generateAuthToken',
+  method: 'post',
+  path: '/auth/token',
+  tag: 'authentication',
+  summary: 'Generate auth token',
+  description:
+    'A staff session for the inbox. A business key may only ask for its own business (403 otherwise); a staff member not in the business is a 422.',
+  auth: 'api_key',
+  body: AuthParameters,
+  response: AuthTokenResponse,
+  errors: [401, 403, 422],
+});
+
+export const expireSession = defineOperation({
+  operationId: 'expireSession',
+  method: 'post',
+  path: '/session/expire',
+  tag: 'session',
+  summary: 'Expire session',
+  description: 'With an API key `access_token` is required; with a session, omitting it expires the calling session.',
+  auth: 'any',
+  body: SessionExpiryRequest,
+  response: UpdateSuccessResponse,
+  errors: [401, 403, 422],
+});

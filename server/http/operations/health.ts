@@ -1,0 +1,25 @@
+import { Health, HealthService } from '@/server/schemas/health';
+import { defineOperation } from '../operation';
+
+export const getHealth = defineOperation({
+  operationId: 'getHealth',
+  method: 'get',
+  path: '/health',
+  tag: 'health',
+  summary: 'Get health',
+  description: 'Always 200 while the process runs; `status` is `degraded` when a dependency is down.',
+  auth: 'none',
+  response: Health,
+});
+
+export const getDatabaseHealth = defineOperation({
+  operationId: 'checkDatabaseConnection',
+  method: 'get',
+  path: '/health/db',
+  tag: 'health',
+  summary: 'Check database connection',
+  description: '200 when PostgreSQL answers, 503 (same body, `status: "down"`) when it does not.',
+  auth: 'none',
+  response: HealthService,
+  errors: [503],
+});

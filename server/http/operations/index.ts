@@ -1,0 +1,11 @@
+import type { Operation } from '../operation';
+import * as auth from './auth';
+import * as businesses from './businesses';
+import * as health from './health';
+
+/** Every REST operation, in the order the API reference lists them. */
+export const operations: Operation[] = [
+  ...Object.values(health),
+  ...Object.values(auth),
+  ...Object.values(businesses),
+] as Operation[];

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { AppError, HTTP_STATUS, isDatabaseUnavailable } from '@/server/errors';
+import { logger, type Logger } from '@/server/logger';
+import { assertBusinessAccess, assertPlatform, type Caller } from '@/server/services/auth';
+import { assertSameOrigin, authenticate } from './credentials';
+import type { Operation } from './operation';
+import { enforceRateLimit } from './rate-limit';
+import { parseOrThrow, searchParamsToObject } from './validation';
+
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+export type HandlerContext<P, Q, B> = {
+  req: Request;
+  requestId: string;
+  log: Logger;
+  params: Out<P>;
+  query: Out<Q>;
+  body: Out<B>;
+  /** Undefined only for `auth: 'none' | 'webhook'` operations. */
+  caller: Caller;
+  /** The raw body text (webhooks verify signatures over it). */
+  rawBody: string;
+};
+
+type RouteContext = { params: Promise<Record<string, string | string[]>> };
+
+/**
+ * The REST wrapper: request id → auth → CSRF → rate limit → path (→ tenancy) → query → body →
+ * handler → JSON. Every failure becomes SPEC §2.1's status and body; nothing escapes as an
+ * unformatted 500.
+ */
+export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(
+  op: Operation<P, Q, B, R>,
+  handler: (ctx: HandlerContext<P, Q, B>) => Promise<(R extends z.ZodType ? z.input<R> : unknown) | Response>,
+) {
+  return async (req: Request, routeCtx?: RouteContext): Promise<Response> => {
+    const started = performance.now();
+    const incoming = req.headers.get('x-request-id');
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const log = logger.child({ request_id: requestId });
+    let response: Response;
+    try {
+      response = await run(req, routeCtx, op, handler, requestId, log);
+    } catch (err) {
+      response = errorResponse(err, requestId, log);
+    }
+    response.headers.set('X-Request-Id', requestId);
+    log.info(
+      { method: req.method, path: new URL(req.url).pathname, status: response.status, ms: Math.round(performance.now() - started) },
+      'request',
+    );
+    return response;
+  };
+}
+
+async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(
+  req: Request,
+  routeCtx: RouteContext | undefined,
+  op: Operation<P, Q, B, R>,
+  handler: (ctx: HandlerContext<P, Q, B>) => Promise<unknown>,
+  requestId: string,
+  log: Logger,
+): Promise<Response> {
+  let caller: Caller | undefined;
+  if (op.auth !== 'none' && op.auth !== 'webhook') {
+    caller = await authenticate(req);
+    if (op.auth !== 'any' && caller.kind === 'session') throw new AppError('forbidden', 'Requires an API key');
+    if (op.auth === 'platform') assertPlatform(caller);
+    assertSameOrigin(req, caller);
+    await enforceRateLimit(caller.scope);
+  }
+
+  const rawParams = (await routeCtx?.params) ?? {};
+  const params = op.params ? parseOrThrow('path', op.params, rawParams) : undefined;
+  const businessId = (params as { business_id?: unknown } | undefined)?.business_id;
+  if (caller && typeof businessId === 'number') await assertBusinessAccess(caller, businessId);
+
+  const url = new URL(req.url);
+  const query = op.query ? parseOrThrow('query', op.query, searchParamsToObject(url.searchParams)) : undefined;
+
+  let rawBody = '';
+  let body: unknown;
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    rawBody = await readBody(req);
+    if (op.body) body = parseOrThrow('body', op.body, decodeBody(req, rawBody, op.bodyType ?? 'application/json'));
+  }
+
+  const result = await handler({
+    req,
+    requestId,
+    log,
+    params: params as never,
+    query: query as never,
+    body: body as never,
+    caller: caller as Caller,
+    rawBody,
+  });
+  if (result instanceof Response) return result;
+  return json(200, result === undefined ? null : result);
+}
+
+export function json(status: number, payload: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(payload), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
+}
+
+/** Reads the body as text, refusing (413) past 10 MiB without buffering the rest. */
+async function readBody(req: Request): Promise<string> {
+  const declared = Number(req.headers.get('content-length') ?? '0');
+  if (declared > MAX_BODY_BYTES) throw new AppError('payload_too_large', 'Request body exceeds 10 MiB');
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw new AppError('payload_too_large', 'Request body exceeds 10 MiB');
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function decodeBody(req: Request, raw: string, expected: string): unknown {
+  const contentType = (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (expected === 'application/json') {
+    // An empty body with no declared type reads as {} so all-optional bodies may be omitted.
+    if (raw.trim() === '' && contentType === '') return {};
+    if (contentType !== 'application/json' && !contentType.endsWith('+json')) {
+      throw new AppError('bad_request', 'Content-Type must be application/json');
+    }
+    try {
+      return JSON.parse(raw);
+    } catch {
+      throw new AppError('bad_request', 'Request body is not valid JSON');
+    }
+  }
+  if (expected === 'application/x-www-form-urlencoded') {
+    if (contentType !== expected) throw new AppError('bad_request', `Content-Type must be ${expected}`);
+    return Object.fromEntries(new URLSearchParams(raw));
+  }
+  return raw;
+}
+
+export function errorResponse(err: unknown, requestId: string, log: Logger): Response {
+  if (err instanceof AppError) {
+    const status = HTTP_STATUS[err.code];
+    if (err.code === 'validation') return json(status, { detail: err.extra.issues ?? [] });
+    const headers: Record<string, string> = {};
+    if (err.extra.retryAfterSeconds !== undefined) headers['Retry-After'] = String(err.extra.retryAfterSeconds);
+    return json(status, { detail: err.message }, headers);
+  }
+  if (isDatabaseUnavailable(err)) {
+    log.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'database unavailable');
+    return json(503, { detail: 'Service temporarily unavailable: the database cannot be reached', request_id: requestId }, { 'Retry-After': '5' });
+  }
+  log.error({ err }, 'internal error');
+  return json(500, { detail: 'Internal error', request_id: requestId });
+}

@@ -1,0 +1,29 @@
+import type { z } from 'zod';
+import { AppError, type ErrorLocation, type ValidationIssue } from '@/server/errors';
+
+/** zod issues → FastAPI-style `detail` entries with `loc` starting at path/query/body. */
+export function toValidationIssues(where: ErrorLocation[0], error: z.ZodError): ValidationIssue[] {
+  return error.issues.map((issue) => {
+    const loc = [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))] as ErrorLocation;
+    const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
+    return missing
+      ? { loc, msg: 'Field required', type: 'missing' }
+      : { loc, msg: issue.message, type: issue.code === 'custom' ? 'value_error' : issue.code };
+  });
+}
+
+export function parseOrThrow<T extends z.ZodType>(where: ErrorLocation[0], schema: T, value: unknown): z.output<T> {
+  const result = schema.safeParse(value, { reportInput: true });
+  if (!result.success) throw new AppError('validation', 'Validation error', { issues: toValidationIssues(where, result.error) });
+  return result.data;
+}
+
+/** Query string → object; a key given more than once becomes an array. */
+export function searchParamsToObject(params: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [key, value] of params) {
+    const prev = out[key];
+    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}

@@ -1,0 +1,32 @@
+import type PgBoss from 'pg-boss';
+
+/**
+ * Every queue the system knows, with its retry policy. Web processes enqueue into them (inside the
+ * caller's transaction); the worker process creates them at start and registers their handlers.
+ * Payloads carry ids only: handlers re-read state, so a retried job is safe.
+ */
+export const QUEUES = {
+  smsSend: 'sms.send',
+  smsSendDead: 'sms.send.dead',
+  emailSend: 'email.send',
+  emailSendDead: 'email.send.dead',
+  maintenance: 'system.maintenance',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+export const QUEUE_OPTIONS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
+  [QUEUES.smsSendDead]: { retryLimit: 0 },
+  [QUEUES.emailSendDead]: { retryLimit: 0 },
+  [QUEUES.smsSend]: { retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: 120, deadLetter: QUEUES.smsSendDead },
+  [QUEUES.emailSend]: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 300, deadLetter: QUEUES.emailSendDead },
+  [QUEUES.maintenance]: { retryLimit: 1, expireInSeconds: 300, policy: 'singleton' },
+};
+
+/** Dead-letter queues first: a queue naming one as its deadLetter needs it to exist. */
+export async function createQueues(boss: PgBoss): Promise<void> {
+  const existing = new Set((await boss.getQueues()).map((q) => q.name));
+  for (const [name, options] of Object.entries(QUEUE_OPTIONS)) {
+    if (!existing.has(name)) await boss.createQueue(name, { name, ...options });
+  }
+}

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { id, timestampOut } from './common';
+
+export const SESSION_TTL = { min: 60, max: 604800, default: 43200 } as const;
+
+export const AuthParameters = z
+  .object({
+    business_id: id,
+    staff_id: id,
+    ttl_seconds: z.number().int().min(SESSION_TTL.min).max(SESSION_TTL.max).default(SESSION_TTL.default),
+  })
+  .meta({ id: 'AuthParameters' });
+
+export const AuthTokenResponse = z
+  .object({
+    access_token: z.string(),
+    token_type: z.literal('bearer'),
+    expires_at: timestampOut,
+    business_id: z.number().int(),
+    staff_id: z.number().int(),
+    login_url: z.string().meta({ description: '`/login?token=…`: sets the session cookie and redirects to /inbox' }),
+  })
+  .meta({ id: 'AuthTokenResponse' });
+
+export const SessionExpiryRequest = z
+  .object({
+    access_token: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: 'Required with an API key; omitted with a session = the calling session' }),
+  })
+  .meta({ id: 'SessionExpiryRequest' });

@@ -1,0 +1,175 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import { apiKeys, businesses, sessions, staff } from '@/db/schema';
+import { env } from '@/server/env';
+import { AppError } from '@/server/errors';
+import { SESSION_TTL } from '@/server/schemas/auth';
+
+/** Who is calling: resolved once per request by the transport, then passed to services. */
+export type Caller =
+  | { kind: 'platform'; scope: string }
+  | { kind: 'business_key'; scope: string; businessId: number; apiKeyId: number }
+  | { kind: 'session'; scope: string; businessId: number; staffId: number; sessionId: number; viaCookie: boolean };
+
+export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/** Session tokens are hashed with a server secret, so a leaked table alone cannot be replayed. */
+const hashSessionToken = (token: string) => createHmac('sha256', env().sessionSecret).update(token).digest('hex');
+
+export const newSecretToken = (prefix = '') => prefix + randomBytes(32).toString('base64url');
+
+function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** An X-API-KEY value → the platform or a business, or null when unknown/revoked. */
+export async function resolveApiKey(key: string, tx: Tx = db): Promise<Caller | null> {
+  const hash = sha256(key);
+  const platformKey = env().platformApiKey;
+  if (platformKey && sameHash(hash, sha256(platformKey))) return { kind: 'platform', scope: `platform:${hash.slice(0, 16)}` };
+  const [row] = await tx
+    .select({ id: apiKeys.id, businessId: apiKeys.businessId })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  return row ? { kind: 'business_key', scope: `key:${row.id}`, businessId: row.businessId, apiKeyId: row.id } : null;
+}
+
+/**
+ * A session token → its staff member, sliding the expiry to now + ttl in the same statement.
+ * Expired, revoked or unknown tokens, and staff who were deactivated, give null.
+ */
+export async function resolveSession(token: string, viaCookie: boolean, tx: Tx = db): Promise<Caller | null> {
+  const [row] = await tx
+    .update(sessions)
+    .set({
+      expiresAt: sql`now() + make_interval(secs => ${sessions.ttlSeconds})`,
+      lastUsedAt: sql`now()`,
+    })
+    .where(
+      and(
+        eq(sessions.tokenHash, hashSessionToken(token)),
+        isNull(sessions.revokedAt),
+        sql`${sessions.expiresAt} > now()`,
+        sql`exists (select 1 from ${staff} where ${staff.id} = ${sessions.staffId} and ${staff.active})`,
+      ),
+    )
+    .returning({ id: sessions.id, businessId: sessions.businessId, staffId: sessions.staffId });
+  return row
+    ? { kind: 'session', scope: `session:${row.id}`, businessId: row.businessId, staffId: row.staffId, sessionId: row.id, viaCookie }
+    : null;
+}
+
+/**
+ * Tenancy: may this caller act on this business? Platform → any existing business (404 otherwise);
+ * business key or session → only its own (403 otherwise).
+ */
+export async function assertBusinessAccess(caller: Caller, businessId: number, tx: Tx = db): Promise<void> {
+  if (caller.kind === 'platform') {
+    const [row] = await tx.select({ id: businesses.id }).from(businesses).where(eq(businesses.id, businessId)).limit(1);
+    if (!row) throw AppError.notFound('Business');
+    return;
+  }
+  if (caller.businessId !== businessId) throw new AppError('forbidden', 'Not allowed for this business');
+}
+
+export function assertPlatform(caller: Caller): void {
+  if (caller.kind !== 'platform') throw new AppError('forbidden', 'Requires the platform API key');
+}
+
+export type IssuedSession = { token: string; expiresAt: Date; businessId: number; staffId: number };
+
+/** POST /auth/token: a staff session for a business the caller may act on (SPEC §3). */
+export async function issueSession(
+  caller: Caller,
+  input: { business_id: number; staff_id: number; ttl_seconds?: number },
+  tx: Tx = db,
+): Promise<IssuedSession> {
+  if (caller.kind !== 'platform' && caller.businessId !== input.business_id) {
+    throw new AppError('forbidden', 'Not allowed for this business');
+  }
+  const [business] = await tx.select({ id: businesses.id }).from(businesses).where(eq(businesses.id, input.business_id)).limit(1);
+  if (!business) throw AppError.invalid(['body', 'business_id'], `Business ${input.business_id} not found`);
+  const [member] = await tx
+    .select({ id: staff.id, active: staff.active })
+    .from(staff)
+    .where(and(eq(staff.id, input.staff_id), eq(staff.businessId, input.business_id)))
+    .limit(1);
+  if (!member) throw AppError.invalid(['body', 'staff_id'], `Staff ${input.staff_id} not found in business ${input.business_id}`);
+  if (!member.active) throw AppError.invalid(['body', 'staff_id'], `Staff ${input.staff_id} is not active`);
+
+  const ttl = input.ttl_seconds ?? SESSION_TTL.default;
+  const token = newSecretToken();
+  const [row] = await tx
+    .insert(sessions)
+    .values({
+      businessId: input.business_id,
+      staffId: input.staff_id,
+      tokenHash: hashSessionToken(token),
+      ttlSeconds: ttl,
+      expiresAt: sql`now() + make_interval(secs => ${ttl})`,
+    })
+    .returning({ expiresAt: sessions.expiresAt });
+  return { token, expiresAt: row!.expiresAt, businessId: input.business_id, staffId: input.staff_id };
+}
+
+/**
+ * POST /session/expire. With an API key a token is required and must belong to a business the key
+ * may act on; with a session, an omitted token means the calling session.
+ */
+export async function expireSession(caller: Caller, accessToken: string | undefined, tx: Tx = db): Promise<number> {
+  if (!accessToken) {
+    if (caller.kind !== 'session') throw AppError.invalid(['body', 'access_token'], 'Field required with an API key', 'missing');
+    const rows = await tx
+      .update(sessions)
+      .set({ revokedAt: sql`now()` })
+      .where(and(eq(sessions.id, caller.sessionId), isNull(sessions.revokedAt)))
+      .returning({ id: sessions.id });
+    return rows.length;
+  }
+  const tokenHash = hashSessionToken(accessToken);
+  const [target] = await tx
+    .select({ id: sessions.id, businessId: sessions.businessId, revokedAt: sessions.revokedAt })
+    .from(sessions)
+    .where(eq(sessions.tokenHash, tokenHash))
+    .limit(1);
+  // An unknown token and one of another business look the same: nothing to expire here.
+  if (!target || (caller.kind !== 'platform' && caller.businessId !== target.businessId) || target.revokedAt) return 0;
+  const rows = await tx
+    .update(sessions)
+    .set({ revokedAt: sql`now()` })
+    .where(and(eq(sessions.id, target.id), isNull(sessions.revokedAt)))
+    .returning({ id: sessions.id });
+  return rows.length;
+}
+
+/** A new business API key; the plain key is returned once and only its hash is stored. */
+export async function createBusinessApiKey(businessId: number, tx: Tx = db): Promise<string> {
+  const key = newSecretToken('bk_');
+  await tx.insert(apiKeys).values({ businessId, keyHash: sha256(key), prefix: key.slice(0, 8) });
+  return key;
+}
+
+/** The signed-in staff member and their business, for the inbox's `me` query. */
+export async function getStaffProfile(businessId: number, staffId: number, tx: Tx = db) {
+  const [row] = await tx
+    .select({
+      staffId: staff.id,
+      staffName: staff.name,
+      staffEmail: staff.email,
+      role: staff.role,
+      imageUrl: staff.imageUrl,
+      businessId: businesses.id,
+      businessName: businesses.name,
+      timezone: businesses.timezone,
+    })
+    .from(staff)
+    .innerJoin(businesses, eq(businesses.id, staff.businessId))
+    .where(and(eq(staff.id, staffId), eq(staff.businessId, businessId)))
+    .limit(1);
+  if (!row) throw AppError.notFound('Staff');
+  return row;
+}

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { db, type Tx } from '@/db/client';
+import { businesses, businessSmsNumbers, clients, conversations, locations, messages, staff } from '@/db/schema';
+import { createBusinessApiKey, issueSession } from '@/server/services/auth';
+
+/** Test data builders: each makes a valid row with sensible defaults; pass only what a test cares about. */
+let counter = 0;
+const next = () => ++counter + Math.floor(Math.random() * 1e6) * 1000;
+
+export async function createBusiness(overrides: Partial<typeof businesses.$inferInsert> = {}, tx: Tx = db) {
+  const n = next();
+  const [row] = await tx
+    .insert(businesses)
+    .values({ name: `Studio ${n}`, timezone: 'America/New_York', fromEmail: `hello${n}@studio.test`, ...overrides })
+    .returning();
+  return row!;
+}
+
+export async function createSmsNumber(businessId: number, phoneNumber?: string, tx: Tx = db) {
+  const number = phoneNumber ?? `+1415${String(next()).slice(-7).padStart(7, '0')}`;
+  const [row] = await tx.insert(businessSmsNumbers).values({ businessId, phoneNumber: number, isDefault: true }).returning();
+  return row!;
+}
+
+export async function createLocation(businessId: number, overrides: Partial<typeof locations.$inferInsert> = {}, tx: Tx = db) {
+  const n = next();
+  const [row] = await tx
+    .insert(locations)
+    .values({ businessId, name: `Location ${n}`, externalId: `loc-${n}`, ...overrides })
+    .returning();
+  return row!;
+}
+
+export async function createStaff(businessId: number, overrides: Partial<typeof staff.$inferInsert> = {}, tx: Tx = db) {
+  const n = next();
+  const [row] = await tx
+    .insert(staff)
+    .values({ businessId, name: `Staff ${n}`, email: `staff${n}@studio.test`, externalId: `staff-${n}`, ...overrides })
+    .returning();
+  return row!;
+}
+
+export async function createClient(businessId: number, overrides: Partial<typeof clients.$inferInsert> = {}, tx: Tx = db) {
+  const n = next();
+  const [row] = await tx
+    .insert(clients)
+    .values({
+      businessId,
+      name: `Client ${n}`,
+      email: `client${n}@example.test`,
+      phoneNumber: `+1212${String(n).slice(-7).padStart(7, '0')}`,
+      externalId: `client-${n}`,
+      clientType: 'returning',
+      ...overrides,
+    })
+    .returning();
+  return row!;
+}
+
+export async function createConversation(
+  businessId: number,
+  clientId: number,
+  overrides: Partial<typeof conversations.$inferInsert> = {},
+  tx: Tx = db,
+) {
+  const [row] = await tx.insert(conversations).values({ businessId, clientId, ...overrides }).returning();
+  return row!;
+}
+
+export async function createMessage(
+  conversation: { id: number; businessId: number; clientId: number },
+  overrides: Partial<typeof messages.$inferInsert> = {},
+  tx: Tx = db,
+) {
+  const [row] = await tx
+    .insert(messages)
+    .values({
+      businessId: conversation.businessId,
+      conversationId: conversation.id,
+      clientId: conversation.clientId,
+      channel: 'sms',
+      direction: 'outbound',
+      messageType: 'TEXT',
+      senderType: 'staff',
+      content: `Message ${next()}`,
+      status: 'sent',
+      provider: 'sandbox',
+      providerMessageId: `SM${randomBytes(16).toString('hex')}`,
+      ...overrides,
+    })
+    .returning();
+  return row!;
+}
+
+export const PLATFORM_KEY = () => process.env.PLATFORM_API_KEY!;
+
+/** A business with one owner, a business API key and a session token for the owner. */
+export async function createTenant(tx: Tx = db) {
+  const business = await createBusiness({}, tx);
+  const owner = await createStaff(business.id, { role: 'owner' }, tx);
+  const apiKey = await createBusinessApiKey(business.id, tx);
+  const session = await issueSession({ kind: 'platform', scope: 'test' }, { business_id: business.id, staff_id: owner.id }, tx);
+  return { business, owner, apiKey, sessionToken: session.token };
+}

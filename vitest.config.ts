@@ -1,0 +1,23 @@
+import path from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  resolve: { alias: { '@': path.resolve(import.meta.dirname) } },
+  test: {
+    include: ['**/*.test.ts'],
+    exclude: ['node_modules/**', '.next*/**', '.data/**', 'e2e/**'],
+    globalSetup: ['server/testing/global-setup.ts'],
+    setupFiles: ['server/testing/setup-database.ts'],
+    // Each file gets its own database (a copy of a migrated template), so files run in parallel.
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    env: {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      PLATFORM_API_KEY: 'test-platform-key-0123456789',
+      SESSION_SECRET: 'test-session-secret-0123456789',
+      PUBLIC_BASE_URL: 'http://localhost:3000',
+    },
+  },
+});
