@@ -1,0 +1,30 @@
+import { test as base } from '@playwright/test';
+
+/**
+ * Each test makes its own business, owner and login link through the public REST API (platform
+ * key), rows created in the e2e server's database by a direct connection.
+ */
+type Tenant = { businessId: number; staffId: number; staffName: string; businessName: string; loginUrl: string };
+
+export const test = base.extend<{ tenant: Tenant }>({
+  tenant: async ({ request }, use) => {
+    const { createSql } = await import('../db/client');
+    const sql = createSql(process.env.E2E_DATABASE_URL!, { max: 1 });
+    const suffix = Math.random().toString(36).slice(2, 8);
+    const businessName = `Bloom Studio ${suffix}`;
+    const staffName = `Maya Owner ${suffix}`;
+    const [business] = await sql<{ id: number }[]>`insert into businesses (name) values (${businessName}) returning id`;
+    const [member] = await sql<{ id: number }[]>`
+      insert into staff (business_id, name, role) values (${business!.id}, ${staffName}, 'owner') returning id`;
+    await sql.end();
+    const res = await request.post('/api/v1/auth/token', {
+      headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },
+      data: { business_id: business!.id, staff_id: member!.id },
+    });
+    if (!res.ok()) throw new Error(`auth/token answered ${res.status()}: ${await res.text()}`);
+    const token = (await res.json()) as { login_url: string };
+    await use({ businessId: business!.id, staffId: member!.id, staffName, businessName, loginUrl: token.login_url });
+  },
+});
+
+export { expect } from '@playwright/test';

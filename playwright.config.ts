@@ -1,0 +1,63 @@
+import { existsSync } from 'node:fs';
+import { defineConfig, devices } from '@playwright/test';
+
+/**
+ * Browser tests against a production build (`next build` + `next start`) with its own embedded
+ * PostgreSQL, started by server/cli/e2e-server.ts. Debian's Chromium when installed (Playwright
+ * cannot download browsers here); Playwright's own browser elsewhere.
+ */
+const WEB_PORT = Number(process.env.E2E_WEB_PORT ?? 3100);
+const PG_PORT = Number(process.env.E2E_PG_PORT ?? 54339);
+const chromium = process.env.CHROMIUM_PATH ?? (existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined);
+
+// Shared by the server and the test workers (fixtures create their own rows in the same database).
+process.env.E2E_DATABASE_URL = `postgres://postgres:postgres@127.0.0.1:${PG_PORT}/messaging`;
+process.env.PLATFORM_API_KEY ??= 'e2e-platform-key-0123456789';
+process.env.SESSION_SECRET ??= 'e2e-session-secret-0123456789';
+process.env.PUBLIC_BASE_URL = `http://localhost:${WEB_PORT}`;
+
+export default defineConfig({
+  testDir: 'e2e',
+  outputDir: 'test-results',
+  fullyParallel: true,
+  workers: process.env.CI ? 2 : undefined,
+  retries: 0,
+  reporter: process.env.CI ? [['list']] : [['list'], ['html', { open: 'never' }]],
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  use: {
+    baseURL: `http://localhost:${WEB_PORT}`,
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+  },
+  projects: [
+    {
+      name: 'chromium',
+      use: {
+        ...devices['Desktop Chrome'],
+        viewport: { width: 1280, height: 800 },
+        launchOptions: {
+          executablePath: chromium,
+          args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+        },
+      },
+    },
+  ],
+  webServer: {
+    command: 'node_modules/.bin/tsx server/cli/e2e-server.ts',
+    url: `http://localhost:${WEB_PORT}/api/v1/health`,
+    timeout: 300_000,
+    reuseExistingServer: !process.env.CI,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env: {
+      E2E_WEB_PORT: String(WEB_PORT),
+      E2E_PG_PORT: String(PG_PORT),
+      DATABASE_URL: process.env.E2E_DATABASE_URL,
+      PLATFORM_API_KEY: process.env.PLATFORM_API_KEY,
+      SESSION_SECRET: process.env.SESSION_SECRET,
+      PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL,
+      LOG_LEVEL: 'warn',
+    },
+  },
+});

@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { db } from '@/db/client';
+import { idempotencyKeys, rateLimitBuckets, sessions } from '@/db/schema';
+import { QUEUE_OPTIONS } from '@/server/jobs/queues';
+import { sweepExpiredRows } from '@/server/services/maintenance';
+import { createTenant } from '@/server/testing/factories';
+
+describe('worker process', () => {
+  it('starts pg-boss, creates every known queue, and drains and exits 0 on SIGTERM', async () => {
+    const child = spawn('node_modules/.bin/tsx', ['workers/index.ts'], {
+      env: { ...process.env, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const started = Date.now();
+    while (!out.includes('worker started') && Date.now() - started < 20_000 && child.exitCode === null) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(out).toContain('worker started');
+    const queues = await db.execute<{ name: string }>(sql`select name from pgboss.queue order by name`);
+    expect(queues.map((q) => q.name)).toEqual(expect.arrayContaining(Object.keys(QUEUE_OPTIONS)));
+    const dead = await db.execute<{ dead_letter: string | null }>(sql`select dead_letter from pgboss.queue where name = 'sms.send'`);
+    expect(dead[0]!.dead_letter).toBe('sms.send.dead');
+
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(out).toContain('worker stopped');
+  });
+});
+
+describe('maintenance sweep', () => {
+  it('deletes expired idempotency keys, stale rate-limit windows and long-ended sessions, and nothing live', async () => {
+    const { business, owner } = await createTenant();
+    await db.insert(idempotencyKeys).values([
+      { callerScope: 's', path: '/a', key: 'old', requestHash: 'h', expiresAt: sql`now() - interval '1 minute'` },
+      { callerScope: 's', path: '/a', key: 'new', requestHash: 'h', expiresAt: sql`now() + interval '1 hour'` },
+    ]);
+    await db.insert(rateLimitBuckets).values([
+      { callerScope: 'k', windowStart: sql`date_trunc('minute', now()) - interval '10 minutes'`, count: 3 },
+      { callerScope: 'k', windowStart: sql`date_trunc('minute', now())`, count: 3 },
+    ]);
+    await db.insert(sessions).values({
+      businessId: business.id,
+      staffId: owner.id,
+      tokenHash: 'ended-long-ago',
+      ttlSeconds: 60,
+      expiresAt: sql`now() - interval '8 days'`,
+    });
+    const swept = await sweepExpiredRows();
+    expect(swept).toEqual({ idempotencyKeys: 1, rateLimitBuckets: 1, sessions: 1 });
+    expect(await db.select().from(idempotencyKeys)).toHaveLength(1);
+    expect(await db.select().from(rateLimitBuckets)).toHaveLength(1);
+    expect(await db.select().from(sessions)).toHaveLength(1); // the tenant's live session
+  });
+});
