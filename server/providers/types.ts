@@ -1,0 +1,90 @@
+import type { MessageStatus } from '@/db/schema';
+
+/**
+ * What the send workers need from a provider. Providers are transport adapters only: no database,
+ * no business rules. They classify failures so the worker knows whether to retry.
+ */
+
+/** transient: retry later with backoff (network, 5xx, 429, SMTP 4xx). permanent: fail the message now. */
+export type ProviderErrorKind = 'transient' | 'permanent';
+
+export class ProviderError extends Error {
+  constructor(
+    readonly kind: ProviderErrorKind,
+    /** The provider's own code as text: Twilio `21211`, SMTP `550`, or ours (`ECONNREFUSED`, `timeout`). */
+    readonly code: string,
+    message: string,
+    /** Set when the failure means the recipient opted out (Twilio 21610). */
+    readonly optedOut = false,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}
+
+export type SmsSendRequest = {
+  /** Our message id, for logs and correlation. */
+  messageId: number;
+  to: string;
+  from: string;
+  body: string;
+  mediaUrls?: string[];
+  /** Absolute URL of our SMS status webhook. */
+  statusCallback: string;
+};
+
+export type SmsSendResult = {
+  providerMessageId: string;
+  /** Our status for the provider's answer (Twilio `queued`/`accepted` → `queued`, `sent` → `sent`…). */
+  status: MessageStatus;
+  segments?: number;
+};
+
+export interface SmsProvider {
+  readonly name: 'twilio' | 'sandbox';
+  send(request: SmsSendRequest): Promise<SmsSendResult>;
+  /**
+   * After a crash with an unknown outcome: a message this account already sent to `to` from
+   * `from` with this exact body at or after `since`, or null. Never guess: null means "not sent".
+   */
+  findSent(query: { to: string; from: string; body: string; since: Date }): Promise<SmsSendResult | null>;
+}
+
+export type EmailAttachmentInput = {
+  filename: string;
+  contentType?: string | null;
+  /** base64 */
+  content?: string | null;
+  url?: string | null;
+};
+
+export type EmailSendRequest = {
+  messageId: number;
+  from: string;
+  fromName?: string | null;
+  to: string;
+  cc?: string[];
+  bcc?: string[];
+  subject: string;
+  text: string;
+  html?: string | null;
+  attachments?: EmailAttachmentInput[];
+  inReplyTo?: string | null;
+  references?: string[];
+};
+
+export type EmailSendResult = {
+  /** RFC 5322 Message-ID as sent, e.g. `<uuid@studio.example>`; also our provider id for SMTP. */
+  messageId: string;
+  accepted: string[];
+  rejected: string[];
+};
+
+export interface EmailProvider {
+  readonly name: 'smtp' | 'sandbox';
+  send(request: EmailSendRequest): Promise<EmailSendResult>;
+  close(): Promise<void>;
+}
+
+/** Header carrying our message id on every email, and the SendGrid unique argument of the same. */
+export const MESSAGE_ID_HEADER = 'X-Message-ID-Internal';
