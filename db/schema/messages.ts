@@ -87,7 +87,7 @@ export const messages = pgTable(
   (t) => [
     // A conversation's timeline, newest first; also serves search within one conversation.
     index('messages_conversation_sent_idx').on(t.conversationId, t.sentAt.desc(), t.id.desc()),
-    index('messages_business_request_idx').on(t.businessId, t.requestId).where(sql`${t.requestId} is not null`),
+    index('messages_request_idx').on(t.requestId).where(sql`${t.requestId} is not null`),
     uniqueIndex('messages_provider_id_key').on(t.provider, t.providerMessageId),
     index('messages_business_email_message_id_idx')
       .on(t.businessId, t.emailMessageId)

@@ -8,8 +8,14 @@ export function toValidationIssues(where: ErrorLocation[0], error: z.ZodError): 
     const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
     return missing
       ? { loc, msg: 'Field required', type: 'missing' }
-      : { loc, msg: issue.message, type: issue.code === 'custom' ? 'value_error' : issue.code };
+      : { loc, msg: issue.message, type: customType(issue) ?? (issue.code === 'custom' ? 'value_error' : issue.code) };
   });
+}
+
+/** A refinement may name its FastAPI-style type, e.g. `params: { type: 'missing' }`. */
+function customType(issue: z.core.$ZodIssue): string | undefined {
+  const type = issue.code === 'custom' ? (issue.params as { type?: unknown } | undefined)?.type : undefined;
+  return typeof type === 'string' ? type : undefined;
 }
 
 export function parseOrThrow<T extends z.ZodType>(where: ErrorLocation[0], schema: T, value: unknown): z.output<T> {
