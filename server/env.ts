@@ -44,6 +44,7 @@ const schema = z
     SENDGRID_WEBHOOK_PUBLIC_KEY: optionalString,
     EMAIL_INBOUND_SECRET: optionalString,
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+    WORKER_MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((v, ctx) => {
@@ -93,6 +94,7 @@ function derive(raw: z.output<typeof schema>) {
     emailInboundSecret: raw.EMAIL_INBOUND_SECRET ?? (production ? undefined : DEV_EMAIL_INBOUND_SECRET),
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
     logLevel: raw.LOG_LEVEL,
+    workerMaintenanceIntervalSeconds: raw.WORKER_MAINTENANCE_INTERVAL_SECONDS,
   } as const;
 }
 

@@ -1,42 +1,78 @@
 import PgBoss from 'pg-boss';
 import { closeDb } from '@/db/client';
+import type { MessageStatus, Provider } from '@/db/schema';
 import { loadEnv } from '@/server/env';
 import { createQueues, QUEUES } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
+import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
 import { sweepExpiredRows } from '@/server/services/maintenance';
+import type { SendJob } from '@/server/services/messages/submit';
+import { applyStatusUpdate } from '@/server/services/messages/status';
+import { startBatchLoop } from './batch-loop';
+import { sendEmailBatch } from './send-email';
+import { sendSmsBatch } from './send-sms';
+
+type SandboxStatusJob = { provider: Provider; providerMessageId: string; status: MessageStatus };
 
 /**
- * The worker process: starts pg-boss, creates every known queue, registers the handlers, and on
- * SIGTERM/SIGINT stops taking jobs and lets the running ones finish before exiting.
+ * The worker process: starts pg-boss, creates every known queue, runs the send loops and the
+ * other handlers; on SIGTERM/SIGINT it stops fetching and lets running batches finish.
  */
 export async function startWorker() {
   const config = loadEnv();
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required by the worker');
   const log = logger.child({ process: 'worker' });
-  const boss = new PgBoss({ connectionString: config.databaseUrl, max: 4, application_name: 'messaging-worker' });
+  const boss = new PgBoss({
+    connectionString: config.databaseUrl,
+    max: 8,
+    application_name: 'messaging-worker',
+    // How soon a job held by a worker that died is expired and retried.
+    maintenanceIntervalSeconds: config.workerMaintenanceIntervalSeconds,
+  });
   // pg-boss reports connection loss here and keeps polling: a PostgreSQL restart is survived.
   boss.on('error', (err) => log.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'pg-boss error'));
   await boss.start();
   await createQueues(boss);
 
+  const sms = smsProvider();
+  const email = emailProvider();
+  const statusCallback = smsStatusCallbackUrl();
+  const loops = [
+    startBatchLoop<SendJob>(boss, QUEUES.smsSend, { batchSize: 50, loops: 4, idleMs: 200 }, (jobs) => sendSmsBatch(jobs, sms, statusCallback, log), log),
+    startBatchLoop<SendJob>(boss, QUEUES.emailSend, { batchSize: 20, loops: 2, idleMs: 250 }, (jobs) => sendEmailBatch(jobs, email, log), log),
+  ];
+
+  await boss.work<SandboxStatusJob>(QUEUES.sandboxStatus, { batchSize: 100, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+    for (const job of jobs) {
+      const { provider, providerMessageId, status } = job.data;
+      await applyStatusUpdate({ provider, providerMessageId }, { status });
+    }
+  });
   await boss.work(QUEUES.maintenance, async () => {
     const swept = await sweepExpiredRows();
     log.info({ swept }, 'maintenance sweep');
   });
   await boss.schedule(QUEUES.maintenance, '*/5 * * * *');
 
-  log.info('worker started');
-  return boss;
+  log.info({ sms: sms.name, email: email.name }, 'worker started');
+  return {
+    boss,
+    async stop() {
+      await Promise.all(loops.map((l) => l.stop()));
+      await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
+      await closeProviders();
+    },
+  };
 }
 
 async function main() {
-  const boss = await startWorker();
+  const worker = await startWorker();
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'worker draining');
-    await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
+    await worker.stop();
     await closeDb();
     logger.info('worker stopped');
     process.exit(0);

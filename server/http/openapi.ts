@@ -1,5 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { APP_VERSION } from '@/server/services/health';
 import { ErrorResponse, HTTPValidationError } from '@/server/schemas/common';
 import type { Operation } from './operation';
@@ -28,6 +28,14 @@ function securityFor(op: Operation): RouteConfig['security'] {
   }
 }
 
+const IDEMPOTENCY_HEADER = z.object({
+  'Idempotency-Key': z
+    .string()
+    .max(255)
+    .optional()
+    .meta({ description: 'Same key and body within 24 h replays the first response; another body is 409.' }),
+});
+
 function register(registry: OpenAPIRegistry, op: Operation) {
   const responses: RouteConfig['responses'] = {
     200: {
@@ -40,7 +48,9 @@ function register(registry: OpenAPIRegistry, op: Operation) {
   const statuses = new Set<number>(op.errors ?? []);
   if (op.params || op.query || op.body) statuses.add(422);
   if (op.auth !== 'none' && op.auth !== 'webhook') [401, 429].forEach((s) => statuses.add(s));
-  if (op.body && (op.bodyType ?? 'application/json') === 'application/json') [400, 413].forEach((s) => statuses.add(s));
+  const body = op.body ?? op.docBody;
+  if (body && (op.bodyType ?? 'application/json') === 'application/json') [400, 413].forEach((s) => statuses.add(s));
+  if (op.idempotent) statuses.add(409);
   for (const status of [...statuses].sort()) {
     responses[status] =
       status === 422
@@ -58,7 +68,8 @@ function register(registry: OpenAPIRegistry, op: Operation) {
     request: {
       params: op.params as never,
       query: op.query as never,
-      body: op.body ? { required: true, content: { [op.bodyType ?? 'application/json']: { schema: op.body } } } : undefined,
+      headers: op.idempotent ? IDEMPOTENCY_HEADER : undefined,
+      body: body ? { required: true, content: { [op.bodyType ?? 'application/json']: { schema: body } } } : undefined,
     },
     responses,
   });

@@ -35,6 +35,12 @@ export type Operation<
   /** A `null` body is a valid 200 (client details of a missing client, SPEC §2). */
   nullableResponse?: boolean;
   responseType?: 'application/json' | 'text/xml' | 'text/html';
+  /** Honours the Idempotency-Key header (every POST that creates messages). */
+  idempotent?: boolean;
+  /** Runs on the decoded JSON before zod, for limits that are not validation errors (413). */
+  preValidate?: (raw: unknown) => void;
+  /** Documented body when the handler validates it itself (a union chosen by a field). */
+  docBody?: z.ZodType;
   /** Statuses besides 200 worth listing in the docs. */
   errors?: number[];
 };

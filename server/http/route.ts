@@ -5,6 +5,7 @@ import { logger, type Logger } from '@/server/logger';
 import { assertBusinessAccess, assertPlatform, type Caller } from '@/server/services/auth';
 import { assertSameOrigin, authenticate } from './credentials';
 import type { Operation } from './operation';
+import { withIdempotency } from './idempotency';
 import { enforceRateLimit } from './rate-limit';
 import { parseOrThrow, searchParamsToObject } from './validation';
 
@@ -86,21 +87,32 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
   let body: unknown;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     rawBody = await readBody(req);
-    if (op.body) body = parseOrThrow('body', op.body, decodeBody(req, rawBody, op.bodyType ?? 'application/json'));
+    if (op.body || op.docBody) {
+      const decoded = decodeBody(req, rawBody, op.bodyType ?? 'application/json');
+      op.preValidate?.(decoded);
+      body = op.body ? parseOrThrow('body', op.body, decoded) : decoded;
+    }
   }
 
-  const result = await handler({
-    req,
-    requestId,
-    log,
-    params: params as never,
-    query: query as never,
-    body: body as never,
-    caller: caller as Caller,
-    rawBody,
-  });
-  if (result instanceof Response) return result;
-  return json(200, result === undefined ? null : result);
+  const invoke = async (): Promise<Response> => {
+    const result = await handler({
+      req,
+      requestId,
+      log,
+      params: params as never,
+      query: query as never,
+      body: body as never,
+      caller: caller as Caller,
+      rawBody,
+    });
+    if (result instanceof Response) return result;
+    return json(200, result === undefined ? null : result);
+  };
+  if (op.idempotent && caller) {
+    // Errors inside become stored responses (a 409 replays as a 409); 5xx are never stored.
+    return withIdempotency(req, caller, rawBody, () => invoke().catch((err) => errorResponse(err, requestId, log)));
+  }
+  return invoke();
 }
 
 export function json(status: number, payload: unknown, headers: Record<string, string> = {}): Response {

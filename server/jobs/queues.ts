@@ -10,6 +10,7 @@ export const QUEUES = {
   smsSendDead: 'sms.send.dead',
   emailSend: 'email.send',
   emailSendDead: 'email.send.dead',
+  sandboxStatus: 'sandbox.status',
   maintenance: 'system.maintenance',
 } as const;
 
@@ -18,15 +19,22 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 export const QUEUE_OPTIONS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
   [QUEUES.smsSendDead]: { retryLimit: 0 },
   [QUEUES.emailSendDead]: { retryLimit: 0 },
-  [QUEUES.smsSend]: { retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: 120, deadLetter: QUEUES.smsSendDead },
-  [QUEUES.emailSend]: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 300, deadLetter: QUEUES.emailSendDead },
+  // expireInSeconds bounds how long a worker that died mid-send holds a job before it is retried
+  // (and reconciled); it must exceed one batch's provider timeout (10 s, all sends in parallel).
+  [QUEUES.smsSend]: { retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: 60, deadLetter: QUEUES.smsSendDead },
+  [QUEUES.emailSend]: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 120, deadLetter: QUEUES.emailSendDead },
+  [QUEUES.sandboxStatus]: { retryLimit: 3, retryDelay: 1, expireInSeconds: 60 },
   [QUEUES.maintenance]: { retryLimit: 1, expireInSeconds: 300, policy: 'singleton' },
 };
 
-/** Dead-letter queues first: a queue naming one as its deadLetter needs it to exist. */
+/**
+ * Creates missing queues and brings existing ones to the policy above. Dead-letter queues come
+ * first in QUEUE_OPTIONS: a queue naming one as its deadLetter needs it to exist.
+ */
 export async function createQueues(boss: PgBoss): Promise<void> {
   const existing = new Set((await boss.getQueues()).map((q) => q.name));
   for (const [name, options] of Object.entries(QUEUE_OPTIONS)) {
-    if (!existing.has(name)) await boss.createQueue(name, { name, ...options });
+    if (existing.has(name)) await boss.updateQueue(name, { name, ...options });
+    else await boss.createQueue(name, { name, ...options });
   }
 }

@@ -60,6 +60,8 @@ export type EmailAttachmentInput = {
 
 export type EmailSendRequest = {
   messageId: number;
+  /** The RFC 5322 Message-ID to send with, stored before sending so a crash leaves a trace. */
+  emailMessageId?: string;
   from: string;
   fromName?: string | null;
   to: string;

@@ -2,10 +2,12 @@ import type { Operation } from '../operation';
 import * as auth from './auth';
 import * as businesses from './businesses';
 import * as health from './health';
+import * as messages from './messages';
 
 /** Every REST operation, in the order the API reference lists them. */
 export const operations: Operation[] = [
   ...Object.values(health),
   ...Object.values(auth),
   ...Object.values(businesses),
+  ...Object.values(messages),
 ] as Operation[];

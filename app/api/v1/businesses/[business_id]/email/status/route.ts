@@ -1,0 +1,6 @@
+import { updateEmailStatus as op } from '@/server/http/operations/messages';
+import { route } from '@/server/http/route';
+import { updateStatusFromApi } from '@/server/services/messages/status';
+
+// POST: move an email's delivery status forward.
+export const POST = route(op, ({ params, body }) => updateStatusFromApi(params.business_id, 'email', body));

@@ -1,0 +1,177 @@
+import { z } from 'zod';
+import { businessPath, UpdateSuccessResponse } from '@/server/schemas/common';
+import {
+  pageQuery,
+  platformRequestPath,
+  ProcessMessagesRequest,
+  RecordEmailRequest,
+  RecordSmsRequest,
+  requestPath,
+  RequestMessages,
+  RetryRequest,
+  RetryResponse,
+  SendEmailRequest,
+  SendSmsRequest,
+  SuccessResponse,
+  UpdateEmailStatusRequest,
+  UpdateSmsStatusRequest,
+} from '@/server/schemas/messages';
+import { assertItemLimit } from '@/server/services/messages/submit';
+import { defineOperation } from '../operation';
+
+const creates = { idempotent: true as const, preValidate: assertItemLimit, errors: [403, 404, 409, 413] };
+
+export const queueSms = defineOperation({
+  operationId: 'queueSms',
+  method: 'post',
+  path: '/businesses/{business_id}/sms',
+  tag: 'sms',
+  summary: 'Queue SMS for sending and database recording',
+  description:
+    'Stores every message as `queued` under one request_id and enqueues it, in one transaction; returns when that commits. ' +
+    'A `message_id` item re-queues that stored message when it is initiated, failed or undelivered (409 otherwise). Up to 1,000 items.',
+  auth: 'any',
+  params: businessPath,
+  body: SendSmsRequest,
+  response: SuccessResponse,
+  ...creates,
+});
+
+export const recordSms = defineOperation({
+  operationId: 'recordSms',
+  method: 'post',
+  path: '/businesses/{business_id}/sms/record',
+  tag: 'sms',
+  summary: 'Record SMS message in database without sending',
+  auth: 'any',
+  params: businessPath,
+  body: RecordSmsRequest,
+  response: SuccessResponse,
+  ...creates,
+});
+
+export const updateSmsStatus = defineOperation({
+  operationId: 'updateSmsStatus',
+  method: 'post',
+  path: '/businesses/{business_id}/sms/status',
+  tag: 'sms',
+  summary: 'Update SMS delivery status',
+  description: 'Statuses only move forward (SPEC §4.1): an update that does not rank higher is accepted and ignored (`updated: 0`).',
+  auth: 'any',
+  params: businessPath,
+  body: UpdateSmsStatusRequest,
+  response: UpdateSuccessResponse,
+  errors: [403, 404],
+});
+
+export const queueEmail = defineOperation({
+  operationId: 'queueEmail',
+  method: 'post',
+  path: '/businesses/{business_id}/email',
+  tag: 'email',
+  summary: 'Queue email for sending and database recording',
+  description: 'As the SMS queue: stored as `queued` at once, `sent` when the provider accepts it. Attachments up to 5 MiB each.',
+  auth: 'any',
+  params: businessPath,
+  body: SendEmailRequest,
+  response: SuccessResponse,
+  ...creates,
+});
+
+export const recordEmail = defineOperation({
+  operationId: 'recordEmail',
+  method: 'post',
+  path: '/businesses/{business_id}/email/record',
+  tag: 'email',
+  summary: 'Record email without sending',
+  auth: 'any',
+  params: businessPath,
+  body: RecordEmailRequest,
+  response: SuccessResponse,
+  ...creates,
+});
+
+export const updateEmailStatus = defineOperation({
+  operationId: 'updateEmailStatus',
+  method: 'post',
+  path: '/businesses/{business_id}/email/status',
+  tag: 'email',
+  summary: 'Update email delivery status',
+  auth: 'any',
+  params: businessPath,
+  body: UpdateEmailStatusRequest,
+  response: UpdateSuccessResponse,
+  errors: [403, 404],
+});
+
+export const processMessages = defineOperation({
+  operationId: 'processMessages',
+  method: 'post',
+  path: '/messages/{business_id}',
+  tag: 'messages',
+  summary: 'Process and record messages from any supported channel',
+  description: '`channel` (sms or email) and `mode` (send or record) choose the SMS or email queue or record operation; the rest of the body is that operation\'s.',
+  auth: 'any',
+  params: businessPath,
+  docBody: z.union([
+    ProcessMessagesRequest,
+    SendSmsRequest.extend({ channel: z.literal('sms'), mode: z.literal('send') }),
+    RecordSmsRequest.extend({ channel: z.literal('sms'), mode: z.literal('record') }),
+    SendEmailRequest.extend({ channel: z.literal('email'), mode: z.literal('send') }),
+    RecordEmailRequest.extend({ channel: z.literal('email'), mode: z.literal('record') }),
+  ]),
+  response: SuccessResponse,
+  ...creates,
+});
+
+export const getRequestMessages = defineOperation({
+  operationId: 'getRequestMessages',
+  method: 'get',
+  path: '/messages/{business_id}/requests/{request_id}',
+  tag: 'messages',
+  summary: 'Get messages by request ID',
+  auth: 'any',
+  params: requestPath,
+  query: pageQuery,
+  response: RequestMessages,
+  errors: [403, 404],
+});
+
+export const getPlatformRequestMessages = defineOperation({
+  operationId: 'getPlatformRequestMessages',
+  method: 'get',
+  path: '/messages/requests/{request_id}',
+  tag: 'messages',
+  summary: 'Get messages by request ID (platform key, any business)',
+  auth: 'platform',
+  params: platformRequestPath,
+  query: pageQuery,
+  response: RequestMessages,
+  errors: [403, 404],
+});
+
+export const retryMessages = defineOperation({
+  operationId: 'retryMessages',
+  method: 'post',
+  path: '/messages/{business_id}/retry',
+  tag: 'messages',
+  summary: 'Retry failed messages',
+  description: 'Re-queues outbound failed and undelivered messages (attempts + 1); every other message is listed in `skipped` with the reason.',
+  auth: 'any',
+  params: businessPath,
+  body: RetryRequest,
+  response: RetryResponse,
+  errors: [403, 404],
+});
+
+export const retryRequest = defineOperation({
+  operationId: 'retryRequestMessages',
+  method: 'post',
+  path: '/messages/{business_id}/requests/{request_id}/retry',
+  tag: 'messages',
+  summary: 'Retry failed messages of a request',
+  auth: 'any',
+  params: requestPath,
+  response: RetryResponse,
+  errors: [403, 404],
+});

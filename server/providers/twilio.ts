@@ -1,0 +1,252 @@
+import http from 'node:http';
+import twilio from 'twilio';
+import type RequestClientTypes from 'twilio/lib/base/RequestClient';
+import type TwilioResponse from 'twilio/lib/http/response';
+import type { MessageStatus } from '@/db/schema';
+import { ProviderError, type SmsProvider, type SmsSendResult } from './types';
+
+/**
+ * Twilio Messaging through the official `twilio` client. Transport only: no retries here (the
+ * worker retries transient failures), no database.
+ *
+ * `apiBaseUrl` (e.g. the fake of server/testing/fake-twilio.ts) replaces the scheme, host and port
+ * of every request the client makes (`https://api.twilio.com/2010-04-01/...` → `${apiBaseUrl}/2010-04-01/...`),
+ * keeping path and query; everything else (Basic auth, form encoding, JSON parsing, RestException)
+ * stays the real client's.
+ */
+export type TwilioProviderOptions = {
+  accountSid: string;
+  authToken: string;
+  /** e.g. `http://127.0.0.1:4010`; unset = the real `https://api.twilio.com`. */
+  apiBaseUrl?: string;
+  /** Whole-request deadline in ms (connect + answer). Default 10 000. */
+  timeoutMs?: number;
+};
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+/**
+ * Sockets per host. twilio's default is 20 (and only 5 kept idle), which caps throughput at
+ * 20 / latency (≈ 100 sends/s at 200 ms) and churns connections under bursts. Twilio's own
+ * per-account concurrency limit is about 100 in-flight API requests.
+ */
+const MAX_SOCKETS = 100;
+
+type RequestOptions<T> = RequestClientTypes.RequestOptions<T>;
+
+class TwilioHttpClient extends twilio.RequestClient {
+  private readonly base: string | null;
+  private readonly deadlineMs: number;
+
+  constructor(apiBaseUrl: string | undefined, timeoutMs: number) {
+    super({
+      timeout: timeoutMs,
+      keepAlive: true,
+      maxSockets: MAX_SOCKETS,
+      maxFreeSockets: MAX_SOCKETS,
+      maxTotalSockets: MAX_SOCKETS,
+      autoRetry: false,
+    });
+    if (apiBaseUrl) {
+      const base = new URL(apiBaseUrl);
+      this.base = `${base.protocol}//${base.host}${base.pathname.replace(/\/+$/, '')}`;
+      if (base.protocol === 'http:') {
+        // The parent only builds an https.Agent; without this, plain-http requests would go
+        // through Node's global agent (no socket cap, no idle timeout we control).
+        this.axios.defaults.httpAgent = new http.Agent({
+          keepAlive: true,
+          maxSockets: MAX_SOCKETS,
+          maxFreeSockets: MAX_SOCKETS,
+          timeout: timeoutMs,
+        });
+      }
+    } else {
+      this.base = null;
+    }
+    this.deadlineMs = timeoutMs;
+  }
+
+  override request<TData>(opts: RequestOptions<TData>): Promise<TwilioResponse<TData>> {
+    if (this.base !== null) {
+      const uri = new URL(opts.uri);
+      opts = { ...opts, uri: this.base + uri.pathname + uri.search };
+    }
+    const pending = super.request(opts);
+    // axios' own `timeout` (set from the constructor's) is a connect timer plus a socket-inactivity
+    // timer: a server trickling bytes never trips it. This makes `timeoutMs` a hard deadline for
+    // the caller; the abandoned request still ends at axios' inactivity timeout. (A per-request
+    // AbortSignal.timeout would cancel it outright but measurably slows 1,000+ requests/s.)
+    const ms = opts.timeout || this.deadlineMs;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DeadlineError(ms)), ms + 50);
+    });
+    return Promise.race([pending, deadline]).finally(() => clearTimeout(timer));
+  }
+}
+
+class DeadlineError extends Error {
+  readonly code = 'ETIMEDOUT_DEADLINE';
+  constructor(ms: number) {
+    super(`Twilio request exceeded ${ms} ms`);
+    this.name = 'TimeoutError';
+  }
+}
+
+const STATUS_MAP: Record<string, MessageStatus | null> = {
+  accepted: 'queued',
+  scheduled: 'queued',
+  queued: 'queued',
+  sending: 'sending',
+  sent: 'sent',
+  delivered: 'delivered',
+  undelivered: 'undelivered',
+  failed: 'failed',
+  canceled: 'canceled',
+  read: 'read',
+  receiving: 'received',
+  received: 'received',
+  partially_delivered: null,
+};
+
+/**
+ * Our status for a Twilio MessageStatus (create/list answers and status callbacks).
+ * null = leave the status unchanged (`partially_delivered`); unknown values → `queued`, which the
+ * rank rule (SPEC §4.1) never lets move a message backwards.
+ */
+export function mapTwilioMessageStatus(status: string): MessageStatus | null {
+  const mapped = STATUS_MAP[status.toLowerCase()];
+  return mapped === undefined ? 'queued' : mapped;
+}
+
+/** Network-level error codes that mean "try again later" (outcome unknown or not reached). */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+  'ERR_SOCKET_CONNECTION_TIMEOUT',
+  'ERR_NETWORK',
+  'ERR_BAD_RESPONSE',
+]);
+/** Timeout/abort codes (axios' own timeout is ECONNABORTED; our deadline is a TimeoutError). */
+const TIMEOUT_CODES = new Set(['ECONNABORTED', 'ERR_CANCELED', 'ABORT_ERR', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']);
+
+/**
+ * A ProviderError for anything the twilio client threw. HTTP answers (RestException,
+ * TwilioServiceException: numeric `status`): 429 and ≥ 500 transient; other 4xx permanent with the
+ * Twilio code (21610 = opted out). Network failures and timeouts transient. Anything else is
+ * transient too (the outcome is unknown; the worker looks the message up before resending),
+ * except the SDK's own parameter checks, which fail before any request.
+ */
+export function classifyTwilioError(err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  const e = (err ?? {}) as { status?: unknown; code?: unknown; message?: unknown; name?: unknown; cause?: unknown };
+  const message = typeof e.message === 'string' && e.message ? e.message : String(err);
+
+  if (typeof e.status === 'number') {
+    const status = e.status;
+    const twilioCode = typeof e.code === 'number' && e.code > 0 ? e.code : null;
+    const code = twilioCode !== null ? String(twilioCode) : `http_${status}`;
+    if (status === 429 || status >= 500) return new ProviderError('transient', code, message);
+    if (status >= 400) return new ProviderError('permanent', code, message, twilioCode === 21610);
+    return new ProviderError('transient', code, message);
+  }
+
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  const causeCode =
+    e.cause && typeof (e.cause as { code?: unknown }).code === 'string' ? (e.cause as { code: string }).code : undefined;
+  if ((code !== undefined && TIMEOUT_CODES.has(code)) || e.name === 'TimeoutError' || e.name === 'AbortError') {
+    return new ProviderError('transient', 'timeout', message);
+  }
+  if (code !== undefined && (NETWORK_CODES.has(code) || /^E[A-Z_]+$/.test(code))) {
+    return new ProviderError('transient', code, message);
+  }
+  if (/timeout|timed out/i.test(message)) return new ProviderError('transient', 'timeout', message);
+  if (causeCode !== undefined) return new ProviderError('transient', causeCode, message);
+  if (/socket hang up/i.test(message)) return new ProviderError('transient', 'ECONNRESET', message);
+  if (/^Required parameter/.test(message)) return new ProviderError('permanent', 'invalid_request', message);
+  return new ProviderError('transient', code ?? 'unknown', message);
+}
+
+type TwilioMessageLike = { sid: string; status: string; numSegments?: string | number | null };
+
+function toResult(message: TwilioMessageLike): SmsSendResult {
+  if (typeof message.sid !== 'string' || !message.sid) {
+    // A 2xx without a SID: we cannot tell whether Twilio created the message.
+    throw new ProviderError('transient', 'bad_response', 'Twilio answered without a message SID');
+  }
+  const segments = Number(message.numSegments);
+  return {
+    providerMessageId: message.sid,
+    status: mapTwilioMessageStatus(String(message.status ?? '')) ?? 'queued',
+    ...(Number.isFinite(segments) && segments > 0 ? { segments } : {}),
+  };
+}
+
+/** How far before `since` a message may have been created and still count (clock skew). */
+const FIND_SENT_SKEW_MS = 60_000;
+
+export function createTwilioProvider(options: TwilioProviderOptions): SmsProvider {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const httpClient = new TwilioHttpClient(options.apiBaseUrl, timeoutMs);
+  const client = twilio(options.accountSid, options.authToken, {
+    httpClient,
+    autoRetry: false,
+  });
+
+  async function list(query: { to: string; from: string; dateSentAfter?: Date }) {
+    try {
+      return await client.messages.list({ ...query, limit: 50 });
+    } catch (err) {
+      throw classifyTwilioError(err);
+    }
+  }
+
+  return {
+    name: 'twilio',
+
+    async send(request) {
+      let message;
+      try {
+        message = await client.messages.create({
+          to: request.to,
+          from: request.from,
+          body: request.body,
+          statusCallback: request.statusCallback,
+          ...(request.mediaUrls && request.mediaUrls.length > 0 ? { mediaUrl: request.mediaUrls } : {}),
+        });
+      } catch (err) {
+        throw classifyTwilioError(err);
+      }
+      return toResult(message);
+    },
+
+    async findSent({ to, from, body, since }) {
+      const cutoff = since.getTime() - FIND_SENT_SKEW_MS;
+      const pick = (messages: Array<TwilioMessageLike & { body: string; dateCreated: Date }>) => {
+        let best: (typeof messages)[number] | null = null;
+        for (const m of messages) {
+          if (m.body !== body) continue;
+          const created = m.dateCreated instanceof Date ? m.dateCreated.getTime() : NaN;
+          if (!(created >= cutoff)) continue;
+          if (!best || created > best.dateCreated.getTime()) best = m;
+        }
+        return best;
+      };
+      // `DateSent>` is day-granular on Twilio's side; the dateCreated check above does the rest.
+      let found = pick(await list({ to, from, dateSentAfter: since }));
+      if (!found) {
+        // A message still queued at Twilio has no date_sent yet and may not match a DateSent
+        // filter: look at the newest messages for the pair before declaring "not sent".
+        found = pick(await list({ to, from }));
+      }
+      return found ? toResult(found) : null;
+    },
+  };
+}

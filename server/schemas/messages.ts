@@ -1,0 +1,247 @@
+import { z } from 'zod';
+import {
+  CHANNELS,
+  DIRECTIONS,
+  MESSAGE_CATEGORIES,
+  MESSAGE_STATUSES,
+  NOTIFICATION_TYPES,
+  PROVIDERS,
+  USER_TYPES,
+} from '@/db/schema/enums';
+import { id, isoTimestamp, paginationQuery, timestampOut, UpdateSuccessResponse } from './common';
+
+export const MAX_ITEMS = 1000;
+export const MAX_SMS_LENGTH = 1600;
+export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+
+export const Channel = z.enum(CHANNELS).meta({ id: 'Channel' });
+export const MessageCategory = z.enum(MESSAGE_CATEGORIES).meta({ id: 'MessageCategory' });
+export const NotificationType = z.enum(NOTIFICATION_TYPES).meta({ id: 'NotificationType' });
+export const Provider = z.enum(PROVIDERS).meta({ id: 'Provider' });
+export const UserType = z.enum(USER_TYPES).meta({ id: 'UserType' });
+export const MessageStatus = z.enum(MESSAGE_STATUSES).meta({ id: 'MessageStatus' });
+export const Direction = z.enum(DIRECTIONS);
+
+/** Statuses a text or email can hold (call statuses are for CALL messages only). */
+export const DELIVERY_STATUSES = [
+  'initiated',
+  'queued',
+  'sending',
+  'sent',
+  'delivered',
+  'read',
+  'undelivered',
+  'failed',
+  'bounced',
+  'canceled',
+] as const;
+
+const email = z.email('must be an email address').trim().toLowerCase();
+const metadata = z.record(z.string(), z.unknown());
+
+/** SPEC §5 / seed 2.1: fields shared by SMS and email requests. */
+const envelope = {
+  category: MessageCategory.default('conversational'),
+  notification_type: NotificationType.optional(),
+  staff_id: id.optional(),
+  provider: Provider.optional(),
+  sent_by: z.number().int().optional(),
+  sender_type: UserType,
+  sent_at: isoTimestamp.optional(),
+};
+
+function requireFields(
+  item: Record<string, unknown>,
+  ctx: z.RefinementCtx,
+  required: string[],
+  oneOf: [string, string],
+) {
+  if (item.message_id !== undefined) return; // re-queue of a stored message: the rest is ignored
+  for (const field of required) {
+    if (item[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'Field required', params: { type: 'missing' } });
+  }
+  if (item[oneOf[0]] === undefined && item[oneOf[1]] === undefined) {
+    ctx.addIssue({ code: 'custom', path: [oneOf[0]], message: `One of ${oneOf[0]} or ${oneOf[1]} is required` });
+  }
+}
+
+const smsItemFields = {
+  message_id: id.optional(),
+  message: z.string().trim().min(1, 'must not be empty').max(MAX_SMS_LENGTH, `must be at most ${MAX_SMS_LENGTH} characters`).optional(),
+  client_id: id.optional(),
+  wl_user_id: z.number().int().optional(),
+  to_number: z.string().trim().min(1).max(40).optional(),
+  status: MessageStatus.optional(),
+  provider_metadata: metadata.optional(),
+};
+
+export const SmsMessageItem = z
+  .object(smsItemFields)
+  .superRefine((item, ctx) => requireFields(item, ctx, ['message'], ['to_number', 'client_id']))
+  .meta({ id: 'SmsMessageItem' });
+
+export const EmailAttachment = z
+  .object({
+    content: z.string().optional().meta({ description: 'base64' }),
+    content_type: z
+      .string()
+      .regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type like application/pdf')
+      .optional(),
+    filename: z.string().trim().min(1).max(255),
+    url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  })
+  .superRefine((a, ctx) => {
+    if (!a.content && !a.url) ctx.addIssue({ code: 'custom', path: ['content'], message: 'One of content or url is required' });
+    if (a.content && !/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(a.content)) {
+      ctx.addIssue({ code: 'custom', path: ['content'], message: 'must be base64' });
+    }
+  })
+  .meta({ id: 'EmailAttachment' });
+
+const emailItemFields = {
+  message_id: id.optional(),
+  client_id: id.optional(),
+  wl_user_id: z.number().int().optional(),
+  to_email: email.optional(),
+  subject: z.string().trim().min(1).max(998).optional(),
+  message: z.string().min(1, 'must not be empty').max(1_000_000).optional(),
+  html: z.string().max(5_000_000).optional(),
+  cc_email: z.array(email).max(50).optional(),
+  bcc_email: z.array(email).max(50).optional(),
+  attachments: z.array(EmailAttachment).max(20).optional(),
+  status: MessageStatus.optional(),
+  provider_metadata: metadata.optional(),
+};
+
+export const EmailMessageItem = z
+  .object(emailItemFields)
+  .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id']))
+  .meta({ id: 'EmailMessageItem' });
+
+const recordFields = { direction: Direction.default('outbound'), provider_message_id: z.string().trim().min(1).max(200).optional() };
+
+export const RecordMessageItem = z
+  .object({ ...smsItemFields, ...recordFields })
+  .superRefine((item, ctx) => requireFields(item, ctx, ['message'], ['to_number', 'client_id']))
+  .meta({ id: 'RecordMessageItem' });
+
+export const RecordEmailItem = z
+  .object({ ...emailItemFields, ...recordFields })
+  .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id']))
+  .meta({ id: 'RecordEmailItem' });
+
+const items = <T extends z.ZodType>(item: T) => z.array(item).min(1, 'must contain at least one message');
+
+export const SendSmsRequest = z
+  .object({ ...envelope, from_number: z.string().trim().min(1).max(40).optional(), messages: items(SmsMessageItem) })
+  .meta({ id: 'SendSmsRequest' });
+export const RecordSmsRequest = z
+  .object({ ...envelope, from_number: z.string().trim().min(1).max(40).optional(), messages: items(RecordMessageItem) })
+  .meta({ id: 'RecordSmsRequest' });
+export const SendEmailRequest = z
+  .object({ ...envelope, from_email: email.optional(), messages: items(EmailMessageItem) })
+  .meta({ id: 'SendEmailRequest' });
+export const RecordEmailRequest = z
+  .object({ ...envelope, from_email: email.optional(), messages: items(RecordEmailItem) })
+  .meta({ id: 'RecordEmailRequest' });
+
+/** `POST /messages/{business_id}`: any channel, send or record (the seed's branded multi-channel request). */
+export const ProcessMessagesRequest = z
+  .object({ channel: z.enum(['sms', 'email']), mode: z.enum(['send', 'record']) })
+  .loose()
+  .meta({
+    id: 'ProcessMessagesRequest',
+    description:
+      'The envelope of SendSmsRequest / RecordSmsRequest / SendEmailRequest / RecordEmailRequest, chosen by `channel` and `mode`.',
+  });
+
+const statusUpdate = (name: string) =>
+  z
+    .object({
+      message_id: id.optional(),
+      provider_message_id: z.string().trim().min(1).max(200).optional(),
+      status: MessageStatus,
+      error_code: z.string().trim().max(100).optional(),
+      error_message: z.string().trim().max(2000).optional(),
+      provider_metadata: metadata.optional(),
+    })
+    .superRefine((v, ctx) => {
+      if (v.message_id === undefined && v.provider_message_id === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['message_id'], message: 'One of message_id or provider_message_id is required' });
+      }
+      if (!(DELIVERY_STATUSES as readonly string[]).includes(v.status)) {
+        ctx.addIssue({ code: 'custom', path: ['status'], message: `must be one of ${DELIVERY_STATUSES.join(', ')}` });
+      }
+    })
+    .meta({ id: name });
+
+export const UpdateSmsStatusRequest = statusUpdate('UpdateSmsStatusRequest');
+export const UpdateEmailStatusRequest = statusUpdate('UpdateEmailStatusRequest');
+
+export const SuccessResponse = z
+  .object({ success: z.boolean(), message: z.string(), request_id: z.uuid(), message_ids: z.array(z.number().int()) })
+  .meta({ id: 'SuccessResponse' });
+
+export const MessageItem = z
+  .object({
+    message_id: z.number().int(),
+    conversation_id: z.number().int(),
+    client_id: z.number().int(),
+    message_type: z.enum(['TEXT', 'EMAIL', 'CALL', 'NOTE']),
+    content: z.string().nullable(),
+    channel: Channel.nullable(),
+    direction: Direction,
+    message_category: MessageCategory,
+    notification_type: NotificationType.nullable(),
+    sender_id: z.number().int().nullable(),
+    sender_type: UserType,
+    client_name: z.string().nullable(),
+    client_gender: z.string().nullable(),
+    client_image_url: z.string().nullable(),
+    staff_name: z.string().nullable(),
+    staff_gender: z.string().nullable(),
+    staff_image_url: z.string().nullable(),
+    message_status: MessageStatus,
+    sent_at: timestampOut,
+    flagged: z.boolean(),
+    is_read: z.boolean(),
+    response_id: z.number().int().nullable(),
+    receiver_id: z.number().int().nullable(),
+    receiver_type: UserType.nullable(),
+    subject: z.string().nullable(),
+    recording_url: z.string().nullable(),
+    error_code: z.string().nullable(),
+    error_message: z.string().nullable(),
+    segments: z.number().int().nullable(),
+    request_id: z.string().nullable(),
+    provider: Provider.nullable(),
+    provider_message_id: z.string().nullable(),
+    from_address: z.string().nullable(),
+    to_address: z.string().nullable(),
+    cc_email: z.array(z.string()).nullable(),
+    bcc_email: z.array(z.string()).nullable(),
+    attachments: z.array(z.object({ filename: z.string(), content_type: z.string().nullable(), url: z.string().nullable(), size: z.number().nullable() })).nullable(),
+    attempts: z.number().int(),
+    call_duration_seconds: z.number().int().nullable(),
+  })
+  .meta({ id: 'MessageItem' });
+
+export const PaginatedMessages = z
+  .object({ messages: z.array(MessageItem), total_messages: z.number().int(), next_page: z.boolean(), page: z.number().int(), page_size: z.number().int() })
+  .meta({ id: 'PaginatedMessages' });
+
+export const RequestMessages = PaginatedMessages.extend({
+  request_id: z.uuid(),
+  summary: z.record(z.string(), z.number().int()),
+}).meta({ id: 'RequestMessages' });
+
+export const RetryRequest = z.object({ message_ids: z.array(id).min(1).max(MAX_ITEMS) }).meta({ id: 'RetryRequest' });
+
+export const RetryResponse = UpdateSuccessResponse.extend({
+  message_ids: z.array(z.number().int()),
+  skipped: z.array(z.object({ message_id: z.number().int(), reason: z.string() })),
+}).meta({ id: 'RetryResponse' });
+
+export const requestPath = z.object({ business_id: id, request_id: z.uuid('must be a UUID') });
+export const platformRequestPath = z.object({ request_id: z.uuid('must be a UUID') });
+export const pageQuery = z.object(paginationQuery);

@@ -1,0 +1,97 @@
+import { and, asc, count, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { db } from '@/db/client';
+import { messages, type MessageStatus } from '@/db/schema';
+import { AppError } from '@/server/errors';
+import { enqueue } from '@/server/jobs/enqueue';
+import { QUEUES } from '@/server/jobs/queues';
+import { publish } from '@/server/realtime/publish';
+import { selectMessageItems, toMessageItem } from './serialize';
+import type { SendJob } from './submit';
+
+/**
+ * `GET /messages/{business_id}/requests/{request_id}` (businessId set) and the platform-wide
+ * `GET /messages/requests/{request_id}` (businessId null): the request's messages in the order they
+ * were submitted, with a status summary over the whole request.
+ */
+export async function getRequestMessages(businessId: number | null, requestId: string, page: number, pageSize: number) {
+  const where = and(eq(messages.requestId, requestId), businessId === null ? undefined : eq(messages.businessId, businessId));
+  const summaryRows = await db.select({ status: messages.status, n: count() }).from(messages).where(where).groupBy(messages.status);
+  const total = summaryRows.reduce((sum, r) => sum + r.n, 0);
+  if (total === 0) throw AppError.notFound('Request');
+  const rows = await selectMessageItems(db)
+    .where(where)
+    .orderBy(asc(messages.id))
+    .limit(pageSize)
+    .offset((page - 1) * pageSize);
+  return {
+    request_id: requestId,
+    messages: rows.map(toMessageItem),
+    total_messages: total,
+    page,
+    page_size: pageSize,
+    next_page: page * pageSize < total,
+    summary: Object.fromEntries(summaryRows.map((r) => [r.status, r.n])),
+  };
+}
+
+const RETRYABLE: MessageStatus[] = ['failed', 'undelivered'];
+
+/**
+ * SPEC §6.1 Retry: outbound `failed`/`undelivered` texts and emails go back to `queued` (error
+ * cleared, attempts + 1) with a new job; anything else is listed in `skipped` with the reason.
+ * One conditional UPDATE decides, so a message is never queued twice by concurrent retries.
+ */
+export async function retryMessages(businessId: number, selector: { messageIds: number[] } | { requestId: string }) {
+  const where: SQL | undefined =
+    'messageIds' in selector
+      ? and(eq(messages.businessId, businessId), inArray(messages.id, selector.messageIds))
+      : and(eq(messages.businessId, businessId), eq(messages.requestId, selector.requestId));
+  const found = await db
+    .select({ id: messages.id, status: messages.status, direction: messages.direction, messageType: messages.messageType })
+    .from(messages)
+    .where(where)
+    .orderBy(asc(messages.id));
+  if ('messageIds' in selector) {
+    const present = new Set(found.map((m) => m.id));
+    const issues = selector.messageIds.flatMap((id, i) =>
+      present.has(id) ? [] : [{ loc: ['body', 'message_ids', i] as ['body', string, number], msg: `Message ${id} not found in this business`, type: 'value_error' }],
+    );
+    if (issues.length) throw new AppError('validation', 'Validation error', { issues });
+  } else if (found.length === 0) {
+    throw AppError.notFound('Request');
+  }
+
+  const skipped: { message_id: number; reason: string }[] = [];
+  const candidates: number[] = [];
+  for (const m of found) {
+    if (m.messageType === 'NOTE' || m.messageType === 'CALL') skipped.push({ message_id: m.id, reason: `${m.messageType === 'NOTE' ? 'notes' : 'calls'} are not sent` });
+    else if (m.direction !== 'outbound') skipped.push({ message_id: m.id, reason: 'inbound messages are not sent' });
+    else if (!RETRYABLE.includes(m.status)) skipped.push({ message_id: m.id, reason: `status is ${m.status}; only failed or undelivered messages are retried` });
+    else candidates.push(m.id);
+  }
+
+  const requeued = await db.transaction(async (tx) => {
+    if (candidates.length === 0) return [];
+    const rows = await tx
+      .update(messages)
+      .set({ status: 'queued', errorCode: null, errorMessage: null, attempts: sql`${messages.attempts} + 1`, statusUpdatedAt: sql`now()` })
+      .where(and(eq(messages.businessId, businessId), inArray(messages.id, candidates), inArray(messages.status, RETRYABLE)))
+      .returning({ id: messages.id, channel: messages.channel, conversationId: messages.conversationId });
+    const jobs = (channel: string) => rows.filter((r) => r.channel === channel).map((r) => ({ data: { messageId: r.id, businessId } }));
+    await enqueue<SendJob>(tx, QUEUES.smsSend, jobs('sms'));
+    await enqueue<SendJob>(tx, QUEUES.emailSend, jobs('email'));
+    if (rows.length) {
+      await publish(tx, { type: 'message.status', businessId, conversationIds: rows.map((r) => r.conversationId), messageIds: rows.map((r) => r.id) });
+    }
+    return rows.map((r) => r.id);
+  });
+  for (const id of candidates) if (!requeued.includes(id)) skipped.push({ message_id: id, reason: 'status changed meanwhile; not retried' });
+
+  return {
+    success: true,
+    updated: requeued.length,
+    message: `${requeued.length} message(s) re-queued, ${skipped.length} skipped`,
+    message_ids: requeued,
+    skipped: skipped.sort((a, b) => a.message_id - b.message_id),
+  };
+}

@@ -1,0 +1,476 @@
+import { randomUUID } from 'node:crypto';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { z } from 'zod';
+import { db, type Tx } from '@/db/client';
+import {
+  businesses,
+  businessSmsNumbers,
+  clients,
+  conversations,
+  messages,
+  staff,
+  type MessageStatus,
+  type StoredAttachment,
+} from '@/db/schema';
+import { AppError, type ValidationIssue } from '@/server/errors';
+import { enqueue } from '@/server/jobs/enqueue';
+import { QUEUES } from '@/server/jobs/queues';
+import { normalizePhone } from '@/server/lib/phone';
+import { smsSegments } from '@/server/lib/sms-segments';
+import { publish } from '@/server/realtime/publish';
+import {
+  DELIVERY_STATUSES,
+  MAX_ATTACHMENT_BYTES,
+  MAX_ITEMS,
+  type RecordEmailRequest,
+  type RecordSmsRequest,
+  type SendEmailRequest,
+  type SendSmsRequest,
+} from '@/server/schemas/messages';
+import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
+
+/**
+ * Queue and record operations for SMS and email (SPEC §6.1 Queueing). The whole request is
+ * resolved and validated first (one 422 lists every bad item by index); then one transaction
+ * creates leads and conversations, inserts every message under one request_id, updates the
+ * conversations and enqueues one job per message to send. Nothing is stored or sent unless all of
+ * it is.
+ */
+
+export type SendJob = { messageId: number; businessId: number };
+type Channel = 'sms' | 'email';
+type Mode = 'send' | 'record';
+type SmsBody = z.output<typeof SendSmsRequest> | z.output<typeof RecordSmsRequest>;
+type EmailBody = z.output<typeof SendEmailRequest> | z.output<typeof RecordEmailRequest>;
+type AnyItem = (SmsBody['messages'] | EmailBody['messages'])[number] & {
+  direction?: 'inbound' | 'outbound';
+  provider_message_id?: string;
+};
+
+export type SubmitResult = { success: true; message: string; request_id: string; message_ids: number[] };
+
+const REQUEUEABLE: MessageStatus[] = ['initiated', 'failed', 'undelivered'];
+const OPTED_OUT_SMS = 'The client has opted out of SMS (replied STOP); not sent';
+const OPTED_OUT_EMAIL = 'The client has opted out of email; not sent';
+
+/** 413 before validation: a bulk request over the item limit is refused whole. */
+export function assertItemLimit(raw: unknown): void {
+  const items = (raw as { messages?: unknown } | null)?.messages;
+  if (Array.isArray(items) && items.length > MAX_ITEMS) {
+    throw new AppError('payload_too_large', `At most ${MAX_ITEMS} messages per request (got ${items.length})`);
+  }
+}
+
+type Planned = {
+  index: number;
+  clientId: number | null;
+  /** Set when no client matched: a new lead is created with this phone or email. */
+  newLead: { phone?: string; email?: string } | null;
+  to: string;
+  from: string;
+  content: string;
+  subject: string | null;
+  status: MessageStatus;
+  direction: 'inbound' | 'outbound';
+  errorCode: string | null;
+  errorMessage: string | null;
+  item: AnyItem;
+};
+
+export async function submitSms(businessId: number, body: SmsBody, mode: Mode) {
+  return submit(businessId, 'sms', body, mode);
+}
+
+export async function submitEmail(businessId: number, body: EmailBody, mode: Mode) {
+  return submit(businessId, 'email', body, mode);
+}
+
+async function submit(businessId: number, channel: Channel, body: SmsBody | EmailBody, mode: Mode): Promise<SubmitResult> {
+  const issues: ValidationIssue[] = [];
+  const [business] = await db.select().from(businesses).where(eq(businesses.id, businessId)).limit(1);
+  if (!business) throw AppError.notFound('Business');
+
+  if (body.staff_id !== undefined) {
+    const [member] = await db
+      .select({ id: staff.id })
+      .from(staff)
+      .where(and(eq(staff.id, body.staff_id), eq(staff.businessId, businessId)))
+      .limit(1);
+    if (!member) issues.push({ loc: ['body', 'staff_id'], msg: `Staff ${body.staff_id} not found in this business`, type: 'value_error' });
+  }
+
+  const from = await resolveSender(business, channel, body, issues);
+  const items = body.messages as AnyItem[];
+
+  // Re-queues of stored messages (send mode only; record mode ignores message_id).
+  const requeueIds = mode === 'send' ? items.flatMap((it, index) => (it.message_id !== undefined ? [{ index, id: it.message_id }] : [])) : [];
+  const stored = requeueIds.length
+    ? await db
+        .select({ id: messages.id, status: messages.status, channel: messages.channel, direction: messages.direction })
+        .from(messages)
+        .where(and(eq(messages.businessId, businessId), inArray(messages.id, requeueIds.map((r) => r.id))))
+    : [];
+  const storedById = new Map(stored.map((m) => [m.id, m]));
+  for (const { index, id } of requeueIds) {
+    const m = storedById.get(id);
+    if (!m || m.channel !== channel || m.direction !== 'outbound') {
+      issues.push({ loc: ['body', 'messages', index, 'message_id'], msg: `Outbound ${channel} message ${id} not found in this business`, type: 'value_error' });
+    }
+  }
+
+  const fresh = items.flatMap((item, index) => (mode === 'record' || item.message_id === undefined ? [{ item, index }] : []));
+  const planned = await planNewMessages(business, channel, mode, from, fresh, issues);
+
+  if (issues.length) throw new AppError('validation', 'Validation error', { issues });
+  for (const { index, id } of requeueIds) {
+    const m = storedById.get(id)!;
+    if (!REQUEUEABLE.includes(m.status)) {
+      throw new AppError('conflict', `Message ${id} (messages[${index}]) is already ${m.status}; it is not sent again`);
+    }
+  }
+
+  const requestId = randomUUID();
+  const ids = await db.transaction(async (tx) => {
+    return writeMessages(tx);
+  }).catch((err: unknown) => {
+    if ((err as { code?: string; constraint_name?: string }).constraint_name === 'messages_provider_id_key') {
+      throw new AppError('conflict', 'A message with this provider_message_id is already recorded');
+    }
+    throw err;
+  });
+
+  async function writeMessages(tx: Tx): Promise<number[]> {
+    const leadIds = await createLeads(tx, businessId, planned);
+    const clientIds = planned.map((p) => p.clientId ?? leadIds.get(leadKey(p.newLead!))!);
+    const conversationByClient = await ensureConversations(tx, businessId, [...new Set(clientIds)]);
+    const provider = mode === 'send' ? (channel === 'sms' ? configuredSmsProvider() : configuredEmailProvider()) : (body.provider ?? null);
+    const sentAt = body.sent_at ?? new Date();
+
+    const rows = planned.length
+      ? await tx
+          .insert(messages)
+          .values(
+            planned.map((p, i) =>
+              messageRow(p, { businessId, channel, mode, body, requestId, provider, sentAt, clientId: clientIds[i]!, conversationId: conversationByClient.get(clientIds[i]!)! }),
+            ),
+          )
+          .returning({ id: messages.id, conversationId: messages.conversationId, status: messages.status, direction: messages.direction })
+      : [];
+
+    let requeued: { id: number; conversationId: number }[] = [];
+    if (requeueIds.length) {
+      requeued = await tx
+        .update(messages)
+        .set({ status: 'queued', errorCode: null, errorMessage: null, requestId, attempts: sql`${messages.attempts} + 1`, statusUpdatedAt: sql`now()` })
+        .where(and(eq(messages.businessId, businessId), inArray(messages.id, requeueIds.map((r) => r.id)), inArray(messages.status, REQUEUEABLE)))
+        .returning({ id: messages.id, conversationId: messages.conversationId });
+      if (requeued.length !== new Set(requeueIds.map((r) => r.id)).size) {
+        throw new AppError('conflict', 'A message to re-queue changed status meanwhile; nothing was queued');
+      }
+    }
+
+    await touchConversations(tx, rows.map((r) => r.conversationId));
+    if (mode === 'send') {
+      const toSend = [...rows.filter((r) => r.status === 'queued'), ...requeued];
+      await enqueue<SendJob>(
+        tx,
+        channel === 'sms' ? QUEUES.smsSend : QUEUES.emailSend,
+        toSend.map((r) => ({ data: { messageId: r.id, businessId } })),
+      );
+    }
+    const conversationIds = [...rows, ...requeued].map((r) => r.conversationId);
+    await publish(tx, { type: 'message.created', businessId, conversationIds, messageIds: rows.map((r) => r.id) });
+    // Answer in item order: new rows were inserted in item order, re-queues keep their id.
+    const newIds = rows.map((r) => r.id);
+    const byIndex = new Map<number, number>();
+    planned.forEach((p, i) => byIndex.set(p.index, newIds[i]!));
+    requeueIds.forEach((r) => byIndex.set(r.index, r.id));
+    return items.map((_, index) => byIndex.get(index)!);
+  }
+
+  const verb = mode === 'send' ? 'queued' : 'recorded';
+  return { success: true, message: `${ids.length} ${channel === 'sms' ? 'SMS' : 'email'} message(s) ${verb}`, request_id: requestId, message_ids: ids };
+}
+
+async function resolveSender(
+  business: typeof businesses.$inferSelect,
+  channel: Channel,
+  body: SmsBody | EmailBody,
+  issues: ValidationIssue[],
+): Promise<string> {
+  if (channel === 'email') {
+    const fromEmail = (body as EmailBody).from_email ?? business.fromEmail;
+    if (!fromEmail) issues.push({ loc: ['body', 'from_email'], msg: 'The business has no sender address; give from_email', type: 'missing' });
+    return fromEmail ?? '';
+  }
+  const given = (body as SmsBody).from_number;
+  if (given) {
+    const normalised = normalizePhone(given, business.country);
+    if (!normalised) issues.push({ loc: ['body', 'from_number'], msg: 'is not a phone number', type: 'value_error' });
+    return normalised ?? '';
+  }
+  const [number] = await db
+    .select({ phone: businessSmsNumbers.phoneNumber })
+    .from(businessSmsNumbers)
+    .where(eq(businessSmsNumbers.businessId, business.id))
+    .orderBy(sql`${businessSmsNumbers.isDefault} desc`, asc(businessSmsNumbers.id))
+    .limit(1);
+  if (!number) issues.push({ loc: ['body', 'from_number'], msg: 'The business has no SMS number; give from_number', type: 'missing' });
+  return number?.phone ?? '';
+}
+
+const leadKey = (lead: { phone?: string; email?: string }) => lead.phone ?? `email:${lead.email}`;
+
+/** Resolves every new item's client and destination with two queries, collecting 422s. */
+async function planNewMessages(
+  business: typeof businesses.$inferSelect,
+  channel: Channel,
+  mode: Mode,
+  from: string,
+  fresh: { item: AnyItem; index: number }[],
+  issues: ValidationIssue[],
+): Promise<Planned[]> {
+  const loc = (index: number, field: string) => ['body', 'messages', index, field] as ValidationIssue['loc'];
+  const clientIds = [...new Set(fresh.flatMap(({ item }) => (item.client_id !== undefined ? [item.client_id] : [])))];
+  const phones = new Map<number, string>();
+  const emails = new Map<number, string>();
+  for (const { item, index } of fresh) {
+    if (channel === 'sms' && 'to_number' in item && item.to_number !== undefined) {
+      const phone = normalizePhone(item.to_number, business.country);
+      if (phone) phones.set(index, phone);
+      else issues.push({ loc: loc(index, 'to_number'), msg: 'is not a phone number', type: 'value_error' });
+    }
+    if (channel === 'email' && 'to_email' in item && item.to_email !== undefined) emails.set(index, item.to_email);
+    if (channel === 'email' && 'attachments' in item) {
+      item.attachments?.forEach((a, ai) => {
+        if (a.content && Buffer.byteLength(a.content, 'base64') > MAX_ATTACHMENT_BYTES) {
+          throw new AppError('payload_too_large', `messages[${index}].attachments[${ai}] is over 5 MiB`);
+        }
+      });
+    }
+    if (mode === 'record' && item.status !== undefined && item.direction !== 'inbound' && !(DELIVERY_STATUSES as readonly string[]).includes(item.status)) {
+      issues.push({ loc: loc(index, 'status'), msg: `must be one of ${DELIVERY_STATUSES.join(', ')}`, type: 'value_error' });
+    }
+  }
+
+  const known = new Map<number, typeof clients.$inferSelect>();
+  if (clientIds.length) {
+    const rows = await db.select().from(clients).where(and(eq(clients.businessId, business.id), inArray(clients.id, clientIds)));
+    rows.forEach((c) => known.set(c.id, c));
+  }
+  // Clients found by destination (oldest first wins when several share a phone or address).
+  const byPhone = new Map<string, typeof clients.$inferSelect>();
+  const byEmail = new Map<string, typeof clients.$inferSelect>();
+  const lookupPhones = [...new Set([...phones.values()])];
+  const lookupEmails = [...new Set([...emails.values()])];
+  if (lookupPhones.length) {
+    const rows = await db
+      .select()
+      .from(clients)
+      .where(and(eq(clients.businessId, business.id), inArray(clients.phoneNumber, lookupPhones)))
+      .orderBy(asc(clients.id));
+    for (const c of rows) if (!byPhone.has(c.phoneNumber!)) byPhone.set(c.phoneNumber!, c);
+  }
+  if (lookupEmails.length) {
+    const rows = await db
+      .select()
+      .from(clients)
+      .where(and(eq(clients.businessId, business.id), inArray(sql`lower(${clients.email})`, lookupEmails)))
+      .orderBy(asc(clients.id));
+    for (const c of rows) if (!byEmail.has(c.email!.toLowerCase())) byEmail.set(c.email!.toLowerCase(), c);
+  }
+
+  const planned: Planned[] = [];
+  for (const { item, index } of fresh) {
+    let client: typeof clients.$inferSelect | undefined;
+    if (item.client_id !== undefined) {
+      client = known.get(item.client_id);
+      if (!client) {
+        issues.push({ loc: loc(index, 'client_id'), msg: `Client ${item.client_id} not found in this business`, type: 'value_error' });
+        continue;
+      }
+    }
+    const givenTo = channel === 'sms' ? phones.get(index) : emails.get(index);
+    if (!client && givenTo) client = channel === 'sms' ? byPhone.get(givenTo) : byEmail.get(givenTo);
+    const to = givenTo ?? (channel === 'sms' ? client?.phoneNumber : client?.email?.toLowerCase()) ?? null;
+    if (!to) {
+      if (!issues.some((i) => i.loc[2] === index)) {
+        issues.push({ loc: loc(index, 'client_id'), msg: `Client has no ${channel === 'sms' ? 'phone number' : 'email address'}`, type: 'value_error' });
+      }
+      continue;
+    }
+    const inbound = mode === 'record' && item.direction === 'inbound';
+    const optedOut = mode === 'send' && client && (channel === 'sms' ? client.optedOutSms : client.optedOutEmail);
+    const status: MessageStatus =
+      mode === 'send' ? (optedOut ? 'failed' : 'queued') : (item.status ?? (inbound ? 'received' : 'sent'));
+    planned.push({
+      index,
+      clientId: client?.id ?? null,
+      newLead: client ? null : channel === 'sms' ? { phone: to } : { email: to },
+      to: inbound ? from : to,
+      from: inbound ? to : from,
+      content: item.message!,
+      subject: 'subject' in item ? (item.subject ?? null) : null,
+      status,
+      direction: inbound ? 'inbound' : 'outbound',
+      errorCode: optedOut ? 'opted_out' : null,
+      errorMessage: optedOut ? (channel === 'sms' ? OPTED_OUT_SMS : OPTED_OUT_EMAIL) : null,
+      item,
+    });
+  }
+  return planned;
+}
+
+/**
+ * New destinations become `lead` clients. A transaction-scoped advisory lock per destination
+ * (taken in sorted order, so two requests cannot deadlock) keeps concurrent requests from creating
+ * the same lead twice.
+ */
+async function createLeads(tx: Tx, businessId: number, planned: Planned[]): Promise<Map<string, number>> {
+  const leads = new Map<string, { phone?: string; email?: string }>();
+  for (const p of planned) if (p.newLead) leads.set(leadKey(p.newLead), p.newLead);
+  const result = new Map<string, number>();
+  if (leads.size === 0) return result;
+  const keys = [...leads.keys()].sort();
+  await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(k)) from unnest(${sql.param(keys)}::text[]) k order by k`);
+  const phones = [...leads.values()].flatMap((l) => (l.phone ? [l.phone] : []));
+  const emails = [...leads.values()].flatMap((l) => (l.email ? [l.email] : []));
+  // Someone may have created them while we waited for the locks.
+  const existing = await tx
+    .select({ id: clients.id, phone: clients.phoneNumber, email: clients.email })
+    .from(clients)
+    .where(
+      and(
+        eq(clients.businessId, businessId),
+        sql`(${clients.phoneNumber} = any(${sql.param(phones)}::text[]) or lower(${clients.email}) = any(${sql.param(emails)}::text[]))`,
+      ),
+    )
+    .orderBy(asc(clients.id));
+  for (const c of existing) {
+    const key = c.phone && leads.has(c.phone) ? c.phone : c.email && leads.has(`email:${c.email.toLowerCase()}`) ? `email:${c.email.toLowerCase()}` : null;
+    if (key && !result.has(key)) result.set(key, c.id);
+  }
+  const missing = keys.filter((k) => !result.has(k));
+  if (missing.length) {
+    const inserted = await tx
+      .insert(clients)
+      .values(missing.map((k) => ({ businessId, phoneNumber: leads.get(k)!.phone ?? null, email: leads.get(k)!.email ?? null, clientType: 'lead' as const })))
+      .returning({ id: clients.id, phone: clients.phoneNumber, email: clients.email });
+    for (const c of inserted) result.set(c.phone ?? `email:${c.email}`, c.id);
+  }
+  return result;
+}
+
+/** One conversation per business + client: created on first contact, found afterwards. */
+export async function ensureConversations(tx: Tx, businessId: number, clientIds: number[]): Promise<Map<number, number>> {
+  if (clientIds.length === 0) return new Map();
+  await tx.execute(sql`
+    insert into conversations (business_id, client_id, location_id)
+    select ${businessId}, c.id, c.location_id from clients c
+    where c.business_id = ${businessId} and c.id = any(${sql.param(clientIds)}::int[])
+    on conflict (business_id, client_id) do nothing`);
+  const rows = await tx
+    .select({ id: conversations.id, clientId: conversations.clientId })
+    .from(conversations)
+    .where(and(eq(conversations.businessId, businessId), inArray(conversations.clientId, clientIds)));
+  return new Map(rows.map((r) => [r.clientId, r.id]));
+}
+
+/**
+ * Recomputes the denormalised fields of the given conversations from their newest message and
+ * adds unread inbound messages, in one statement; inbound messages reopen a resolved or snoozed
+ * conversation (SPEC §4.2). Relative updates keep counts exact under concurrent writers.
+ */
+export async function touchConversations(tx: Tx, conversationIds: number[]): Promise<void> {
+  if (conversationIds.length === 0) return;
+  const ids = [...new Set(conversationIds)];
+  await tx.execute(sql`
+    update conversations c set
+      last_message_id = latest.id,
+      last_message_content = latest.content,
+      last_channel = coalesce(latest.channel, c.last_channel),
+      last_activity_at = greatest(c.last_activity_at, latest.sent_at),
+      unread_count = c.unread_count + coalesce(fresh.unread, 0),
+      status = case when coalesce(fresh.inbound, 0) > 0 and c.status in ('resolved', 'snoozed') then 'open' else c.status end,
+      snoozed_until = case when coalesce(fresh.inbound, 0) > 0 and c.status = 'snoozed' then null else c.snoozed_until end
+    from (
+      select distinct on (m.conversation_id) m.conversation_id, m.id, m.content, m.channel, m.sent_at
+      from messages m
+      where m.conversation_id = any(${sql.param(ids)}::int[])
+      order by m.conversation_id, m.sent_at desc, m.id desc
+    ) latest
+    left join (
+      -- Messages inserted by this transaction: their created_at is this transaction's now().
+      select m.conversation_id,
+        count(*) filter (where m.direction = 'inbound' and not m.is_read and m.message_type <> 'NOTE') as unread,
+        count(*) filter (where m.direction = 'inbound') as inbound
+      from messages m
+      where m.conversation_id = any(${sql.param(ids)}::int[]) and m.created_at = now()
+      group by m.conversation_id
+    ) fresh on fresh.conversation_id = latest.conversation_id
+    where c.id = latest.conversation_id`);
+}
+
+function messageRow(
+  p: Planned,
+  ctx: {
+    businessId: number;
+    channel: Channel;
+    mode: Mode;
+    body: SmsBody | EmailBody;
+    requestId: string;
+    provider: (typeof messages.$inferInsert)['provider'];
+    sentAt: Date;
+    clientId: number;
+    conversationId: number;
+  },
+): typeof messages.$inferInsert {
+  const { body, channel } = ctx;
+  const inbound = p.direction === 'inbound';
+  const segments = channel === 'sms' ? smsSegments(p.content) : null;
+  const item = p.item as AnyItem & Partial<{ cc_email: string[]; bcc_email: string[]; attachments: { filename: string; content_type?: string; content?: string; url?: string }[]; html: string }>;
+  return {
+    businessId: ctx.businessId,
+    conversationId: ctx.conversationId,
+    clientId: ctx.clientId,
+    channel,
+    direction: p.direction,
+    messageType: channel === 'sms' ? 'TEXT' : 'EMAIL',
+    category: body.category,
+    notificationType: body.notification_type ?? null,
+    senderType: inbound ? 'client' : body.sender_type,
+    senderId: inbound ? ctx.clientId : (body.staff_id ?? body.sent_by ?? null),
+    receiverType: inbound ? 'staff' : 'client',
+    receiverId: inbound ? (body.staff_id ?? null) : ctx.clientId,
+    staffId: body.staff_id ?? null,
+    sentBy: body.sent_by ?? null,
+    wlUserId: item.wl_user_id ?? null,
+    content: p.content,
+    subject: p.subject,
+    fromAddress: p.from,
+    toAddress: p.to,
+    cc: item.cc_email ?? null,
+    bcc: item.bcc_email ?? null,
+    attachments: item.attachments?.map(
+      (a): StoredAttachment => ({
+        filename: a.filename,
+        content_type: a.content_type ?? null,
+        url: a.url ?? null,
+        size: a.content ? Buffer.byteLength(a.content, 'base64') : null,
+        content: a.content,
+      }),
+    ) ?? null,
+    providerMetadata: { ...(item.provider_metadata ?? {}), ...(item.html ? { html: item.html } : {}) },
+    status: p.status,
+    provider: ctx.provider,
+    providerMessageId: ctx.mode === 'record' ? (item.provider_message_id ?? null) : null,
+    requestId: ctx.requestId,
+    isRead: !inbound,
+    errorCode: p.errorCode,
+    errorMessage: p.errorMessage,
+    attempts: ctx.mode === 'send' && p.status === 'queued' ? 1 : 0,
+    segments: segments?.segments ?? null,
+    encoding: segments?.encoding ?? null,
+    sentAt: ctx.sentAt,
+  };
+}

@@ -1,0 +1,119 @@
+import { sql } from 'drizzle-orm';
+import pLimit from 'p-limit';
+import type PgBoss from 'pg-boss';
+import { db } from '@/db/client';
+import type { StoredAttachment } from '@/db/schema';
+import { enqueue } from '@/server/jobs/enqueue';
+import { QUEUES } from '@/server/jobs/queues';
+import type { Logger } from '@/server/logger';
+import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
+import { newEmailMessageId } from '@/server/providers/smtp';
+import type { EmailProvider } from '@/server/providers/types';
+import type { SendJob } from '@/server/services/messages/submit';
+import type { JobOutcome } from './batch-loop';
+import { classify } from './send-sms';
+import { finishSends, type SendResult } from './send-results';
+
+const CONCURRENCY = 20;
+
+type Claimed = {
+  id: number;
+  from_address: string;
+  from_name: string | null;
+  to_address: string;
+  cc: string[] | null;
+  bcc: string[] | null;
+  subject: string | null;
+  content: string | null;
+  html: string | null;
+  attachments: StoredAttachment[] | null;
+  in_reply_to: string | null;
+  opted_out: boolean;
+};
+
+const UNKNOWN_OUTCOME =
+  'An earlier attempt may have delivered this email (the worker stopped mid-send); not resent to avoid a duplicate. Retry it if the client did not receive it.';
+
+/**
+ * Sends a batch of email jobs. The Message-ID is stored before the SMTP conversation starts: a
+ * message found `sending` without one never reached the server and is sent; one found `sending`
+ * with one may have, and SMTP cannot be asked, so it fails safe as `unknown_outcome` for a person
+ * to review and retry (never twice).
+ */
+export async function sendEmailBatch(
+  jobs: PgBoss.JobWithMetadata<SendJob>[],
+  provider: EmailProvider,
+  log: Logger,
+): Promise<Map<string, JobOutcome>> {
+  const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
+  const ids = [...jobByMessage.keys()];
+  const columns = sql`m.id::int as id, m.from_address, b.from_name, m.to_address, m.cc, m.bcc, m.subject, m.content,
+    m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to, c.opted_out_email as opted_out`;
+  const claimed = await db.execute<Claimed>(sql`
+    update messages m set status = 'sending', status_updated_at = now()
+    from clients c, businesses b
+    where m.id = any(${sql.param(ids)}::bigint[]) and m.status = 'queued' and c.id = m.client_id and b.id = m.business_id
+    returning ${columns}`);
+  const claimedIds = new Set(claimed.map((c) => c.id));
+  const others = ids.filter((id) => !claimedIds.has(id));
+  const stuck = others.length
+    ? await db.execute<Claimed & { email_message_id: string | null }>(sql`
+        select ${columns}, m.email_message_id
+        from messages m join clients c on c.id = m.client_id join businesses b on b.id = m.business_id
+        where m.id = any(${sql.param(others)}::bigint[]) and m.status = 'sending' and m.provider_message_id is null`)
+    : [];
+
+  const results: SendResult[] = [];
+  for (const m of stuck.filter((s) => s.email_message_id)) {
+    log.warn({ message_id: m.id }, 'email outcome unknown after a crash; failed for review, not resent');
+    results.push({ messageId: m.id, kind: 'permanent', code: 'unknown_outcome', message: UNKNOWN_OUTCOME });
+  }
+  const toSend = [...claimed, ...stuck.filter((s) => !s.email_message_id)];
+  const messageIds = new Map(toSend.map((m) => [m.id, newEmailMessageId(m.from_address)]));
+  if (toSend.length) {
+    await db.execute(sql`
+      update messages m set email_message_id = v.mid
+      from unnest(${sql.param([...messageIds.keys()])}::bigint[], ${sql.param([...messageIds.values()])}::text[]) as v(id, mid)
+      where m.id = v.id`);
+  }
+
+  const limit = pLimit(CONCURRENCY);
+  results.push(
+    ...(await Promise.all(
+      toSend.map((m) =>
+        limit(async (): Promise<SendResult> => {
+          if (m.opted_out) return { messageId: m.id, kind: 'permanent', code: 'opted_out', message: 'The client has opted out of email; not sent' };
+          try {
+            const sent = await provider.send({
+              messageId: m.id,
+              emailMessageId: messageIds.get(m.id)!,
+              from: m.from_address,
+              fromName: m.from_name,
+              to: m.to_address,
+              cc: m.cc ?? undefined,
+              bcc: m.bcc ?? undefined,
+              subject: m.subject ?? '',
+              text: m.content ?? '',
+              html: m.html,
+              attachments: m.attachments?.map((a) => ({ filename: a.filename, contentType: a.content_type, content: a.content ?? null, url: a.url })),
+              inReplyTo: m.in_reply_to,
+            });
+            return { messageId: m.id, kind: 'sent', providerMessageId: sent.messageId, emailMessageId: sent.messageId, status: 'sent', segments: null };
+          } catch (err) {
+            return classify(err, m.id, jobByMessage.get(m.id)!);
+          }
+        }),
+      ),
+    )),
+  );
+
+  const outcomes = await finishSends(results, jobByMessage, provider.name);
+  if (provider.name === 'sandbox') {
+    const sids = results.flatMap((r) => (r.kind === 'sent' ? [r.providerMessageId] : []));
+    const delivered = SANDBOX_PLAYBACK.filter((s) => s.status === 'delivered');
+    await enqueue(db, QUEUES.sandboxStatus, delivered.flatMap((s) => sids.map((sid) => ({ data: { provider: 'sandbox', providerMessageId: sid, status: s.status }, startAfterSeconds: s.afterSeconds }))));
+  }
+  const handled = new Set(results.map((r) => r.messageId));
+  for (const id of others) if (!handled.has(id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });
+  return outcomes;
+}

@@ -1,0 +1,102 @@
+import { sql } from 'drizzle-orm';
+import pLimit from 'p-limit';
+import type PgBoss from 'pg-boss';
+import { db } from '@/db/client';
+import type { MessageStatus } from '@/db/schema';
+import { enqueue } from '@/server/jobs/enqueue';
+import { QUEUES } from '@/server/jobs/queues';
+import type { Logger } from '@/server/logger';
+import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
+import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/providers/types';
+import type { SendJob } from '@/server/services/messages/submit';
+import type { JobOutcome } from './batch-loop';
+import { finishSends, type SendResult } from './send-results';
+
+const CONCURRENCY = 50;
+
+type Claimed = { id: number; business_id: number; to_address: string; from_address: string; content: string; opted_out: boolean };
+
+/**
+ * Sends a batch of SMS jobs (SPEC §6.1 Sending). A message is claimed `queued` → `sending` in one
+ * conditional UPDATE before the provider is called, so no two workers send it. A message found
+ * already `sending` with no provider id was claimed by an attempt that died after the claim: the
+ * provider is asked whether it went out (by To, From, body and time) before anything is resent.
+ */
+export async function sendSmsBatch(
+  jobs: PgBoss.JobWithMetadata<SendJob>[],
+  provider: SmsProvider,
+  statusCallback: string,
+  log: Logger,
+): Promise<Map<string, JobOutcome>> {
+  const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
+  const ids = [...jobByMessage.keys()];
+  const claimed = await db.execute<Claimed>(sql`
+    update messages m set status = 'sending', status_updated_at = now()
+    from clients c
+    where m.id = any(${sql.param(ids)}::bigint[]) and m.status = 'queued' and c.id = m.client_id
+    returning m.id::int as id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out`);
+  const claimedIds = new Set(claimed.map((c) => c.id));
+
+  // Not claimable: either already handled (nothing to do) or stuck in `sending` by a dead attempt.
+  const others = ids.filter((id) => !claimedIds.has(id));
+  const stuck = others.length
+    ? await db.execute<Claimed & { since: Date }>(sql`
+        select m.id::int as id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out,
+               m.status_updated_at as since
+        from messages m join clients c on c.id = m.client_id
+        where m.id = any(${sql.param(others)}::bigint[]) and m.status = 'sending' and m.provider_message_id is null`)
+    : [];
+
+  const limit = pLimit(CONCURRENCY);
+  const results: SendResult[] = await Promise.all([
+    ...claimed.map((m) => limit(() => attempt(m, null))),
+    ...stuck.map((m) => limit(() => attempt(m, new Date(new Date(m.since).getTime() - 60_000)))),
+  ]);
+
+  async function attempt(m: Claimed, reconcileSince: Date | null): Promise<SendResult> {
+    const job = jobByMessage.get(m.id)!;
+    if (m.opted_out) {
+      return { messageId: m.id, kind: 'permanent', code: 'opted_out', message: 'The client has opted out of SMS (replied STOP); not sent' };
+    }
+    try {
+      let sent: SmsSendResult | null = null;
+      if (reconcileSince) {
+        sent = await provider.findSent({ to: m.to_address, from: m.from_address, body: m.content, since: reconcileSince });
+        if (sent) log.info({ message_id: m.id, sid: sent.providerMessageId }, 'reconciled: already sent by an earlier attempt');
+      }
+      sent ??= await provider.send({ messageId: m.id, to: m.to_address, from: m.from_address, body: m.content, statusCallback });
+      return { messageId: m.id, kind: 'sent', providerMessageId: sent.providerMessageId, status: sent.status, segments: sent.segments ?? null };
+    } catch (err) {
+      return classify(err, m.id, job);
+    }
+  }
+
+  const outcomes = await finishSends(results, jobByMessage, provider.name);
+  if (provider.name === 'sandbox') await playSandboxStatuses(results);
+  for (const id of others) if (!stuck.some((s) => s.id === id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });
+  return outcomes;
+}
+
+/** Provider errors → what to do; anything unexpected is treated as "outcome unknown". */
+export function classify(err: unknown, messageId: number, job: PgBoss.JobWithMetadata<SendJob>): SendResult {
+  const lastAttempt = job.retryCount >= job.retryLimit;
+  if (err instanceof ProviderError) {
+    if (err.kind === 'permanent') return { messageId, kind: 'permanent', code: err.code, message: err.message, optedOut: err.optedOut };
+    // A timeout may have reached the provider: keep `sending` so the retry reconciles first.
+    const unknown = err.code === 'timeout' || err.code === 'ETIMEDOUT' || err.code === 'ECONNRESET';
+    return { messageId, kind: unknown ? 'unknown' : 'transient', code: err.code, message: err.message, lastAttempt };
+  }
+  return { messageId, kind: 'unknown', code: 'internal', message: (err as Error)?.message ?? String(err), lastAttempt };
+}
+
+async function playSandboxStatuses(results: SendResult[]) {
+  const sids = results.flatMap((r) => (r.kind === 'sent' ? [r.providerMessageId] : []));
+  if (sids.length === 0) return;
+  await enqueue(
+    db,
+    QUEUES.sandboxStatus,
+    SANDBOX_PLAYBACK.flatMap((step) =>
+      sids.map((sid) => ({ data: { provider: 'sandbox', providerMessageId: sid, status: step.status as MessageStatus }, startAfterSeconds: step.afterSeconds })),
+    ),
+  );
+}
