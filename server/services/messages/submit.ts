@@ -27,6 +27,7 @@ import {
   type SendEmailRequest,
   type SendSmsRequest,
 } from '@/server/schemas/messages';
+import { insertMessages } from './insert';
 import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
 
 /**
@@ -146,16 +147,12 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
     const provider = mode === 'send' ? (channel === 'sms' ? configuredSmsProvider() : configuredEmailProvider()) : (body.provider ?? null);
     const sentAt = body.sent_at ?? new Date();
 
-    const rows = planned.length
-      ? await tx
-          .insert(messages)
-          .values(
-            planned.map((p, i) =>
-              messageRow(p, { businessId, channel, mode, body, requestId, provider, sentAt, clientId: clientIds[i]!, conversationId: conversationByClient.get(clientIds[i]!)! }),
-            ),
-          )
-          .returning({ id: messages.id, conversationId: messages.conversationId, status: messages.status, direction: messages.direction })
-      : [];
+    const rows = await insertMessages(
+      tx,
+      planned.map((p, i) =>
+        messageRow(p, { businessId, channel, mode, body, requestId, provider, sentAt, clientId: clientIds[i]!, conversationId: conversationByClient.get(clientIds[i]!)! }),
+      ),
+    );
 
     let requeued: { id: number; conversationId: number }[] = [];
     if (requeueIds.length) {

@@ -1,0 +1,197 @@
+import os from 'node:os';
+import PgBoss from 'pg-boss';
+import { createSql } from '@/db/client';
+import { startFakeTwilio } from '@/server/testing/fake-twilio';
+import { startSmtpSink } from '@/server/testing/smtp-sink';
+import { createTwilioProvider } from '@/server/providers/twilio';
+import { benchDatabase, fmt, median, percentile, sleep, startWebServer, startWorkerProcess, stopChild, waitUntil } from './harness';
+
+/**
+ * `npm run bench:send [-- --chaos]`: the outbound pipeline end to end on this machine.
+ * Seeds a business with 10,000 clients, POSTs 10 bulk requests of 1,000 SMS to the production
+ * server, and measures request latency, time until every SMS is `sent` against a local fake Twilio
+ * (≈5 ms per call), queue pickup, 2,000 emails into a local SMTP server, and pg-boss fetch time at
+ * a 200,000-job backlog with and without our index. Beside the pipeline rate it prints the ceiling:
+ * the same fake answering the real twilio client from one process, no database.
+ * `--chaos` SIGKILLs the worker twice during the SMS run and reports lost and duplicated messages.
+ */
+const chaos = process.argv.includes('--chaos');
+const SMS_REQUESTS = Number(process.env.BENCH_SMS_REQUESTS ?? 10);
+const PER_REQUEST = 1000;
+const EMAILS = Number(process.env.BENCH_EMAILS ?? 2000);
+const CLIENTS = 10_000;
+const ACCOUNT_SID = `AC${'0'.repeat(32)}`;
+const AUTH_TOKEN = 'bench-auth-token';
+const PLATFORM_KEY = 'bench-platform-key-0123456789';
+
+async function main() {
+  console.log(`bench:send on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'})${chaos ? ', --chaos' : ''}`);
+  const database = await benchDatabase();
+  const sql = createSql(database.url, { max: 4 });
+  const fake = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, latencyMs: 5 });
+  const sink = await startSmtpSink();
+
+  // Seed: one business, its number and sender, 10,000 clients with phones and emails.
+  const [business] = await sql<{ id: number }[]>`
+    insert into businesses (name, from_email, from_name) values ('Bench Salon', 'hello@bench.test', 'Bench Salon') returning id`;
+  const businessId = business!.id;
+  await sql`insert into business_sms_numbers (business_id, phone_number, is_default) values (${businessId}, '+14155550000', true)`;
+  await sql`
+    insert into clients (business_id, name, phone_number, email, client_type)
+    select ${businessId}, 'Client ' || g, '+1415' || lpad((2000000 + g)::text, 7, '0'), 'client' || g || '@bench.test', 'returning'
+    from generate_series(1, ${CLIENTS}) g`;
+  const clientIds = (await sql<{ id: number }[]>`select id from clients where business_id = ${businessId} order by id`).map((r) => r.id);
+  console.log(`seeded 1 business, ${clientIds.length} clients`);
+
+  const env = {
+    ...process.env,
+    DATABASE_URL: database.url,
+    PLATFORM_API_KEY: PLATFORM_KEY,
+    SESSION_SECRET: 'bench-session-secret-0123456789',
+    SMS_PROVIDER: 'twilio',
+    TWILIO_ACCOUNT_SID: ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+    TWILIO_API_BASE_URL: fake.url,
+    EMAIL_PROVIDER: 'smtp',
+    SMTP_URL: sink.url,
+    RATE_LIMIT_PER_MINUTE: '100000',
+    WORKER_MAINTENANCE_INTERVAL_SECONDS: '2',
+  };
+  const web = await startWebServer(env);
+  let worker = startWorkerProcess(env);
+  await sleep(1500);
+
+  // --- SMS: 10 bulk requests of 1,000 ---
+  const latencies: number[] = [];
+  const started = Date.now();
+  let kills = 0;
+  const chaosLoop = chaos
+    ? (async () => {
+        for (const threshold of [0.3, 0.6]) {
+          await waitUntil(async () => fake.messages.length >= threshold * SMS_REQUESTS * PER_REQUEST, 120_000, 20);
+          await stopChild(worker, 'SIGKILL');
+          kills++;
+          // A killed worker's jobs stay active until they expire (60 s in production); let them
+          // expire now so the run does not wait a minute. Recovery logic is unchanged.
+          await sql`update pgboss.job set expire_in = interval '1 second' where name = 'sms.send' and state = 'active'`;
+          worker = startWorkerProcess(env);
+        }
+      })()
+    : Promise.resolve();
+  for (let r = 0; r < SMS_REQUESTS; r++) {
+    const messages = Array.from({ length: PER_REQUEST }, (_, i) => ({
+      client_id: clientIds[(r * PER_REQUEST + i) % clientIds.length],
+      message: `Bench ${r}-${i}: your appointment is confirmed for Friday at 10:30.`,
+    }));
+    const t0 = performance.now();
+    const res = await fetch(`${web.url}/api/v1/businesses/${businessId}/sms`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': PLATFORM_KEY },
+      body: JSON.stringify({ sender_type: 'system', category: 'reminder', messages }),
+    });
+    latencies.push(performance.now() - t0);
+    if (res.status !== 200) throw new Error(`bulk request answered ${res.status}: ${await res.text()}`);
+  }
+  const total = SMS_REQUESTS * PER_REQUEST;
+  const allSent = await waitUntil(
+    async () => (await sql<{ n: number }[]>`select count(*)::int as n from messages where channel = 'sms' and status = 'sent'`)[0]!.n >= total,
+    600_000,
+    100,
+  );
+  const smsSeconds = (Date.now() - started) / 1000;
+  await chaosLoop;
+  const pickup = await sql<{ ms: number }[]>`
+    select (extract(epoch from (started_on - created_on)) * 1000)::float8 as ms from pgboss.job where name = 'sms.send' and started_on is not null
+    union all
+    select (extract(epoch from (started_on - created_on)) * 1000)::float8 from pgboss.archive where name = 'sms.send' and started_on is not null`;
+  const statusCounts = await sql<{ status: string; n: number }[]>`select status, count(*)::int as n from messages where channel = 'sms' group by status`;
+  const bodies = new Map<string, number>();
+  for (const m of fake.messages) bodies.set(m.body, (bodies.get(m.body) ?? 0) + 1);
+  const duplicated = [...bodies.values()].filter((n) => n > 1).reduce((s, n) => s + n - 1, 0);
+  const sentCount = statusCounts.find((s) => s.status === 'sent')?.n ?? 0;
+  const lost = total - sentCount;
+
+  // --- Ceiling: the fake answering the twilio client from this process, no database. ---
+  const provider = createTwilioProvider({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, apiBaseUrl: fake.url });
+  const ceilingN = 3000;
+  const c0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < ceilingN) {
+        const i = next++;
+        await provider.send({ messageId: i, to: '+14155559999', from: '+14155550000', body: `ceiling ${i}`, statusCallback: 'http://127.0.0.1:1/cb' });
+      }
+    }),
+  );
+  const ceiling = ceilingN / ((performance.now() - c0) / 1000);
+
+  // --- Email: 2,000 to the SMTP server ---
+  const e0 = Date.now();
+  for (let sent = 0; sent < EMAILS; sent += PER_REQUEST) {
+    const n = Math.min(PER_REQUEST, EMAILS - sent);
+    const res = await fetch(`${web.url}/api/v1/businesses/${businessId}/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': PLATFORM_KEY },
+      body: JSON.stringify({
+        sender_type: 'system',
+        messages: Array.from({ length: n }, (_, i) => ({ client_id: clientIds[(sent + i) % clientIds.length], subject: `Your receipt #${sent + i}`, message: 'Thank you for visiting Bench Salon today.' })),
+      }),
+    });
+    if (res.status !== 200) throw new Error(`email request answered ${res.status}: ${await res.text()}`);
+  }
+  await waitUntil(async () => (await sql<{ n: number }[]>`select count(*)::int as n from messages where channel = 'email' and status = 'sent'`)[0]!.n >= EMAILS, 600_000, 100);
+  const emailSeconds = (Date.now() - e0) / 1000;
+
+  await stopChild(worker);
+  await web.stop();
+
+  // --- pg-boss fetch at a 200,000-job backlog, with and without the fetch index ---
+  const boss = new PgBoss({ connectionString: database.url, supervise: false, schedule: false, max: 2 });
+  boss.on('error', () => {});
+  await boss.start();
+  await boss.createQueue('bench.backlog');
+  for (let i = 0; i < 200_000; i += 10_000) {
+    await boss.insert(Array.from({ length: 10_000 }, (_, j) => ({ name: 'bench.backlog', data: { n: i + j } })));
+  }
+  await sql`analyze pgboss.job`;
+  const timeFetches = async () => {
+    const times: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t0 = performance.now();
+      const jobs = await boss.fetch('bench.backlog', { batchSize: 50 });
+      times.push(performance.now() - t0);
+      if (jobs?.length) await boss.complete('bench.backlog', jobs.map((j) => j.id));
+    }
+    return median(times);
+  };
+  const withIndex = await timeFetches();
+  await sql`drop index pgboss.job_fetch_waiting_idx`;
+  const withoutIndex = await timeFetches();
+  await sql`create index job_fetch_waiting_idx on pgboss.job (name, priority desc, created_on, id) where state < 'active'`;
+  await boss.stop({ graceful: false, wait: true });
+
+  const rate = total / smsSeconds;
+  console.log('\nresults');
+  console.log(`  cores                                  ${os.cpus().length}`);
+  console.log(`  bulk 1,000-SMS request latency          p50 ${fmt(median(latencies), 0)} ms, p95 ${fmt(percentile(latencies, 95), 0)} ms (target p95 ≤ 300 ms)`);
+  console.log(`  SMS queued → sent                       ${total} in ${fmt(smsSeconds)} s = ${fmt(rate, 0)} SMS/s (target ≥ 1,000)`);
+  console.log(`  ceiling: twilio client → fake, no DB    ${fmt(ceiling, 0)} sends/s; pipeline at ${fmt((100 * rate) / ceiling, 0)}% of it`);
+  console.log(`  queue pickup (job created → started)    p50 ${fmt(median(pickup.map((p) => p.ms)), 0)} ms, p95 ${fmt(percentile(pickup.map((p) => p.ms), 95), 0)} ms (target p95 ≤ 1,000 ms)`);
+  console.log(`  email queued → sent (SMTP)              ${EMAILS} in ${fmt(emailSeconds)} s = ${fmt(EMAILS / emailSeconds, 0)} emails/s (target ≥ 300)`);
+  console.log(`  pg-boss fetch(50) at 200,000 waiting    ${fmt(withIndex, 2)} ms with job_fetch_waiting_idx, ${fmt(withoutIndex, 1)} ms without (target ≤ 10 ms)`);
+  console.log(`  final SMS statuses                      ${statusCounts.map((s) => `${s.status} ${s.n}`).join(', ')}${allSent ? '' : ' (timed out)'}`);
+  if (chaos) console.log(`  chaos: worker killed ${kills}×             lost ${lost}, duplicated ${duplicated} (must be 0 and 0)`);
+  else console.log(`  lost ${lost}, duplicated ${duplicated}`);
+
+  await sql.end();
+  await fake.close();
+  await sink.close();
+  await database.stop();
+  process.exit(chaos && (lost > 0 || duplicated > 0) ? 1 : 0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
