@@ -8,6 +8,7 @@ import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from
 import { sweepExpiredRows } from '@/server/services/maintenance';
 import type { SendJob } from '@/server/services/messages/submit';
 import { applyStatusUpdate } from '@/server/services/messages/status';
+import { reprocessEvent } from '@/server/services/webhooks/retry';
 import { startBatchLoop } from './batch-loop';
 import { sendEmailBatch } from './send-email';
 import { sendSmsBatch } from './send-sms';
@@ -47,6 +48,9 @@ export async function startWorker() {
       const { provider, providerMessageId, status } = job.data;
       await applyStatusUpdate({ provider, providerMessageId }, { status });
     }
+  });
+  await boss.work<{ eventId: number }>(QUEUES.webhookRetry, { batchSize: 20, pollingIntervalSeconds: 1, includeMetadata: true }, async (jobs) => {
+    for (const job of jobs) await reprocessEvent(job.data.eventId, job.retryCount >= job.retryLimit);
   });
   await boss.work(QUEUES.maintenance, async () => {
     const swept = await sweepExpiredRows();

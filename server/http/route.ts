@@ -25,6 +25,8 @@ export type HandlerContext<P, Q, B> = {
   caller: Caller;
   /** The raw body text (webhooks verify signatures over it). */
   rawBody: string;
+  /** The raw body bytes (multipart uploads, signatures over exact bytes). */
+  rawBytes: Buffer;
 };
 
 type RouteContext = { params: Promise<Record<string, string | string[]>> };
@@ -83,10 +85,11 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
   const url = new URL(req.url);
   const query = op.query ? parseOrThrow('query', op.query, searchParamsToObject(url.searchParams)) : undefined;
 
-  let rawBody = '';
+  let rawBytes: Buffer = Buffer.alloc(0);
   let body: unknown;
+  if (req.method !== 'GET' && req.method !== 'HEAD') rawBytes = await readBody(req);
+  const rawBody = rawBytes.toString('utf8');
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    rawBody = await readBody(req);
     if (op.body || op.docBody) {
       const decoded = decodeBody(req, rawBody, op.bodyType ?? 'application/json');
       op.preValidate?.(decoded);
@@ -104,6 +107,7 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
       body: body as never,
       caller: caller as Caller,
       rawBody,
+      rawBytes,
     });
     if (result instanceof Response) return result;
     return json(200, result === undefined ? null : result);
@@ -123,10 +127,10 @@ export function json(status: number, payload: unknown, headers: Record<string, s
 }
 
 /** Reads the body as text, refusing (413) past 10 MiB without buffering the rest. */
-async function readBody(req: Request): Promise<string> {
+async function readBody(req: Request): Promise<Buffer> {
   const declared = Number(req.headers.get('content-length') ?? '0');
   if (declared > MAX_BODY_BYTES) throw new AppError('payload_too_large', 'Request body exceeds 10 MiB');
-  if (!req.body) return '';
+  if (!req.body) return Buffer.alloc(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -140,7 +144,7 @@ async function readBody(req: Request): Promise<string> {
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 function decodeBody(req: Request, raw: string, expected: string): unknown {

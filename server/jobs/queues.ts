@@ -11,6 +11,7 @@ export const QUEUES = {
   emailSend: 'email.send',
   emailSendDead: 'email.send.dead',
   sandboxStatus: 'sandbox.status',
+  webhookRetry: 'webhook.retry',
   maintenance: 'system.maintenance',
 } as const;
 
@@ -24,6 +25,8 @@ export const QUEUE_OPTIONS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
   [QUEUES.smsSend]: { retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: 60, deadLetter: QUEUES.smsSendDead },
   [QUEUES.emailSend]: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 120, deadLetter: QUEUES.emailSendDead },
   [QUEUES.sandboxStatus]: { retryLimit: 3, retryDelay: 1, expireInSeconds: 60 },
+  // Reprocessing of stored webhook events whose first processing failed or found nothing yet.
+  [QUEUES.webhookRetry]: { retryLimit: 8, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 },
   [QUEUES.maintenance]: { retryLimit: 1, expireInSeconds: 300, policy: 'singleton' },
 };
 

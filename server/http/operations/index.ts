@@ -3,6 +3,7 @@ import * as auth from './auth';
 import * as businesses from './businesses';
 import * as health from './health';
 import * as messages from './messages';
+import * as webhooks from './webhooks';
 
 /** Every REST operation, in the order the API reference lists them. */
 export const operations: Operation[] = [
@@ -10,4 +11,5 @@ export const operations: Operation[] = [
   ...Object.values(auth),
   ...Object.values(businesses),
   ...Object.values(messages),
+  ...Object.values(webhooks),
 ] as Operation[];

@@ -1,0 +1,13 @@
+import { emailProviderEvents as op } from '@/server/http/operations/webhooks';
+import { route } from '@/server/http/route';
+import { AppError } from '@/server/errors';
+import { verifySendgridSignature } from '@/server/providers/sendgrid-signature';
+import { headersWorthKeeping } from '@/server/services/webhooks/events';
+import { handleSendgridEvents, type SendgridEvent } from '@/server/services/webhooks/sendgrid-events';
+
+// POST: the email provider's event webhook (SendGrid: a signed JSON array of events).
+export const POST = route(op, async ({ req, rawBytes, body }) => {
+  verifySendgridSignature(req, rawBytes);
+  if (!Array.isArray(body)) throw AppError.invalid(['body'], 'must be a JSON array of events', 'list_type');
+  return handleSendgridEvents(body as SendgridEvent[], headersWorthKeeping(req));
+});

@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { db, type Tx } from '@/db/client';
+import { businesses } from '@/db/schema';
+import { enqueue, executorFor } from '@/server/jobs/enqueue';
+import { QUEUE_OPTIONS, QUEUES, type QueueName } from '@/server/jobs/queues';
+import { createBusiness } from '@/server/testing/factories';
+
+/**
+ * SPEC §6.1 Queueing: jobs are enqueued through the caller's transaction, so a job exists exactly
+ * when the rows it refers to do. `enqueue` drives pg-boss 10's own insert SQL through drizzle.
+ */
+
+type JobRow = {
+  id: string;
+  name: string;
+  data: unknown;
+  data_type: string;
+  state: string;
+  priority: number;
+  retry_limit: number;
+  retry_count: number;
+  retry_delay: number;
+  retry_backoff: boolean;
+  expire_seconds: number;
+  dead_letter: string | null;
+  policy: string | null;
+  singleton_key: string | null;
+  start_in_seconds: number;
+  created_on: Date;
+};
+
+/** Jobs whose payload carries this marker, read from any connection (`tx` defaults to the pool). */
+async function jobsWithMarker(marker: string, tx: Tx = db): Promise<JobRow[]> {
+  const rows = await tx.execute<JobRow>(sql`
+    select id, name, data, jsonb_typeof(data) as data_type, state::text as state, priority, retry_limit, retry_count,
+           retry_delay, retry_backoff, extract(epoch from expire_in)::int as expire_seconds, dead_letter, policy,
+           singleton_key, extract(epoch from (start_after - now()))::float8 as start_in_seconds, created_on
+    from pgboss.job where data->>'marker' = ${marker} order by created_on, id`);
+  return [...rows];
+}
+
+const marker = () => `m-${randomUUID()}`;
+
+describe('enqueue(tx, queue, jobs)', () => {
+  it('commits jobs with the transaction, with the retry policy of their queue (as stored in pgboss.queue)', async () => {
+    const m = marker();
+    await db.transaction(async (tx) => {
+      await enqueue(tx, QUEUES.smsSend, [{ data: { marker: m, messageId: 1, businessId: 1 } }, { data: { marker: m, messageId: 2, businessId: 1 } }]);
+    });
+    const jobs = await jobsWithMarker(m);
+    expect(jobs).toHaveLength(2);
+    const [queue] = [
+      ...(await db.execute<{ retry_limit: number; retry_delay: number; retry_backoff: boolean; expire_seconds: number; dead_letter: string | null; policy: string | null }>(
+        sql`select retry_limit, retry_delay, retry_backoff, expire_seconds, dead_letter, policy from pgboss.queue where name = ${QUEUES.smsSend}`,
+      )),
+    ];
+    expect(queue).toBeDefined();
+    for (const job of jobs) {
+      expect(job).toMatchObject({
+        name: 'sms.send',
+        state: 'created',
+        priority: 0,
+        retry_count: 0,
+        retry_limit: queue!.retry_limit,
+        retry_delay: queue!.retry_delay,
+        retry_backoff: queue!.retry_backoff,
+        expire_seconds: queue!.expire_seconds,
+        dead_letter: queue!.dead_letter,
+        policy: queue!.policy,
+      });
+      // And that stored policy is the one the code declares.
+      expect(job).toMatchObject({ retry_limit: 5, retry_delay: 2, retry_backoff: true, expire_seconds: 60, dead_letter: 'sms.send.dead' });
+      expect(Math.abs(job.start_in_seconds)).toBeLessThan(5);
+    }
+    expect(jobs.map((j) => (j.data as { messageId: number }).messageId).sort()).toEqual([1, 2]);
+  });
+
+  it.each(Object.entries(QUEUE_OPTIONS) as [QueueName, (typeof QUEUE_OPTIONS)[QueueName]][])('queue %s: a job gets that queue’s declared policy', async (name, options) => {
+    const m = marker();
+    await db.transaction((tx) => enqueue(tx, name, [{ data: { marker: m } }]));
+    const [job] = await jobsWithMarker(m);
+    expect(job).toBeDefined();
+    expect(job!.name).toBe(name);
+    expect(job!.retry_limit).toBe(options.retryLimit ?? 2);
+    if (options.retryDelay !== undefined) expect(job!.retry_delay).toBe(options.retryDelay);
+    expect(job!.retry_backoff).toBe(options.retryBackoff ?? false);
+    if (options.expireInSeconds !== undefined) expect(job!.expire_seconds).toBe(options.expireInSeconds);
+    expect(job!.dead_letter).toBe(options.deadLetter ?? null);
+    expect(job!.policy).toBe(options.policy ?? 'standard');
+  });
+
+  it('a job is visible inside its transaction and invisible to everyone else until commit', async () => {
+    const m = marker();
+    await db.transaction(async (tx) => {
+      await enqueue(tx, QUEUES.emailSend, [{ data: { marker: m } }]);
+      expect(await jobsWithMarker(m, tx)).toHaveLength(1);
+      expect(await jobsWithMarker(m)).toHaveLength(0);
+    });
+    expect(await jobsWithMarker(m)).toHaveLength(1);
+  });
+
+  it('a transaction that throws after enqueueing leaves no job and none of its rows behind', async () => {
+    const m = marker();
+    let businessId: number | undefined;
+    await expect(
+      db.transaction(async (tx) => {
+        const b = await createBusiness({ name: `Rolled back ${m}` }, tx);
+        businessId = b.id;
+        await enqueue(tx, QUEUES.smsSend, [{ data: { marker: m, businessId: b.id, messageId: 1 } }]);
+        await enqueue(tx, QUEUES.emailSend, [{ data: { marker: m, businessId: b.id, messageId: 2 } }]);
+        expect(await jobsWithMarker(m, tx)).toHaveLength(2);
+        throw new Error('provider exploded after enqueue');
+      }),
+    ).rejects.toThrow('provider exploded after enqueue');
+    expect(businessId).toEqual(expect.any(Number));
+    expect(await jobsWithMarker(m)).toEqual([]);
+    expect(await db.select().from(businesses).where(eq(businesses.id, businessId!))).toEqual([]);
+  });
+
+  it('a rolled-back savepoint drops its jobs while the outer transaction keeps its own', async () => {
+    const outer = marker();
+    const inner = marker();
+    await db.transaction(async (tx) => {
+      await enqueue(tx, QUEUES.smsSend, [{ data: { marker: outer } }]);
+      await tx
+        .transaction(async (sp) => {
+          await enqueue(sp, QUEUES.smsSend, [{ data: { marker: inner } }]);
+          throw new Error('inner');
+        })
+        .catch(() => {});
+    });
+    expect(await jobsWithMarker(outer)).toHaveLength(1);
+    expect(await jobsWithMarker(inner)).toHaveLength(0);
+  });
+
+  it('jobs with undefined options work; startAfterSeconds delays the job and singletonKey is stored', async () => {
+    const m = marker();
+    await db.transaction(async (tx) => {
+      await enqueue(tx, QUEUES.sandboxStatus, [
+        { data: { marker: m, n: 1 }, startAfterSeconds: undefined, singletonKey: undefined },
+        { data: { marker: m, n: 2 }, startAfterSeconds: 120 },
+        { data: { marker: m, n: 3 }, singletonKey: 'status-SM123' },
+        { data: { marker: m, n: 4 }, startAfterSeconds: 0 },
+      ]);
+    });
+    const jobs = new Map((await jobsWithMarker(m)).map((j) => [(j.data as { n: number }).n, j]));
+    expect(jobs.size).toBe(4);
+    expect(Math.abs(jobs.get(1)!.start_in_seconds)).toBeLessThan(5);
+    expect(jobs.get(1)!.singleton_key).toBeNull();
+    expect(jobs.get(2)!.start_in_seconds).toBeGreaterThan(110);
+    expect(jobs.get(2)!.start_in_seconds).toBeLessThan(125);
+    expect(jobs.get(3)!.singleton_key).toBe('status-SM123');
+    expect(Math.abs(jobs.get(4)!.start_in_seconds)).toBeLessThan(5);
+  });
+
+  it('the executor binds pg-boss parameters: undefined becomes NULL, $10 is not $1 followed by 0', async () => {
+    await db.transaction(async (tx) => {
+      const ex = executorFor(tx);
+      const { rows } = await ex.executeSql('select $1::int as a, $2::text as b, $10::int + $1::int as c', [undefined, 'x', 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(rows).toEqual([{ a: null, b: 'x', c: null }]);
+      const second = await ex.executeSql('select $1::int + $10::int as c', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(second.rows).toEqual([{ c: 11 }]);
+    });
+  });
+
+  it('an empty job list is a no-op', async () => {
+    await db.transaction(async (tx) => {
+      await expect(enqueue(tx, QUEUES.smsSend, [])).resolves.toBeUndefined();
+    });
+  });
+
+  it('JSON data round-trips exactly: nested objects, arrays, unicode, quotes, backslashes and $n text, stored as a jsonb object', async () => {
+    const m = marker();
+    const data = {
+      marker: m,
+      messageId: 9_007_199_254_740_991,
+      businessId: -1,
+      ratio: 0.125,
+      ok: true,
+      nothing: null,
+      empty: { list: [], obj: {} },
+      nested: { a: [1, { b: [{ c: 'deep' }] }], 'clé ünïcode': 'value' },
+      text: {
+        emoji: 'Hi 👋🏽 — see you 🌸',
+        cjk: '予約を確認しました',
+        rtl: 'مرحبا',
+        combining: 'e\u0301',
+        quotes: `O'Brien said "hi"`,
+        backslash: 'C:\\path\\to\\file \\n not a newline',
+        newline: 'line1\nline2\ttab',
+        dollars: 'costs $1 and $10, ${x}',
+        sqlish: "'); drop table pgboss.job; --",
+      },
+    };
+    await db.transaction((tx) => enqueue(tx, QUEUES.emailSend, [{ data }]));
+    const [job] = await jobsWithMarker(m);
+    expect(job!.data_type).toBe('object');
+    expect(job!.data).toEqual(data);
+    // Read as text too: no double encoding (a JSON string containing JSON).
+    const [raw] = [...(await db.execute<{ t: string }>(sql`select data->'text'->>'emoji' as t from pgboss.job where id = ${job!.id}`))];
+    expect(raw!.t).toBe(data.text.emoji);
+  });
+
+  it('many jobs in one call: one row each, in the named queue', async () => {
+    const m = marker();
+    await db.transaction((tx) => enqueue(tx, QUEUES.smsSend, Array.from({ length: 250 }, (_, i) => ({ data: { marker: m, messageId: i + 1 } }))));
+    const jobs = await jobsWithMarker(m);
+    expect(jobs).toHaveLength(250);
+    expect(new Set(jobs.map((j) => (j.data as { messageId: number }).messageId)).size).toBe(250);
+    expect(new Set(jobs.map((j) => j.name))).toEqual(new Set(['sms.send']));
+  });
+});

@@ -1,0 +1,38 @@
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { env } from '@/server/env';
+import { AppError } from '@/server/errors';
+
+let cachedKey: { source: string; key: KeyObject } | undefined;
+
+function publicKey(source: string): KeyObject {
+  if (cachedKey?.source === source) return cachedKey.key;
+  const key = source.includes('BEGIN PUBLIC KEY')
+    ? createPublicKey(source)
+    : createPublicKey({ key: Buffer.from(source.replace(/\s+/g, ''), 'base64'), format: 'der', type: 'spki' });
+  cachedKey = { source, key };
+  return key;
+}
+
+/**
+ * SendGrid's signed Event Webhook (providers.md §5.3): ECDSA P-256 / SHA-256 over the timestamp
+ * header followed by the raw body, with the verification key from Mail Settings (base64 DER SPKI).
+ * Without a configured key, development accepts unsigned events and production refuses them.
+ */
+export function verifySendgridSignature(req: Request, rawBody: Buffer): void {
+  const configured = env().sendgridWebhookPublicKey;
+  if (!configured) {
+    if (env().production) throw new AppError('forbidden', 'SendGrid webhooks are refused: SENDGRID_WEBHOOK_PUBLIC_KEY is not configured');
+    return;
+  }
+  const signature = req.headers.get('x-twilio-email-event-webhook-signature');
+  const timestamp = req.headers.get('x-twilio-email-event-webhook-timestamp');
+  let ok = false;
+  if (signature && timestamp) {
+    try {
+      ok = verify('sha256', Buffer.concat([Buffer.from(timestamp), rawBody]), publicKey(configured), Buffer.from(signature, 'base64'));
+    } catch {
+      ok = false;
+    }
+  }
+  if (!ok) throw new AppError('forbidden', 'Invalid SendGrid signature');
+}

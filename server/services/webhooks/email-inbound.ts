@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import { businessEmailSenders, businesses, clients, messages, type StoredAttachment } from '@/db/schema';
+import { publish } from '@/server/realtime/publish';
+import { insertMessages } from '@/server/services/messages/insert';
+import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
+import { markEvent, processOrRetry, storeEvent } from './events';
+
+export type InboundEmail = {
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string | null;
+  headers: string;
+  envelope: { to?: string[]; from?: string } | null;
+  attachments: StoredAttachment[];
+};
+
+const ADDRESS = /[A-Za-z0-9._%+'-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
+export const addresses = (value: string) => [...new Set((value.match(ADDRESS) ?? []).map((a) => a.toLowerCase()))];
+const displayName = (value: string) => value.replace(/<[^>]*>/, '').replace(/"/g, '').trim() || null;
+
+/** One header's value from a raw header block (continuation lines folded). */
+export function headerValue(block: string, name: string): string | null {
+  const unfolded = block.replace(/\r?\n[ \t]+/g, ' ');
+  const match = unfolded.match(new RegExp(`^${name}:[ \\t]*(.*)$`, 'im'));
+  return match ? match[1]!.trim() : null;
+}
+const messageIds = (value: string | null) => (value ? (value.match(/<[^<>\s]+>/g) ?? []) : []);
+
+/** Inbound Parse multipart body → our fields (attachments kept as base64 with their names). */
+export async function parseInboundForm(rawBytes: Buffer, contentType: string): Promise<InboundEmail> {
+  const form = await new Request('http://inbound.local/', { method: 'POST', headers: { 'content-type': contentType }, body: new Uint8Array(rawBytes) }).formData();
+  const field = (name: string) => {
+    const v = form.get(name);
+    return typeof v === 'string' ? v : '';
+  };
+  let envelope: InboundEmail['envelope'] = null;
+  try {
+    envelope = field('envelope') ? (JSON.parse(field('envelope')) as InboundEmail['envelope']) : null;
+  } catch {
+    envelope = null;
+  }
+  const attachments: StoredAttachment[] = [];
+  for (const [name, value] of form.entries()) {
+    if (typeof value === 'string' || !/^attachment\d+$/.test(name)) continue;
+    const bytes = Buffer.from(await value.arrayBuffer());
+    attachments.push({ filename: value.name || name, content_type: value.type || null, url: null, size: bytes.length, content: bytes.toString('base64') });
+  }
+  return { from: field('from'), to: field('to'), subject: field('subject'), text: field('text'), html: field('html') || null, headers: field('headers'), envelope, attachments };
+}
+
+/** The business whose sender address the mail was sent to. */
+async function businessFor(recipients: string[], tx: Tx): Promise<number | null> {
+  if (recipients.length === 0) return null;
+  const [sender] = await tx
+    .select({ businessId: businessEmailSenders.businessId })
+    .from(businessEmailSenders)
+    .where(inArray(sql`lower(${businessEmailSenders.email})`, recipients))
+    .limit(1);
+  if (sender) return sender.businessId;
+  const [business] = await tx
+    .select({ id: businesses.id })
+    .from(businesses)
+    .where(inArray(sql`lower(${businesses.fromEmail})`, recipients))
+    .orderBy(asc(businesses.id))
+    .limit(1);
+  return business?.id ?? null;
+}
+
+/**
+ * SPEC §6.1 Inbound email: a client's email becomes an inbound EMAIL in their conversation.
+ * Threading first (In-Reply-To / References against our stored Message-IDs), then the sender's
+ * address; a new sender becomes a `lead`. A threaded reply from another address stays in that
+ * conversation with its sender recorded and creates no client. Stored and deduplicated by the
+ * mail's Message-ID (or a hash of the body when it has none).
+ */
+export async function handleInboundEmail(mail: InboundEmail, headers: Record<string, string>, rawBytes: Buffer) {
+  // The whole mail (attachments included) is the stored payload, so a retry has everything.
+  const eventId = await storeEvent({ provider: 'sendgrid', kind: 'email_inbound', dedupeKey: inboundDedupeKey(mail, rawBytes), headers, payload: mail });
+  if (eventId === null) return { status: 'duplicate' };
+  await processOrRetry(eventId, 'email_inbound', () => processInboundEmail(eventId, mail));
+  return { status: 'accepted' };
+}
+
+function inboundDedupeKey(mail: InboundEmail, rawBytes: Buffer): string {
+  return headerValue(mail.headers, 'Message-ID') ?? createHash('sha256').update(rawBytes).digest('hex');
+}
+
+export async function processInboundEmail(eventId: number, mail: InboundEmail): Promise<void> {
+  const ownMessageId = headerValue(mail.headers, 'Message-ID');
+  const dedupeKey = ownMessageId ?? `event:${eventId}`;
+  const { attachments } = mail;
+  await db.transaction(async (tx) => {
+    const [already] = await tx.execute(sql`select 1 from messages where provider = 'sendgrid' and provider_message_id = ${dedupeKey} limit 1`);
+    if (already) return markEvent(eventId, 'processed', {}, tx);
+    const recipients = mail.envelope?.to?.map((a) => a.toLowerCase()) ?? addresses(mail.to);
+    const businessId = await businessFor(recipients.length ? recipients : addresses(mail.to), tx);
+    if (!businessId) {
+      return markEvent(eventId, 'ignored', { error: `No business receives mail at ${recipients.join(', ') || mail.to}` }, tx);
+    }
+    const sender = addresses(mail.envelope?.from ?? '')[0] ?? addresses(mail.from)[0] ?? '';
+    const references = [...messageIds(headerValue(mail.headers, 'In-Reply-To')), ...messageIds(headerValue(mail.headers, 'References')).reverse()];
+
+    let conversationId: number | null = null;
+    let clientId: number | null = null;
+    if (references.length) {
+      const [thread] = await tx
+        .select({ conversationId: messages.conversationId, clientId: messages.clientId })
+        .from(messages)
+        .where(and(eq(messages.businessId, businessId), inArray(messages.emailMessageId, references)))
+        .orderBy(sql`${messages.sentAt} desc`)
+        .limit(1);
+      if (thread) ({ conversationId, clientId } = thread);
+    }
+    if (!clientId) {
+      await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(${`email:${sender}`}))`);
+      const [known] = await tx
+        .select({ id: clients.id })
+        .from(clients)
+        .where(and(eq(clients.businessId, businessId), sql`lower(${clients.email}) = ${sender}`))
+        .orderBy(asc(clients.id))
+        .limit(1);
+      clientId =
+        known?.id ??
+        (await tx.insert(clients).values({ businessId, email: sender, name: displayName(mail.from), clientType: 'lead' }).returning({ id: clients.id }))[0]!.id;
+      conversationId = (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
+    }
+
+    const [row] = await insertMessages(tx, [
+      {
+        businessId,
+        conversationId: conversationId!,
+        clientId,
+        channel: 'email',
+        direction: 'inbound',
+        messageType: 'EMAIL',
+        senderType: 'client',
+        senderId: clientId,
+        receiverType: 'staff',
+        content: mail.text || null,
+        subject: mail.subject || null,
+        fromAddress: sender,
+        toAddress: recipients[0] ?? null,
+        attachments: attachments.length ? attachments : null,
+        status: 'received',
+        provider: 'sendgrid',
+        providerMessageId: dedupeKey,
+        providerMetadata: mail.html ? { html: mail.html } : {},
+        emailMessageId: ownMessageId,
+        inReplyTo: references[0] ?? null,
+        isRead: false,
+        sentAt: new Date(),
+      },
+    ]);
+    await touchConversations(tx, [conversationId!]);
+    await publish(tx, { type: 'message.created', businessId, conversationIds: [conversationId!], messageIds: [row!.id] });
+    await markEvent(eventId, 'processed', { businessId }, tx);
+  });
+}

@@ -1,0 +1,80 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import { webhookEvents, type WebhookOutcome } from '@/db/schema';
+import { enqueue } from '@/server/jobs/enqueue';
+import { QUEUES } from '@/server/jobs/queues';
+import { logger } from '@/server/logger';
+
+/**
+ * Every webhook is stored raw before it is processed (SPEC §6.1): the row's unique
+ * (provider, kind, dedupe_key) makes a redelivery a no-op, and its outcome shows what became of it.
+ */
+export type WebhookKind = 'sms_incoming' | 'sms_status' | 'voice_status' | 'sendgrid_event' | 'email_inbound';
+
+const KEPT_HEADERS = ['content-type', 'user-agent', 'x-twilio-signature', 'i-twilio-idempotency-token', 'x-twilio-email-event-webhook-timestamp', 'x-request-id'];
+
+export function headersWorthKeeping(req: Request): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = req.headers.get(name);
+    if (value !== null) kept[name] = value;
+  }
+  return kept;
+}
+
+/** Inserts the event; `null` when the same event was already received (a duplicate). */
+export async function storeEvent(
+  input: { provider: string; kind: WebhookKind; dedupeKey: string; headers: Record<string, string>; payload: unknown; businessId?: number | null },
+  tx: Tx = db,
+): Promise<number | null> {
+  const [row] = await tx
+    .insert(webhookEvents)
+    .values({ provider: input.provider, kind: input.kind, dedupeKey: input.dedupeKey, headers: input.headers, payload: input.payload, businessId: input.businessId ?? null })
+    .onConflictDoNothing()
+    .returning({ id: webhookEvents.id });
+  return row?.id ?? null;
+}
+
+export async function markEvent(id: number, outcome: WebhookOutcome, details: { error?: string | null; businessId?: number | null } = {}, tx: Tx = db) {
+  await tx
+    .update(webhookEvents)
+    .set({
+      outcome,
+      error: details.error ?? null,
+      businessId: details.businessId ?? undefined,
+      processedAt: outcome === 'pending' ? null : sql`now()`,
+      attempts: sql`${webhookEvents.attempts} + 1`,
+    })
+    .where(eq(webhookEvents.id, id));
+}
+
+export async function loadEvent(id: number) {
+  const [row] = await db.select().from(webhookEvents).where(eq(webhookEvents.id, id)).limit(1);
+  return row ?? null;
+}
+
+/**
+ * Runs a stored event's processing. A failure is recorded on the event (`failed`, with the
+ * error) and handed to the webhook retry job, so nothing received is lost; the caller still
+ * answers the provider 200.
+ */
+export async function processOrRetry(eventId: number, kind: WebhookKind, process: () => Promise<void>): Promise<void> {
+  try {
+    await process();
+  } catch (err) {
+    logger.error({ err, event_id: eventId, kind }, 'webhook processing failed; will retry');
+    await markEvent(eventId, 'failed', { error: (err as Error).message?.slice(0, 2000) ?? String(err) }).catch(() => {});
+    await enqueue(db, QUEUES.webhookRetry, [{ data: { eventId }, startAfterSeconds: 5 }]).catch((e) =>
+      logger.error({ err: e, event_id: eventId }, 'could not enqueue webhook retry; the event stays failed and visible'),
+    );
+  }
+}
+
+export async function eventIsDone(id: number): Promise<boolean> {
+  const [row] = await db
+    .select({ outcome: webhookEvents.outcome })
+    .from(webhookEvents)
+    .where(and(eq(webhookEvents.id, id)))
+    .limit(1);
+  return row?.outcome === 'processed' || row?.outcome === 'ignored';
+}

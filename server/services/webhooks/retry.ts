@@ -1,0 +1,46 @@
+import { sql } from 'drizzle-orm';
+import { db } from '@/db/client';
+import { param, type FormParams } from '@/server/providers/twilio-signature';
+import { mapTwilioMessageStatus } from '@/server/providers/twilio-status';
+import { applyStatusUpdate } from '@/server/services/messages/status';
+import { loadEvent, markEvent } from './events';
+import { processInboundEmail, type InboundEmail } from './email-inbound';
+import { processInboundSms } from './twilio-inbound';
+import { processVoiceStatus } from './twilio-voice';
+
+/**
+ * The `webhook.retry` job: processes a stored event again, the same way the endpoint would have.
+ * Throwing makes pg-boss retry with backoff; on the last attempt an event that still cannot be
+ * applied is closed as `ignored` with the reason, so it stays visible.
+ */
+export async function reprocessEvent(eventId: number, lastAttempt: boolean): Promise<void> {
+  const event = await loadEvent(eventId);
+  if (!event || event.outcome === 'processed' || event.outcome === 'ignored') return;
+  const params = event.payload as FormParams;
+  switch (event.kind) {
+    case 'sms_incoming':
+      return processInboundSms(eventId, params);
+    case 'sms_status': {
+      const sid = param(params, 'MessageSid') ?? param(params, 'SmsSid') ?? '';
+      const status = mapTwilioMessageStatus(param(params, 'MessageStatus') ?? param(params, 'SmsStatus') ?? '');
+      const errorCode = param(params, 'ErrorCode') ?? null;
+      const [target] = await db.execute<{ id: number; business_id: number }>(
+        sql`select id::int as id, business_id from messages where provider_message_id = ${sid} and provider in ('twilio', 'sandbox') limit 1`,
+      );
+      if (!target) {
+        if (lastAttempt) return markEvent(eventId, 'ignored', { error: `No message has MessageSid ${sid}` });
+        throw new Error(`No message has MessageSid ${sid} yet`);
+      }
+      const result = status
+        ? await applyStatusUpdate({ businessId: target.business_id, messageId: target.id }, { status, errorCode, errorMessage: errorCode ? `Twilio error ${errorCode}` : null })
+        : { updated: 0 };
+      return markEvent(eventId, result.updated ? 'processed' : 'ignored', { businessId: target.business_id });
+    }
+    case 'voice_status':
+      return processVoiceStatus(eventId, params);
+    case 'email_inbound':
+      return processInboundEmail(eventId, event.payload as InboundEmail);
+    default:
+      throw new Error(`No reprocessing for webhook kind ${event.kind}`);
+  }
+}

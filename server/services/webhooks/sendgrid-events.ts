@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import { db } from '@/db/client';
+import { clients, messages, type MessageStatus } from '@/db/schema';
+import { applyStatusUpdate } from '@/server/services/messages/status';
+import { markEvent, storeEvent } from './events';
+
+export type SendgridEvent = Record<string, unknown> & { event?: string; sg_event_id?: string; sg_message_id?: string; email?: string };
+
+/** SPEC §4.1's SendGrid mapping; `optOut` events change the client, not the status. */
+const EVENT_STATUS: Record<string, MessageStatus | 'optOut' | null> = {
+  processed: 'sent',
+  deferred: null,
+  delivered: 'delivered',
+  bounce: 'bounced',
+  blocked: 'bounced',
+  dropped: 'failed',
+  open: 'read',
+  click: null,
+  spamreport: 'optOut',
+  unsubscribe: 'optOut',
+  group_unsubscribe: 'optOut',
+};
+
+const str = (v: unknown) => (typeof v === 'string' && v.length ? v : typeof v === 'number' ? String(v) : null);
+
+/**
+ * Finds our message for an event, in SPEC §6.1's order: the `message_id` unique argument we attach
+ * when sending, the `smtp-id` equal to our stored Message-ID, then `sg_message_id` starting with
+ * the stored provider id.
+ */
+async function findMessage(event: SendgridEvent): Promise<{ id: number; businessId: number; clientId: number } | null> {
+  const columns = { id: messages.id, businessId: messages.businessId, clientId: messages.clientId };
+  const ours = str(event.message_id);
+  if (ours && /^\d+$/.test(ours)) {
+    const [row] = await db.select(columns).from(messages).where(and(eq(messages.id, Number(ours)), eq(messages.channel, 'email'))).limit(1);
+    if (row) return row;
+  }
+  const smtpId = str(event['smtp-id']);
+  if (smtpId) {
+    const [row] = await db.select(columns).from(messages).where(and(eq(messages.emailMessageId, smtpId), eq(messages.channel, 'email'))).limit(1);
+    if (row) return row;
+  }
+  const sgId = str(event.sg_message_id);
+  if (sgId) {
+    const prefix = sgId.split('.')[0]!;
+    const [row] = await db
+      .select(columns)
+      .from(messages)
+      .where(and(eq(messages.channel, 'email'), sql`${messages.providerMessageId} in (${prefix}, ${sgId})`))
+      .limit(1);
+    if (row) return row;
+  }
+  return null;
+}
+
+/** One SendGrid Event Webhook batch: each event stored (deduplicated by sg_event_id), then applied. */
+export async function handleSendgridEvents(events: SendgridEvent[], headers: Record<string, string>) {
+  let applied = 0;
+  let duplicates = 0;
+  for (const event of events) {
+    const dedupeKey = str(event.sg_event_id) ?? createHash('sha256').update(JSON.stringify(event)).digest('hex');
+    const eventId = await storeEvent({ provider: 'sendgrid', kind: 'sendgrid_event', dedupeKey, headers, payload: event });
+    if (eventId === null) {
+      duplicates++;
+      continue;
+    }
+    const type = str(event.event) ?? '';
+    const effect = EVENT_STATUS[type];
+    const message = await findMessage(event);
+    if (!message) {
+      await markEvent(eventId, 'ignored', { error: 'No message matches this event' });
+      continue;
+    }
+    if (effect === 'optOut') {
+      await db.update(clients).set({ optedOutEmail: true, updatedAt: sql`now()` }).where(and(eq(clients.businessId, message.businessId), eq(clients.id, message.clientId)));
+      await markEvent(eventId, 'processed', { businessId: message.businessId });
+      applied++;
+      continue;
+    }
+    // A bounce after delivery still suppresses the address (providers.md §6), status unchanged.
+    if (effect === 'bounced') {
+      await db.update(clients).set({ optedOutEmail: true, updatedAt: sql`now()` }).where(and(eq(clients.businessId, message.businessId), eq(clients.id, message.clientId)));
+    }
+    if (!effect) {
+      await markEvent(eventId, 'ignored', { businessId: message.businessId });
+      continue;
+    }
+    const result = await db.transaction((tx) =>
+      applyStatusUpdate({ businessId: message.businessId, messageId: message.id }, {
+        status: effect,
+        errorCode: str(event.status) ?? str(event.type) ?? (effect === 'failed' ? 'dropped' : null),
+        errorMessage: str(event.reason) ?? str(event.response),
+      }, tx),
+    );
+    await markEvent(eventId, result.updated ? 'processed' : 'ignored', { businessId: message.businessId });
+    if (result.updated) applied++;
+  }
+  return { received: events.length, applied, duplicates };
+}

@@ -1,0 +1,108 @@
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import { clients, type StoredAttachment } from '@/db/schema';
+import { normalizePhone } from '@/server/lib/phone';
+import { param, type FormParams } from '@/server/providers/twilio-signature';
+import { publish } from '@/server/realtime/publish';
+import { insertMessages } from '@/server/services/messages/insert';
+import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
+import { smsSegments } from '@/server/lib/sms-segments';
+import { markEvent } from './events';
+
+/** SPEC §6.1 Opt-out: the whole message must be the keyword (providers.md §1.7). */
+const OPT_OUT = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'REVOKE', 'OPTOUT']);
+const OPT_IN = new Set(['START', 'YES', 'UNSTOP']);
+
+export function optKeyword(body: string): 'out' | 'in' | null {
+  const word = body.trim().toUpperCase().replace(/[.!]+$/, '');
+  return OPT_OUT.has(word) ? 'out' : OPT_IN.has(word) ? 'in' : null;
+}
+
+/** The business that owns a Twilio number (SPEC: found by `To`). */
+export async function businessForNumber(to: string, tx: Tx = db): Promise<{ businessId: number; country: string } | null> {
+  const [row] = await tx.execute<{ business_id: number; country: string }>(sql`
+    select n.business_id, b.country from business_sms_numbers n join businesses b on b.id = n.business_id
+    where n.phone_number = ${to} limit 1`);
+  return row ? { businessId: row.business_id, country: row.country } : null;
+}
+
+/** Finds the client with this number (oldest first), or creates a `lead`, under an advisory lock. */
+export async function findOrCreateClientByPhone(tx: Tx, businessId: number, phone: string): Promise<number> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(${phone}))`);
+  const [existing] = await tx
+    .select({ id: clients.id })
+    .from(clients)
+    .where(and(eq(clients.businessId, businessId), eq(clients.phoneNumber, phone)))
+    .orderBy(asc(clients.id))
+    .limit(1);
+  if (existing) return existing.id;
+  const [created] = await tx.insert(clients).values({ businessId, phoneNumber: phone, clientType: 'lead' }).returning({ id: clients.id });
+  return created!.id;
+}
+
+/**
+ * An inbound SMS (already verified and stored as event `eventId`): becomes a `received` TEXT in
+ * the client's conversation, created with the client if new; unread +1, a resolved or snoozed
+ * conversation reopens; STOP/START keywords flip the client's SMS opt-out. Idempotent: the message
+ * is unique on (twilio, MessageSid), so reprocessing a stored event changes nothing twice.
+ */
+export async function processInboundSms(eventId: number, params: FormParams): Promise<void> {
+  const sid = param(params, 'MessageSid') ?? param(params, 'SmsMessageSid') ?? param(params, 'SmsSid')!;
+  const to = normalizePhone(param(params, 'To') ?? '') ?? param(params, 'To') ?? '';
+  const body = param(params, 'Body') ?? '';
+  await db.transaction(async (tx) => {
+    const business = await businessForNumber(to, tx);
+    if (!business) {
+      await markEvent(eventId, 'ignored', { error: `No business owns ${to}` }, tx);
+      return;
+    }
+    const from = normalizePhone(param(params, 'From') ?? '', business.country) ?? param(params, 'From') ?? '';
+    const clientId = await findOrCreateClientByPhone(tx, business.businessId, from);
+    const conversationId = (await ensureConversations(tx, business.businessId, [clientId])).get(clientId)!;
+    const media: StoredAttachment[] = [];
+    const count = Number(param(params, 'NumMedia') ?? '0');
+    for (let i = 0; i < count && i < 10; i++) {
+      const url = param(params, `MediaUrl${i}`);
+      if (url) media.push({ filename: `media-${i}`, content_type: param(params, `MediaContentType${i}`) ?? null, url, size: null });
+    }
+    const existing = await tx.execute(sql`select 1 from messages where provider = 'twilio' and provider_message_id = ${sid} limit 1`);
+    if (existing.length === 0) {
+      const segments = smsSegments(body);
+      const [row] = await insertMessages(tx, [
+        {
+          businessId: business.businessId,
+          conversationId,
+          clientId,
+          channel: 'sms',
+          direction: 'inbound',
+          messageType: 'TEXT',
+          senderType: 'client',
+          senderId: clientId,
+          receiverType: 'staff',
+          content: body,
+          fromAddress: from,
+          toAddress: to,
+          attachments: media.length ? media : null,
+          status: 'received',
+          provider: 'twilio',
+          providerMessageId: sid,
+          providerMetadata: { AccountSid: param(params, 'AccountSid') ?? null, NumSegments: param(params, 'NumSegments') ?? null },
+          isRead: false,
+          segments: Number(param(params, 'NumSegments') ?? segments.segments),
+          encoding: segments.encoding,
+          sentAt: new Date(),
+        },
+      ]);
+      await touchConversations(tx, [conversationId]);
+      await publish(tx, { type: 'message.created', businessId: business.businessId, conversationIds: [conversationId], messageIds: [row!.id] });
+      const keyword = optKeyword(body);
+      if (keyword) {
+        await tx
+          .update(clients)
+          .set({ optedOutSms: keyword === 'out', updatedAt: sql`now()` })
+          .where(and(eq(clients.businessId, business.businessId), eq(clients.id, clientId)));
+      }
+    }
+    await markEvent(eventId, 'processed', { businessId: business.businessId }, tx);
+  });
+}

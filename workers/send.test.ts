@@ -1,0 +1,434 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { eq, inArray, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { db } from '@/db/client';
+import { clients, messages } from '@/db/schema';
+import { createClient, createSmsNumber, createTenant } from '@/server/testing/factories';
+import { startFakeTwilio, type FakeTwilio, type FakeTwilioCreateRequest, type FakeTwilioReply } from '@/server/testing/fake-twilio';
+import { api, jsonOf } from '@/server/testing/http';
+import { startSmtpSink, type SmtpSink } from '@/server/testing/smtp-sink';
+import { startWorkerProcess, type WorkerProcess } from '@/server/testing/worker-process';
+import { startWorker } from './index';
+
+/**
+ * The send workers end to end (SPEC §6.1 Sending, Opt-out): messages queued through the real REST
+ * endpoints, sent by the real worker through the real `twilio` client (to the local fake Twilio
+ * API) and nodemailer (to the local SMTP sink). First with the worker in this process, then as a
+ * child process that is SIGKILLed mid-send and replaced.
+ *
+ * env() reads process.env once, on first use: the fakes start first (their URLs are only known
+ * then), process.env is pointed at them, and only then does anything touch the database.
+ */
+const ENV_KEYS = [
+  'SMS_PROVIDER',
+  'TWILIO_ACCOUNT_SID',
+  'TWILIO_AUTH_TOKEN',
+  'TWILIO_API_BASE_URL',
+  'EMAIL_PROVIDER',
+  'SMTP_URL',
+  'WORKER_MAINTENANCE_INTERVAL_SECONDS',
+] as const;
+const savedEnv = Object.fromEntries(ENV_KEYS.map((k) => [k, process.env[k]]));
+process.env.WORKER_MAINTENANCE_INTERVAL_SECONDS = '1';
+
+const STATUS_CALLBACK = 'http://localhost:3000/api/v1/webhooks/twilio/sms/status';
+const runId = randomBytes(4).toString('hex');
+/** Distinct, possible US numbers: one namespace per scenario. */
+const phone = (n: number) => `+1415${String(2_000_000 + n)}`;
+
+let fake: FakeTwilio;
+let sink: SmtpSink;
+let tenant: Awaited<ReturnType<typeof createTenant>>;
+let fromNumber: string;
+
+/** Every create request that reached the fake's behavior (failNext replies do not), in order. */
+const creates: { at: number; to: string; body: string }[] = [];
+/** Per-To replies (Twilio error codes). */
+const replies = new Map<string, FakeTwilioReply>();
+/** Called synchronously when a create arrives, before the fake records and answers it. */
+let onCreate: ((req: FakeTwilioCreateRequest) => void) | null = null;
+
+beforeAll(async () => {
+  fake = await startFakeTwilio();
+  sink = await startSmtpSink();
+  Object.assign(process.env, {
+    SMS_PROVIDER: 'twilio',
+    TWILIO_ACCOUNT_SID: fake.accountSid,
+    TWILIO_AUTH_TOKEN: fake.authToken,
+    TWILIO_API_BASE_URL: fake.url,
+    EMAIL_PROVIDER: 'smtp',
+    SMTP_URL: sink.url,
+  });
+  fake.setBehavior((req) => {
+    creates.push({ at: Date.now(), to: req.to, body: req.body });
+    onCreate?.(req);
+    return replies.get(req.to) ?? null;
+  });
+  // First use of env() and the database.
+  tenant = await createTenant();
+  fromNumber = (await createSmsNumber(tenant.business.id)).phoneNumber;
+});
+
+afterAll(async () => {
+  await fake?.close();
+  await sink?.close();
+  for (const k of ENV_KEYS) {
+    if (savedEnv[k] === undefined) delete process.env[k];
+    else process.env[k] = savedEnv[k];
+  }
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `fn` every 100 ms until it returns something truthy. */
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+const rowsOf = (ids: number[]) => db.select().from(messages).where(inArray(messages.id, ids)).orderBy(messages.id);
+
+/** Waits until none of the messages is `queued` or `sending` any more; returns them in id order. */
+function settled(ids: number[], timeoutMs = 15_000) {
+  return until(
+    `${ids.length} message(s) to leave queued/sending`,
+    async () => {
+      const rows = await rowsOf(ids);
+      return rows.length === ids.length && rows.every((r) => r.status !== 'queued' && r.status !== 'sending') && rows;
+    },
+    timeoutMs,
+  );
+}
+
+/** The message's pg-boss job(s), live or archived. */
+async function jobsOf(queue: string, messageId: number) {
+  const rows = await db.execute<{ state: string; retry_count: number }>(sql`
+    select state::text as state, retry_count from pgboss.job where name = ${queue} and data->>'messageId' = ${String(messageId)}
+    union all
+    select state::text as state, retry_count from pgboss.archive where name = ${queue} and data->>'messageId' = ${String(messageId)}`);
+  return [...rows];
+}
+
+async function post(channel: 'sms' | 'email', items: Record<string, unknown>[]): Promise<number[]> {
+  const res = await api.post(`/api/v1/businesses/${tenant.business.id}/${channel}`, {
+    headers: { 'x-api-key': tenant.apiKey },
+    body: { sender_type: 'staff', messages: items },
+  });
+  if (res.status !== 200) throw new Error(`POST ${channel}: ${res.status} ${await res.text()}`);
+  return (await jsonOf(res)).message_ids as number[];
+}
+
+const atFake = (body: string) => fake.messages.filter((m) => m.body === body);
+const atSink = (subject: string) => sink.messages.filter((m) => m.parsed.subject === subject);
+
+describe('send worker in process (twilio client → fake Twilio, nodemailer → SMTP sink)', () => {
+  let worker: Awaited<ReturnType<typeof startWorker>>;
+  beforeAll(async () => {
+    worker = await startWorker();
+  });
+  afterAll(async () => {
+    await worker?.stop();
+  });
+
+  it('sends a single SMS: sent, the fake sid stored, provider twilio, status callback to PUBLIC_BASE_URL', async () => {
+    const body = `Your appointment is confirmed ${runId}`;
+    const [id] = await post('sms', [{ to_number: phone(1), message: body }]);
+    const [row] = await settled([id!]);
+    const sent = atFake(body);
+    expect(sent).toHaveLength(1);
+    expect(row).toMatchObject({ status: 'sent', provider: 'twilio', providerMessageId: sent[0]!.sid, errorCode: null, segments: 1 });
+    expect(sent[0]).toMatchObject({ to: phone(1), from: fromNumber, statusCallback: STATUS_CALLBACK });
+    expect(await jobsOf('sms.send', id!)).toEqual([{ state: 'completed', retry_count: 0 }]);
+  });
+
+  it('sends a bulk request of 200: every row sent with its own sid, exactly one fake message per row', async () => {
+    const bodies = Array.from({ length: 200 }, (_, i) => `Bulk ${i} ${runId}`);
+    const started = Date.now();
+    const ids = await post('sms', bodies.map((message, i) => ({ to_number: phone(100 + i), message })));
+    expect(ids).toHaveLength(200);
+    const rows = await settled(ids, 20_000);
+    const elapsed = Date.now() - started;
+    const byBody = new Map<string, typeof fake.messages>();
+    for (const m of fake.messages) byBody.set(m.body, [...(byBody.get(m.body) ?? []), m]);
+    for (const row of rows) {
+      const sent = byBody.get(row.content!) ?? [];
+      expect(sent, row.content!).toHaveLength(1);
+      expect(row).toMatchObject({ status: 'sent', provider: 'twilio', providerMessageId: sent[0]!.sid });
+      expect(sent[0]).toMatchObject({ to: row.toAddress, from: fromNumber, statusCallback: STATUS_CALLBACK });
+    }
+    expect(new Set(rows.map((r) => r.providerMessageId)).size).toBe(200);
+    expect(elapsed).toBeLessThan(15_000);
+  });
+
+  it('fails permanent errors at once without retrying: 21211 invalid number, 21610 opts the client out', async () => {
+    replies.set(phone(500), { status: 400, code: 21211, message: `The 'To' number ${phone(500)} is not a valid phone number.` });
+    replies.set(phone(501), { status: 400, code: 21610, message: 'Attempt to send to unsubscribed recipient' });
+    const [invalidId, optOutId] = await post('sms', [
+      { to_number: phone(500), message: `Invalid ${runId}` },
+      { to_number: phone(501), message: `Unsubscribed ${runId}` },
+    ]);
+    const [invalid, optedOut] = await settled([invalidId!, optOutId!]);
+    const failedAt = Date.now();
+    expect(invalid).toMatchObject({ status: 'failed', errorCode: '21211', providerMessageId: null });
+    expect(invalid!.errorMessage).toContain('not a valid phone number');
+    expect(optedOut).toMatchObject({ status: 'failed', errorCode: '21610', providerMessageId: null });
+    const [client] = await db.select().from(clients).where(eq(clients.id, optedOut!.clientId));
+    expect(client!.optedOutSms).toBe(true);
+
+    // A new SMS to the opted-out client is recorded failed and never reaches the fake.
+    const [laterId] = await post('sms', [{ to_number: phone(501), message: `After STOP ${runId}` }]);
+    const [later] = await rowsOf([laterId!]);
+    expect(later).toMatchObject({ status: 'failed', errorCode: 'opted_out', clientId: optedOut!.clientId, providerMessageId: null });
+    expect(await jobsOf('sms.send', laterId!)).toEqual([]);
+
+    // Retries would come ≥ 2 s after the failure (retryDelay 2, backoff): give them 3 s.
+    await sleep(Math.max(0, 3_000 - (Date.now() - failedAt)));
+    expect(creates.filter((c) => c.to === phone(500))).toHaveLength(1);
+    expect(creates.filter((c) => c.to === phone(501))).toHaveLength(1);
+    expect(creates.filter((c) => c.body === `After STOP ${runId}`)).toHaveLength(0);
+    expect(fake.messages.filter((m) => m.to === phone(500) || m.to === phone(501))).toHaveLength(0);
+    expect(await jobsOf('sms.send', invalidId!)).toEqual([{ state: 'completed', retry_count: 0 }]);
+    expect(await jobsOf('sms.send', optOutId!)).toEqual([{ state: 'completed', retry_count: 0 }]);
+    expect((await rowsOf([invalidId!, optOutId!, laterId!])).map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
+  });
+
+  it('retries transient errors with growing backoff and sends exactly once', async () => {
+    const body = `Transient ${runId}`;
+    // Request arrival times at the fake (failNext answers never reach the behavior): sample the counter.
+    const stamps: number[] = [];
+    let seen = fake.requests;
+    const sampler = setInterval(() => {
+      while (seen < fake.requests) {
+        seen++;
+        stamps.push(Date.now());
+      }
+    }, 5);
+    try {
+      fake.failNext(2, { status: 500 });
+      const [id] = await post('sms', [{ to_number: phone(600), message: body }]);
+      const [row] = await settled([id!], 25_000);
+      const sent = atFake(body);
+      expect(sent).toHaveLength(1);
+      expect(row).toMatchObject({ status: 'sent', provider: 'twilio', providerMessageId: sent[0]!.sid, errorCode: null });
+      expect(await jobsOf('sms.send', id!)).toEqual([{ state: 'completed', retry_count: 2 }]);
+      expect(stamps).toHaveLength(3);
+      const [first, second] = [stamps[1]! - stamps[0]!, stamps[2]! - stamps[1]!];
+      // retryDelay 2 s with backoff: the 1st retry waits 2–4 s, the 2nd 4–8 s.
+      expect(first).toBeGreaterThanOrEqual(1_900);
+      expect(second).toBeGreaterThanOrEqual(first);
+    } finally {
+      clearInterval(sampler);
+    }
+  }, 30_000);
+
+  it('sends email over SMTP with cc, bcc (envelope only), a base64 and a URL attachment, and the tracking headers', async () => {
+    const fetched = randomBytes(3000);
+    const files = http.createServer((req, res) => {
+      if (req.url === '/files/report.bin') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': fetched.length });
+        res.end(fetched);
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = files.address() as AddressInfo;
+      const inline = Buffer.from(`Inline attachment ✓ ${runId}`);
+      const to = `ana.${runId}@example.test`;
+      const cc = `cc.${runId}@example.test`;
+      const bcc = `bcc.${runId}@example.test`;
+      const subject = `Your receipt ${runId}`;
+      const text = 'Thanks for visiting!\nSee you soon.';
+      const [id] = await post('email', [
+        {
+          to_email: to,
+          cc_email: [cc],
+          bcc_email: [bcc],
+          subject,
+          message: text,
+          attachments: [
+            { filename: 'note.txt', content_type: 'text/plain', content: inline.toString('base64') },
+            { filename: 'report.bin', content_type: 'application/octet-stream', url: `http://127.0.0.1:${port}/files/report.bin` },
+          ],
+        },
+      ]);
+      const [row] = await settled([id!]);
+      const got = atSink(subject);
+      expect(got).toHaveLength(1);
+      const mail = got[0]!;
+      expect(mail.envelope.from).toBe(tenant.business.fromEmail);
+      expect([...mail.envelope.to].sort()).toEqual([to, cc, bcc].sort());
+      expect(mail.parsed.bcc).toBeUndefined();
+      expect(mail.raw).not.toContain(bcc);
+      expect(JSON.stringify(mail.parsed.to)).toContain(to);
+      expect(JSON.stringify(mail.parsed.cc)).toContain(cc);
+      expect(mail.parsed.text?.trim()).toBe(text);
+      const attachments = new Map(mail.parsed.attachments.map((a) => [a.filename, a]));
+      expect(attachments.get('note.txt')!.content.equals(inline)).toBe(true);
+      expect(attachments.get('note.txt')!.contentType).toBe('text/plain');
+      expect(attachments.get('report.bin')!.content.equals(fetched)).toBe(true);
+      expect(mail.parsed.headers.get('x-message-id-internal')).toBe(String(id));
+      const smtpApi = /^X-SMTPAPI: (.+)$/im.exec(mail.raw);
+      expect(smtpApi).not.toBeNull();
+      expect(JSON.parse(smtpApi![1]!.trim())).toEqual({ unique_args: { message_id: String(id) } });
+      expect(mail.parsed.messageId).toMatch(/^<.+@.+>$/);
+      expect(row).toMatchObject({ status: 'sent', provider: 'smtp', providerMessageId: mail.parsed.messageId, emailMessageId: mail.parsed.messageId, errorCode: null });
+    } finally {
+      files.closeAllConnections();
+      await new Promise((r) => files.close(r));
+    }
+  });
+
+  it('fails an email the SMTP server rejects with 550 (no retry)', async () => {
+    const subject = `Bounce ${runId}`;
+    const [id] = await post('email', [{ to_email: `nobody.${runId}@bounce.test`, subject, message: 'Hello?' }]);
+    const [row] = await settled([id!]);
+    expect(row).toMatchObject({ status: 'failed', provider: 'smtp', errorCode: '550', providerMessageId: null });
+    expect(atSink(subject)).toHaveLength(0);
+    expect(await jobsOf('email.send', id!)).toEqual([{ state: 'completed', retry_count: 0 }]);
+  });
+});
+
+/**
+ * A TCP relay in front of the SMTP sink that, when armed, withholds the sink's answer to the end
+ * of DATA ("250 … Queued as sink-N"): the server has the message, the client never learns it.
+ */
+async function startSmtpRelay(targetPort: number) {
+  let armed: (() => void) | null = null;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    sockets.add(client);
+    sockets.add(upstream);
+    let withholding = false;
+    client.on('data', (d: Buffer) => upstream.write(d));
+    upstream.on('data', (d: Buffer) => {
+      if (withholding) return;
+      if (armed && d.toString().includes('Queued as sink-')) {
+        withholding = true;
+        const accepted = armed;
+        armed = null;
+        accepted();
+        return;
+      }
+      if (!client.destroyed) client.write(d);
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const s of [client, upstream]) {
+      s.on('error', end);
+      s.on('close', end);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    /** Resolves when the sink has accepted the next message; its answer is never relayed. */
+    withholdNextAcceptance: () => new Promise<void>((resolve) => (armed = resolve)),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('send worker as a process, killed mid-send', () => {
+  const workers: WorkerProcess[] = [];
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.stop(5_000)));
+  });
+
+  it('reconciles an SMS Twilio accepted (not resent), fails an email of unknown outcome safe, and honours a later opt-out', async () => {
+    const relay = await startSmtpRelay(sink.port);
+    const env = { SMTP_URL: relay.url, WORKER_MAINTENANCE_INTERVAL_SECONDS: '1', LOG_LEVEL: 'info' };
+    try {
+      const first = await startWorkerProcess(env);
+      workers.push(first);
+
+      // 1. An email the SMTP server accepts, whose answer never reaches the worker.
+      const subject = `Crash email ${runId}`;
+      const emailAccepted = relay.withholdNextAcceptance();
+      const [emailId] = await post('email', [{ to_email: `crash.${runId}@example.test`, subject, message: 'Sent once, at most.' }]);
+      await within(emailAccepted, 15_000, 'the sink to accept the email');
+
+      // 2. An SMS the fake accepts, the worker killed (SIGKILL, whole process group) before it hears so.
+      const smsBody = `Crash sms ${runId}`;
+      const smsTo = phone(700);
+      onCreate = (req) => {
+        if (req.body === smsBody) first.kill('SIGKILL');
+      };
+      const [smsId] = await post('sms', [{ to_number: smsTo, message: smsBody }]);
+      const exit = await within(first.exited, 15_000, 'the worker to die');
+      onCreate = null;
+      expect(exit.signal).toBe('SIGKILL');
+
+      const byId = new Map((await rowsOf([smsId!, emailId!])).map((r) => [r.id, r]));
+      const [smsRow, emailRow] = [byId.get(smsId!), byId.get(emailId!)];
+      expect(smsRow).toMatchObject({ status: 'sending', providerMessageId: null });
+      expect(atFake(smsBody)).toHaveLength(1);
+      expect(emailRow).toMatchObject({ status: 'sending', providerMessageId: null });
+      expect(emailRow!.emailMessageId).toMatch(/^<.+>$/);
+      expect(atSink(subject)).toHaveLength(1);
+
+      // 3. Meanwhile: an SMS queued while no worker runs, whose client opts out before it is sent.
+      const optClient = await createClient(tenant.business.id, { phoneNumber: phone(701) });
+      const optBody = `Opted out before sending ${runId}`;
+      const [optId] = await post('sms', [{ client_id: optClient.id, message: optBody }]);
+      await db.update(clients).set({ optedOutSms: true }).where(eq(clients.id, optClient.id));
+
+      // 4. The dead worker's jobs expire at once; a fresh worker picks them up.
+      const expired = await db.execute(sql`
+        update pgboss.job set expire_in = interval '1 second'
+        where state = 'active' and data->>'messageId' = any(${sql.param([String(smsId), String(emailId)])}::text[])
+        returning id`);
+      expect(expired).toHaveLength(2);
+      const listsBefore = fake.requests;
+      const second = await startWorkerProcess(env);
+      workers.push(second);
+
+      const after = new Map((await settled([smsId!, emailId!, optId!], 30_000)).map((r) => [r.id, r]));
+      const [sms, email, opt] = [after.get(smsId!), after.get(emailId!), after.get(optId!)];
+      const atFakeNow = fake.messages.filter((m) => m.to === smsTo);
+      expect(atFakeNow).toHaveLength(1);
+      expect(sms).toMatchObject({ status: 'sent', provider: 'twilio', providerMessageId: atFakeNow[0]!.sid });
+      expect(creates.filter((c) => c.body === smsBody)).toHaveLength(1);
+      expect(fake.requests).toBeGreaterThan(listsBefore); // findSent asked the fake
+      expect(second.output()).toContain('reconciled: already sent by an earlier attempt');
+      expect(await jobsOf('sms.send', smsId!)).toEqual([{ state: 'completed', retry_count: 1 }]);
+
+      expect(email).toMatchObject({ status: 'failed', errorCode: 'unknown_outcome', providerMessageId: null });
+      expect(atSink(subject).length).toBeLessThanOrEqual(1);
+
+      expect(opt).toMatchObject({ status: 'failed', errorCode: 'opted_out', providerMessageId: null });
+      expect(creates.filter((c) => c.body === optBody)).toHaveLength(0);
+
+      // The fresh worker drains and exits cleanly on SIGTERM.
+      expect(await second.stop()).toEqual({ code: 0, signal: null });
+    } finally {
+      onCreate = null;
+      await relay.close();
+    }
+  }, 50_000);
+});
