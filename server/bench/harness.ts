@@ -48,16 +48,19 @@ export async function benchDatabase(): Promise<{ url: string; stop: () => Promis
 const bin = (name: string) => path.resolve('node_modules', '.bin', name);
 
 /** `next build` into .next-bench (skipped with BENCH_SKIP_BUILD=1), then `next start` on a free port. */
-export async function startWebServer(env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
+export async function startWebServer(
+  env: NodeJS.ProcessEnv,
+  extraEnv: (url: string) => Record<string, string> = () => ({}),
+): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
   const port = await freePort();
-  const serverEnv = { ...env, NODE_ENV: 'production' as const, NEXT_DIST_DIR: '.next-bench', PORT: String(port), LOG_LEVEL: 'warn' };
+  const url = `http://127.0.0.1:${port}`;
+  const serverEnv = { ...env, ...extraEnv(url), NODE_ENV: 'production' as const, NEXT_DIST_DIR: '.next-bench', PORT: String(port), LOG_LEVEL: 'warn' };
   if (!process.env.BENCH_SKIP_BUILD) {
     console.log('building the production server (set BENCH_SKIP_BUILD=1 to reuse .next-bench)…');
     const build = spawnSync(bin('next'), ['build'], { env: serverEnv, stdio: ['ignore', 'ignore', 'inherit'] });
     if (build.status !== 0) throw new Error('next build failed');
   }
   const child = spawn(bin('next'), ['start', '--port', String(port)], { env: serverEnv, stdio: ['ignore', 'ignore', 'inherit'] });
-  const url = `http://127.0.0.1:${port}`;
   const up = await waitUntil(async () => fetch(`${url}/api/v1/health`).then((r) => r.ok, () => false), 60_000, 200);
   if (!up) throw new Error('web server did not start');
   return { url, child, stop: () => stopChild(child) };

@@ -36,7 +36,7 @@ export const DELIVERY_STATUSES = [
   'canceled',
 ] as const;
 
-const email = z.email('must be an email address').trim().toLowerCase();
+const email = z.string().trim().toLowerCase().pipe(z.email('must be an email address'));
 const metadata = z.record(z.string(), z.unknown());
 
 /** SPEC §5 / seed 2.1: fields shared by SMS and email requests. */

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { Health, HealthService } from '@/server/schemas/health';
 import { defineOperation } from '../operation';
 
@@ -22,4 +23,15 @@ export const getDatabaseHealth = defineOperation({
   auth: 'none',
   response: HealthService,
   errors: [503],
+});
+
+export const getLiveness = defineOperation({
+  operationId: 'getLiveness',
+  method: 'get',
+  path: '/health/live',
+  tag: 'health',
+  summary: 'Liveness',
+  description: 'Answers as long as the process serves requests; checks no dependency (use /health for that).',
+  auth: 'none',
+  response: z.object({ status: z.literal('ok') }),
 });

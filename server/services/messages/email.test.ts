@@ -76,12 +76,7 @@ describe('POST /businesses/{id}/email', () => {
     expect(lead!.email!.toLowerCase()).toBe('new.person@example.test');
   });
 
-  // BUG (server/schemas/messages.ts:39, `z.email(...).trim().toLowerCase()`): zod runs checks in
-  // order, so the email format check sees the untrimmed input and a pasted address with surrounding
-  // spaces (to_email, cc_email, bcc_email, from_email) is a 422 "must be an email address"; the
-  // `.trim()` never helps. Expected: trimmed, then validated (z.string().trim().toLowerCase().pipe(z.email())
-  // or z.preprocess). Low severity.
-  it.fails('a to_email with surrounding spaces is trimmed before it is validated', async () => {
+  it('a to_email with surrounding spaces is trimmed before it is validated', async () => {
     const t = await tenant();
     const known = await createClient(t.business.id, { email: 'spaces@example.test' });
     const res = await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm', to_email: '  Spaces@example.test ' }] });
@@ -186,13 +181,7 @@ describe('POST /businesses/{id}/email', () => {
     expect(row.attachments![1]).toMatchObject({ filename: 'menu.pdf', content_type: null, url: 'https://cdn.example.test/menu.pdf', size: null });
   });
 
-  // BUG (server/services/messages/submit.ts, messageRow `size: Buffer.byteLength(a.content, 'base64')`
-  // and the 5 MiB check in planNewMessages): the schema accepts whitespace in base64 (MIME-style
-  // 76-column lines), but Buffer.byteLength(str, 'base64') estimates from the string length and
-  // counts every newline as data. A 3,000-byte file wrapped at 76 columns is stored with size 3,078,
-  // and a file of exactly 5 MiB wrapped that way is refused with 413. Decode to measure instead
-  // (Buffer.from(content, 'base64').length).
-  it.fails('the stored size of a line-wrapped (MIME) base64 attachment is its decoded size', async () => {
+  it('the stored size of a line-wrapped (MIME) base64 attachment is its decoded size', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
     const bytes = Buffer.alloc(3000, 7);

@@ -11,7 +11,8 @@ import type { SendJob } from './submit';
 /**
  * `GET /messages/{business_id}/requests/{request_id}` (businessId set) and the platform-wide
  * `GET /messages/requests/{request_id}` (businessId null): the request's messages in the order they
- * were submitted, with a status summary over the whole request.
+ * were created (message id; a re-queued older message keeps its place), with a status summary over
+ * the whole request.
  */
 export async function getRequestMessages(businessId: number | null, requestId: string, page: number, pageSize: number) {
   const where = and(eq(messages.requestId, requestId), businessId === null ? undefined : eq(messages.businessId, businessId));

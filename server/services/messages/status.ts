@@ -76,11 +76,11 @@ export async function updateStatusFromApi(
     .from(messages)
     .where(
       body.message_id !== undefined
-        ? and(eq(messages.businessId, businessId), eq(messages.id, body.message_id))
-        : and(eq(messages.businessId, businessId), eq(messages.providerMessageId, body.provider_message_id!)),
+        ? and(eq(messages.businessId, businessId), eq(messages.id, body.message_id), eq(messages.channel, channel))
+        : and(eq(messages.businessId, businessId), eq(messages.providerMessageId, body.provider_message_id!), eq(messages.channel, channel)),
     )
     .limit(1);
-  if (!found || found.channel !== channel) {
+  if (!found) {
     throw AppError.invalid(['body', field], `${channel === 'sms' ? 'SMS' : 'Email'} message not found in this business`);
   }
   const result = await db.transaction((tx) =>

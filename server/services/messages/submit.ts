@@ -134,7 +134,9 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
   const ids = await db.transaction(async (tx) => {
     return writeMessages(tx);
   }).catch((err: unknown) => {
-    if ((err as { code?: string; constraint_name?: string }).constraint_name === 'messages_provider_id_key') {
+    // drizzle wraps the driver's error: the constraint is named on its cause.
+    const cause = (err as { cause?: { constraint_name?: string } }).cause ?? (err as { constraint_name?: string });
+    if (cause.constraint_name === 'messages_provider_id_key') {
       throw new AppError('conflict', 'A message with this provider_message_id is already recorded');
     }
     throw err;
@@ -216,6 +218,9 @@ async function resolveSender(
   return number?.phone ?? '';
 }
 
+/** Bytes a base64 attachment decodes to (line breaks and padding are not data). */
+const decodedSize = (base64: string) => Buffer.from(base64, 'base64').length;
+
 const leadKey = (lead: { phone?: string; email?: string }) => lead.phone ?? `email:${lead.email}`;
 
 /** Resolves every new item's client and destination with two queries, collecting 422s. */
@@ -240,7 +245,7 @@ async function planNewMessages(
     if (channel === 'email' && 'to_email' in item && item.to_email !== undefined) emails.set(index, item.to_email);
     if (channel === 'email' && 'attachments' in item) {
       item.attachments?.forEach((a, ai) => {
-        if (a.content && Buffer.byteLength(a.content, 'base64') > MAX_ATTACHMENT_BYTES) {
+        if (a.content && decodedSize(a.content) > MAX_ATTACHMENT_BYTES) {
           throw new AppError('payload_too_large', `messages[${index}].attachments[${ai}] is over 5 MiB`);
         }
       });
@@ -299,7 +304,8 @@ async function planNewMessages(
     const inbound = mode === 'record' && item.direction === 'inbound';
     const optedOut = mode === 'send' && client && (channel === 'sms' ? client.optedOutSms : client.optedOutEmail);
     const status: MessageStatus =
-      mode === 'send' ? (optedOut ? 'failed' : 'queued') : (item.status ?? (inbound ? 'received' : 'sent'));
+      // SPEC §4.1: inbound messages are `received` and stay so, whatever the item says.
+      mode === 'send' ? (optedOut ? 'failed' : 'queued') : inbound ? 'received' : (item.status ?? 'sent');
     planned.push({
       index,
       clientId: client?.id ?? null,
@@ -453,7 +459,7 @@ function messageRow(
         filename: a.filename,
         content_type: a.content_type ?? null,
         url: a.url ?? null,
-        size: a.content ? Buffer.byteLength(a.content, 'base64') : null,
+        size: a.content ? decodedSize(a.content) : null,
         content: a.content,
       }),
     ) ?? null,

@@ -1,0 +1,486 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { createSql, db } from '@/db/client';
+import { clients, conversations, messages, webhookEvents } from '@/db/schema';
+import { createBusiness, createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
+import { api, jsonOf } from '@/server/testing/http';
+import { jobsWhere, postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';
+
+const INCOMING = TWILIO_PATHS.smsIncoming;
+const STATUS = TWILIO_PATHS.smsStatus;
+
+let phoneCounter = 0;
+/** A fresh client-side number per call, so tests never share a sender. */
+const newPhone = () => `+1646${String(Date.now() % 1e4).padStart(4, '0')}${String(++phoneCounter).padStart(3, '0')}`;
+
+async function tenantWithNumber() {
+  const t = await createTenant();
+  const number = await createSmsNumber(t.business.id);
+  return { ...t, number, headers: { 'x-api-key': t.apiKey } };
+}
+
+const inbound = (to: string, from: string, body: string, extra: TwilioParams = {}): TwilioParams => ({
+  MessageSid: twilioSid('SM'),
+  AccountSid: 'AC' + 'f'.repeat(32),
+  From: from,
+  To: to,
+  Body: body,
+  NumMedia: '0',
+  NumSegments: '1',
+  ApiVersion: '2010-04-01',
+  ...extra,
+});
+
+const messagesBySid = (sid: string) => db.select().from(messages).where(eq(messages.providerMessageId, sid));
+const eventsBySid = (sid: string) => db.select().from(webhookEvents).where(sql`${webhookEvents.payload}->>'MessageSid' = ${sid}`);
+const eventCount = async () => (await db.select({ n: sql<number>`count(*)::int` }).from(webhookEvents))[0]!.n;
+const clientsByPhone = (businessId: number, phone: string) =>
+  db.select().from(clients).where(and(eq(clients.businessId, businessId), eq(clients.phoneNumber, phone)));
+const conversationOf = async (id: number) => (await db.select().from(conversations).where(eq(conversations.id, id)))[0]!;
+const messageOf = async (id: number) => (await db.select().from(messages).where(eq(messages.id, id)))[0]!;
+
+describe('Twilio signatures (X-Twilio-Signature)', () => {
+  it('a wrong signature is 403 on every Twilio webhook and stores nothing', async () => {
+    const t = await tenantWithNumber();
+    const before = await eventCount();
+    const params = inbound(t.number.phoneNumber, newPhone(), 'hello');
+    for (const path of Object.values(TWILIO_PATHS)) {
+      const res = await postTwilio(path, { ...params, MessageStatus: 'delivered', CallSid: twilioSid('CA'), CallStatus: 'completed' }, { signature: 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=' });
+      expect(res.status, path).toBe(403);
+      expect((await jsonOf(res)).detail).toMatch(/signature/i);
+    }
+    expect(await eventCount()).toBe(before);
+    expect(await eventsBySid(params.MessageSid!)).toHaveLength(0);
+    expect(await messagesBySid(params.MessageSid!)).toHaveLength(0);
+    expect(await clientsByPhone(t.business.id, params.From!)).toHaveLength(0);
+  });
+
+  it('a signature over other parameter values (a tampered body) is 403', async () => {
+    const t = await tenantWithNumber();
+    const params = inbound(t.number.phoneNumber, newPhone(), 'original');
+    const res = await postTwilio(INCOMING, { ...params, Body: 'tampered' }, { signedParams: params });
+    expect(res.status).toBe(403);
+    expect(await messagesBySid(params.MessageSid!)).toHaveLength(0);
+    expect(await eventsBySid(params.MessageSid!)).toHaveLength(0);
+  });
+
+  it('a request signed for https:// while PUBLIC_BASE_URL is http:// is 403 (the scheme is part of the signed URL)', async () => {
+    const t = await tenantWithNumber();
+    const params = inbound(t.number.phoneNumber, newPhone(), 'hello');
+    const res = await postTwilio(INCOMING, params, { baseUrl: 'https://localhost:3000' });
+    expect(res.status).toBe(403);
+    expect(await eventsBySid(params.MessageSid!)).toHaveLength(0);
+    expect(await messagesBySid(params.MessageSid!)).toHaveLength(0);
+  });
+
+  it('a signature made with another auth token is 403', async () => {
+    const t = await tenantWithNumber();
+    const params = inbound(t.number.phoneNumber, newPhone(), 'hello');
+    const res = await postTwilio(INCOMING, params, { token: 'some-other-accounts-token' });
+    expect(res.status).toBe(403);
+    expect(await messagesBySid(params.MessageSid!)).toHaveLength(0);
+  });
+
+  it('a missing signature header is 403 and stores nothing', async () => {
+    const t = await tenantWithNumber();
+    const before = await eventCount();
+    const params = inbound(t.number.phoneNumber, newPhone(), 'hello');
+    const res = await postTwilio(INCOMING, params, { signature: null });
+    expect(res.status).toBe(403);
+    expect(await eventCount()).toBe(before);
+    expect(await messagesBySid(params.MessageSid!)).toHaveLength(0);
+  });
+
+  it('unknown extra parameters that Twilio signed are accepted (the signature covers every posted parameter)', async () => {
+    const t = await tenantWithNumber();
+    const params = inbound(t.number.phoneNumber, newPhone(), 'hello', {
+      FromCity: 'SAN FRANCISCO',
+      FromCountry: 'US',
+      SomeParameterTwilioAddsLater: 'x y & z',
+      SmsMessageSid: 'ignored-alias',
+    });
+    const res = await postTwilio(INCOMING, params);
+    expect(res.status).toBe(200);
+    expect(await messagesBySid(params.MessageSid!)).toHaveLength(1);
+    const [event] = await eventsBySid(params.MessageSid!);
+    expect(event!.payload).toMatchObject({ SomeParameterTwilioAddsLater: 'x y & z', FromCity: 'SAN FRANCISCO' });
+  });
+});
+
+describe('POST /webhooks/twilio/sms/incoming', () => {
+  it('a new number becomes a lead with a conversation and one received TEXT; answers empty TwiML', async () => {
+    const t = await tenantWithNumber();
+    const from = newPhone();
+    const params = inbound(t.number.phoneNumber, from, 'Can I move to Thursday?');
+    const res = await postTwilio(INCOMING, params);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/xml/);
+    expect(await res.text()).toMatch(/<Response>\s*<\/Response>|<Response\/>/);
+
+    const leads = await clientsByPhone(t.business.id, from);
+    expect(leads).toHaveLength(1);
+    expect(leads[0]!.clientType).toBe('lead');
+    const convs = await db.select().from(conversations).where(eq(conversations.clientId, leads[0]!.id));
+    expect(convs).toHaveLength(1);
+    expect(convs[0]).toMatchObject({ businessId: t.business.id, status: 'open', unreadCount: 1, lastChannel: 'sms', lastMessageContent: 'Can I move to Thursday?' });
+    const [msg] = await messagesBySid(params.MessageSid!);
+    expect(msg).toMatchObject({
+      businessId: t.business.id,
+      conversationId: convs[0]!.id,
+      clientId: leads[0]!.id,
+      channel: 'sms',
+      direction: 'inbound',
+      messageType: 'TEXT',
+      senderType: 'client',
+      status: 'received',
+      content: 'Can I move to Thursday?',
+      fromAddress: from,
+      toAddress: t.number.phoneNumber,
+      provider: 'twilio',
+      isRead: false,
+    });
+    expect(convs[0]!.lastMessageId).toBe(msg!.id);
+    const events = await eventsBySid(params.MessageSid!);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ provider: 'twilio', kind: 'sms_incoming', outcome: 'processed', businessId: t.business.id, error: null });
+    expect(events[0]!.processedAt).toBeInstanceOf(Date);
+  });
+
+  it('the same MessageSid posted 5 times concurrently makes exactly one message and one event row', async () => {
+    const t = await tenantWithNumber();
+    const from = newPhone();
+    const params = inbound(t.number.phoneNumber, from, 'are you open today?');
+    const responses = await Promise.all(Array.from({ length: 5 }, () => postTwilio(INCOMING, params)));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    for (const r of responses) expect(await r.text()).toContain('<Response');
+    expect(await messagesBySid(params.MessageSid!)).toHaveLength(1);
+    expect(await eventsBySid(params.MessageSid!)).toHaveLength(1);
+    const leads = await clientsByPhone(t.business.id, from);
+    expect(leads).toHaveLength(1);
+    const [conv] = await db.select().from(conversations).where(eq(conversations.clientId, leads[0]!.id));
+    expect(conv!.unreadCount).toBe(1);
+  });
+
+  it('five different messages from one new number at once: one lead, one conversation, five messages, unread 5', async () => {
+    const t = await tenantWithNumber();
+    const from = newPhone();
+    const all = Array.from({ length: 5 }, (_, i) => inbound(t.number.phoneNumber, from, `part ${i + 1}`));
+    const responses = await Promise.all(all.map((p) => postTwilio(INCOMING, p)));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const leads = await clientsByPhone(t.business.id, from);
+    expect(leads).toHaveLength(1);
+    const convs = await db.select().from(conversations).where(eq(conversations.clientId, leads[0]!.id));
+    expect(convs).toHaveLength(1);
+    expect(convs[0]!.unreadCount).toBe(5);
+    expect(await db.select().from(messages).where(eq(messages.conversationId, convs[0]!.id))).toHaveLength(5);
+  });
+
+  it('an existing client is found by From; unread_count goes up by one per new message', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone(), clientType: 'returning' });
+    const conv = await createConversation(t.business.id, client.id);
+    for (let i = 1; i <= 3; i++) {
+      const params = inbound(t.number.phoneNumber, client.phoneNumber!, `message ${i}`);
+      expect((await postTwilio(INCOMING, params)).status).toBe(200);
+      const [msg] = await messagesBySid(params.MessageSid!);
+      expect(msg).toMatchObject({ clientId: client.id, conversationId: conv.id, senderId: client.id });
+      expect((await conversationOf(conv.id)).unreadCount).toBe(i);
+    }
+    expect(await clientsByPhone(t.business.id, client.phoneNumber!)).toHaveLength(1);
+    expect((await db.select().from(clients).where(eq(clients.id, client.id)))[0]!.clientType).toBe('returning');
+    expect(await db.select().from(conversations).where(eq(conversations.clientId, client.id))).toHaveLength(1);
+  });
+
+  it('a client of another business with the same number is not used: the business is found by To', async () => {
+    const t = await tenantWithNumber();
+    const other = await createBusiness();
+    const phone = newPhone();
+    const foreign = await createClient(other.id, { phoneNumber: phone });
+    const params = inbound(t.number.phoneNumber, phone, 'hi');
+    expect((await postTwilio(INCOMING, params)).status).toBe(200);
+    const [msg] = await messagesBySid(params.MessageSid!);
+    expect(msg!.businessId).toBe(t.business.id);
+    expect(msg!.clientId).not.toBe(foreign.id);
+    expect(await clientsByPhone(t.business.id, phone)).toHaveLength(1);
+  });
+
+  it('a resolved conversation reopens to open', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    const conv = await createConversation(t.business.id, client.id, { status: 'resolved', resolvedByStaffId: t.owner.id });
+    expect((await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'one more question'))).status).toBe(200);
+    expect(await conversationOf(conv.id)).toMatchObject({ status: 'open', unreadCount: 1 });
+  });
+
+  it('a snoozed conversation reopens and its snoozed_until is cleared', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    const conv = await createConversation(t.business.id, client.id, { status: 'snoozed', snoozedUntil: new Date(Date.now() + 86_400_000) });
+    expect((await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'hello?'))).status).toBe(200);
+    expect(await conversationOf(conv.id)).toMatchObject({ status: 'open', snoozedUntil: null, unreadCount: 1 });
+  });
+
+  it('a pending conversation keeps its status (only resolved/snoozed reopen)', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    const conv = await createConversation(t.business.id, client.id, { status: 'pending' });
+    expect((await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'ok'))).status).toBe(200);
+    expect((await conversationOf(conv.id)).status).toBe('pending');
+  });
+
+  it('MMS media (NumMedia=2) is stored as two attachments with their URLs and content types', async () => {
+    const t = await tenantWithNumber();
+    const base = 'https://api.twilio.com/2010-04-01/Accounts/ACxxx/Messages/MMxxx/Media';
+    const params = inbound(t.number.phoneNumber, newPhone(), 'two photos', {
+      MessageSid: twilioSid('MM'),
+      NumMedia: '2',
+      MediaUrl0: `${base}/ME0`,
+      MediaContentType0: 'image/jpeg',
+      MediaUrl1: `${base}/ME1`,
+      MediaContentType1: 'image/png',
+    });
+    expect((await postTwilio(INCOMING, params)).status).toBe(200);
+    const [msg] = await messagesBySid(params.MessageSid!);
+    expect(msg!.attachments).toHaveLength(2);
+    expect(msg!.attachments).toEqual([
+      expect.objectContaining({ url: `${base}/ME0`, content_type: 'image/jpeg' }),
+      expect.objectContaining({ url: `${base}/ME1`, content_type: 'image/png' }),
+    ]);
+  });
+
+  it('a To that no business owns: 200 with empty TwiML, the event stored as ignored, no message and no client', async () => {
+    const from = newPhone();
+    const params = inbound('+15005550006', from, 'wrong number?');
+    const res = await postTwilio(INCOMING, params);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/xml/);
+    expect(await res.text()).toMatch(/<Response>\s*<\/Response>|<Response\/>/);
+    const events = await eventsBySid(params.MessageSid!);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ kind: 'sms_incoming', outcome: 'ignored', businessId: null });
+    expect(events[0]!.error).toMatch(/\+15005550006/);
+    expect(await messagesBySid(params.MessageSid!)).toHaveLength(0);
+    expect(await db.select().from(clients).where(eq(clients.phoneNumber, from))).toHaveLength(0);
+  });
+
+  it('a payload without MessageSid (misrouted) answers 200 and stores nothing', async () => {
+    const t = await tenantWithNumber();
+    const before = await eventCount();
+    const res = await postTwilio(INCOMING, { AccountSid: 'AC1', From: newPhone(), To: t.number.phoneNumber });
+    expect(res.status).toBe(200);
+    expect(await eventCount()).toBe(before);
+  });
+});
+
+describe('SMS opt-out keywords', () => {
+  const sendSms = (t: Awaited<ReturnType<typeof tenantWithNumber>>, clientId: number) =>
+    api.post(`/api/v1/businesses/${t.business.id}/sms`, {
+      headers: t.headers,
+      body: { sender_type: 'staff', staff_id: t.owner.id, messages: [{ message: 'Your appointment is tomorrow', client_id: clientId }] },
+    });
+  const optedOut = async (clientId: number) => (await db.select().from(clients).where(eq(clients.id, clientId)))[0]!.optedOutSms;
+
+  it('STOP opts the client out; a later send is recorded failed/opted_out with no job; START opts back in', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    expect((await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'STOP'))).status).toBe(200);
+    expect(await optedOut(client.id)).toBe(true);
+
+    const res = await sendSms(t, client.id);
+    expect(res.status).toBe(200);
+    const [id] = (await jsonOf(res)).message_ids as number[];
+    expect(await messageOf(id!)).toMatchObject({ status: 'failed', errorCode: 'opted_out', direction: 'outbound' });
+    expect(await jobsWhere('sms.send', 'messageId', id!)).toHaveLength(0);
+
+    expect((await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'START'))).status).toBe(200);
+    expect(await optedOut(client.id)).toBe(false);
+    const again = await sendSms(t, client.id);
+    const [id2] = (await jsonOf(again)).message_ids as number[];
+    expect((await messageOf(id2!)).status).toBe('queued');
+    expect(await jobsWhere('sms.send', 'messageId', id2!)).toHaveLength(1);
+  });
+
+  it('" stop " in lower case with spaces opts out; so does a new number texting STOP (a lead, opted out)', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, ' stop '));
+    expect(await optedOut(client.id)).toBe(true);
+
+    const stranger = newPhone();
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, stranger, 'Unsubscribe'));
+    const [lead] = await clientsByPhone(t.business.id, stranger);
+    expect(lead).toMatchObject({ clientType: 'lead', optedOutSms: true });
+  });
+
+  it('every opt-out keyword opts out and every opt-in keyword opts back in', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    for (const out of ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT']) {
+      await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, out));
+      expect(await optedOut(client.id), out).toBe(true);
+      const back = ['START', 'YES', 'UNSTOP'][out.length % 3]!;
+      await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, back));
+      expect(await optedOut(client.id), back).toBe(false);
+    }
+  });
+
+  it('"STOP PLEASE" (not the whole message) does not opt out, and is stored as an ordinary message', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    const params = inbound(t.number.phoneNumber, client.phoneNumber!, 'STOP PLEASE');
+    await postTwilio(INCOMING, params);
+    expect(await optedOut(client.id)).toBe(false);
+    expect(await messagesBySid(params.MessageSid!)).toHaveLength(1);
+    const res = await sendSms(t, client.id);
+    const [id] = (await jsonOf(res)).message_ids as number[];
+    expect((await messageOf(id!)).status).toBe('queued');
+  });
+
+  it('a redelivered STOP after START does not opt the client out again (dedupe by MessageSid)', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    const stop = inbound(t.number.phoneNumber, client.phoneNumber!, 'STOP');
+    await postTwilio(INCOMING, stop);
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'START'));
+    await postTwilio(INCOMING, stop);
+    expect(await optedOut(client.id)).toBe(false);
+  });
+});
+
+describe('POST /webhooks/twilio/sms/status', () => {
+  async function outboundSms(status: 'sending' | 'sent' | 'delivered' = 'sending') {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id);
+    const conv = await createConversation(t.business.id, client.id);
+    const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: twilioSid('SM'), status });
+    return { t, conv, msg };
+  }
+  const callback = (sid: string, MessageStatus: string, extra: TwilioParams = {}) =>
+    postTwilio(STATUS, { MessageSid: sid, SmsSid: sid, MessageStatus, SmsStatus: MessageStatus, AccountSid: 'AC1', From: '+14155550000', To: '+14155550001', ApiVersion: '2010-04-01', ...extra });
+
+  it('every order (all 24) of queued/sending/sent/delivered ends delivered', async () => {
+    const statuses = ['queued', 'sending', 'sent', 'delivered'];
+    const permutations = (xs: string[]): string[][] => (xs.length <= 1 ? [xs] : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p])));
+    const orders = permutations(statuses);
+    expect(orders).toHaveLength(24);
+    const { conv } = await outboundSms();
+    const rows = await Promise.all(orders.map(() => createMessage(conv, { provider: 'twilio', providerMessageId: twilioSid('SM'), status: 'sending' })));
+    await Promise.all(
+      orders.map(async (order, i) => {
+        for (const s of order) expect((await callback(rows[i]!.providerMessageId!, s)).status).toBe(200);
+      }),
+    );
+    const after = await Promise.all(rows.map((r) => messageOf(r.id)));
+    expect(after.map((m, i) => `${orders[i]!.join('>')}: ${m.status}`)).toEqual(orders.map((o) => `${o.join('>')}: delivered`));
+    for (const m of after) expect(m).toMatchObject({ errorCode: null, errorMessage: null });
+    // Every callback is stored (4 per message); exactly the ones that moved the status are `processed`.
+    for (const [i, r] of rows.entries()) {
+      const events = await eventsBySid(r.providerMessageId!);
+      expect(events).toHaveLength(4);
+      const processed = events.filter((e) => e.outcome === 'processed').map((e) => (e.payload as TwilioParams).MessageStatus);
+      const order = orders[i]!;
+      const expected = order.indexOf('sent') < order.indexOf('delivered') ? ['sent', 'delivered'] : ['delivered'];
+      expect(processed.sort(), order.join('>')).toEqual(expected.sort());
+      expect(events.every((e) => e.outcome === 'processed' || e.outcome === 'ignored')).toBe(true);
+    }
+  });
+
+  it('undelivered with ErrorCode 30003 after sent → undelivered with error_code "30003"', async () => {
+    const { msg } = await outboundSms('sending');
+    await callback(msg.providerMessageId!, 'sent');
+    await callback(msg.providerMessageId!, 'undelivered', { ErrorCode: '30003' });
+    expect(await messageOf(msg.id)).toMatchObject({ status: 'undelivered', errorCode: '30003', errorMessage: expect.stringContaining('30003') });
+  });
+
+  it('failed after delivered leaves the message delivered, without an error', async () => {
+    const { msg } = await outboundSms('sent');
+    await callback(msg.providerMessageId!, 'delivered');
+    const res = await callback(msg.providerMessageId!, 'failed', { ErrorCode: '30008' });
+    expect(res.status).toBe(200);
+    expect(await messageOf(msg.id)).toMatchObject({ status: 'delivered', errorCode: null, errorMessage: null });
+    const failed = (await eventsBySid(msg.providerMessageId!)).find((e) => (e.payload as TwilioParams).MessageStatus === 'failed');
+    expect(failed!.outcome).toBe('ignored');
+  });
+
+  it('duplicates of the same (MessageSid, MessageStatus) are one event row', async () => {
+    const { msg } = await outboundSms('sent');
+    const responses = await Promise.all([1, 2, 3, 4].map(() => callback(msg.providerMessageId!, 'delivered')));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    await callback(msg.providerMessageId!, 'delivered');
+    const events = await eventsBySid(msg.providerMessageId!);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ kind: 'sms_status', outcome: 'processed' });
+    expect((await messageOf(msg.id)).status).toBe('delivered');
+  });
+
+  it('a status callback publishes message.status only when the status moves', async () => {
+    const { t, conv, msg } = await outboundSms('sent');
+    const listener = createSql(process.env.DATABASE_URL!, { max: 1 });
+    const seen: { type: string; messageIds: number[] }[] = [];
+    try {
+      await listener.listen('inbox_events', (payload) => {
+        const event = JSON.parse(payload) as { type: string; messageIds: number[] };
+        if (event.messageIds?.includes(msg.id)) seen.push(event);
+      });
+      await callback(msg.providerMessageId!, 'delivered');
+      await callback(msg.providerMessageId!, 'sent');
+      await waitFor(() => seen.length >= 1);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(seen).toEqual([{ type: 'message.status', businessId: t.business.id, conversationIds: [conv.id], messageIds: [msg.id] }]);
+    } finally {
+      await listener.end({ timeout: 1 });
+    }
+  });
+});
+
+async function waitFor(check: () => boolean, ms = 5000) {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('inbox events (NOTIFY inbox_events)', () => {
+  it('an inbound SMS publishes message.created naming the business, the conversation and the message', async () => {
+    const t = await tenantWithNumber();
+    const listener = createSql(process.env.DATABASE_URL!, { max: 1 });
+    const seen: { type: string; businessId: number; conversationIds: number[]; messageIds: number[] }[] = [];
+    try {
+      await listener.listen('inbox_events', (payload) => {
+        const event = JSON.parse(payload) as (typeof seen)[number];
+        if (event.businessId === t.business.id) seen.push(event);
+      });
+      const params = inbound(t.number.phoneNumber, newPhone(), 'ping');
+      expect((await postTwilio(INCOMING, params)).status).toBe(200);
+      const [msg] = await messagesBySid(params.MessageSid!);
+      await waitFor(() => seen.some((e) => e.type === 'message.created'));
+      expect(seen.find((e) => e.type === 'message.created')).toEqual({
+        type: 'message.created',
+        businessId: t.business.id,
+        conversationIds: [msg!.conversationId],
+        messageIds: [msg!.id],
+      });
+    } finally {
+      await listener.end({ timeout: 1 });
+    }
+  });
+
+  it('a duplicate inbound SMS publishes nothing', async () => {
+    const t = await tenantWithNumber();
+    const params = inbound(t.number.phoneNumber, newPhone(), 'ping');
+    await postTwilio(INCOMING, params);
+    const listener = createSql(process.env.DATABASE_URL!, { max: 1 });
+    const seen: unknown[] = [];
+    try {
+      await listener.listen('inbox_events', (payload) => {
+        if ((JSON.parse(payload) as { businessId: number }).businessId === t.business.id) seen.push(payload);
+      });
+      await postTwilio(INCOMING, params);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(seen).toEqual([]);
+    } finally {
+      await listener.end({ timeout: 1 });
+    }
+  });
+});
