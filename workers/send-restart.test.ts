@@ -177,6 +177,16 @@ describe('a PostgreSQL restart during a bulk send', () => {
       await sleep(100);
     }
     console.log(`restart B: ${atStop} at the fake when PostgreSQL stopped; ${sent} of 300 sent ${Date.now() - back} ms after it was back`);
+    const rows = await db.select().from(messages).where(inArray(messages.id, ids));
+    for (const r of rows.filter((r) => r.status !== 'sent').slice(0, 3)) {
+      const jobs = await db.execute(sql`select id, state::text, retry_count, started_on::text, start_after::text, completed_on::text, output from pgboss.job where data->>'messageId' = ${String(r.id)}
+        union all select id, state::text, retry_count, started_on::text, start_after::text, completed_on::text, output from pgboss.archive where data->>'messageId' = ${String(r.id)}`);
+      console.log('NOT SENT', JSON.stringify({ id: r.id, status: r.status, err: r.errorCode, msg: r.errorMessage, pid: r.providerMessageId, su: r.statusUpdatedAt }), 'fake:', fake.messages.filter((m) => m.body === r.content).length, JSON.stringify([...jobs]));
+    }
+    const dead = await db.execute(sql`select state::text, count(*)::int from pgboss.job where name = 'sms.send.dead' group by 1`);
+    console.log('dead', JSON.stringify([...dead]));
+    console.log('ALIVE', worker!.alive(), worker!.child.exitCode, worker!.child.signalCode);
+    console.log('TAIL', worker!.output().split('\n').slice(-25).map((l) => l.slice(0, 600)).join('\n'));
     expect(sent).toBe(300);
     assertEachOnceAtFake('Restart B');
     expect(worker!.alive()).toBe(true);

@@ -90,7 +90,8 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
   if (req.method !== 'GET' && req.method !== 'HEAD') rawBytes = await readBody(req);
   const rawBody = rawBytes.toString('utf8');
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    if (op.body || op.docBody) {
+    // Form and multipart webhooks parse their own raw body (signatures cover the exact bytes).
+    if (op.body || (op.docBody && (op.bodyType ?? 'application/json') === 'application/json')) {
       const decoded = decodeBody(req, rawBody, op.bodyType ?? 'application/json');
       op.preValidate?.(decoded);
       body = op.body ? parseOrThrow('body', op.body, decoded) : decoded;

@@ -1,64 +1,131 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/client';
+import { enqueue } from '@/server/jobs/enqueue';
+import { QUEUES } from '@/server/jobs/queues';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { mapTwilioMessageStatus } from '@/server/providers/twilio-status';
 import { EVENTS_CHANNEL } from '@/server/realtime/publish';
-import { enqueue } from '@/server/jobs/enqueue';
-import { QUEUES } from '@/server/jobs/queues';
 
-const ERROR_STATUSES = ['failed', 'undelivered'];
+export type StatusCallbackResult = 'applied' | 'ignored' | 'duplicate' | 'unmatched';
+
+type Pending = {
+  sid: string;
+  status: string | null;
+  errorCode: string | null;
+  dedupeKey: string;
+  headers: string;
+  payload: string;
+  resolve: (r: StatusCallbackResult) => void;
+  reject: (e: unknown) => void;
+};
 
 /**
- * A Twilio SMS status callback in ONE statement (the hot webhook path, ≈ verify + 1 round trip):
- * store the raw event deduplicated by (MessageSid, MessageStatus, ErrorCode), move the message's
- * status forward only if the new one ranks higher (SPEC §4.1), record the outcome on the event and
- * NOTIFY the inbox. An event whose MessageSid matches no message yet (a callback racing the
- * worker that stores the sid) stays `pending` and is retried by a job.
+ * Twilio SMS status callbacks, group-committed. Each request queues its callback and waits; one
+ * flush at a time writes everything queued so far in ONE statement (so under load many callbacks
+ * share a round trip and a commit, and alone a callback is written at once). The request answers
+ * only after its batch committed: nothing acknowledged is lost.
+ *
+ * The statement: store every raw event, deduplicated by (MessageSid, MessageStatus, ErrorCode);
+ * per message, apply the highest-ranked new status only if it ranks above the stored one (SPEC
+ * §4.1; reapplying a duplicate is harmless for the same reason); record each event's outcome;
+ * NOTIFY the inbox. A MessageSid that matches no message yet (a callback racing the worker that
+ * stores the sid) is stored `pending` and retried by a job.
  */
-export async function handleSmsStatusCallback(params: FormParams, headers: Record<string, string>): Promise<'applied' | 'ignored' | 'duplicate' | 'unmatched'> {
+const MAX_BATCH = 500;
+let queue: Pending[] = [];
+let flushing = false;
+
+export function handleSmsStatusCallback(params: FormParams, headers: Record<string, string>): Promise<StatusCallbackResult> {
   const sid = param(params, 'MessageSid') ?? param(params, 'SmsSid') ?? '';
   const twilioStatus = param(params, 'MessageStatus') ?? param(params, 'SmsStatus') ?? '';
   const errorCode = param(params, 'ErrorCode') ?? null;
-  const status = mapTwilioMessageStatus(twilioStatus);
-  const dedupeKey = `${sid}:${twilioStatus}:${errorCode ?? ''}`;
-  const carriesError = status !== null && ERROR_STATUSES.includes(status);
-  const [row] = await db.execute<{ event_id: number | null; matched: number | null; updated: number | null }>(sql`
-    with target as (
-      select m.id, m.business_id, m.conversation_id, m.status, m.message_type,
-        ${status}::text is not null and message_status_rank(m.status, m.message_type) < message_status_rank(${status}, m.message_type) as moves
-      from messages m
-      where m.provider_message_id = ${sid} and m.provider in ('twilio', 'sandbox')
-      limit 1
+  return new Promise((resolve, reject) => {
+    queue.push({
+      sid,
+      status: mapTwilioMessageStatus(twilioStatus),
+      errorCode,
+      dedupeKey: `${sid}:${twilioStatus}:${errorCode ?? ''}`,
+      headers: JSON.stringify(headers),
+      payload: JSON.stringify(params),
+      resolve,
+      reject,
+    });
+    if (!flushing) void flush();
+  });
+}
+
+async function flush(): Promise<void> {
+  flushing = true;
+  // Let the requests that arrived in this turn of the event loop join the batch.
+  await new Promise((r) => setImmediate(r));
+  while (queue.length) {
+    const batch = queue.slice(0, MAX_BATCH);
+    queue = queue.slice(batch.length);
+    try {
+      const results = await writeBatch(batch);
+      batch.forEach((p, i) => p.resolve(results[i]!));
+    } catch (err) {
+      batch.forEach((p) => p.reject(err));
+    }
+  }
+  flushing = false;
+}
+
+async function writeBatch(batch: Pending[]): Promise<StatusCallbackResult[]> {
+  const col = <T>(f: (p: Pending) => T) => sql.param(batch.map(f));
+  const rows = await db.execute<{ ord: number; event_id: number | null; matched: boolean; moved: boolean }>(sql`
+    with input as (
+      select * from unnest(${col((p) => p.sid)}::text[], ${col((p) => p.status)}::text[], ${col((p) => p.errorCode)}::text[],
+                           ${col((p) => p.dedupeKey)}::text[], ${col((p) => p.headers)}::text[], ${col((p) => p.payload)}::text[])
+        with ordinality as i(sid, status, error_code, dedupe_key, headers, payload, ord)
+    ), target as (
+      select i.ord, m.id, m.business_id, m.status as current, m.message_type
+      from input i
+      left join lateral (
+        select id, business_id, status, message_type from messages
+        where provider_message_id = i.sid and provider in ('twilio', 'sandbox') limit 1
+      ) m on true
+    ), best as (
+      -- Per message, the highest-ranked status this batch carries.
+      select distinct on (t.id) t.id, i.ord, i.status, i.error_code
+      from input i join target t on t.ord = i.ord
+      where t.id is not null and i.status is not null
+      order by t.id, message_status_rank(i.status, t.message_type) desc nulls last, i.ord
     ), ev as (
-      -- The outcome is decided from the same snapshot the update below uses (sibling CTEs cannot
-      -- see each other's writes, so the event row is written complete, once).
       insert into webhook_events (provider, kind, dedupe_key, headers, payload, outcome, business_id, processed_at, attempts)
-      select 'twilio', 'sms_status', ${dedupeKey}, ${JSON.stringify(headers)}::jsonb, ${JSON.stringify(params)}::jsonb,
-        case when t.id is null then 'pending' when t.moves then 'processed' else 'ignored' end,
+      select distinct on (i.dedupe_key) 'twilio', 'sms_status', i.dedupe_key, i.headers::jsonb, i.payload::jsonb,
+        case when t.id is null then 'pending'
+             when b.ord is not null and message_status_rank(t.current, t.message_type) < message_status_rank(i.status, t.message_type) then 'processed'
+             else 'ignored' end,
         t.business_id, case when t.id is not null then now() end, 1
-      from (select 1) one left join target t on true
+      from input i join target t on t.ord = i.ord left join best b on b.ord = i.ord
+      order by i.dedupe_key, i.ord
       on conflict do nothing
-      returning id
+      returning id, dedupe_key
     ), upd as (
       update messages m set
-        status = ${status},
+        status = b.status,
         status_updated_at = now(),
-        error_code = case when ${carriesError} then ${errorCode} else null end,
-        error_message = case when ${carriesError} and ${errorCode}::text is not null then 'Twilio error ' || ${errorCode} else null end
-      from target t
-      where m.id = t.id and t.moves and exists (select 1 from ev)
-        and message_status_rank(m.status, m.message_type) < message_status_rank(${status}, m.message_type)
+        error_code = case when b.status in ('failed', 'undelivered') then b.error_code end,
+        error_message = case when b.status in ('failed', 'undelivered') and b.error_code is not null then 'Twilio error ' || b.error_code end
+      from best b
+      where m.id = b.id and message_status_rank(m.status, m.message_type) < message_status_rank(b.status, m.message_type)
       returning m.id, m.business_id, m.conversation_id
     ), notify as (
-      select pg_notify(${EVENTS_CHANNEL}, json_build_object('type', 'message.status', 'businessId', upd.business_id,
-        'conversationIds', json_build_array(upd.conversation_id), 'messageIds', json_build_array(upd.id))::text)
-      from upd
+      select pg_notify(${EVENTS_CHANNEL}, json_build_object('type', 'message.status', 'businessId', u.business_id,
+        'conversationIds', json_agg(u.conversation_id), 'messageIds', json_agg(u.id))::text)
+      from upd u group by u.business_id
     )
-    select (select id from ev) as event_id, (select id from target) as matched, (select count(*) from notify)::int as updated`);
-  if (!row?.event_id) return 'duplicate';
-  if (!row.matched) {
-    await enqueue(db, QUEUES.webhookRetry, [{ data: { eventId: row.event_id }, startAfterSeconds: 3 }]);
-    return 'unmatched';
+    select i.ord::int as ord, ev.id as event_id, (t.id is not null) as matched,
+      (b.ord is not null and message_status_rank(t.current, t.message_type) < message_status_rank(i.status, t.message_type)) as moved,
+      (select count(*) from notify) as notified
+    from input i join target t on t.ord = i.ord left join best b on b.ord = i.ord
+    left join ev on ev.dedupe_key = i.dedupe_key and i.ord = (select min(i2.ord) from input i2 where i2.dedupe_key = i.dedupe_key)
+    order by i.ord`);
+
+  const pendingEvents = rows.filter((r) => r.event_id !== null && !r.matched).map((r) => r.event_id!);
+  if (pendingEvents.length) {
+    await enqueue(db, QUEUES.webhookRetry, pendingEvents.map((eventId) => ({ data: { eventId }, startAfterSeconds: 3 })));
   }
-  return row.updated ? 'applied' : 'ignored';
+  return rows.map((r) => (r.event_id === null ? 'duplicate' : !r.matched ? 'unmatched' : r.moved ? 'applied' : 'ignored'));
 }
