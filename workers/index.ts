@@ -8,8 +8,9 @@ import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from
 import { sweepExpiredRows } from '@/server/services/maintenance';
 import type { SendJob } from '@/server/services/messages/submit';
 import { applyStatusUpdate } from '@/server/services/messages/status';
+import { failureReason } from '@/server/services/webhooks/events';
 import { reprocessEvent } from '@/server/services/webhooks/retry';
-import { startBatchLoop } from './batch-loop';
+import { startBatchLoop, type JobOutcome } from './batch-loop';
 import { sendEmailBatch } from './send-email';
 import { sendSmsBatch } from './send-sms';
 
@@ -49,9 +50,21 @@ export async function startWorker() {
       await applyStatusUpdate({ provider, providerMessageId }, { status });
     }
   });
-  await boss.work<{ eventId: number }>(QUEUES.webhookRetry, { batchSize: 20, pollingIntervalSeconds: 1, includeMetadata: true }, async (jobs) => {
-    for (const job of jobs) await reprocessEvent(job.data.eventId, job.retryCount >= job.retryLimit);
-  });
+  // One outcome per job: an event that still fails must not hold back the others of its batch.
+  loops.push(
+    startBatchLoop<{ eventId: number }>(boss, QUEUES.webhookRetry, { batchSize: 20, loops: 1, idleMs: 1000 }, async (jobs) => {
+      const outcomes = new Map<string, JobOutcome>();
+      for (const job of jobs) {
+        try {
+          await reprocessEvent(job.data.eventId, job.retryCount >= job.retryLimit);
+          outcomes.set(job.id, { ok: true });
+        } catch (err) {
+          outcomes.set(job.id, { ok: false, error: failureReason(err) });
+        }
+      }
+      return outcomes;
+    }, log),
+  );
   await boss.work(QUEUES.maintenance, async () => {
     const swept = await sweepExpiredRows();
     log.info({ swept }, 'maintenance sweep');

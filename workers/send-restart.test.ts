@@ -171,24 +171,22 @@ describe('a PostgreSQL restart during a bulk send', () => {
   it('sends all 300 within 15 s of PostgreSQL being back, without help', async () => {
     const { ids, atStop, back } = await bulkSendAcrossRestart('Restart B', 3_001_000);
     let sent = 0;
-    while (Date.now() - back < 90_000) {
+    while (Date.now() - back < 15_000) {
       sent = await sentCount(ids);
       if (sent === 300) break;
       await sleep(100);
     }
-    console.log(`restart B: ${atStop} at the fake when PostgreSQL stopped; ${sent} of 300 sent ${Date.now() - back} ms after it was back`);
-    const rows = await db.select().from(messages).where(inArray(messages.id, ids));
-    for (const r of rows.filter((r) => r.status !== 'sent').slice(0, 3)) {
-      const jobs = await db.execute(sql`select id, state::text, retry_count, started_on::text, start_after::text, completed_on::text, output from pgboss.job where data->>'messageId' = ${String(r.id)}
-        union all select id, state::text, retry_count, started_on::text, start_after::text, completed_on::text, output from pgboss.archive where data->>'messageId' = ${String(r.id)}`);
-      console.log('NOT SENT', JSON.stringify({ id: r.id, status: r.status, err: r.errorCode, msg: r.errorMessage, pid: r.providerMessageId, su: r.statusUpdatedAt }), 'fake:', fake.messages.filter((m) => m.body === r.content).length, JSON.stringify([...jobs]));
-    }
-    const dead = await db.execute(sql`select state::text, count(*)::int from pgboss.job where name = 'sms.send.dead' group by 1`);
-    console.log('dead', JSON.stringify([...dead]));
-    console.log('ALIVE', worker!.alive(), worker!.child.exitCode, worker!.child.signalCode);
-    console.log('TAIL', worker!.output().split('\n').slice(-25).map((l) => l.slice(0, 600)).join('\n'));
+    console.log(`restart B: ${atStop} at the fake when PostgreSQL stopped; ${sent} of 300 sent 15 s after it was back`);
+    const jobs = await db.execute(sql`select state::text, retry_count, count(*)::int from pgboss.job where name = 'sms.send' group by 1,2 order by 1,2`);
+    console.log('JOBS', JSON.stringify([...jobs]));
+    const act = await db.execute(sql`select pid, application_name, state, wait_event_type, wait_event, backend_start::text, xact_start::text, query_start::text, left(regexp_replace(query, '\s+', ' ', 'g'), 120) q from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid() order by application_name, pid`);
+    for (const a of act) console.log('ACT', JSON.stringify(a));
+    const locks = await db.execute(sql`select pid, locktype, mode, granted from pg_locks where not granted`);
+    console.log('LOCKS', JSON.stringify([...locks]));
+    console.log('ALIVE', worker!.alive());
+    console.log('TAIL', worker!.output().split('\n').slice(-15).map((l) => l.slice(0, 400)).join('\n'));
     expect(sent).toBe(300);
     assertEachOnceAtFake('Restart B');
     expect(worker!.alive()).toBe(true);
-  }, 120_000);
+  }, 60_000);
 });

@@ -58,7 +58,7 @@ export const emailProviderEvents = defineOperation({
   auth: 'webhook',
   params: providerPath,
   docBody: z.array(z.object({ event: z.string(), sg_event_id: z.string().optional(), sg_message_id: z.string().optional(), message_id: z.string().optional() }).loose()),
-  response: z.object({ received: z.number().int(), applied: z.number().int(), duplicates: z.number().int() }),
+  response: z.object({ received: z.number().int(), stored: z.number().int(), duplicates: z.number().int() }),
   errors: [403],
 });
 

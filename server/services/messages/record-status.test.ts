@@ -192,11 +192,11 @@ describe('POST /businesses/{id}/sms/record', () => {
     await createMessage(conv, { messageType: 'NOTE', channel: null, direction: 'inbound', isRead: false, senderType: 'staff', provider: null, providerMessageId: null });
     await t.post('/sms/record', { sender_type: 'client', messages: [{ message: 'hello', client_id: c.id, direction: 'inbound' }] });
     expect((await conversationOf(conv.id)).unreadCount).toBe(2);
-    // Written in the same transaction as an inbound SMS: the note is still not counted.
+    // Touched together with an inbound SMS: the note is still not counted.
     await db.transaction(async (tx) => {
-      await createMessage(conv, { messageType: 'NOTE', channel: null, direction: 'inbound', isRead: false, senderType: 'staff', provider: null, providerMessageId: null }, tx);
-      await createMessage(conv, { direction: 'inbound', isRead: false, senderType: 'client', status: 'received' }, tx);
-      await touchConversations(tx, [conv.id]);
+      const note = await createMessage(conv, { messageType: 'NOTE', channel: null, direction: 'inbound', isRead: false, senderType: 'staff', provider: null, providerMessageId: null }, tx);
+      const sms = await createMessage(conv, { direction: 'inbound', isRead: false, senderType: 'client', status: 'received' }, tx);
+      await touchConversations(tx, [note.id, sms.id]);
     });
     expect((await conversationOf(conv.id)).unreadCount).toBe(3);
   });

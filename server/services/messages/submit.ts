@@ -168,7 +168,7 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
       }
     }
 
-    await touchConversations(tx, rows.map((r) => r.conversationId));
+    await touchConversations(tx, rows.map((r) => r.id));
     if (mode === 'send') {
       const toSend = [...rows.filter((r) => r.status === 'queued'), ...requeued];
       await enqueue<SendJob>(
@@ -380,38 +380,40 @@ export async function ensureConversations(tx: Tx, businessId: number, clientIds:
 }
 
 /**
- * Recomputes the denormalised fields of the given conversations from their newest message and
- * adds unread inbound messages, in one statement; inbound messages reopen a resolved or snoozed
- * conversation (SPEC §4.2). Relative updates keep counts exact under concurrent writers.
+ * After new messages (their ids) were inserted: recomputes their conversations' last-message
+ * fields from the newest message and adds the new unread inbound ones, in one statement; inbound
+ * messages reopen a resolved or snoozed conversation (SPEC §4.2). Counting only the ids given,
+ * with a relative update, keeps counts exact under concurrent writers.
  */
-export async function touchConversations(tx: Tx, conversationIds: number[]): Promise<void> {
-  if (conversationIds.length === 0) return;
-  const ids = [...new Set(conversationIds)];
+export async function touchConversations(tx: Tx, newMessageIds: number[]): Promise<void> {
+  if (newMessageIds.length === 0) return;
   await tx.execute(sql`
+    with fresh as (
+      select m.conversation_id,
+        count(*) filter (where m.direction = 'inbound' and not m.is_read and m.message_type <> 'NOTE') as unread,
+        count(*) filter (where m.direction = 'inbound') as inbound
+      from messages m
+      where m.id = any(${sql.param(newMessageIds)}::bigint[])
+      group by m.conversation_id
+    ), latest as (
+      -- One index probe per conversation (messages_conversation_sent_idx), however long its history.
+      select f.conversation_id, l.id, l.content, l.channel, l.sent_at
+      from fresh f cross join lateral (
+        select m.id, m.content, m.channel, m.sent_at from messages m
+        where m.conversation_id = f.conversation_id
+        order by m.sent_at desc, m.id desc limit 1
+      ) l
+    )
     update conversations c set
       last_message_id = latest.id,
       last_message_content = latest.content,
       last_channel = coalesce(latest.channel, c.last_channel),
       last_activity_at = greatest(c.last_activity_at, latest.sent_at),
-      unread_count = c.unread_count + coalesce(fresh.unread, 0),
-      status = case when coalesce(fresh.inbound, 0) > 0 and c.status in ('resolved', 'snoozed') then 'open' else c.status end,
-      snoozed_until = case when coalesce(fresh.inbound, 0) > 0 and c.status = 'snoozed' then null else c.snoozed_until end
-    from (
-      select distinct on (m.conversation_id) m.conversation_id, m.id, m.content, m.channel, m.sent_at
-      from messages m
-      where m.conversation_id = any(${sql.param(ids)}::int[])
-      order by m.conversation_id, m.sent_at desc, m.id desc
-    ) latest
-    left join (
-      -- Messages inserted by this transaction: their created_at is this transaction's now().
-      select m.conversation_id,
-        count(*) filter (where m.direction = 'inbound' and not m.is_read and m.message_type <> 'NOTE') as unread,
-        count(*) filter (where m.direction = 'inbound') as inbound
-      from messages m
-      where m.conversation_id = any(${sql.param(ids)}::int[]) and m.created_at = now()
-      group by m.conversation_id
-    ) fresh on fresh.conversation_id = latest.conversation_id
-    where c.id = latest.conversation_id`);
+      unread_count = c.unread_count + fresh.unread,
+      status = case when fresh.inbound > 0 and c.status in ('resolved', 'snoozed') then 'open' else c.status end,
+      snoozed_until = case when fresh.inbound > 0 and c.status = 'snoozed' then null else c.snoozed_until end
+    from fresh join latest on latest.conversation_id = fresh.conversation_id
+    where c.id = fresh.conversation_id`);
 }
 
 function messageRow(

@@ -65,6 +65,19 @@ async function postInbound(mail: Mail, files: MultipartFile[] = [], query = `?se
   return postBytes(`${INBOUND}${query}`, { 'content-type': contentType }, bytes);
 }
 
+/** A hand-written multipart body, for parts whose bytes are not UTF-8 (FormData would re-encode them). */
+function rawMultipart(parts: { name: string; value: Buffer | string }[]) {
+  const boundary = `----inbound${randomUUID().replace(/-/g, '')}`;
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n`));
+    chunks.push(typeof part.value === 'string' ? Buffer.from(part.value) : part.value);
+    chunks.push(Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { contentType: `multipart/form-data; boundary=${boundary}`, bytes: Buffer.concat(chunks) };
+}
+
 const eventCount = async () => (await db.select({ n: sql<number>`count(*)::int` }).from(webhookEvents))[0]!.n;
 const inboundEmailsOf = (businessId: number) =>
   db.select().from(messages).where(and(eq(messages.businessId, businessId), eq(messages.channel, 'email'), eq(messages.direction, 'inbound')));
@@ -285,5 +298,42 @@ describe('POST /email/webhooks/sendgrid/inbound — attachments, unknown recipie
     const rows = await inboundEmailsOf(t.business.id);
     expect(rows).toHaveLength(1);
     expect(rows[0]!.emailMessageId).toBeNull();
+  });
+
+  it('a hand-written multipart body (no attachments) is parsed the same way', async () => {
+    const t = await createTenant();
+    const sender = `hand.${randomUUID().slice(0, 8)}@example.test`;
+    const { contentType, bytes } = rawMultipart([
+      { name: 'from', value: `Hand Written <${sender}>` },
+      { name: 'to', value: t.business.fromEmail! },
+      { name: 'subject', value: 'Créneau samedi ✓' },
+      { name: 'text', value: 'Bonjour, à samedi !' },
+      { name: 'headers', value: `Message-ID: <${randomUUID()}@example.test>\nSubject: x\n` },
+      { name: 'charsets', value: JSON.stringify({ from: 'UTF-8', to: 'UTF-8', subject: 'UTF-8', text: 'UTF-8' }) },
+    ]);
+    expect((await postBytes(`${INBOUND}?secret=${SECRET}`, { 'content-type': contentType }, bytes)).status).toBe(200);
+    const [row] = await inboundEmailsOf(t.business.id);
+    expect(row).toMatchObject({ fromAddress: sender, subject: 'Créneau samedi ✓', content: 'Bonjour, à samedi !' });
+  });
+
+  // BUG (server/services/webhooks/email-inbound.ts:34-53, parseInboundForm): Inbound Parse posts each
+  // field in the mail's own charset and names it in the `charsets` field (e.g. {"text":"iso-8859-1"}).
+  // The form is decoded as UTF-8 regardless, so a Latin-1 (or windows-1252, ISO-2022-JP…) reply is
+  // stored with U+FFFD replacement characters: "Caf\uFFFD" instead of "Café". Expected: each field
+  // decoded with the charset SendGrid names (TextDecoder supports them).
+  it.fails('a text part in the charset named by `charsets` (iso-8859-1) is stored correctly decoded', async () => {
+    const t = await createTenant();
+    const sender = `latin.${randomUUID().slice(0, 8)}@example.test`;
+    const { contentType, bytes } = rawMultipart([
+      { name: 'from', value: sender },
+      { name: 'to', value: t.business.fromEmail! },
+      { name: 'subject', value: 'Re: rendez-vous' },
+      { name: 'text', value: Buffer.from('Café à 10h, merci', 'latin1') },
+      { name: 'headers', value: `Message-ID: <${randomUUID()}@example.test>\nContent-Type: text/plain; charset=iso-8859-1\n` },
+      { name: 'charsets', value: JSON.stringify({ from: 'UTF-8', to: 'UTF-8', subject: 'UTF-8', text: 'iso-8859-1' }) },
+    ]);
+    expect((await postBytes(`${INBOUND}?secret=${SECRET}`, { 'content-type': contentType }, bytes)).status).toBe(200);
+    const [row] = await inboundEmailsOf(t.business.id);
+    expect(row!.content).toBe('Café à 10h, merci');
   });
 });

@@ -155,7 +155,7 @@ export async function processInboundEmail(eventId: number, mail: InboundEmail): 
         sentAt: new Date(),
       },
     ]);
-    await touchConversations(tx, [conversationId!]);
+    await touchConversations(tx, [row!.id]);
     await publish(tx, { type: 'message.created', businessId, conversationIds: [conversationId!], messageIds: [row!.id] });
     await markEvent(eventId, 'processed', { businessId }, tx);
   });

@@ -63,11 +63,21 @@ export async function processOrRetry(eventId: number, kind: WebhookKind, process
     await process();
   } catch (err) {
     logger.error({ err, event_id: eventId, kind }, 'webhook processing failed; will retry');
-    await markEvent(eventId, 'failed', { error: (err as Error).message?.slice(0, 2000) ?? String(err) }).catch(() => {});
+    await markEvent(eventId, 'failed', { error: failureReason(err) }).catch(() => {});
     await enqueue(db, QUEUES.webhookRetry, [{ data: { eventId }, startAfterSeconds: 5 }]).catch((e) =>
       logger.error({ err: e, event_id: eventId }, 'could not enqueue webhook retry; the event stays failed and visible'),
     );
   }
+}
+
+/**
+ * What went wrong, for the event row: the database's own reason (drizzle wraps it, and its message
+ * carries the SQL and the bound values, which may be personal data), never the parameters.
+ */
+export function failureReason(err: unknown): string {
+  const cause = (err as { cause?: { message?: string; code?: string } }).cause;
+  const message = cause?.message ? `${cause.code ? `${cause.code}: ` : ''}${cause.message}` : ((err as Error)?.message ?? String(err));
+  return message.split('\nparams:')[0]!.slice(0, 500);
 }
 
 export async function eventIsDone(id: number): Promise<boolean> {

@@ -5,6 +5,7 @@ import { mapTwilioMessageStatus } from '@/server/providers/twilio-status';
 import { applyStatusUpdate } from '@/server/services/messages/status';
 import { loadEvent, markEvent } from './events';
 import { processInboundEmail, type InboundEmail } from './email-inbound';
+import { applySendgridEvent, type SendgridEvent } from './sendgrid-events';
 import { processInboundSms } from './twilio-inbound';
 import { processVoiceStatus } from './twilio-voice';
 
@@ -36,6 +37,8 @@ export async function reprocessEvent(eventId: number, lastAttempt: boolean): Pro
         : { updated: 0 };
       return markEvent(eventId, result.updated ? 'processed' : 'ignored', { businessId: target.business_id });
     }
+    case 'sendgrid_event':
+      return applySendgridEvent(eventId, event.payload as SendgridEvent);
     case 'voice_status':
       return processVoiceStatus(eventId, params);
     case 'email_inbound':

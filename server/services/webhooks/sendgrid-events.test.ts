@@ -5,7 +5,8 @@ import { db } from '@/db/client';
 import { clients, messages, webhookEvents } from '@/db/schema';
 import { createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
-import { sendgridKeyPair, sendgridRequest } from '@/server/testing/webhooks';
+import { jobsWhere, sendgridKeyPair, sendgridRequest } from '@/server/testing/webhooks';
+import { reprocessEvent } from './retry';
 
 // The env module reads process.env once per file, lazily: configure the verification key before any request.
 const keys = sendgridKeyPair();
@@ -95,7 +96,7 @@ describe('POST /email/webhooks/sendgrid — signature', () => {
     const { msg } = await outboundEmail();
     const res = await post([event('processed', { message_id: String(msg.id) })]);
     expect(res.status).toBe(200);
-    expect(await jsonOf(res)).toEqual({ received: 1, applied: 1, duplicates: 0 });
+    expect(await jsonOf(res)).toEqual({ received: 1, stored: 1, duplicates: 0 });
   });
 });
 
@@ -113,7 +114,7 @@ describe('POST /email/webhooks/sendgrid — events', () => {
     const batch = ['processed', 'delivered', 'open'].flatMap((type) => matches.map((m) => event(type, m)));
     const res = await post(batch);
     expect(res.status).toBe(200);
-    expect(await jsonOf(res)).toEqual({ received: 9, applied: 9, duplicates: 0 });
+    expect(await jsonOf(res)).toEqual({ received: 9, stored: 9, duplicates: 0 });
     for (const { msg } of [byOurId, bySmtpId, bySgId]) {
       expect(await messageOf(msg.id)).toMatchObject({ status: 'read', errorCode: null, errorMessage: null });
     }
@@ -197,10 +198,10 @@ describe('POST /email/webhooks/sendgrid — events', () => {
     const { msg } = await outboundEmail();
     const e = event('delivered', { message_id: String(msg.id) });
     const first = await post([e]);
-    expect(await jsonOf(first)).toEqual({ received: 1, applied: 1, duplicates: 0 });
+    expect(await jsonOf(first)).toEqual({ received: 1, stored: 1, duplicates: 0 });
     const again = await post([e, e]);
     expect(again.status).toBe(200);
-    expect(await jsonOf(again)).toEqual({ received: 2, applied: 0, duplicates: 2 });
+    expect(await jsonOf(again)).toEqual({ received: 2, stored: 0, duplicates: 2 });
     expect(await eventsBySgId(e.sg_event_id)).toHaveLength(1);
   });
 
@@ -235,5 +236,28 @@ describe('POST /email/webhooks/sendgrid — events', () => {
     const res = await api.post(EVENTS, { headers: sendgridRequest(keys.privateKey, [], { signedBody: body }).headers, body });
     expect(res.status).toBe(422);
     expect((await db.select({ n: sql<number>`count(*)::int` }).from(webhookEvents))[0]!.n).toBe(before);
+  });
+
+  // SPEC §6.1: stored, then processed idempotently. A processing failure is recorded on the stored
+  // event (`failed`), answered 200 (the event is safe) and applied later by the webhook.retry job.
+  it('an event whose processing failed is applied later by the retry job, not lost as a duplicate', async () => {
+    const { msg } = await outboundEmail({ status: 'sent' });
+    const e = event('dropped', { message_id: String(msg.id) }, { reason: 'boom' });
+    await db.execute(sql`alter table messages add constraint test_no_boom_error check (error_message is distinct from 'boom') not valid`);
+    try {
+      const res = await post([e]);
+      expect(res.status).toBe(200);
+      expect((await eventsBySgId(e.sg_event_id))[0]).toMatchObject({ outcome: 'failed', error: expect.stringContaining('test_no_boom_error') });
+    } finally {
+      await db.execute(sql`alter table messages drop constraint if exists test_no_boom_error`);
+    }
+    expect((await messageOf(msg.id)).status).toBe('sent');
+    const redelivered = await post([e]);
+    expect(redelivered.status).toBe(200);
+    const [stored] = await eventsBySgId(e.sg_event_id);
+    expect(await jobsWhere('webhook.retry', 'eventId', stored!.id)).toHaveLength(1);
+    await reprocessEvent(stored!.id, false);
+    expect(await messageOf(msg.id)).toMatchObject({ status: 'failed', errorMessage: 'boom' });
+    expect((await eventsBySgId(e.sg_event_id))[0]!.outcome).toBe('processed');
   });
 });

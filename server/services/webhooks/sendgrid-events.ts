@@ -3,7 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { db } from '@/db/client';
 import { clients, messages, type MessageStatus } from '@/db/schema';
 import { applyStatusUpdate } from '@/server/services/messages/status';
-import { markEvent, storeEvent } from './events';
+import { markEvent, processOrRetry, storeEvent } from './events';
 
 export type SendgridEvent = Record<string, unknown> & { event?: string; sg_event_id?: string; sg_message_id?: string; email?: string };
 
@@ -56,7 +56,7 @@ async function findMessage(event: SendgridEvent): Promise<{ id: number; business
 
 /** One SendGrid Event Webhook batch: each event stored (deduplicated by sg_event_id), then applied. */
 export async function handleSendgridEvents(events: SendgridEvent[], headers: Record<string, string>) {
-  let applied = 0;
+  let stored = 0;
   let duplicates = 0;
   for (const event of events) {
     const dedupeKey = str(event.sg_event_id) ?? createHash('sha256').update(JSON.stringify(event)).digest('hex');
@@ -65,36 +65,37 @@ export async function handleSendgridEvents(events: SendgridEvent[], headers: Rec
       duplicates++;
       continue;
     }
-    const type = str(event.event) ?? '';
-    const effect = EVENT_STATUS[type];
-    const message = await findMessage(event);
-    if (!message) {
-      await markEvent(eventId, 'ignored', { error: 'No message matches this event' });
-      continue;
-    }
-    if (effect === 'optOut') {
-      await db.update(clients).set({ optedOutEmail: true, updatedAt: sql`now()` }).where(and(eq(clients.businessId, message.businessId), eq(clients.id, message.clientId)));
-      await markEvent(eventId, 'processed', { businessId: message.businessId });
-      applied++;
-      continue;
-    }
-    // A bounce after delivery still suppresses the address (providers.md §6), status unchanged.
-    if (effect === 'bounced') {
-      await db.update(clients).set({ optedOutEmail: true, updatedAt: sql`now()` }).where(and(eq(clients.businessId, message.businessId), eq(clients.id, message.clientId)));
-    }
-    if (!effect) {
-      await markEvent(eventId, 'ignored', { businessId: message.businessId });
-      continue;
-    }
-    const result = await db.transaction((tx) =>
-      applyStatusUpdate({ businessId: message.businessId, messageId: message.id }, {
+    stored++;
+    await processOrRetry(eventId, 'sendgrid_event', () => applySendgridEvent(eventId, event));
+  }
+  return { received: events.length, stored, duplicates };
+}
+
+/** Applies one stored event; idempotent (statuses only move forward), so a retry is safe. */
+export async function applySendgridEvent(eventId: number, event: SendgridEvent): Promise<void> {
+  const type = str(event.event) ?? '';
+  const effect = EVENT_STATUS[type];
+  const message = await findMessage(event);
+  if (!message) return markEvent(eventId, 'ignored', { error: 'No message matches this event' });
+  const optOut = () =>
+    db.update(clients).set({ optedOutEmail: true, updatedAt: sql`now()` }).where(and(eq(clients.businessId, message.businessId), eq(clients.id, message.clientId)));
+  if (effect === 'optOut') {
+    await optOut();
+    return markEvent(eventId, 'processed', { businessId: message.businessId });
+  }
+  // A bounce suppresses the address even after delivery (providers.md §6); the status rule decides the rest.
+  if (effect === 'bounced') await optOut();
+  if (!effect) return markEvent(eventId, 'ignored', { businessId: message.businessId });
+  const result = await db.transaction((tx) =>
+    applyStatusUpdate(
+      { businessId: message.businessId, messageId: message.id },
+      {
         status: effect,
         errorCode: str(event.status) ?? str(event.type) ?? (effect === 'failed' ? 'dropped' : null),
         errorMessage: str(event.reason) ?? str(event.response),
-      }, tx),
-    );
-    await markEvent(eventId, result.updated ? 'processed' : 'ignored', { businessId: message.businessId });
-    if (result.updated) applied++;
-  }
-  return { received: events.length, applied, duplicates };
+      },
+      tx,
+    ),
+  );
+  await markEvent(eventId, result.updated ? 'processed' : 'ignored', { businessId: message.businessId });
 }

@@ -93,7 +93,7 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
           sentAt: new Date(),
         },
       ]);
-      await touchConversations(tx, [conversationId]);
+      await touchConversations(tx, [row!.id]);
       await publish(tx, { type: 'message.created', businessId: business.businessId, conversationIds: [conversationId], messageIds: [row!.id] });
       const keyword = optKeyword(body);
       if (keyword) {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createSql, db } from '@/db/client';
 import { clients, conversations, messages, webhookEvents } from '@/db/schema';
 import { createBusiness, createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
+import { touchConversations } from '@/server/services/messages/submit';
 import { api, jsonOf } from '@/server/testing/http';
 import { jobsWhere, postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';
 
@@ -161,6 +162,8 @@ describe('POST /webhooks/twilio/sms/incoming', () => {
     expect(conv!.unreadCount).toBe(1);
   });
 
+  // Can fail rarely (two of the transactions starting in the same microsecond): that is the
+  // (unread_count counts exactly the new message ids: see the same-timestamp test below).
   it('five different messages from one new number at once: one lead, one conversation, five messages, unread 5', async () => {
     const t = await tenantWithNumber();
     const from = newPhone();
@@ -189,6 +192,23 @@ describe('POST /webhooks/twilio/sms/incoming', () => {
     expect(await clientsByPhone(t.business.id, client.phoneNumber!)).toHaveLength(1);
     expect((await db.select().from(clients).where(eq(clients.id, client.id)))[0]!.clientType).toBe('returning');
     expect(await db.select().from(conversations).where(eq(conversations.clientId, client.id))).toHaveLength(1);
+  });
+
+  it('unread_count stays exact when two inbound transactions share the same start timestamp', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    const conv = await createConversation(t.business.id, client.id);
+    const inboundRow = { direction: 'inbound' as const, senderType: 'client' as const, status: 'received' as const, isRead: false, provider: 'twilio' as const };
+    await db.transaction(async (tx) => {
+      const [{ now }] = (await tx.execute<{ now: string }>(sql`select now()::text as now`)) as unknown as [{ now: string }];
+      // Another webhook transaction that began in the same microsecond committed first: its message and its own +1.
+      await createMessage(conv, { ...inboundRow, providerMessageId: twilioSid('SM'), createdAt: sql`${now}::timestamptz` as unknown as Date });
+      await db.update(conversations).set({ unreadCount: sql`${conversations.unreadCount} + 1` }).where(eq(conversations.id, conv.id));
+      // This transaction's message, then the bookkeeping processInboundSms does.
+      await createMessage(conv, { ...inboundRow, providerMessageId: twilioSid('SM') }, tx);
+      await touchConversations(tx, [conv.id]);
+    });
+    expect((await conversationOf(conv.id)).unreadCount).toBe(2);
   });
 
   it('a client of another business with the same number is not used: the business is found by To', async () => {
@@ -383,6 +403,15 @@ describe('POST /webhooks/twilio/sms/status', () => {
       expect(processed.sort(), order.join('>')).toEqual(expected.sort());
       expect(events.every((e) => e.outcome === 'processed' || e.outcome === 'ignored')).toBe(true);
     }
+  });
+
+  it('the four callbacks of each of 24 messages arriving all at once still end delivered', async () => {
+    const { conv } = await outboundSms();
+    const rows = await Promise.all(Array.from({ length: 24 }, () => createMessage(conv, { provider: 'twilio', providerMessageId: twilioSid('SM'), status: 'sending' })));
+    const responses = await Promise.all(rows.flatMap((r) => ['delivered', 'sent', 'queued', 'sending'].map((s) => callback(r.providerMessageId!, s))));
+    expect(responses.every((r) => r.status === 200)).toBe(true);
+    const after = await Promise.all(rows.map((r) => messageOf(r.id)));
+    expect(after.map((m) => m.status)).toEqual(rows.map(() => 'delivered'));
   });
 
   it('undelivered with ErrorCode 30003 after sent → undelivered with error_code "30003"', async () => {

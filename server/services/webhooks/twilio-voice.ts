@@ -93,7 +93,7 @@ export async function processVoiceStatus(eventId: number, params: FormParams): P
         },
       })
       .returning({ id: messages.id, created: sql<boolean>`(xmax = 0)` });
-    if (row!.created) await touchConversations(tx, [conversationId]);
+    if (row!.created) await touchConversations(tx, [row!.id]);
     await publish(tx, { type: row!.created ? 'message.created' : 'message.status', businessId, conversationIds: [conversationId], messageIds: [row!.id] });
     await markEvent(eventId, 'processed', { businessId }, tx);
   });
