@@ -29,6 +29,19 @@ export function startBatchLoop<T>(
     }
   }
 
+  /** Retries a pg-boss write until the database answers again (or the loop is stopping). */
+  async function persist(write: () => Promise<void>) {
+    for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
+      try {
+        return await write();
+      } catch (err) {
+        if (stopping) return;
+        log.warn({ queue, err: { message: (err as Error).message } }, 'could not record job outcomes; retrying');
+        await sleep(delay);
+      }
+    }
+  }
+
   async function loop() {
     while (!stopping) {
       let jobs: PgBoss.JobWithMetadata<T>[] = [];
@@ -44,13 +57,18 @@ export function startBatchLoop<T>(
         await sleep(options.idleMs);
         continue;
       }
+      let outcomes: Map<string, JobOutcome>;
       try {
-        await settle(jobs, await handle(jobs));
+        outcomes = await handle(jobs);
       } catch (err) {
-        // Left active, the jobs expire and are retried; handlers re-read state, so that is safe.
-        log.error({ queue, err }, 'batch failed');
-        await sleep(1000);
+        // The handler could not finish (typically: the database went away mid-batch). Fail the
+        // jobs so pg-boss retries them after their backoff, instead of holding them until they
+        // expire; handlers re-read state and reconcile, so a retry is safe.
+        log.error({ queue, err: { message: (err as Error).message } }, 'batch failed; its jobs will be retried');
+        const error = `batch failed: ${(err as Error).message}`;
+        outcomes = new Map(jobs.map((j) => [j.id, { ok: false, error }]));
       }
+      await persist(() => settle(jobs, outcomes));
     }
   }
 

@@ -52,7 +52,7 @@ beforeAll(async () => {
   });
   tenant = await createTenant();
   await createSmsNumber(tenant.business.id);
-  worker = await startWorkerProcess({ WORKER_MAINTENANCE_INTERVAL_SECONDS: '1', LOG_LEVEL: 'info' });
+  worker = await startWorkerProcess({ WORKER_MAINTENANCE_INTERVAL_SECONDS: '1', LOG_LEVEL: 'info', NODE_OPTIONS: '--import /tmp/diag/unhandled.mjs' });
 }, 60_000);
 
 afterAll(async () => {
