@@ -183,7 +183,8 @@ describe('a PostgreSQL restart during a bulk send', () => {
     for (const a of act) console.log('ACT', JSON.stringify(a));
     const locks = await db.execute(sql`select pid, locktype, mode, granted from pg_locks where not granted`);
     console.log('LOCKS', JSON.stringify([...locks]));
-    console.log('ALIVE', worker!.alive());
+    console.log('ALIVE', worker!.alive(), worker!.child.exitCode, worker!.child.signalCode);
+    (await import('node:fs')).writeFileSync('/tmp/diag/worker-' + Date.now() + '.log', worker!.output());
     console.log('TAIL', worker!.output().split('\n').slice(-15).map((l) => l.slice(0, 400)).join('\n'));
     expect(sent).toBe(300);
     assertEachOnceAtFake('Restart B');

@@ -316,12 +316,8 @@ describe('POST /email/webhooks/sendgrid/inbound — attachments, unknown recipie
     expect(row).toMatchObject({ fromAddress: sender, subject: 'Créneau samedi ✓', content: 'Bonjour, à samedi !' });
   });
 
-  // BUG (server/services/webhooks/email-inbound.ts:34-53, parseInboundForm): Inbound Parse posts each
-  // field in the mail's own charset and names it in the `charsets` field (e.g. {"text":"iso-8859-1"}).
-  // The form is decoded as UTF-8 regardless, so a Latin-1 (or windows-1252, ISO-2022-JP…) reply is
-  // stored with U+FFFD replacement characters: "Caf\uFFFD" instead of "Café". Expected: each field
-  // decoded with the charset SendGrid names (TextDecoder supports them).
-  it.fails('a text part in the charset named by `charsets` (iso-8859-1) is stored correctly decoded', async () => {
+  // Inbound Parse posts each field in the mail's own charset, named in the `charsets` field.
+  it('a text part in the charset named by `charsets` (iso-8859-1) is stored correctly decoded', async () => {
     const t = await createTenant();
     const sender = `latin.${randomUUID().slice(0, 8)}@example.test`;
     const { contentType, bytes } = rawMultipart([

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import busboy from 'busboy';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { businessEmailSenders, businesses, clients, messages, type StoredAttachment } from '@/db/schema';
@@ -30,26 +31,54 @@ export function headerValue(block: string, name: string): string | null {
 }
 const messageIds = (value: string | null) => (value ? (value.match(/<[^<>\s]+>/g) ?? []) : []);
 
-/** Inbound Parse multipart body → our fields (attachments kept as base64 with their names). */
-export async function parseInboundForm(rawBytes: Buffer, contentType: string): Promise<InboundEmail> {
-  const form = await new Request('http://inbound.local/', { method: 'POST', headers: { 'content-type': contentType }, body: new Uint8Array(rawBytes) }).formData();
-  const field = (name: string) => {
-    const v = form.get(name);
-    return typeof v === 'string' ? v : '';
-  };
-  let envelope: InboundEmail['envelope'] = null;
+/**
+ * Inbound Parse multipart body → our fields. Each text field arrives in the mail's own charset,
+ * named by the `charsets` field (e.g. {"text":"iso-8859-1"}), so fields are read as raw bytes
+ * (busboy, latin1 = byte-preserving) and decoded with that charset; attachments stay bytes.
+ */
+export function parseInboundForm(rawBytes: Buffer, contentType: string): Promise<InboundEmail> {
+  return new Promise((resolve, reject) => {
+    const fields = new Map<string, Buffer>();
+    const attachments: StoredAttachment[] = [];
+    const parser = busboy({ headers: { 'content-type': contentType }, defParamCharset: 'utf8', defCharset: 'latin1', limits: { fieldSize: 10 * 1024 * 1024 } });
+    parser.on('field', (name, value) => fields.set(name, Buffer.from(value, 'latin1')));
+    parser.on('file', (name, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        if (!/^attachment\d+$/.test(name)) return;
+        const bytes = Buffer.concat(chunks);
+        attachments.push({ filename: info.filename || name, content_type: info.mimeType || null, url: null, size: bytes.length, content: bytes.toString('base64') });
+      });
+    });
+    parser.on('error', reject);
+    parser.on('close', () => {
+      let charsets: Record<string, string> = {};
+      try {
+        charsets = JSON.parse(fields.get('charsets')?.toString('utf8') ?? '{}') as Record<string, string>;
+      } catch {
+        charsets = {};
+      }
+      const field = (name: string) => decode(fields.get(name), charsets[name]);
+      let envelope: InboundEmail['envelope'] = null;
+      try {
+        envelope = field('envelope') ? (JSON.parse(field('envelope')) as InboundEmail['envelope']) : null;
+      } catch {
+        envelope = null;
+      }
+      resolve({ from: field('from'), to: field('to'), subject: field('subject'), text: field('text'), html: field('html') || null, headers: field('headers'), envelope, attachments });
+    });
+    parser.end(rawBytes);
+  });
+}
+
+function decode(bytes: Buffer | undefined, charset: string | undefined): string {
+  if (!bytes) return '';
   try {
-    envelope = field('envelope') ? (JSON.parse(field('envelope')) as InboundEmail['envelope']) : null;
+    return new TextDecoder(charset || 'utf-8').decode(bytes);
   } catch {
-    envelope = null;
+    return new TextDecoder('utf-8').decode(bytes); // an unknown charset name: UTF-8 is the best guess
   }
-  const attachments: StoredAttachment[] = [];
-  for (const [name, value] of form.entries()) {
-    if (typeof value === 'string' || !/^attachment\d+$/.test(name)) continue;
-    const bytes = Buffer.from(await value.arrayBuffer());
-    attachments.push({ filename: value.name || name, content_type: value.type || null, url: null, size: bytes.length, content: bytes.toString('base64') });
-  }
-  return { from: field('from'), to: field('to'), subject: field('subject'), text: field('text'), html: field('html') || null, headers: field('headers'), envelope, attachments };
 }
 
 /** The business whose sender address the mail was sent to. */
