@@ -5,6 +5,7 @@ import { loadEnv } from '@/server/env';
 import { createQueues, QUEUES } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
 import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
+import { wakeSnoozedConversations } from '@/server/services/conversations';
 import { sweepExpiredRows } from '@/server/services/maintenance';
 import type { SendJob } from '@/server/services/messages/submit';
 import { applyStatusUpdate } from '@/server/services/messages/status';
@@ -65,6 +66,14 @@ export async function startWorker() {
       return outcomes;
     }, log),
   );
+  // SPEC §6.1 Snooze: a snoozed conversation is open again within 60 s after its time passes.
+  // Every 15 s from each worker (an idempotent UPDATE over a partial index), which is tighter
+  // than pg-boss's minute-grained cron.
+  const wake = setInterval(() => {
+    wakeSnoozedConversations()
+      .then((woken) => woken && log.info({ woken }, 'snoozed conversations reopened'))
+      .catch((err) => log.warn({ err: { message: (err as Error).message } }, 'wake snoozed failed'));
+  }, 15_000);
   await boss.work(QUEUES.maintenance, async () => {
     const swept = await sweepExpiredRows();
     log.info({ swept }, 'maintenance sweep');
@@ -75,6 +84,7 @@ export async function startWorker() {
   return {
     boss,
     async stop() {
+      clearInterval(wake);
       await Promise.all(loops.map((l) => l.stop()));
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
       await closeProviders();

@@ -38,7 +38,7 @@ type RouteContext = { params: Promise<Record<string, string | string[]>> };
  */
 export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(
   op: Operation<P, Q, B, R>,
-  handler: (ctx: HandlerContext<P, Q, B>) => Promise<(R extends z.ZodType ? z.input<R> : unknown) | Response>,
+  handler: (ctx: HandlerContext<P, Q, B>) => Promise<(R extends z.ZodType ? z.input<R> : unknown) | null | Response>,
 ) {
   return async (req: Request, routeCtx?: RouteContext): Promise<Response> => {
     const started = performance.now();

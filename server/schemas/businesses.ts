@@ -1,4 +1,14 @@
 import { z } from 'zod';
+import {
+  ASSIGNMENT_FILTERS,
+  CHANNELS,
+  CLIENT_TYPES,
+  CONVERSATION_STATUSES,
+  MESSAGE_FILTERS,
+  STAFF_ROLES,
+} from '@/db/schema/enums';
+import { id, isoTimestamp, paginationQuery, queryBoolean, timestampOut } from './common';
+import { MessageItem } from './messages';
 
 export const LocationResponse = z
   .object({
@@ -10,3 +20,166 @@ export const LocationResponse = z
     timezone: z.string().nullable(),
   })
   .meta({ id: 'LocationResponse' });
+
+export const ClientConversationStatus = z.enum(CONVERSATION_STATUSES).meta({ id: 'ClientConversationStatus' });
+export const AssignmentFilterType = z.enum(ASSIGNMENT_FILTERS).meta({ id: 'AssignmentFilterType' });
+export const MessageFilterType = z.enum(MESSAGE_FILTERS).meta({ id: 'MessageFilterType' });
+export const ClientType = z.enum(CLIENT_TYPES).meta({ id: 'ClientType' });
+
+/** SPEC seed 2.4 plus the fields SPEC §5 adds. Staff fields are display names. */
+export const ClientDetailsResponse = z
+  .object({
+    client_id: z.number().int(),
+    conversation_id: z.number().int().nullable(),
+    client_name: z.string().nullable(),
+    client_gender: z.string().nullable(),
+    client_image_url: z.string().nullable(),
+    client_email: z.string().nullable(),
+    client_phone_number: z.string().nullable(),
+    client_type: ClientType,
+    opted_out_sms: z.boolean(),
+    opted_out_email: z.boolean(),
+    location_id: z.number().int().nullable(),
+    status: ClientConversationStatus.nullable(),
+    snoozed_until: timestampOut.nullable(),
+    updated_by: z.string().nullable(),
+    unread_messages_count: z.number().int(),
+    last_updated_channel: z.enum(CHANNELS).nullable(),
+    messages_flagged_count: z.number().int(),
+    last_updated_at: timestampOut.nullable(),
+    label: z.string().nullable(),
+    last_message_content: z.string().nullable(),
+    resolved_by: z.string().nullable(),
+    assigned_to: z.string().nullable(),
+    assigned_staff_id: z.number().int().nullable(),
+    staff_name: z.string().nullable(),
+    staff_gender: z.string().nullable(),
+    staff_image_url: z.string().nullable(),
+    last_message_id: z.number().int().nullable(),
+    last_read_message_id: z.number().int().nullable(),
+  })
+  .meta({ id: 'ClientDetailsResponse' });
+
+export const PaginatedBusinessClientDetails = z
+  .object({
+    conversations: z.array(ClientDetailsResponse),
+    total_conversations: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    next_page: z.boolean(),
+  })
+  .meta({ id: 'PaginatedBusinessClientDetails' });
+
+/** A query value given repeated (`?status=a&status=b`) or comma-separated (`?status=a,b`). */
+const listOf = <T extends z.ZodType>(item: T) =>
+  z.preprocess((v) => (v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((s) => String(s).split(',')).map((s) => s.trim()).filter(Boolean)), z.array(item));
+
+export const ConversationListQuery = z.object({
+  status: listOf(ClientConversationStatus).optional(),
+  assignment: AssignmentFilterType.default('all'),
+  staff_id: id.optional(),
+  channel: z.enum(CHANNELS).optional(),
+  location_id: id.optional(),
+  label: z.string().trim().min(1).max(50).optional(),
+  unread: queryBoolean.optional(),
+  flagged: queryBoolean.optional(),
+  search: z.string().trim().min(1).max(100).optional(),
+  ...paginationQuery,
+});
+
+const count = (value: z.ZodType) => z.object({ value, count: z.number().int() });
+export const ConversationFilters = z
+  .object({
+    statuses: z.array(count(ClientConversationStatus)),
+    assignments: z.array(count(AssignmentFilterType)),
+    channels: z.array(count(z.enum(CHANNELS))),
+    labels: z.array(count(z.string())),
+    locations: z.array(z.object({ location_id: z.number().int(), name: z.string(), count: z.number().int() })),
+  })
+  .meta({ id: 'ConversationFilters' });
+
+export const ConversationMessagesQuery = z.object({ filter: MessageFilterType.default('all'), ...paginationQuery });
+
+export const NoteRequest = z
+  .object({ content: z.string().trim().min(1).max(5000), staff_id: id.optional() })
+  .meta({ id: 'NoteRequest' });
+
+export const MessageResponse = z.object({ success: z.boolean(), data: MessageItem }).meta({ id: 'MessageResponse' });
+
+export const AssignRequest = z.object({ staff_id: id.nullable() }).meta({ id: 'AssignRequest' });
+
+export const StatusRequest = z
+  .object({ status: ClientConversationStatus, snoozed_until: isoTimestamp.optional(), staff_id: id.optional() })
+  .superRefine((v, ctx) => {
+    if (v.status === 'snoozed' && !v.snoozed_until) {
+      ctx.addIssue({ code: 'custom', path: ['snoozed_until'], message: 'Field required when status is snoozed', params: { type: 'missing' } });
+    }
+    if (v.snoozed_until && v.snoozed_until.getTime() <= Date.now()) {
+      ctx.addIssue({ code: 'custom', path: ['snoozed_until'], message: 'must be in the future' });
+    }
+  })
+  .meta({ id: 'ConversationStatusRequest' });
+
+export const FlagRequest = z.object({ flagged: z.boolean() }).meta({ id: 'FlagRequest' });
+export const LabelRequest = z.object({ label: z.string().trim().min(1).max(50).nullable() }).meta({ id: 'LabelRequest' });
+
+export const MessageStatusUpdateFilters = z
+  .object({
+    conversation_id: id.optional(),
+    client_id: id.optional(),
+    message_ids: z.array(id).min(1).max(1000).optional(),
+    up_to_message_id: id.optional(),
+    is_read: z.boolean().default(true),
+  })
+  .superRefine((v, ctx) => {
+    if (v.conversation_id === undefined && v.client_id === undefined && v.message_ids === undefined && v.up_to_message_id === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['conversation_id'], message: 'At least one of conversation_id, client_id, message_ids, up_to_message_id is required' });
+    }
+  })
+  .meta({ id: 'MessageStatusUpdateFilters' });
+
+export const CreateConversationRequest = z.object({ client_id: id }).meta({ id: 'CreateConversationRequest' });
+
+export const ClientListResponse = z
+  .object({
+    client_id: z.number().int(),
+    external_id: z.string().nullable(),
+    client_name: z.string().nullable(),
+    client_email: z.string().nullable(),
+    client_phone_number: z.string().nullable(),
+    client_gender: z.string().nullable(),
+    client_image_url: z.string().nullable(),
+    client_type: ClientType,
+    location_id: z.number().int().nullable(),
+    conversation_id: z.number().int().nullable(),
+    opted_out_sms: z.boolean(),
+    opted_out_email: z.boolean(),
+    created_at: timestampOut,
+  })
+  .meta({ id: 'ClientListResponse' });
+
+export const PaginatedClientList = z
+  .object({ clients: z.array(ClientListResponse), total_clients: z.number().int(), page: z.number().int(), page_size: z.number().int(), next_page: z.boolean() })
+  .meta({ id: 'PaginatedClientList' });
+
+export const StaffResponse = z
+  .object({
+    staff_id: z.number().int(),
+    external_id: z.string().nullable(),
+    staff_name: z.string(),
+    staff_email: z.string().nullable(),
+    staff_phone_number: z.string().nullable(),
+    staff_gender: z.string().nullable(),
+    staff_image_url: z.string().nullable(),
+    role: z.enum(STAFF_ROLES),
+    location_id: z.number().int().nullable(),
+    active: z.boolean(),
+    open_conversations: z.number().int(),
+  })
+  .meta({ id: 'StaffResponse' });
+
+export const PaginatedStaffList = z
+  .object({ staffs: z.array(StaffResponse), total_staffs: z.number().int(), page: z.number().int(), page_size: z.number().int(), next_page: z.boolean() })
+  .meta({ id: 'PaginatedStaffList' });
+
+export const DirectoryQuery = z.object({ search: z.string().trim().min(1).max(100).optional(), external_id: z.string().trim().min(1).max(200).optional(), ...paginationQuery });

@@ -1,6 +1,7 @@
 import type { Operation } from '../operation';
 import * as auth from './auth';
 import * as businesses from './businesses';
+import * as conversations from './conversations';
 import * as health from './health';
 import * as messages from './messages';
 import * as webhooks from './webhooks';
@@ -10,6 +11,7 @@ export const operations: Operation[] = [
   ...Object.values(health),
   ...Object.values(auth),
   ...Object.values(businesses),
+  ...Object.values(conversations),
   ...Object.values(messages),
   ...Object.values(webhooks),
 ] as Operation[];

@@ -1,0 +1,9 @@
+import { assignConversation as op } from '@/server/http/operations/conversations';
+import { route } from '@/server/http/route';
+import { actingStaff } from '@/server/http/staff-context';
+import { assignConversation } from '@/server/services/conversations';
+
+// POST: assign to a staff member, or unassign with null.
+export const POST = route(op, ({ caller, params, body }) =>
+  assignConversation(params.business_id, params.conversation_id, body.staff_id, actingStaff(caller)),
+);

@@ -1,0 +1,6 @@
+import { listStaff as op } from '@/server/http/operations/conversations';
+import { route } from '@/server/http/route';
+import { listStaff } from '@/server/services/directory';
+
+// GET: the business's staff, searchable, filterable by external_id.
+export const GET = route(op, ({ params, query }) => listStaff(params.business_id, query));

@@ -1,0 +1,198 @@
+import { z } from 'zod';
+import {
+  AssignRequest,
+  ClientDetailsResponse,
+  ConversationFilters,
+  ConversationListQuery,
+  ConversationMessagesQuery,
+  CreateConversationRequest,
+  DirectoryQuery,
+  FlagRequest,
+  LabelRequest,
+  MessageResponse,
+  MessageStatusUpdateFilters,
+  NoteRequest,
+  PaginatedBusinessClientDetails,
+  PaginatedClientList,
+  PaginatedStaffList,
+  StaffResponse,
+  StatusRequest,
+} from '@/server/schemas/businesses';
+import { businessPath, id, UpdateSuccessResponse } from '@/server/schemas/common';
+import { PaginatedMessages } from '@/server/schemas/messages';
+import { defineOperation } from '../operation';
+
+const conversationPath = z.object({ business_id: id, conversation_id: id });
+const common = { auth: 'any' as const, errors: [403, 404] };
+
+export const listConversations = defineOperation({
+  operationId: 'listConversations',
+  method: 'get',
+  path: '/businesses/{business_id}/conversations',
+  tag: 'businesses',
+  summary: 'Get paginated list of client conversations for a business',
+  description: 'Newest activity first. `status` repeatable or comma-separated; `assignment=mine` uses the session\'s staff, or `staff_id` with an API key.',
+  params: businessPath,
+  query: ConversationListQuery,
+  response: PaginatedBusinessClientDetails,
+  ...common,
+});
+
+export const createConversation = defineOperation({
+  operationId: 'createOrRetrieveConversation',
+  method: 'post',
+  path: '/businesses/{business_id}/conversations',
+  tag: 'businesses',
+  summary: 'Create or retrieve client conversation',
+  params: businessPath,
+  body: CreateConversationRequest,
+  response: ClientDetailsResponse,
+  ...common,
+});
+
+export const conversationFilters = defineOperation({
+  operationId: 'getConversationFilters',
+  method: 'get',
+  path: '/businesses/{business_id}/conversations/filters',
+  tag: 'businesses',
+  summary: 'Get available conversation filters',
+  description: 'Counts per status, assignment, channel, label and location (zero counts included); `mine` only when a staff member is known.',
+  params: businessPath,
+  query: z.object({ staff_id: id.optional() }),
+  response: ConversationFilters,
+  ...common,
+});
+
+export const conversationMessages = defineOperation({
+  operationId: 'getConversationMessages',
+  method: 'get',
+  path: '/businesses/{business_id}/conversations/{conversation_id}/messages',
+  tag: 'businesses',
+  summary: 'Get paginated conversation messages with filters',
+  params: conversationPath,
+  query: ConversationMessagesQuery,
+  response: PaginatedMessages,
+  ...common,
+});
+
+export const addNote = defineOperation({
+  operationId: 'addNote',
+  method: 'post',
+  path: '/businesses/{business_id}/conversations/{conversation_id}/notes',
+  tag: 'businesses',
+  summary: 'Add internal note to a client conversation',
+  params: conversationPath,
+  body: NoteRequest,
+  response: MessageResponse,
+  ...common,
+});
+
+export const assignConversation = defineOperation({
+  operationId: 'assignConversation',
+  method: 'post',
+  path: '/businesses/{business_id}/conversations/{conversation_id}/assign',
+  tag: 'businesses',
+  summary: 'Assign a client conversation to a staff member',
+  description: '`staff_id` an active staff member of the business (422 otherwise), or null to unassign.',
+  params: conversationPath,
+  body: AssignRequest,
+  response: ClientDetailsResponse,
+  ...common,
+});
+
+export const setConversationStatus = defineOperation({
+  operationId: 'updateConversationStatus',
+  method: 'post',
+  path: '/businesses/{business_id}/conversations/{conversation_id}/status',
+  tag: 'businesses',
+  summary: 'Update client conversation status',
+  description: '`snoozed` needs a future `snoozed_until`; the conversation opens again within 60 s after it passes, or at once on a new inbound message.',
+  params: conversationPath,
+  body: StatusRequest,
+  response: ClientDetailsResponse,
+  ...common,
+});
+
+export const labelConversation = defineOperation({
+  operationId: 'labelConversation',
+  method: 'post',
+  path: '/businesses/{business_id}/conversations/{conversation_id}/label',
+  tag: 'businesses',
+  summary: 'Label a conversation',
+  params: conversationPath,
+  body: LabelRequest,
+  response: ClientDetailsResponse,
+  ...common,
+});
+
+export const markRead = defineOperation({
+  operationId: 'updateReadStatus',
+  method: 'post',
+  path: '/businesses/{business_id}/messages/read',
+  tag: 'businesses',
+  summary: 'Update read status of messages using filters',
+  params: businessPath,
+  body: MessageStatusUpdateFilters,
+  response: UpdateSuccessResponse,
+  ...common,
+});
+
+export const flagMessage = defineOperation({
+  operationId: 'flagMessage',
+  method: 'post',
+  path: '/businesses/{business_id}/messages/{message_id}/flag',
+  tag: 'businesses',
+  summary: 'Flag or unflag a message',
+  params: z.object({ business_id: id, message_id: id }),
+  body: FlagRequest,
+  response: MessageResponse,
+  ...common,
+});
+
+export const clientDetails = defineOperation({
+  operationId: 'getClientDetails',
+  method: 'get',
+  path: '/businesses/{business_id}/clients/{client_id}',
+  tag: 'businesses',
+  summary: 'Get detailed client profile and conversation information',
+  description: 'A client this business does not have answers 200 with `null` (seed-fixed).',
+  params: z.object({ business_id: id, client_id: id }),
+  response: ClientDetailsResponse,
+  nullableResponse: true,
+  ...common,
+});
+
+export const listClients = defineOperation({
+  operationId: 'listClients',
+  method: 'get',
+  path: '/businesses/{business_id}/clients',
+  tag: 'business-clients',
+  summary: 'Get paginated list of clients for a business',
+  params: businessPath,
+  query: DirectoryQuery,
+  response: PaginatedClientList,
+  ...common,
+});
+
+export const listStaff = defineOperation({
+  operationId: 'listStaff',
+  method: 'get',
+  path: '/businesses/{business_id}/staffs',
+  tag: 'business-staffs',
+  summary: 'Get paginated list of staff members for a business',
+  params: businessPath,
+  query: DirectoryQuery,
+  response: PaginatedStaffList,
+  ...common,
+});
+
+export const staffProfile = defineOperation({
+  operationId: 'getStaffProfile',
+  method: 'get',
+  path: '/businesses/{business_id}/staffs/{staff_id}',
+  tag: 'business-staffs',
+  summary: 'Get detailed profile of a specific staff member',
+  params: z.object({ business_id: id, staff_id: id }),
+  response: StaffResponse,
+  ...common,
+});

@@ -1,0 +1,177 @@
+import { isSupportedCountry } from 'libphonenumber-js';
+import { z } from 'zod';
+import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enums';
+
+/**
+ * SPEC §5 BusinessOnboardRequest and the onboarding status answer.
+ *
+ * Optional fields of the business and of its entries follow one rule on re-onboarding: a field
+ * that is omitted keeps its stored value, a field sent as `null` clears it (new entries take the
+ * defaults). Phone numbers are checked and normalised by the service, which knows the business's
+ * country; everything that does not need the database is checked here.
+ */
+
+/** Limits: the 10 MiB body bounds a request long before these do. */
+export const ONBOARD_LIMITS = { smsNumbers: 50, locations: 1_000, staff: 10_000, clients: 100_000 } as const;
+
+const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
+
+/** A name the runtime's IANA database knows (aliases such as `US/Eastern` included; offsets are not zones). */
+export function isIanaTimezone(tz: string): boolean {
+  if (!IANA_NAME.test(tz)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `america/new_york` → `America/New_York` (the runtime's canonical spelling). */
+function canonicalTimezone(tz: string): string {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
+  } catch {
+    return tz;
+  }
+}
+
+export const IanaTimezone = z
+  .string()
+  .trim()
+  .refine(isIanaTimezone, 'must be an IANA time zone, e.g. America/New_York')
+  .overwrite(canonicalTimezone)
+  .meta({ example: 'America/New_York' });
+
+const CountryCode = z
+  .string()
+  .trim()
+  .toUpperCase()
+  .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code')
+  .refine((c) => isSupportedCountry(c), 'is not a known country code')
+  .meta({ description: 'ISO 3166-1 alpha-2; default `US` for a new business', example: 'US' });
+
+const ExternalId = z.string().trim().min(1, 'must not be empty').max(255);
+const Name = z.string().trim().min(1, 'must not be empty').max(200);
+const Text = (max: number) => z.string().trim().max(max).nullish();
+
+const emailFormat = z.email();
+/** Lower-cased like every stored address (inbound email matches on lower(email)); `""` reads as none. */
+const Email = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(320)
+  .refine((v) => v === '' || emailFormat.safeParse(v).success, 'must be an email address');
+
+/** Any form a person types; normalised to E.164 with the business's country (unparsable → 422). */
+const Phone = z.string().max(64).meta({ description: 'Any typed form; stored in E.164 using the business country' });
+
+export const OnboardLocation = z
+  .object({
+    external_id: ExternalId,
+    name: Name,
+    address: Text(500),
+    phone_number: Phone.nullish(),
+    timezone: IanaTimezone.nullish(),
+  })
+  .meta({ id: 'OnboardLocation' });
+
+export const OnboardStaff = z
+  .object({
+    external_id: ExternalId,
+    name: Name,
+    email: Email.nullish(),
+    phone_number: Phone.nullish(),
+    gender: Text(50),
+    image_url: Text(2048),
+    role: z.enum(STAFF_ROLES).optional().meta({ description: 'Default `staff` for a new member' }),
+    location_external_id: ExternalId.nullish().meta({ description: 'A location of this request or one already stored' }),
+    active: z.boolean().optional().meta({ description: 'Default true for a new member' }),
+  })
+  .meta({ id: 'OnboardStaff' });
+
+export const OnboardClient = z
+  .object({
+    external_id: ExternalId,
+    name: Name,
+    email: Email.nullish(),
+    phone_number: Phone.nullish(),
+    gender: Text(50),
+    image_url: Text(2048),
+    client_type: z.enum(CLIENT_TYPES).optional().meta({ description: 'Default `new` for a new client' }),
+    location_external_id: ExternalId.nullish().meta({ description: 'A location of this request or one already stored' }),
+  })
+  .meta({ id: 'OnboardClient' });
+
+export const BusinessSettingsInput = z
+  .object({
+    record_calls: z.boolean().optional(),
+    missed_call_text: z.string().trim().max(1600).nullish(),
+  })
+  .meta({ id: 'BusinessSettings' });
+
+export const BusinessOnboardRequest = z
+  .object({
+    external_id: ExternalId.optional().meta({
+      description: "The platform's business id: onboarding again with the same one updates that business",
+    }),
+    name: Name,
+    timezone: IanaTimezone,
+    country: CountryCode.optional(),
+    sms_numbers: z
+      .array(Phone)
+      .max(ONBOARD_LIMITS.smsNumbers)
+      .optional()
+      .meta({ description: "The business's Twilio numbers; the first is the default sender" }),
+    from_email: Email.optional(),
+    from_name: Text(200),
+    settings: BusinessSettingsInput.optional(),
+    locations: z.array(OnboardLocation).max(ONBOARD_LIMITS.locations).optional(),
+    staff: z.array(OnboardStaff).max(ONBOARD_LIMITS.staff).optional(),
+    clients: z
+      .array(OnboardClient)
+      .max(ONBOARD_LIMITS.clients)
+      .optional()
+      .meta({ description: 'Up to 1,000 are imported before the answer; more are imported by a background job' }),
+  })
+  .meta({ id: 'BusinessOnboardRequest' });
+
+export type BusinessOnboardInput = z.output<typeof BusinessOnboardRequest>;
+export type OnboardLocationInput = z.output<typeof OnboardLocation>;
+export type OnboardStaffInput = z.output<typeof OnboardStaff>;
+export type OnboardClientInput = z.output<typeof OnboardClient>;
+
+export const OnboardingStatusValue = z.enum(ONBOARDING_STATUSES).meta({ id: 'OnboardingStatus' });
+
+export const BusinessOnboardResponse = z
+  .object({
+    business_id: z.number().int(),
+    external_id: z.string().nullable(),
+    api_key: z.string().nullable().meta({ description: 'The business API key: returned once, when the business is created; null later' }),
+    onboarding_status: OnboardingStatusValue,
+    locations: z.array(z.object({ external_id: z.string(), location_id: z.number().int() })),
+    staff: z.array(z.object({ external_id: z.string(), staff_id: z.number().int() })),
+    clients: z
+      .array(z.object({ external_id: z.string(), client_id: z.number().int() }))
+      .meta({ description: 'Empty when the clients are imported in the background (`in_progress`)' }),
+  })
+  .meta({ id: 'BusinessOnboardResponse' });
+
+export const OnboardingStepResponse = z
+  .object({
+    name: z.string().meta({ example: 'clients' }),
+    status: OnboardingStatusValue,
+    detail: z.string().nullable(),
+    done: z.number().int().optional(),
+    total: z.number().int().optional(),
+  })
+  .meta({ id: 'OnboardingStep' });
+
+export const OnboardingStatusResponse = z
+  .object({
+    business_id: z.number().int(),
+    status: OnboardingStatusValue,
+    steps: z.array(OnboardingStepResponse),
+  })
+  .meta({ id: 'BusinessOnboardingStatus' });

@@ -1,0 +1,136 @@
+import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { db } from '@/db/client';
+import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
+import { AppError } from '@/server/errors';
+import { publish } from '@/server/realtime/publish';
+import { loadConversation, requireStaff } from './conversations';
+import { insertMessages } from './messages/insert';
+import { selectMessageItems, toMessageItem } from './messages/serialize';
+import { touchConversations } from './messages/submit';
+
+type MessageFilter = (typeof MESSAGE_FILTERS)[number];
+
+/** An inbound SMS, email or call that staff has not read; notes are never unread (SPEC §6.1 Counts). */
+const UNREAD = sql`${messages.direction} = 'inbound' and not ${messages.isRead} and ${messages.messageType} <> 'NOTE'`;
+
+function filterCondition(filter: MessageFilter): SQL | undefined {
+  switch (filter) {
+    case 'sms':
+    case 'email':
+    case 'voice':
+      return eq(messages.channel, filter);
+    case 'notes':
+      return eq(messages.messageType, 'NOTE');
+    case 'flagged':
+      return eq(messages.flagged, true);
+    case 'unread':
+      return UNREAD;
+    default:
+      return undefined;
+  }
+}
+
+/** GET /conversations/{id}/messages: newest first, filtered by MessageFilterType, page-based. */
+export async function conversationMessages(businessId: number, conversationId: number, filter: MessageFilter, page: number, pageSize: number) {
+  await loadConversation(businessId, conversationId);
+  const where = and(eq(messages.businessId, businessId), eq(messages.conversationId, conversationId), filterCondition(filter));
+  const [rows, [total]] = await Promise.all([
+    selectMessageItems(db).where(where).orderBy(desc(messages.sentAt), desc(messages.id)).limit(pageSize).offset((page - 1) * pageSize),
+    db.select({ n: count() }).from(messages).where(where),
+  ]);
+  return { messages: rows.map(toMessageItem), total_messages: total!.n, page, page_size: pageSize, next_page: page * pageSize < total!.n };
+}
+
+/** POST /notes: an internal note by a staff member of the business (or no author with an API key). */
+export async function addNote(businessId: number, conversationId: number, content: string, staffId: number | null) {
+  const conversation = await loadConversation(businessId, conversationId);
+  if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id']);
+  const id = await db.transaction(async (tx) => {
+    const [row] = await insertMessages(tx, [
+      {
+        businessId,
+        conversationId,
+        clientId: conversation.clientId,
+        channel: null,
+        direction: 'outbound',
+        messageType: 'NOTE',
+        senderType: 'staff',
+        senderId: staffId,
+        staffId,
+        content,
+        status: 'sent',
+        isRead: true,
+        sentAt: new Date(),
+      },
+    ]);
+    await touchConversations(tx, [row!.id]);
+    await publish(tx, { type: 'message.created', businessId, conversationIds: [conversationId], messageIds: [row!.id] });
+    return row!.id;
+  });
+  const [item] = await selectMessageItems(db).where(eq(messages.id, id));
+  return { success: true, data: toMessageItem(item!) };
+}
+
+/**
+ * POST /messages/read: marks inbound messages read (or unread) by selectors. Only rows whose flag
+ * actually changes are counted, and each conversation's unread_count moves by exactly that number
+ * in the same transaction, so concurrent readers and writers keep it exact.
+ */
+export async function markMessagesRead(
+  businessId: number,
+  filters: { conversation_id?: number; client_id?: number; message_ids?: number[]; up_to_message_id?: number; is_read: boolean },
+) {
+  if (filters.conversation_id !== undefined) {
+    const [c] = await db.execute(sql`select 1 from conversations where business_id = ${businessId} and id = ${filters.conversation_id}`);
+    if (!c) throw AppError.invalid(['body', 'conversation_id'], `Conversation ${filters.conversation_id} not found in this business`);
+  }
+  if (filters.client_id !== undefined) {
+    const [c] = await db.select({ id: clients.id }).from(clients).where(and(eq(clients.businessId, businessId), eq(clients.id, filters.client_id)));
+    if (!c) throw AppError.invalid(['body', 'client_id'], `Client ${filters.client_id} not found in this business`);
+  }
+  const selectors: SQL[] = [sql`m.business_id = ${businessId}`, sql`m.direction = 'inbound'`, sql`m.message_type <> 'NOTE'`, sql`m.is_read <> ${filters.is_read}`];
+  if (filters.conversation_id !== undefined) selectors.push(sql`m.conversation_id = ${filters.conversation_id}`);
+  if (filters.client_id !== undefined) selectors.push(sql`m.client_id = ${filters.client_id}`);
+  if (filters.message_ids) selectors.push(sql`m.id = any(${sql.param(filters.message_ids)}::bigint[])`);
+  if (filters.up_to_message_id !== undefined) selectors.push(sql`m.id <= ${filters.up_to_message_id}`);
+  const delta = filters.is_read ? -1 : 1;
+  const result = await db.transaction(async (tx) => {
+    const changed = await tx.execute<{ conversation_id: number; n: number; max_id: number }>(sql`
+      with changed as (
+        update messages m set is_read = ${filters.is_read}
+        where ${sql.join(selectors, sql` and `)}
+        returning m.conversation_id, m.id
+      )
+      select conversation_id, count(*)::int as n, max(id)::int as max_id from changed group by conversation_id`);
+    for (const c of changed) {
+      await tx.execute(sql`
+        update conversations set
+          unread_count = greatest(unread_count + ${delta * c.n}, 0),
+          last_read_message_id = case when ${filters.is_read} then greatest(coalesce(last_read_message_id, 0), ${c.max_id}) else last_read_message_id end
+        where id = ${c.conversation_id} and business_id = ${businessId}`);
+    }
+    if (changed.length) await publish(tx, { type: 'conversation.updated', businessId, conversationIds: changed.map((c) => c.conversation_id) });
+    return changed.reduce((sum, c) => sum + c.n, 0);
+  });
+  return { success: true, updated: result, message: `${result} message(s) marked ${filters.is_read ? 'read' : 'unread'}` };
+}
+
+/** POST /messages/{id}/flag: flagged_count moves by one only when the flag actually changes. */
+export async function flagMessage(businessId: number, messageId: number, flagged: boolean) {
+  const found = await db.transaction(async (tx) => {
+    const [row] = await tx.execute<{ id: number; conversation_id: number; changed: boolean }>(sql`
+      with target as (select id, conversation_id, flagged from messages where business_id = ${businessId} and id = ${messageId} for update),
+      upd as (update messages m set flagged = ${flagged} from target t where m.id = t.id and t.flagged <> ${flagged} returning m.id)
+      select t.id, t.conversation_id, exists (select 1 from upd) as changed from target t`);
+    if (!row) return null;
+    if (row.changed) {
+      await tx.execute(sql`update conversations set flagged_count = greatest(flagged_count + ${flagged ? 1 : -1}, 0)
+                           where id = ${row.conversation_id} and business_id = ${businessId}`);
+      await publish(tx, { type: 'message.status', businessId, conversationIds: [row.conversation_id], messageIds: [messageId] });
+    }
+    return row;
+  });
+  if (!found) throw AppError.notFound('Message');
+  const [item] = await selectMessageItems(db).where(eq(messages.id, messageId));
+  return { success: true, data: toMessageItem(item!) };
+}

@@ -1,0 +1,198 @@
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import type { z } from 'zod';
+import { db, type Tx } from '@/db/client';
+import { ASSIGNMENT_FILTERS, CHANNELS, CONVERSATION_STATUSES, clients, conversations, staff, type ConversationStatus } from '@/db/schema';
+import { AppError } from '@/server/errors';
+import { publish } from '@/server/realtime/publish';
+import type { ClientDetailsResponse, ConversationListQuery } from '@/server/schemas/businesses';
+import { ensureConversations } from './messages/submit';
+
+type Details = z.input<typeof ClientDetailsResponse>;
+
+/**
+ * Conversations (SPEC §4.2, §6 businesses group): the list with its filters and counts, details,
+ * assignment, status with snooze, labels. One SELECT shape (below) serves the list and every
+ * single-conversation answer; tenancy is in every WHERE.
+ */
+const DETAILS = sql`
+  select cl.id as client_id, c.id as conversation_id, cl.name as client_name, cl.gender as client_gender,
+    cl.image_url as client_image_url, cl.email as client_email, cl.phone_number as client_phone_number,
+    cl.client_type, cl.opted_out_sms, cl.opted_out_email, coalesce(c.location_id, cl.location_id) as location_id,
+    c.status, c.snoozed_until, u.name as updated_by, coalesce(c.unread_count, 0) as unread_messages_count,
+    c.last_channel as last_updated_channel, coalesce(c.flagged_count, 0) as messages_flagged_count,
+    c.last_activity_at as last_updated_at, c.label, c.last_message_content, r.name as resolved_by,
+    a.name as assigned_to, c.assigned_staff_id, a.name as staff_name, a.gender as staff_gender, a.image_url as staff_image_url,
+    c.last_message_id::int as last_message_id, c.last_read_message_id::int as last_read_message_id`;
+const JOINS = sql`
+  left join staff a on a.id = c.assigned_staff_id
+  left join staff r on r.id = c.resolved_by_staff_id
+  left join staff u on u.id = c.updated_by_staff_id`;
+
+type Row = Omit<Details, 'snoozed_until' | 'last_updated_at'> & { snoozed_until: Date | null; last_updated_at: Date | null };
+
+function toDetails(row: Row): Details {
+  return {
+    ...row,
+    snoozed_until: row.snoozed_until ? new Date(row.snoozed_until).toISOString() : null,
+    last_updated_at: row.last_updated_at ? new Date(row.last_updated_at).toISOString() : null,
+  };
+}
+
+export async function conversationDetails(businessId: number, conversationId: number, tx: Tx = db): Promise<Details> {
+  const [row] = await tx.execute<Row>(sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
+    where c.business_id = ${businessId} and c.id = ${conversationId}`);
+  if (!row) throw AppError.notFound('Conversation');
+  return toDetails(row);
+}
+
+/** Client details (seed-fixed): `null` for a client this business does not have. */
+export async function clientDetails(businessId: number, clientId: number): Promise<Details | null> {
+  const [row] = await db.execute<Row>(sql`${DETAILS} from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id ${JOINS}
+    where cl.business_id = ${businessId} and cl.id = ${clientId}`);
+  return row ? toDetails(row) : null;
+}
+
+/** The conversation row, or 404 (an id in the path that this business does not have). */
+export async function loadConversation(businessId: number, conversationId: number, tx: Tx = db) {
+  const [row] = await tx.select().from(conversations).where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId))).limit(1);
+  if (!row) throw AppError.notFound('Conversation');
+  return row;
+}
+
+type ListQuery = z.output<typeof ConversationListQuery>;
+
+function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_size'>, staffId: number | null): SQL[] {
+  const where: SQL[] = [sql`c.business_id = ${businessId}`];
+  if (q.status?.length) where.push(sql`c.status = any(${sql.param(q.status)}::text[])`);
+  if (q.assignment === 'mine') {
+    if (staffId === null) throw AppError.invalid(['query', 'staff_id'], 'Required for assignment=mine with an API key', 'missing');
+    where.push(sql`c.assigned_staff_id = ${staffId}`);
+  }
+  if (q.assignment === 'unassigned') where.push(sql`c.assigned_staff_id is null`);
+  if (q.assignment === 'assigned') where.push(sql`c.assigned_staff_id is not null`);
+  if (q.channel) where.push(sql`c.last_channel = ${q.channel}`);
+  if (q.location_id !== undefined) where.push(sql`c.location_id = ${q.location_id}`);
+  if (q.label) where.push(sql`c.label = ${q.label}`);
+  if (q.unread !== undefined) where.push(q.unread ? sql`c.unread_count > 0` : sql`c.unread_count = 0`);
+  if (q.flagged !== undefined) where.push(q.flagged ? sql`c.flagged_count > 0` : sql`c.flagged_count = 0`);
+  if (q.search) {
+    const like = `%${q.search.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+    where.push(sql`(coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${like}`);
+  }
+  return where;
+}
+
+/** GET /conversations: filters of SPEC §6, newest activity first, page-based. */
+export async function listConversations(businessId: number, q: ListQuery, staffId: number | null) {
+  const where = sql.join(listConditions(businessId, q, staffId), sql` and `);
+  const [rows, total] = await Promise.all([
+    db.execute<Row>(sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
+      where ${where} order by c.last_activity_at desc, c.id desc limit ${q.page_size} offset ${(q.page - 1) * q.page_size}`),
+    db.execute<{ n: number }>(sql`select count(*)::int as n from conversations c join clients cl on cl.id = c.client_id where ${where}`),
+  ]);
+  const totalConversations = total[0]!.n;
+  return {
+    conversations: rows.map(toDetails),
+    total_conversations: totalConversations,
+    page: q.page,
+    page_size: q.page_size,
+    next_page: q.page * q.page_size < totalConversations,
+  };
+}
+
+/** GET /conversations/filters: every value with its count, in one pass over the business's rows. */
+export async function conversationFilters(businessId: number, staffId: number | null) {
+  const [agg] = await db.execute<Record<string, number>>(sql`
+    select count(*)::int as all,
+      count(*) filter (where assigned_staff_id is null)::int as unassigned,
+      count(*) filter (where assigned_staff_id is not null)::int as assigned,
+      count(*) filter (where assigned_staff_id = ${staffId ?? -1})::int as mine,
+      ${sql.raw(CONVERSATION_STATUSES.map((s) => `count(*) filter (where status = '${s}')::int as "status_${s}"`).join(', '))},
+      ${sql.raw(CHANNELS.map((ch) => `count(*) filter (where last_channel = '${ch}')::int as "channel_${ch}"`).join(', '))}
+    from conversations where business_id = ${businessId}`);
+  const labels = await db.execute<{ value: string; count: number }>(sql`
+    select label as value, count(*)::int as count from conversations where business_id = ${businessId} and label is not null
+    group by label order by count(*) desc, label`);
+  const locations = await db.execute<{ location_id: number; name: string; count: number }>(sql`
+    select l.id as location_id, l.name, count(c.id)::int as count
+    from locations l left join conversations c on c.location_id = l.id and c.business_id = l.business_id
+    where l.business_id = ${businessId} group by l.id, l.name order by l.name, l.id`);
+  return {
+    statuses: CONVERSATION_STATUSES.map((value) => ({ value, count: agg![`status_${value}`]! })),
+    assignments: ASSIGNMENT_FILTERS.filter((v) => v !== 'mine' || staffId !== null).map((value) => ({ value, count: agg![value]! })),
+    channels: CHANNELS.map((value) => ({ value, count: agg![`channel_${value}`]! })),
+    labels: [...labels],
+    locations: [...locations],
+  };
+}
+
+/** POST /conversations: the client's conversation, created on first call. */
+export async function createOrRetrieveConversation(businessId: number, clientId: number) {
+  const [client] = await db.select({ id: clients.id }).from(clients).where(and(eq(clients.businessId, businessId), eq(clients.id, clientId))).limit(1);
+  if (!client) throw AppError.invalid(['body', 'client_id'], `Client ${clientId} not found in this business`);
+  const conversationId = await db.transaction(async (tx) => (await ensureConversations(tx, businessId, [clientId])).get(clientId)!);
+  return conversationDetails(businessId, conversationId);
+}
+
+/** An active staff member of this business, or a 422 at `loc`. */
+export async function requireStaff(businessId: number, staffId: number, loc: ['body' | 'query', string], tx: Tx = db) {
+  const [member] = await tx.select({ id: staff.id, active: staff.active }).from(staff).where(and(eq(staff.businessId, businessId), eq(staff.id, staffId))).limit(1);
+  if (!member) throw AppError.invalid(loc, `Staff ${staffId} not found in this business`);
+  if (!member.active) throw AppError.invalid(loc, `Staff ${staffId} is not active`);
+  return member.id;
+}
+
+async function updateConversation(businessId: number, conversationId: number, set: Partial<typeof conversations.$inferInsert>) {
+  return db.transaction(async (tx) => {
+    const rows = await tx
+      .update(conversations)
+      .set({ ...set, lastActivityAt: sql`now()` })
+      .where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId)))
+      .returning({ id: conversations.id });
+    if (!rows.length) throw AppError.notFound('Conversation');
+    await publish(tx, { type: 'conversation.updated', businessId, conversationIds: [conversationId] });
+    return conversationDetails(businessId, conversationId, tx);
+  });
+}
+
+/** POST /assign: an active staff member of the business, or null to unassign. */
+export async function assignConversation(businessId: number, conversationId: number, staffId: number | null, actingStaffId: number | null) {
+  await loadConversation(businessId, conversationId);
+  if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id']);
+  return updateConversation(businessId, conversationId, { assignedStaffId: staffId, updatedByStaffId: actingStaffId });
+}
+
+/** POST /status: any status to any other (SPEC §4.2); snoozed needs a future time, resolved records who. */
+export async function setConversationStatus(
+  businessId: number,
+  conversationId: number,
+  body: { status: ConversationStatus; snoozed_until?: Date; staff_id?: number },
+  sessionStaffId: number | null,
+) {
+  await loadConversation(businessId, conversationId);
+  const acting = body.staff_id !== undefined ? await requireStaff(businessId, body.staff_id, ['body', 'staff_id']) : sessionStaffId;
+  return updateConversation(businessId, conversationId, {
+    status: body.status,
+    snoozedUntil: body.status === 'snoozed' ? body.snoozed_until! : null,
+    resolvedByStaffId: body.status === 'resolved' ? acting : null,
+    updatedByStaffId: acting,
+  });
+}
+
+/** POST /label: a label of 1–50 characters, or null to clear it. */
+export async function labelConversation(businessId: number, conversationId: number, label: string | null, actingStaffId: number | null) {
+  await loadConversation(businessId, conversationId);
+  return updateConversation(businessId, conversationId, { label, updatedByStaffId: actingStaffId });
+}
+
+/** Snoozed conversations whose time has passed open again (run every minute by the worker). */
+export async function wakeSnoozedConversations(tx: Tx = db): Promise<number> {
+  const rows = await tx.execute<{ id: number; business_id: number }>(sql`
+    update conversations set status = 'open', snoozed_until = null
+    where status = 'snoozed' and snoozed_until <= now()
+    returning id, business_id`);
+  const byBusiness = new Map<number, number[]>();
+  for (const r of rows) byBusiness.set(r.business_id, [...(byBusiness.get(r.business_id) ?? []), r.id]);
+  for (const [businessId, conversationIds] of byBusiness) await publish(tx, { type: 'conversation.updated', businessId, conversationIds });
+  return rows.length;
+}

@@ -1,0 +1,584 @@
+import { randomUUID } from 'node:crypto';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import {
+  businesses,
+  clients,
+  locations,
+  staff,
+  type BusinessSettings,
+  type ClientType,
+  type OnboardingStatus,
+  type OnboardingStep,
+  type StaffRole,
+} from '@/db/schema';
+import { AppError, type ErrorLocation, type ValidationIssue } from '@/server/errors';
+import { enqueue } from '@/server/jobs/enqueue';
+import type { QueueName } from '@/server/jobs/queues';
+import { normalizePhone } from '@/server/lib/phone';
+import type { BusinessOnboardInput } from '@/server/schemas/onboarding';
+import { createBusinessApiKey } from './auth';
+
+/**
+ * SPEC §5 onboarding: one transaction upserts the business, its senders, locations, staff and
+ * clients by `external_id`. Up to SYNC_CLIENT_LIMIT clients are imported before the answer; a
+ * larger list is validated in full (so a bad row is still a 422 with its `loc`), then stored as
+ * `clients.import` jobs of CLIENT_CHUNK_SIZE rows each, enqueued in the same transaction, and the
+ * clients step counts `done` / `total` as a worker imports the chunks.
+ *
+ * Re-onboarding rule (entries and business alike): a field that is omitted keeps its stored value,
+ * a field sent as null clears it, and rows whose values do not change are not written at all, so
+ * the same body twice creates and changes nothing.
+ */
+
+/** Queue of background client imports; its options and worker are registered with the others. */
+export const CLIENTS_IMPORT_QUEUE = 'clients.import';
+export const SYNC_CLIENT_LIMIT = 1_000;
+export const CLIENT_CHUNK_SIZE = 1_000;
+/** A request with thousands of bad rows answers with the first ones, not a megabyte of errors. */
+const MAX_ISSUES = 100;
+/** Jobs per pg-boss insert statement (each carries up to 1,000 clients). */
+const JOBS_PER_INSERT = 10;
+
+/** A client as stored in an import chunk: normalised, with omitted fields left out (they keep stored values). */
+export type ClientImportRow = {
+  external_id: string;
+  name?: string;
+  email?: string | null;
+  phone_number?: string | null;
+  gender?: string | null;
+  image_url?: string | null;
+  client_type?: ClientType;
+  location_external_id?: string | null;
+};
+
+export type ClientsImportJob = { business_id: number; import_id: string; chunk: number; clients: ClientImportRow[] };
+
+/** The clients step also records which import it tracks and which chunks have landed (not shown by the API). */
+type StoredStep = OnboardingStep & { import_id?: string; chunks_done?: number[] };
+
+export type OnboardResult = {
+  business_id: number;
+  external_id: string | null;
+  api_key: string | null;
+  onboarding_status: OnboardingStatus;
+  locations: { external_id: string; location_id: number }[];
+  staff: { external_id: string; staff_id: number }[];
+  clients: { external_id: string; client_id: number }[];
+};
+
+// ---------------------------------------------------------------------------------------------
+// Upserts by external_id, shared by the request and the import worker
+// ---------------------------------------------------------------------------------------------
+
+type Column = { column: string; key: string; cast?: 'boolean'; insertDefault?: string };
+type Entity = { table: 'locations' | 'staff' | 'clients'; columns: Column[]; location: boolean; updatedAt: boolean };
+
+const LOCATION_ENTITY: Entity = {
+  table: 'locations',
+  columns: [
+    { column: 'name', key: 'name' },
+    { column: 'address', key: 'address' },
+    { column: 'phone_number', key: 'phone_number' },
+    { column: 'timezone', key: 'timezone' },
+  ],
+  location: false,
+  updatedAt: false,
+};
+
+const PERSON_COLUMNS: Column[] = [
+  { column: 'name', key: 'name' },
+  { column: 'email', key: 'email' },
+  { column: 'phone_number', key: 'phone_number' },
+  { column: 'gender', key: 'gender' },
+  { column: 'image_url', key: 'image_url' },
+];
+
+const STAFF_ENTITY: Entity = {
+  table: 'staff',
+  columns: [
+    ...PERSON_COLUMNS,
+    { column: 'role', key: 'role', insertDefault: `'staff'` },
+    { column: 'active', key: 'active', cast: 'boolean', insertDefault: 'true' },
+  ],
+  location: true,
+  updatedAt: true,
+};
+
+/** A client the platform sends is a customer of the business, not a `lead` (an unknown caller). */
+const CLIENT_ENTITY: Entity = {
+  table: 'clients',
+  columns: [...PERSON_COLUMNS, { column: 'client_type', key: 'client_type', insertDefault: `'new'` }],
+  location: true,
+  updatedAt: true,
+};
+
+export type UpsertCounts = { created: number; updated: number; unchanged: number };
+
+/**
+ * Upserts rows by (business_id, external_id) in one statement: the rows travel as one jsonb array
+ * (no per-value parameters, no multi-row VALUES), new ones are inserted (`on conflict do nothing`)
+ * and existing ones updated in the same statement — the UPDATE runs on the statement's snapshot,
+ * so it never sees the rows the INSERT adds. A key absent from a row keeps the stored value, and a
+ * row whose values do not change is not written. `insertOnly` creates missing rows and leaves
+ * existing ones alone. External ids must be unique within `rows` (the caller checks).
+ */
+async function upsertByExternalId(tx: Tx, entity: Entity, businessId: number, rows: object[], insertOnly = false): Promise<UpsertCounts> {
+  if (rows.length === 0) return { created: 0, updated: 0, unchanged: 0 };
+  const value = (c: Column) => (c.cast ? `(s.doc->>'${c.key}')::${c.cast}` : `s.doc->>'${c.key}'`);
+  const cols = entity.columns.map((c) => c.column);
+  const insertCols = [...cols, ...(entity.location ? ['location_id'] : [])].join(', ');
+  const insertVals = [
+    ...entity.columns.map((c) => (c.insertDefault ? `coalesce(${value(c)}, ${c.insertDefault})` : value(c))),
+    ...(entity.location ? ['s.location_id'] : []),
+  ].join(', ');
+  const newVals = [
+    ...entity.columns.map((c) => `case when s.doc ? '${c.key}' then ${value(c)} else t.${c.column} end`),
+    ...(entity.location ? [`case when s.doc ? 'location_external_id' then s.location_id else t.location_id end`] : []),
+  ];
+  const current = [...cols.map((c) => `t.${c}`), ...(entity.location ? ['t.location_id'] : [])];
+  const assignments = [
+    ...current.map((c, i) => `${c.slice(2)} = ${newVals[i]}`),
+    ...(entity.updatedAt ? ['updated_at = now()'] : []),
+  ].join(', ');
+  const table = sql.raw(entity.table);
+  const locationJoin = entity.location
+    ? sql`left join locations l on l.business_id = ${businessId} and l.external_id = e.doc->>'location_external_id'`
+    : sql`left join (select null::int as id) l on false`;
+
+  const update: SQL = insertOnly
+    ? sql`select 1 where false`
+    : sql`update ${table} t set ${sql.raw(assignments)}
+          from src s
+          where t.business_id = ${businessId} and t.external_id = s.external_id
+            and (${sql.raw(current.join(', '))}) is distinct from (${sql.raw(newVals.join(', '))})
+          returning 1`;
+  const [counts] = await tx.execute<{ created: number; updated: number }>(sql`
+    with src as (
+      select e.doc, e.doc->>'external_id' as external_id, l.id as location_id
+      from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) as e(doc)
+      ${locationJoin}
+    ),
+    ins as (
+      insert into ${table} (business_id, external_id, ${sql.raw(insertCols)})
+      select ${businessId}, s.external_id, ${sql.raw(insertVals)} from src s
+      on conflict (business_id, external_id) do nothing
+      returning 1
+    ),
+    upd as (${update})
+    select (select count(*) from ins)::int as created, (select count(*) from upd)::int as updated`);
+  const created = Number(counts!.created);
+  const updated = Number(counts!.updated);
+  return { created, updated, unchanged: rows.length - created - updated };
+}
+
+/** Ids by external_id, in the order of `externalIds`. */
+async function idsByExternalId(tx: Tx, table: typeof locations | typeof staff | typeof clients, businessId: number, externalIds: string[]) {
+  if (externalIds.length === 0) return [];
+  const rows = await tx
+    .select({ id: table.id, externalId: table.externalId })
+    .from(table)
+    .where(and(eq(table.businessId, businessId), sql`${table.externalId} = any(${sql.param(externalIds)}::text[])`));
+  const byExternal = new Map(rows.map((r) => [r.externalId!, r.id]));
+  return externalIds.map((externalId) => ({ externalId, id: byExternal.get(externalId)! }));
+}
+
+/** Upserts a list of normalised clients for a business (the synchronous path and each import chunk). */
+export function upsertClients(tx: Tx, businessId: number, rows: ClientImportRow[], insertOnly = false): Promise<UpsertCounts> {
+  return upsertByExternalId(tx, CLIENT_ENTITY, businessId, rows, insertOnly);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request normalisation: every 422 found before anything is written
+// ---------------------------------------------------------------------------------------------
+
+class Issues {
+  readonly list: ValidationIssue[] = [];
+  add(loc: ErrorLocation, msg: string, type = 'value_error') {
+    if (this.list.length < MAX_ISSUES) this.list.push({ loc, msg, type });
+  }
+  throwIfAny() {
+    if (this.list.length) throw new AppError('validation', 'Validation error', { issues: this.list });
+  }
+}
+
+/** Undefined stays undefined (keep the stored value); blank text is no value. */
+function blank<T extends string | null | undefined>(v: T): T | null {
+  if (v === undefined) return v;
+  return v === null || v.trim() === '' ? null : v;
+}
+
+function phone(value: string | null | undefined, country: string, loc: ErrorLocation, issues: Issues): string | null | undefined {
+  const v = blank(value);
+  if (v === undefined || v === null) return v;
+  const normalised = normalizePhone(v, country);
+  if (!normalised) issues.add(loc, `is not a phone number (read with country ${country})`);
+  return normalised;
+}
+
+/** Drops undefined keys so they stay "omitted" (keep the stored value) through JSON. */
+function defined<T extends object>(row: T): T {
+  return Object.fromEntries(Object.entries(row).filter(([, v]) => v !== undefined)) as T;
+}
+
+function checkUnique(kind: string, entries: { external_id: string }[], issues: Issues) {
+  const seen = new Map<string, number>();
+  entries.forEach((e, i) => {
+    const first = seen.get(e.external_id);
+    if (first !== undefined) issues.add(['body', kind, i, 'external_id'], `Duplicate external_id (also at index ${first})`);
+    else seen.set(e.external_id, i);
+  });
+}
+
+function checkLocation(kind: string, i: number, ref: string | null | undefined, known: Set<string>, issues: Issues) {
+  if (ref !== undefined && ref !== null && !known.has(ref)) {
+    issues.add(['body', kind, i, 'location_external_id'], `No location with external_id ${JSON.stringify(ref)} in this request or this business`);
+  }
+}
+
+type Normalised = {
+  smsNumbers: string[] | undefined;
+  locations: object[];
+  staff: object[];
+  clients: ClientImportRow[];
+};
+
+function normalise(input: BusinessOnboardInput, country: string, storedLocations: Set<string>): Normalised {
+  const issues = new Issues();
+  const smsNumbers = input.sms_numbers?.map((n, i) => {
+    const e164 = normalizePhone(n, country);
+    if (!e164) issues.add(['body', 'sms_numbers', i], `is not a phone number (read with country ${country})`);
+    return e164 ?? '';
+  });
+
+  const locs = input.locations ?? [];
+  const people = input.staff ?? [];
+  const customers = input.clients ?? [];
+  checkUnique('locations', locs, issues);
+  checkUnique('staff', people, issues);
+  checkUnique('clients', customers, issues);
+  const known = new Set([...storedLocations, ...locs.map((l) => l.external_id)]);
+
+  const locationRows = locs.map((l, i) =>
+    defined({
+      external_id: l.external_id,
+      name: l.name,
+      address: blank(l.address),
+      phone_number: phone(l.phone_number, country, ['body', 'locations', i, 'phone_number'], issues),
+      timezone: l.timezone,
+    }),
+  );
+  const staffRows = people.map((s, i) => {
+    checkLocation('staff', i, s.location_external_id, known, issues);
+    return defined({
+      external_id: s.external_id,
+      name: s.name,
+      email: blank(s.email),
+      phone_number: phone(s.phone_number, country, ['body', 'staff', i, 'phone_number'], issues),
+      gender: blank(s.gender),
+      image_url: blank(s.image_url),
+      role: s.role as StaffRole | undefined,
+      active: s.active,
+      location_external_id: s.location_external_id,
+    });
+  });
+  const clientRows = customers.map((c, i): ClientImportRow => {
+    checkLocation('clients', i, c.location_external_id, known, issues);
+    return defined({
+      external_id: c.external_id,
+      name: c.name,
+      email: blank(c.email),
+      phone_number: phone(c.phone_number, country, ['body', 'clients', i, 'phone_number'], issues),
+      gender: blank(c.gender),
+      image_url: blank(c.image_url),
+      client_type: c.client_type,
+      location_external_id: c.location_external_id,
+    });
+  });
+  issues.throwIfAny();
+  return { smsNumbers: smsNumbers ? [...new Set(smsNumbers)] : undefined, locations: locationRows, staff: staffRows, clients: clientRows };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Onboarding
+// ---------------------------------------------------------------------------------------------
+
+type BusinessRow = typeof businesses.$inferSelect;
+
+/**
+ * Finds the business by external_id (locked for the rest of the transaction, so two onboardings
+ * of one business run one after the other) or creates it. Only changed fields are written.
+ */
+async function upsertBusiness(tx: Tx, input: BusinessOnboardInput): Promise<{ row: BusinessRow; created: boolean; changed: boolean }> {
+  const fields = {
+    name: input.name,
+    timezone: input.timezone,
+    ...(input.country !== undefined ? { country: input.country } : {}),
+    ...(input.from_email !== undefined ? { fromEmail: blank(input.from_email) } : {}),
+    ...(input.from_name !== undefined ? { fromName: blank(input.from_name) } : {}),
+  };
+  const lockExisting = async () => {
+    if (input.external_id === undefined) return undefined;
+    const [row] = await tx.select().from(businesses).where(eq(businesses.externalId, input.external_id)).for('no key update');
+    return row;
+  };
+
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const existing = await lockExisting();
+    if (existing) {
+      const settings: BusinessSettings = input.settings ? { ...existing.settings, ...defined(input.settings) } : existing.settings;
+      const changes = Object.fromEntries(
+        Object.entries({ ...fields, settings }).filter(([k, v]) => JSON.stringify(existing[k as keyof BusinessRow]) !== JSON.stringify(v)),
+      ) as Partial<BusinessRow>;
+      if (Object.keys(changes).length === 0) return { row: existing, created: false, changed: false };
+      const [row] = await tx
+        .update(businesses)
+        .set({ ...changes, updatedAt: sql`now()` })
+        .where(eq(businesses.id, existing.id))
+        .returning();
+      return { row: row!, created: false, changed: true };
+    }
+    const [row] = await tx
+      .insert(businesses)
+      .values({
+        externalId: input.external_id ?? null,
+        country: 'US',
+        settings: input.settings ? defined(input.settings) : {},
+        onboardingStatus: 'pending',
+        onboardingSteps: [],
+        ...fields,
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (row) return { row, created: true, changed: true };
+    // Another request created this external_id between our lookup and insert: lock theirs.
+  }
+  throw new AppError('conflict', 'The business is being onboarded by another request; try again');
+}
+
+/** SMS numbers and the email sender. A number or address owned by another business → 409. */
+async function upsertSenders(tx: Tx, businessId: number, smsNumbers: string[] | undefined, input: BusinessOnboardInput) {
+  let numbers = 0;
+  if (smsNumbers && smsNumbers.length > 0) {
+    const taken = await tx.execute<{ phone_number: string }>(sql`
+      select phone_number from business_sms_numbers
+      where phone_number = any(${sql.param(smsNumbers)}::text[]) and business_id <> ${businessId}
+      order by phone_number limit 1`);
+    if (taken.length) throw new AppError('conflict', `SMS number ${taken[0]!.phone_number} belongs to another business`);
+    await tx.execute(sql`
+      insert into business_sms_numbers (business_id, phone_number, is_default)
+      select ${businessId}, u.n, u.ord = 1 from unnest(${sql.param(smsNumbers)}::text[]) with ordinality as u(n, ord)
+      on conflict (phone_number) do update set is_default = excluded.is_default
+      where business_sms_numbers.business_id = excluded.business_id
+        and business_sms_numbers.is_default is distinct from excluded.is_default`);
+    // The first number is the one default sender.
+    await tx.execute(sql`
+      update business_sms_numbers set is_default = false
+      where business_id = ${businessId} and is_default and phone_number <> ${smsNumbers[0]!}`);
+    // A concurrent onboarding may have claimed a number after the check above.
+    const [owned] = await tx.execute<{ n: number }>(sql`
+      select count(*)::int as n from business_sms_numbers
+      where business_id = ${businessId} and phone_number = any(${sql.param(smsNumbers)}::text[])`);
+    if (Number(owned!.n) !== smsNumbers.length) throw new AppError('conflict', 'An SMS number belongs to another business');
+    numbers = smsNumbers.length;
+  }
+
+  const email = blank(input.from_email);
+  if (email) {
+    const name = blank(input.from_name);
+    const taken = await tx.execute(sql`
+      select 1 from business_email_senders where lower(email) = ${email} and business_id <> ${businessId} limit 1`);
+    if (taken.length) throw new AppError('conflict', `Sender address ${email} belongs to another business`);
+    await tx.execute(sql`
+      insert into business_email_senders (business_id, email, name, is_default)
+      values (${businessId}, ${email}, ${name ?? null}, true)
+      on conflict ((lower(email))) do update
+        set name = ${name === undefined ? sql`business_email_senders.name` : sql`excluded.name`}, is_default = true
+      where business_email_senders.business_id = excluded.business_id
+        and (business_email_senders.name, business_email_senders.is_default) is distinct from
+            (${name === undefined ? sql`business_email_senders.name` : sql`excluded.name`}, true)`);
+    await tx.execute(sql`
+      update business_email_senders set is_default = false
+      where business_id = ${businessId} and is_default and lower(email) <> ${email}`);
+    const [owned] = await tx.execute(sql`
+      select 1 from business_email_senders where business_id = ${businessId} and lower(email) = ${email}`);
+    if (!owned) throw new AppError('conflict', `Sender address ${email} belongs to another business`);
+  }
+  return { numbers, email: email ?? null };
+}
+
+const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+const countsDetail = (n: number, word: string, c: UpsertCounts) =>
+  n === 0 ? `No ${word}s in the request` : `${plural(n, word)}: ${c.created} created, ${c.updated} updated, ${c.unchanged} unchanged`;
+
+/** The business's status from its steps: failed > in_progress > pending > completed. */
+export function overallStatus(steps: OnboardingStep[]): OnboardingStatus {
+  for (const status of ['failed', 'in_progress', 'pending'] as const) if (steps.some((s) => s.status === status)) return status;
+  return 'completed';
+}
+
+/** POST /business/onboard (platform key; the transport checks that). Everything in one transaction. */
+export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db): Promise<OnboardResult> {
+  return tx.transaction(async (tx) => {
+    const { row: business, created, changed } = await upsertBusiness(tx, input);
+    const businessId = business.id;
+
+    const referencesLocations = [...(input.staff ?? []), ...(input.clients ?? [])].some((e) => e.location_external_id != null);
+    const stored = referencesLocations
+      ? await tx
+          .select({ externalId: locations.externalId })
+          .from(locations)
+          .where(and(eq(locations.businessId, businessId), sql`${locations.externalId} is not null`))
+      : [];
+    const data = normalise(input, business.country, new Set(stored.map((l) => l.externalId!)));
+
+    const senders = await upsertSenders(tx, businessId, data.smsNumbers, input);
+    const locationCounts = await upsertByExternalId(tx, LOCATION_ENTITY, businessId, data.locations);
+    const staffCounts = await upsertByExternalId(tx, STAFF_ENTITY, businessId, data.staff);
+    const locationIds = await idsByExternalId(tx, locations, businessId, (input.locations ?? []).map((l) => l.external_id));
+    const staffIds = await idsByExternalId(tx, staff, businessId, (input.staff ?? []).map((s) => s.external_id));
+
+    const previousClientsStep = (business.onboardingSteps as StoredStep[]).find((s) => s.name === 'clients');
+    let clientsStep: StoredStep;
+    let clientIds: { externalId: string; id: number }[] = [];
+    const total = data.clients.length;
+    if (total === 0) {
+      // Nothing to import: an import still running from an earlier onboarding keeps its step.
+      clientsStep = previousClientsStep ?? { name: 'clients', status: 'completed', detail: 'No clients in the request', done: 0, total: 0 };
+    } else if (total <= SYNC_CLIENT_LIMIT) {
+      const counts = await upsertClients(tx, businessId, data.clients);
+      clientIds = await idsByExternalId(tx, clients, businessId, data.clients.map((c) => c.external_id));
+      clientsStep = { name: 'clients', status: 'completed', detail: countsDetail(total, 'client', counts), done: total, total };
+    } else {
+      const importId = randomUUID();
+      const jobs: { data: ClientsImportJob }[] = [];
+      for (let start = 0; start < total; start += CLIENT_CHUNK_SIZE) {
+        const chunk = data.clients.slice(start, start + CLIENT_CHUNK_SIZE);
+        jobs.push({ data: { business_id: businessId, import_id: importId, chunk: jobs.length, clients: chunk } });
+      }
+      for (let i = 0; i < jobs.length; i += JOBS_PER_INSERT) {
+        await enqueue(tx, CLIENTS_IMPORT_QUEUE as QueueName, jobs.slice(i, i + JOBS_PER_INSERT));
+      }
+      clientsStep = {
+        name: 'clients',
+        status: 'in_progress',
+        detail: `Importing ${plural(total, 'client')} in the background (${plural(jobs.length, 'chunk')})`,
+        done: 0,
+        total,
+        import_id: importId,
+        chunks_done: [],
+      };
+    }
+
+    const steps: StoredStep[] = [
+      { name: 'business', status: 'completed', detail: created ? 'Business created' : changed ? 'Business updated' : 'Business unchanged' },
+      {
+        name: 'senders',
+        status: 'completed',
+        detail: `${plural(senders.numbers, 'SMS number')} in the request; email sender: ${senders.email ?? (business.fromEmail ? 'unchanged' : 'none')}`,
+      },
+      { name: 'locations', status: 'completed', detail: countsDetail(data.locations.length, 'location', locationCounts) },
+      { name: 'staff', status: 'completed', detail: countsDetail(data.staff.length, 'staff member', staffCounts) },
+      clientsStep,
+    ];
+    const status = overallStatus(steps);
+    await tx.update(businesses).set({ onboardingStatus: status, onboardingSteps: steps }).where(eq(businesses.id, businessId));
+
+    const apiKey = created ? await createBusinessApiKey(businessId, tx) : null;
+    return {
+      business_id: businessId,
+      external_id: business.externalId,
+      api_key: apiKey,
+      onboarding_status: status,
+      locations: locationIds.map((l) => ({ external_id: l.externalId, location_id: l.id })),
+      staff: staffIds.map((s) => ({ external_id: s.externalId, staff_id: s.id })),
+      clients: clientIds.map((c) => ({ external_id: c.externalId, client_id: c.id })),
+    };
+  });
+}
+
+/** GET /business/{business_id}/onboarding-status (tenancy is checked by the transport). */
+export async function getOnboardingStatus(businessId: number, tx: Tx = db) {
+  const [row] = await tx
+    .select({ status: businesses.onboardingStatus, steps: businesses.onboardingSteps })
+    .from(businesses)
+    .where(eq(businesses.id, businessId))
+    .limit(1);
+  if (!row) throw AppError.notFound('Business');
+  return {
+    business_id: businessId,
+    status: row.status,
+    steps: (row.steps as StoredStep[]).map((s) =>
+      defined({ name: s.name, status: s.status, detail: s.detail ?? null, done: s.done, total: s.total }),
+    ),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Background import (workers/import-clients.ts)
+// ---------------------------------------------------------------------------------------------
+
+export type ChunkOutcome = 'imported' | 'already_imported' | 'superseded' | 'business_gone';
+
+/**
+ * Imports one chunk in its own transaction. The business row is locked first (the same order as
+ * onboarding, so the two cannot deadlock), which also makes the progress update atomic: the chunk
+ * index is recorded with `done += size` only if it is not recorded yet, so a retried or replayed
+ * chunk neither counts twice nor rewrites anything. A chunk of an import that a later onboarding
+ * replaced still creates the clients it names but overwrites nothing (the later data wins).
+ */
+export async function importClientsChunk(job: ClientsImportJob, tx: Tx = db): Promise<{ outcome: ChunkOutcome } & Partial<UpsertCounts>> {
+  return tx.transaction(async (tx) => {
+    const [business] = await tx
+      .select({ steps: businesses.onboardingSteps })
+      .from(businesses)
+      .where(eq(businesses.id, job.business_id))
+      .for('no key update');
+    if (!business) return { outcome: 'business_gone' as const };
+    const steps = business.steps as StoredStep[];
+    const step = steps.find((s) => s.name === 'clients');
+    const current = step?.import_id === job.import_id;
+    if (current && step!.chunks_done?.includes(job.chunk)) return { outcome: 'already_imported' as const };
+
+    const counts = await upsertClients(tx, job.business_id, job.clients, !current);
+    if (!current) return { outcome: 'superseded' as const, ...counts };
+
+    const done = (step!.done ?? 0) + job.clients.length;
+    const total = step!.total ?? done;
+    const finished = done >= total;
+    const next: StoredStep = {
+      ...step!,
+      done,
+      chunks_done: [...(step!.chunks_done ?? []), job.chunk],
+      status: finished ? 'completed' : step!.status === 'failed' ? 'failed' : 'in_progress',
+      detail: finished ? `${plural(total, 'client')} imported` : `${done.toLocaleString('en-US')} of ${plural(total, 'client')} imported`,
+    };
+    const nextSteps = steps.map((s) => (s === step ? next : s));
+    await tx
+      .update(businesses)
+      .set({ onboardingSteps: nextSteps, onboardingStatus: overallStatus(nextSteps) })
+      .where(eq(businesses.id, job.business_id));
+    return { outcome: 'imported' as const, ...counts };
+  });
+}
+
+/** A chunk that ran out of retries: the clients step and the business become `failed`. */
+export async function markClientsImportFailed(job: ClientsImportJob, reason: string, tx: Tx = db): Promise<void> {
+  await tx.transaction(async (tx) => {
+    const [business] = await tx
+      .select({ steps: businesses.onboardingSteps })
+      .from(businesses)
+      .where(eq(businesses.id, job.business_id))
+      .for('no key update');
+    const steps = (business?.steps ?? []) as StoredStep[];
+    const step = steps.find((s) => s.name === 'clients');
+    if (!business || step?.import_id !== job.import_id || step.chunks_done?.includes(job.chunk)) return;
+    const nextSteps = steps.map((s) =>
+      s === step ? { ...s, status: 'failed' as const, detail: `Chunk ${job.chunk + 1} (${plural(job.clients.length, 'client')}) failed: ${reason.slice(0, 300)}` } : s,
+    );
+    await tx
+      .update(businesses)
+      .set({ onboardingSteps: nextSteps, onboardingStatus: overallStatus(nextSteps) })
+      .where(eq(businesses.id, job.business_id));
+  });
+}

@@ -1,0 +1,43 @@
+import type PgBoss from 'pg-boss';
+import type { Logger } from '@/server/logger';
+import { importClientsChunk, markClientsImportFailed, type ClientsImportJob } from '@/server/services/onboarding';
+import type { JobOutcome } from './batch-loop';
+
+export type { ClientsImportJob };
+
+/**
+ * Background client import (SPEC §5: onboarding with more than 1,000 clients). Each job carries
+ * one chunk of up to 1,000 validated, normalised clients; the service upserts it by external_id
+ * and advances the clients step in one transaction, so a retry or a replay changes nothing.
+ * One outcome per job: a chunk that fails does not hold back the others of its batch; the last
+ * allowed attempt marks the clients step and the business `failed`.
+ */
+export async function importClientsBatch(jobs: PgBoss.JobWithMetadata<ClientsImportJob>[], log: Logger): Promise<Map<string, JobOutcome>> {
+  const outcomes = new Map<string, JobOutcome>();
+  for (const job of jobs) {
+    const started = performance.now();
+    try {
+      const result = await importClientsChunk(job.data);
+      log.info(
+        { business_id: job.data.business_id, import_id: job.data.import_id, chunk: job.data.chunk, ...result, ms: Math.round(performance.now() - started) },
+        'clients chunk imported',
+      );
+      outcomes.set(job.id, { ok: true });
+    } catch (err) {
+      const error = (err as Error).message ?? String(err);
+      log.error({ business_id: job.data.business_id, import_id: job.data.import_id, chunk: job.data.chunk, err: { message: error } }, 'clients chunk failed');
+      if (job.retryCount >= job.retryLimit) {
+        await markClientsImportFailed(job.data, error).catch((e) => log.error({ err: { message: (e as Error).message } }, 'could not mark the import failed'));
+      }
+      outcomes.set(job.id, { ok: false, error });
+    }
+  }
+  return outcomes;
+}
+
+/** The same for pg-boss `work()` (a throw fails the whole batch, which pg-boss retries). */
+export async function importClientsJobs(jobs: PgBoss.Job<ClientsImportJob>[]): Promise<void> {
+  for (const job of jobs) await importClientsChunk(job.data);
+}
+
+export { importClientsChunk };
