@@ -1,6 +1,6 @@
 'use client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { httpBatchLink } from '@trpc/client';
+import { httpBatchLink, httpSubscriptionLink, splitLink } from '@trpc/client';
 import { useState, type ReactNode } from 'react';
 import superjson from 'superjson';
 import { trpc } from './client';
@@ -11,7 +11,16 @@ export function TrpcProvider({ children }: { children: ReactNode }) {
     () => new QueryClient({ defaultOptions: { queries: { staleTime: 30_000, retry: 1, refetchOnWindowFocus: false } } }),
   );
   const [client] = useState(() =>
-    trpc.createClient({ links: [httpBatchLink({ url: '/api/trpc', transformer: superjson })] }),
+    trpc.createClient({
+      links: [
+        // Subscriptions (live inbox events) over SSE; everything else batched over HTTP.
+        splitLink({
+          condition: (op) => op.type === 'subscription',
+          true: httpSubscriptionLink({ url: '/api/trpc', transformer: superjson }),
+          false: httpBatchLink({ url: '/api/trpc', transformer: superjson }),
+        }),
+      ],
+    }),
   );
   return (
     <trpc.Provider client={client} queryClient={queryClient}>

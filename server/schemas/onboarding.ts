@@ -41,7 +41,7 @@ export const IanaTimezone = z
   .trim()
   .refine(isIanaTimezone, 'must be an IANA time zone, e.g. America/New_York')
   .overwrite(canonicalTimezone)
-  .meta({ example: 'America/New_York' });
+  .meta({ description: 'An IANA time zone name', example: 'America/New_York' });
 
 const CountryCode = z
   .string()

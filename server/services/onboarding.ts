@@ -386,8 +386,12 @@ async function upsertSenders(tx: Tx, businessId: number, smsNumbers: string[] | 
   const email = blank(input.from_email);
   if (email) {
     const name = blank(input.from_name);
+    // Inbound email finds its business by the sender address (senders first, then from_email).
     const taken = await tx.execute(sql`
-      select 1 from business_email_senders where lower(email) = ${email} and business_id <> ${businessId} limit 1`);
+      select 1 from business_email_senders where lower(email) = ${email} and business_id <> ${businessId}
+      union all
+      select 1 from businesses where lower(from_email) = ${email} and id <> ${businessId}
+      limit 1`);
     if (taken.length) throw new AppError('conflict', `Sender address ${email} belongs to another business`);
     await tx.execute(sql`
       insert into business_email_senders (business_id, email, name, is_default)

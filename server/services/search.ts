@@ -38,9 +38,9 @@ export function escapeLike(term: string): string {
 /** Trims the term; under 3 characters is a 422 on ['query', 'search_term']. */
 export function normaliseSearchTerm(raw: string): string {
   const term = raw.trim();
-  if (term.length < MIN_SEARCH_TERM_LENGTH) throw AppError.invalid(['query', 'search_term'], SEARCH_TERM_TOO_SHORT, 'string_too_short');
+  if (term.length < MIN_SEARCH_TERM_LENGTH) throw AppError.invalid(['query', 'search_term'], SEARCH_TERM_TOO_SHORT, 'too_small');
   if (term.length > MAX_SEARCH_TERM_LENGTH) {
-    throw AppError.invalid(['query', 'search_term'], `must be at most ${MAX_SEARCH_TERM_LENGTH} characters`, 'string_too_long');
+    throw AppError.invalid(['query', 'search_term'], `must be at most ${MAX_SEARCH_TERM_LENGTH} characters`, 'too_big');
   }
   return term;
 }

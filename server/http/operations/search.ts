@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { businessPath, id, paginationQuery } from '@/server/schemas/common';
+import { PaginatedMessages } from '@/server/schemas/messages';
+import { MAX_SEARCH_TERM_LENGTH, MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT } from '@/server/services/search';
+import { defineOperation } from '../operation';
+
+/** Trimmed; under 3 characters is a 422 on ['query', 'search_term'] (SPEC §2.1, §6.1). */
+const searchTerm = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .min(MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT)
+  .max(MAX_SEARCH_TERM_LENGTH, `must be at most ${MAX_SEARCH_TERM_LENGTH} characters`)
+  .meta({ description: `Case-insensitive substring of content or subject; trimmed, ${MIN_SEARCH_TERM_LENGTH}–${MAX_SEARCH_TERM_LENGTH} characters; % and _ are literal.` });
+
+export const conversationSearchPath = z.object({ business_id: id, conversation_id: id });
+export const conversationSearchQuery = z.object({ search_term: searchTerm, ...paginationQuery });
+export const businessSearchQuery = z.object({
+  search_term: searchTerm,
+  conversation_id: id.optional().meta({ description: 'Only this conversation; without it, every conversation of the business.' }),
+  ...paginationQuery,
+});
+
+const rules =
+  'Case-insensitive substring match on content and subject; LIKE wildcards (`%`, `_`) in the term are literal. ' +
+  'Newest first (sent_at desc, then id desc). Internal notes are not returned.';
+
+export const searchConversationMessages = defineOperation({
+  operationId: 'searchConversationMessages',
+  method: 'get',
+  path: '/messages/{business_id}/conversations/{conversation_id}/messages/search',
+  tag: 'messages',
+  summary: 'Search messages within a specific conversation',
+  description: `${rules} A conversation not in this business is a 404.`,
+  auth: 'any',
+  params: conversationSearchPath,
+  query: conversationSearchQuery,
+  response: PaginatedMessages,
+  errors: [403, 404],
+});
+
+export const searchMessages = defineOperation({
+  operationId: 'searchMessages',
+  method: 'get',
+  path: '/messages/{business_id}/search',
+  tag: 'messages',
+  summary: 'Search messages (second variant)',
+  description: `${rules} Without \`conversation_id\`, searches every conversation of the business; a \`conversation_id\` not in this business is a 422.`,
+  auth: 'any',
+  params: businessPath,
+  query: businessSearchQuery,
+  response: PaginatedMessages,
+  errors: [403, 404],
+});

@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { createClient, createConversation, createSmsNumber, createTenant } from '@/server/testing/factories';
+import { createContext } from './init';
+import { createCaller } from './root';
+
+async function callerFor(token: string, signal?: AbortSignal) {
+  const req = new Request('http://localhost:3000/api/trpc/x', {
+    method: 'POST',
+    headers: { host: 'localhost:3000', cookie: `session=${token}`, origin: 'http://localhost:3000' },
+  });
+  return createCaller(await createContext({ req }), { signal });
+}
+
+describe('tRPC inbox router', () => {
+  it('lists, opens and works a conversation of the staff member’s business only', async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const client = await createClient(a.business.id, { name: 'Ava Stone' });
+    const conv = await createConversation(a.business.id, client.id);
+    const other = await createConversation(b.business.id, (await createClient(b.business.id)).id);
+    const trpc = await callerFor(a.sessionToken);
+
+    const list = await trpc.inbox.list({});
+    expect(list.conversations.map((c) => c.conversation_id)).toEqual([conv.id]);
+    await expect(trpc.inbox.conversation({ conversationId: other.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+
+    const note = await trpc.inbox.addNote({ conversationId: conv.id, content: 'Prefers Maya; allergic to PPD' });
+    expect(note.data).toMatchObject({ message_type: 'NOTE', staff_name: a.owner.name });
+    const notes = await trpc.inbox.messages({ conversationId: conv.id, filter: 'notes' });
+    expect(notes.messages.map((m) => m.content)).toEqual(['Prefers Maya; allergic to PPD']);
+
+    const assigned = await trpc.inbox.assign({ conversationId: conv.id, staffId: a.owner.id });
+    expect(assigned.assigned_to).toBe(a.owner.name);
+    const mine = await trpc.inbox.list({ assignment: 'mine' });
+    expect(mine.total_conversations).toBe(1);
+    const resolved = await trpc.inbox.setStatus({ conversationId: conv.id, status: 'resolved' });
+    expect(resolved).toMatchObject({ status: 'resolved', resolved_by: a.owner.name });
+    const filters = await trpc.inbox.filters();
+    expect(filters.statuses.find((s) => s.value === 'resolved')!.count).toBe(1);
+  });
+
+  it('the composer queues an SMS to the conversation’s client through the queue operation', async () => {
+    const a = await createTenant();
+    await createSmsNumber(a.business.id);
+    const client = await createClient(a.business.id);
+    const conv = await createConversation(a.business.id, client.id);
+    const trpc = await callerFor(a.sessionToken);
+    const sent = await trpc.inbox.sendSms({ conversationId: conv.id, message: 'See you at 3!' });
+    expect(sent.message_ids).toHaveLength(1);
+    const page = await trpc.inbox.messages({ conversationId: conv.id });
+    expect(page.messages[0]).toMatchObject({ content: 'See you at 3!', message_status: 'queued', staff_name: a.owner.name, to_address: client.phoneNumber });
+  });
+
+  it('streams the business’s events, including changes made by another process, and not other businesses’', async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const clientA = await createClient(a.business.id);
+    const convA = await createConversation(a.business.id, clientA.id);
+    const controller = new AbortController();
+    const trpc = await callerFor(a.sessionToken, controller.signal);
+    const iterable = await trpc.inbox.events();
+    const received: { type: string; businessId: number; conversationIds: number[] }[] = [];
+    const collecting = (async () => {
+      for await (const event of iterable as AsyncIterable<(typeof received)[number]>) {
+        received.push(event);
+        if (received.some((e) => e.type === 'message.created')) break;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 300)); // LISTEN established
+
+    // Another business's change first (must not arrive), then one from a separate process.
+    await (await callerFor(b.sessionToken)).inbox.addNote({ conversationId: (await createConversation(b.business.id, (await createClient(b.business.id)).id)).id, content: 'not yours' });
+    await new Promise<void>((resolve, reject) => {
+      const args = ['server/testing/add-note-cli.ts', String(a.business.id), String(convA.id), 'from another process'];
+      const child = spawn('node_modules/.bin/tsx', args, { env: process.env, stdio: 'inherit' });
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
+    });
+    await Promise.race([collecting, new Promise((_, reject) => setTimeout(() => reject(new Error('no event within 10 s')), 10_000))]);
+    controller.abort();
+    expect(received.every((e) => e.businessId === a.business.id)).toBe(true);
+    expect(received.find((e) => e.type === 'message.created')!.conversationIds).toEqual([convA.id]);
+  });
+});

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { MESSAGE_FILTERS } from '@/db/schema/enums';
+import { businessEvents } from '@/server/realtime/listen';
+import { ConversationListQuery, StatusRequest } from '@/server/schemas/businesses';
+import { id } from '@/server/schemas/common';
+import { EmailAttachment, MAX_SMS_LENGTH } from '@/server/schemas/messages';
+import * as conversationMessages from '@/server/services/conversation-messages';
+import * as conversations from '@/server/services/conversations';
+import { submitEmail, submitSms } from '@/server/services/messages/submit';
+import { router, staffProcedure } from '../init';
+
+/**
+ * The inbox's procedures, over the same services as REST. `conversationProcedure` loads the
+ * conversation of the caller's business into ctx: tenancy for every conversation procedure is
+ * checked here, once.
+ */
+const conversationProcedure = staffProcedure.input(z.object({ conversationId: id })).use(async ({ ctx, input, next }) => {
+  const conversation = await conversations.loadConversation(ctx.caller.businessId, input.conversationId);
+  return next({ ctx: { ...ctx, conversation } });
+});
+
+export const inboxRouter = router({
+  list: staffProcedure
+    .input(ConversationListQuery.omit({ staff_id: true }).partial({ assignment: true, page: true, page_size: true }))
+    .query(({ ctx, input }) =>
+      conversations.listConversations(ctx.caller.businessId, { assignment: 'all', page: 1, page_size: 25, ...input }, ctx.caller.staffId),
+    ),
+  filters: staffProcedure.query(({ ctx }) => conversations.conversationFilters(ctx.caller.businessId, ctx.caller.staffId)),
+  conversation: conversationProcedure.query(({ ctx }) => conversations.conversationDetails(ctx.caller.businessId, ctx.conversation.id)),
+  messages: conversationProcedure
+    .input(z.object({ filter: z.enum(MESSAGE_FILTERS).default('all'), page: z.number().int().min(1).default(1), pageSize: z.number().int().min(1).max(100).default(50) }))
+    .query(({ ctx, input }) => conversationMessages.conversationMessages(ctx.caller.businessId, ctx.conversation.id, input.filter, input.page, input.pageSize)),
+  addNote: conversationProcedure
+    .input(z.object({ content: z.string().trim().min(1).max(5000) }))
+    .mutation(({ ctx, input }) => conversationMessages.addNote(ctx.caller.businessId, ctx.conversation.id, input.content, ctx.caller.staffId)),
+  assign: conversationProcedure
+    .input(z.object({ staffId: id.nullable() }))
+    .mutation(({ ctx, input }) => conversations.assignConversation(ctx.caller.businessId, ctx.conversation.id, input.staffId, ctx.caller.staffId)),
+  setStatus: conversationProcedure
+    .input(StatusRequest)
+    .mutation(({ ctx, input }) => conversations.setConversationStatus(ctx.caller.businessId, ctx.conversation.id, input, ctx.caller.staffId)),
+  label: conversationProcedure
+    .input(z.object({ label: z.string().trim().min(1).max(50).nullable() }))
+    .mutation(({ ctx, input }) => conversations.labelConversation(ctx.caller.businessId, ctx.conversation.id, input.label, ctx.caller.staffId)),
+  markRead: conversationProcedure
+    .input(z.object({ isRead: z.boolean().default(true) }))
+    .mutation(({ ctx, input }) => conversationMessages.markMessagesRead(ctx.caller.businessId, { conversation_id: ctx.conversation.id, is_read: input.isRead })),
+  flag: staffProcedure
+    .input(z.object({ messageId: id, flagged: z.boolean() }))
+    .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged)),
+  /** The composer: one SMS or email to the conversation's client, through the queue operations. */
+  sendSms: conversationProcedure
+    .input(z.object({ message: z.string().trim().min(1).max(MAX_SMS_LENGTH) }))
+    .mutation(({ ctx, input }) =>
+      submitSms(ctx.caller.businessId, { sender_type: 'staff', staff_id: ctx.caller.staffId, category: 'conversational', messages: [{ client_id: ctx.conversation.clientId, message: input.message }] }, 'send'),
+    ),
+  sendEmail: conversationProcedure
+    .input(
+      z.object({
+        subject: z.string().trim().min(1).max(998),
+        message: z.string().min(1),
+        cc_email: z.array(z.email()).max(50).optional(),
+        attachments: z.array(EmailAttachment).max(20).optional(),
+      }),
+    )
+    .mutation(({ ctx, input }) =>
+      submitEmail(ctx.caller.businessId, { sender_type: 'staff', staff_id: ctx.caller.staffId, category: 'conversational', messages: [{ client_id: ctx.conversation.clientId, ...input }] }, 'send'),
+    ),
+  /** Live events of the staff member's business (SSE), fed by PostgreSQL LISTEN/NOTIFY. */
+  events: staffProcedure.subscription(async function* ({ ctx, signal }) {
+    yield* businessEvents(ctx.caller.businessId, signal);
+  }),
+});
