@@ -12,6 +12,7 @@ import { applyStatusUpdate } from '@/server/services/messages/status';
 import { failureReason } from '@/server/services/webhooks/events';
 import { reprocessEvent } from '@/server/services/webhooks/retry';
 import { startBatchLoop, type JobOutcome } from './batch-loop';
+import { importClientsBatch, type ClientsImportJob } from './import-clients';
 import { sendEmailBatch } from './send-email';
 import { sendSmsBatch } from './send-sms';
 
@@ -65,6 +66,9 @@ export async function startWorker() {
       }
       return outcomes;
     }, log),
+  );
+  loops.push(
+    startBatchLoop<ClientsImportJob>(boss, QUEUES.clientsImport, { batchSize: 1, loops: 2, idleMs: 1000 }, (jobs) => importClientsBatch(jobs, log), log),
   );
   // SPEC §6.1 Snooze: a snoozed conversation is open again within 60 s after its time passes.
   // Every 15 s from each worker (an idempotent UPDATE over a partial index), which is tighter

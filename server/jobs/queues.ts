@@ -12,6 +12,7 @@ export const QUEUES = {
   emailSendDead: 'email.send.dead',
   sandboxStatus: 'sandbox.status',
   webhookRetry: 'webhook.retry',
+  clientsImport: 'clients.import',
   maintenance: 'system.maintenance',
 } as const;
 
@@ -27,6 +28,8 @@ export const QUEUE_OPTIONS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
   [QUEUES.sandboxStatus]: { retryLimit: 3, retryDelay: 1, expireInSeconds: 60 },
   // Reprocessing of stored webhook events whose first processing failed or found nothing yet.
   [QUEUES.webhookRetry]: { retryLimit: 8, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 },
+  // Onboarding's background client import: one job per chunk of up to 1,000 validated clients (idempotent handler).
+  [QUEUES.clientsImport]: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 300 },
   [QUEUES.maintenance]: { retryLimit: 1, expireInSeconds: 300, policy: 'singleton' },
 };
 

@@ -342,10 +342,17 @@ describe('POST /business/onboard', () => {
     expect((await db.select().from(businesses).where(eq(businesses.id, id)))[0]!.onboardingStatus).toBe('completed');
     expect((await countsFor(id)).clients).toBe(2_500);
 
-    // Found by external_id, with the location resolved.
+    // Found by the clients list filtered by external_id, with the location resolved.
     const [mainLocation] = await db.select().from(locations).where(and(eq(locations.businessId, id), eq(locations.externalId, 'main')));
-    const found = await db.select().from(clients).where(and(eq(clients.businessId, id), eq(clients.externalId, `${ext}-2499`)));
-    expect(found).toMatchObject([{ name: 'Client 2499', phoneNumber: '+12125552499', clientType: 'new', locationId: mainLocation!.id }]);
+    for (const n of [0, 1_000, 2_499]) {
+      const list = await api.get(`/api/v1/businesses/${id}/clients?external_id=${ext}-${n}`, { headers: platform() });
+      expect(list.status).toBe(200);
+      const page = await jsonOf(list);
+      expect(page.total_clients).toBe(1);
+      expect(page.clients).toMatchObject([
+        { external_id: `${ext}-${n}`, client_name: `Client ${n}`, client_phone_number: `+1212555${String(n).padStart(4, '0')}`, client_type: 'new', location_id: mainLocation!.id },
+      ]);
+    }
 
     // Replaying a chunk (a retry after its commit) changes nothing.
     const snapshot = await db.execute(sql`select md5(string_agg(c::text, ',' order by id)) as h from clients c where business_id = ${id}`);

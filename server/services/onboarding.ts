@@ -14,7 +14,7 @@ import {
 } from '@/db/schema';
 import { AppError, type ErrorLocation, type ValidationIssue } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
-import type { QueueName } from '@/server/jobs/queues';
+import { QUEUES } from '@/server/jobs/queues';
 import { normalizePhone } from '@/server/lib/phone';
 import type { BusinessOnboardInput } from '@/server/schemas/onboarding';
 import { createBusinessApiKey } from './auth';
@@ -32,7 +32,7 @@ import { createBusinessApiKey } from './auth';
  */
 
 /** Queue of background client imports; its options and worker are registered with the others. */
-export const CLIENTS_IMPORT_QUEUE = 'clients.import';
+export const CLIENTS_IMPORT_QUEUE = QUEUES.clientsImport;
 export const SYNC_CLIENT_LIMIT = 1_000;
 export const CLIENT_CHUNK_SIZE = 1_000;
 /** A request with thousands of bad rows answers with the first ones, not a megabyte of errors. */
@@ -461,7 +461,7 @@ export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db):
         jobs.push({ data: { business_id: businessId, import_id: importId, chunk: jobs.length, clients: chunk } });
       }
       for (let i = 0; i < jobs.length; i += JOBS_PER_INSERT) {
-        await enqueue(tx, CLIENTS_IMPORT_QUEUE as QueueName, jobs.slice(i, i + JOBS_PER_INSERT));
+        await enqueue(tx, CLIENTS_IMPORT_QUEUE, jobs.slice(i, i + JOBS_PER_INSERT));
       }
       clientsStep = {
         name: 'clients',

@@ -4,6 +4,7 @@ import * as businesses from './businesses';
 import * as conversations from './conversations';
 import * as health from './health';
 import * as messages from './messages';
+import * as onboarding from './onboarding';
 import * as webhooks from './webhooks';
 
 /** Every REST operation, in the order the API reference lists them. */
@@ -14,4 +15,5 @@ export const operations: Operation[] = [
   ...Object.values(conversations),
   ...Object.values(messages),
   ...Object.values(webhooks),
+  ...Object.values(onboarding),
 ] as Operation[];
