@@ -63,9 +63,8 @@ type MatchQuery = { businessId: number; term: string; conversationId?: number; i
  */
 export function matchQuery(q: MatchQuery): SQL {
   const pattern = `%${escapeLike(q.term)}%`;
-  // LIKE's default escape character is the backslash (escapeLike), so no ESCAPE clause is needed;
-  // writing one would turn the pattern into like_escape(...), which the trigram opclass reads fine
-  // but plans less predictably.
+  // The pattern is a bound parameter; LIKE's default escape character is the backslash that
+  // escapeLike uses, so no ESCAPE clause is needed.
   const matches = sql`(${messages.content} ilike ${pattern} or ${messages.subject} ilike ${pattern})`;
   const notes = q.includeNotes ? sql`` : sql` and ${messages.messageType} <> 'NOTE'`;
   const matched =
@@ -75,8 +74,9 @@ export function matchQuery(q: MatchQuery): SQL {
         from ${messages}
         where ${messages.businessId} = ${q.businessId} and ${matches}${notes}`
       : // Within one conversation: its rows through the conversation index, then the filter. The
-        // inner materialized CTE keeps the planner from intersecting with the business-wide trigram
-        // index, whose cost for a common term does not depend on the conversation's size.
+        // OFFSET 0 subquery is a fence (outer conditions are not pushed into it), so the ILIKE cannot
+        // become a trigram index condition: a BitmapAnd with the business-wide trigram index would
+        // cost, for a common term, in proportion to the business rather than the conversation.
         sql`
         select c.id, c.sent_at from (
           select ${messages.id} as id, ${messages.sentAt} as sent_at, ${messages.content} as content,

@@ -38,6 +38,10 @@ describe('tRPC inbox router', () => {
     expect(resolved).toMatchObject({ status: 'resolved', resolved_by: a.owner.name });
     const filters = await trpc.inbox.filters();
     expect(filters.statuses.find((s) => s.value === 'resolved')!.count).toBe(1);
+    // Staff search finds notes (REST search does not).
+    const found = await trpc.inbox.search({ term: 'allergic' });
+    expect(found.messages.map((m) => m.message_type)).toEqual(['NOTE']);
+    await expect(trpc.inbox.search({ term: 'al' })).rejects.toMatchObject({ code: 'UNPROCESSABLE_CONTENT' });
   });
 
   it('the composer queues an SMS to the conversation’s client through the queue operation', async () => {

@@ -5,6 +5,7 @@ import * as conversations from './conversations';
 import * as health from './health';
 import * as messages from './messages';
 import * as onboarding from './onboarding';
+import * as search from './search';
 import * as webhooks from './webhooks';
 
 /** Every REST operation, in the order the API reference lists them. */
@@ -14,6 +15,7 @@ export const operations: Operation[] = [
   ...Object.values(businesses),
   ...Object.values(conversations),
   ...Object.values(messages),
+  ...Object.values(search),
   ...Object.values(webhooks),
   ...Object.values(onboarding),
 ] as Operation[];

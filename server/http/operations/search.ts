@@ -12,9 +12,9 @@ const searchTerm = z
   .max(MAX_SEARCH_TERM_LENGTH, `must be at most ${MAX_SEARCH_TERM_LENGTH} characters`)
   .meta({ description: `Case-insensitive substring of content or subject; trimmed, ${MIN_SEARCH_TERM_LENGTH}–${MAX_SEARCH_TERM_LENGTH} characters; % and _ are literal.` });
 
-export const conversationSearchPath = z.object({ business_id: id, conversation_id: id });
-export const conversationSearchQuery = z.object({ search_term: searchTerm, ...paginationQuery });
-export const businessSearchQuery = z.object({
+const conversationSearchPath = z.object({ business_id: id, conversation_id: id });
+const conversationSearchQuery = z.object({ search_term: searchTerm, ...paginationQuery });
+const businessSearchQuery = z.object({
   search_term: searchTerm,
   conversation_id: id.optional().meta({ description: 'Only this conversation; without it, every conversation of the business.' }),
   ...paginationQuery,

@@ -7,6 +7,7 @@ import { EmailAttachment, MAX_SMS_LENGTH } from '@/server/schemas/messages';
 import * as conversationMessages from '@/server/services/conversation-messages';
 import * as conversations from '@/server/services/conversations';
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
+import { searchMessages } from '@/server/services/search';
 import { router, staffProcedure } from '../init';
 
 /**
@@ -65,6 +66,12 @@ export const inboxRouter = router({
     )
     .mutation(({ ctx, input }) =>
       submitEmail(ctx.caller.businessId, { sender_type: 'staff', staff_id: ctx.caller.staffId, category: 'conversational', messages: [{ client_id: ctx.conversation.clientId, ...input }] }, 'send'),
+    ),
+  /** Search for staff: like the REST search, plus internal notes (SPEC §6.1 Search). */
+  search: staffProcedure
+    .input(z.object({ term: z.string(), conversationId: id.optional(), page: z.number().int().min(1).default(1), pageSize: z.number().int().min(1).max(100).default(25) }))
+    .query(({ ctx, input }) =>
+      searchMessages({ businessId: ctx.caller.businessId, term: input.term, conversationId: input.conversationId, includeNotes: true, page: input.page, pageSize: input.pageSize }),
     ),
   /** Live events of the staff member's business (SSE), fed by PostgreSQL LISTEN/NOTIFY. */
   events: staffProcedure.subscription(async function* ({ ctx, signal }) {

@@ -1,0 +1,332 @@
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { db } from '@/db/client';
+import { AppError } from '@/server/errors';
+import { PaginatedMessages } from '@/server/schemas/messages';
+import { createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
+import { api, jsonOf } from '@/server/testing/http';
+import { escapeLike, matchQuery, searchMessages } from './search';
+
+/**
+ * SPEC §6.1 Search: `GET /messages/{business_id}/conversations/{conversation_id}/messages/search`
+ * and `GET /messages/{business_id}/search`, and the service behind them (also used by the inbox).
+ */
+
+async function tenant() {
+  const t = await createTenant();
+  const client = await createClient(t.business.id);
+  const conversation = await createConversation(t.business.id, client.id);
+  return { ...t, client, conversation, headers: { 'x-api-key': t.apiKey } };
+}
+type Tenant = Awaited<ReturnType<typeof tenant>>;
+type Conversation = Tenant['conversation'];
+
+/** A second conversation (another client) in the same business. */
+async function anotherConversation(t: Tenant) {
+  const client = await createClient(t.business.id);
+  return createConversation(t.business.id, client.id);
+}
+
+const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000);
+const text = (c: Conversation, content: string, sentAt = at(10)) => createMessage(c, { content, sentAt });
+const email = (c: Conversation, subject: string, content: string, sentAt = at(10)) =>
+  createMessage(c, { channel: 'email', messageType: 'EMAIL', subject, content, provider: 'smtp', sentAt });
+const note = (c: Conversation, content: string, sentAt = at(10)) =>
+  createMessage(c, { channel: null, messageType: 'NOTE', content, provider: null, providerMessageId: null, sentAt });
+
+const search = (t: Tenant, term: string, extra: Partial<Parameters<typeof searchMessages>[0]> = {}) =>
+  searchMessages({ businessId: t.business.id, term, page: 1, pageSize: 25, ...extra });
+const idsOf = (page: { messages: { message_id: number }[] }) => page.messages.map((m) => m.message_id);
+
+const conversationUrl = (t: Tenant, conversationId: number, query: string) =>
+  `/api/v1/messages/${t.business.id}/conversations/${conversationId}/messages/search?${query}`;
+const businessUrl = (t: Tenant, query: string) => `/api/v1/messages/${t.business.id}/search?${query}`;
+
+async function getPage(t: Tenant, url: string) {
+  const res = await api.get(url, { headers: t.headers });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return PaginatedMessages.parse(await jsonOf(res));
+}
+
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(AppError);
+  return err as AppError;
+}
+
+describe('search term', () => {
+  it('under 3 characters after trimming is a 422 on query.search_term, in the service and on both endpoints', async () => {
+    const t = await tenant();
+    const m = await text(t.conversation, 'xx abc yy');
+    for (const term of ['ab', '  ab  ', '   ', '']) {
+      const err = await rejection(search(t, term));
+      expect(err.code).toBe('validation');
+      expect(err.extra.issues?.map((i) => i.loc)).toEqual([['query', 'search_term']]);
+    }
+    for (const url of [
+      businessUrl(t, 'search_term=ab'),
+      businessUrl(t, `search_term=${encodeURIComponent('  ab  ')}`),
+      conversationUrl(t, t.conversation.id, 'search_term=ab'),
+      conversationUrl(t, t.conversation.id, `search_term=${encodeURIComponent('  ab  ')}`),
+    ]) {
+      const res = await api.get(url, { headers: t.headers });
+      expect(res.status, url).toBe(422);
+      const body = await jsonOf(res);
+      expect(body.detail.map((d: { loc: unknown }) => d.loc)).toEqual([['query', 'search_term']]);
+    }
+    // Missing entirely: 422 "Field required" on the same loc.
+    const missing = await api.get(businessUrl(t, ''), { headers: t.headers });
+    expect(missing.status).toBe(422);
+    expect((await jsonOf(missing)).detail).toEqual([{ loc: ['query', 'search_term'], msg: 'Field required', type: 'missing' }]);
+    // Three characters once trimmed are enough, and the spaces are not part of the match.
+    expect(idsOf(await search(t, '  abc  '))).toEqual([m.id]);
+    expect(idsOf(await getPage(t, businessUrl(t, `search_term=${encodeURIComponent(' abc ')}`)))).toEqual([m.id]);
+  });
+
+  it('escapeLike escapes backslash, % and _', () => {
+    expect(escapeLike('100%_a\\b')).toBe('100\\%\\_a\\\\b');
+    expect(escapeLike('plain text')).toBe('plain text');
+  });
+});
+
+describe('matching', () => {
+  it('treats %, _ and backslash in the term literally', async () => {
+    const t = await tenant();
+    const percent = await text(t.conversation, 'Spring sale: 100% off everything');
+    await text(t.conversation, 'You have 1000 points');
+    const underscore = await text(t.conversation, 'tag a_b here');
+    await text(t.conversation, 'tag axb here');
+    const backslash = await text(t.conversation, 'saved in C:\\new\\dir');
+    await text(t.conversation, 'saved in C:new');
+
+    expect(idsOf(await search(t, '100%'))).toEqual([percent.id]);
+    expect(idsOf(await search(t, 'a_b'))).toEqual([underscore.id]);
+    expect(idsOf(await search(t, 'C:\\new'))).toEqual([backslash.id]);
+    // Only wildcards: would match everything if they were not escaped.
+    expect((await search(t, '%%%')).total_messages).toBe(0);
+    expect((await search(t, '___')).total_messages).toBe(0);
+    // Through REST, in both variants.
+    expect(idsOf(await getPage(t, businessUrl(t, `search_term=${encodeURIComponent('100%')}`)))).toEqual([percent.id]);
+    expect(idsOf(await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=a_b')))).toEqual([underscore.id]);
+  });
+
+  it('is case-insensitive', async () => {
+    const t = await tenant();
+    const m = await text(t.conversation, 'Your APPOINTMENT is Confirmed for Friday');
+    await text(t.conversation, 'Something else entirely');
+    expect(idsOf(await search(t, 'appointment is confirmed'))).toEqual([m.id]);
+    expect(idsOf(await search(t, 'FRIDAY'))).toEqual([m.id]);
+    expect(idsOf(await getPage(t, businessUrl(t, 'search_term=aPpOiNtMeNt')))).toEqual([m.id]);
+  });
+
+  it('matches an email by its subject alone, and by its body', async () => {
+    const t = await tenant();
+    const mail = await email(t.conversation, 'Invoice for March', 'Please find the document attached.');
+    await text(t.conversation, 'unrelated text');
+    const bySubject = await getPage(t, businessUrl(t, 'search_term=invoice'));
+    expect(idsOf(bySubject)).toEqual([mail.id]);
+    expect(bySubject.messages[0]).toMatchObject({ message_type: 'EMAIL', subject: 'Invoice for March', channel: 'email' });
+    expect(idsOf(await search(t, 'for march', { conversationId: t.conversation.id }))).toEqual([mail.id]);
+    expect(idsOf(await search(t, 'document attached'))).toEqual([mail.id]);
+  });
+
+  it('orders newest first, ties on sent_at broken by id descending', async () => {
+    const t = await tenant();
+    const other = await anotherConversation(t);
+    const tie = at(30);
+    // Inserted so that id order and sent_at order disagree.
+    const newest = await text(t.conversation, 'order check newest', at(5));
+    const oldest = await text(other, 'order check oldest', at(60));
+    const tieA = await text(t.conversation, 'order check tie A', tie);
+    const tieB = await text(other, 'order check tie B', tie);
+    const tieC = await text(t.conversation, 'order check tie C', tie);
+    const expected = [newest.id, tieC.id, tieB.id, tieA.id, oldest.id];
+    expect(idsOf(await search(t, 'order check'))).toEqual(expected);
+    expect(idsOf(await getPage(t, businessUrl(t, 'search_term=order+check')))).toEqual(expected);
+    // Pages of 2 cut through the tie: which rows land on which page follows the same order.
+    const paged = [];
+    for (const page of [1, 2, 3]) paged.push(idsOf(await search(t, 'order check', { page, pageSize: 2 })));
+    expect(paged).toEqual([expected.slice(0, 2), expected.slice(2, 4), expected.slice(4)]);
+    expect(idsOf(await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=order+check')))).toEqual([newest.id, tieC.id, tieA.id]);
+  });
+});
+
+describe('pagination', () => {
+  it('pages through the matches with exact totals; a page past the end is empty with next_page false', async () => {
+    const t = await tenant();
+    const made = [];
+    for (let i = 0; i < 7; i++) made.push(await text(t.conversation, `paged item ${i}`, at(100 - i)));
+    await text(t.conversation, 'not a match');
+    const expected = made.map((m) => m.id).reverse();
+
+    const pages = [];
+    for (const page of [1, 2, 3, 4]) pages.push(await getPage(t, businessUrl(t, `search_term=paged&page=${page}&page_size=3`)));
+    expect(pages.map((p) => [p.page, p.page_size, p.total_messages, p.next_page, p.messages.length])).toEqual([
+      [1, 3, 7, true, 3],
+      [2, 3, 7, true, 3],
+      [3, 3, 7, false, 1],
+      [4, 3, 7, false, 0],
+    ]);
+    expect(pages.flatMap(idsOf)).toEqual(expected);
+
+    // Exactly full last page: next_page false.
+    const exact = await search(t, 'paged', { page: 1, pageSize: 7 });
+    expect([exact.total_messages, exact.next_page, exact.messages.length]).toEqual([7, false, 7]);
+    // Far past the end, conversation variant.
+    const far = await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=paged&page=50&page_size=100'));
+    expect(far).toMatchObject({ messages: [], total_messages: 7, next_page: false, page: 50, page_size: 100 });
+    // Defaults, and the page_size bound.
+    expect(await getPage(t, businessUrl(t, 'search_term=paged'))).toMatchObject({ page: 1, page_size: 25, total_messages: 7, next_page: false });
+    expect((await api.get(businessUrl(t, 'search_term=paged&page_size=101'), { headers: t.headers })).status).toBe(422);
+    // No match at all.
+    expect(await search(t, 'nothing like this')).toMatchObject({ messages: [], total_messages: 0, next_page: false });
+  });
+});
+
+describe('scope', () => {
+  it('the conversation variant returns only that conversation', async () => {
+    const t = await tenant();
+    const other = await anotherConversation(t);
+    const mine = await text(t.conversation, 'scoped word here');
+    await text(other, 'scoped word there');
+    const page = await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=scoped+word'));
+    expect(idsOf(page)).toEqual([mine.id]);
+    expect(page.total_messages).toBe(1);
+    expect(page.messages[0]).toMatchObject({ conversation_id: t.conversation.id, client_id: t.client.id, content: 'scoped word here' });
+  });
+
+  it("another business's conversation in the path is a 404 and its messages are never returned", async () => {
+    const t = await tenant();
+    const stranger = await tenant();
+    await text(stranger.conversation, 'secret stranger text');
+    await text(t.conversation, 'my own text');
+
+    const res = await api.get(conversationUrl(t, stranger.conversation.id, 'search_term=secret'), { headers: t.headers });
+    expect(res.status).toBe(404);
+    expect(await jsonOf(res)).toEqual({ detail: 'Conversation not found' });
+    const missing = await api.get(conversationUrl(t, 2_000_000_000, 'search_term=secret'), { headers: t.headers });
+    expect(missing.status).toBe(404);
+    const err = await rejection(search(t, 'secret', { conversationId: stranger.conversation.id }));
+    expect(err.code).toBe('not_found');
+
+    expect((await getPage(t, businessUrl(t, 'search_term=secret'))).total_messages).toBe(0);
+    expect((await search(t, 'stranger', { includeNotes: true })).total_messages).toBe(0);
+    // The stranger's own key finds it; ours cannot reach the stranger's business.
+    expect((await getPage(stranger, businessUrl(stranger, 'search_term=secret'))).total_messages).toBe(1);
+    expect((await api.get(businessUrl(stranger, 'search_term=secret'), { headers: t.headers })).status).toBe(403);
+  });
+
+  it("a conversation_id in the query that is not this business's is a 422 on query.conversation_id", async () => {
+    const t = await tenant();
+    const stranger = await tenant();
+    await text(stranger.conversation, 'query scoped secret');
+    for (const cid of [stranger.conversation.id, 2_000_000_000]) {
+      const res = await api.get(businessUrl(t, `search_term=secret&conversation_id=${cid}`), { headers: t.headers });
+      expect(res.status).toBe(422);
+      expect((await jsonOf(res)).detail.map((d: { loc: unknown }) => d.loc)).toEqual([['query', 'conversation_id']]);
+    }
+    const bad = await api.get(businessUrl(t, 'search_term=secret&conversation_id=abc'), { headers: t.headers });
+    expect(bad.status).toBe(422);
+    expect((await jsonOf(bad)).detail[0].loc).toEqual(['query', 'conversation_id']);
+    const err = await rejection(search(t, 'secret', { conversationId: stranger.conversation.id, conversationFrom: 'query' }));
+    expect(err.extra.issues?.map((i) => i.loc)).toEqual([['query', 'conversation_id']]);
+  });
+
+  it('the second variant with its own conversation_id narrows to that conversation', async () => {
+    const t = await tenant();
+    const other = await anotherConversation(t);
+    const mine = await text(t.conversation, 'narrowing term one');
+    const theirs = await text(other, 'narrowing term two');
+    expect(idsOf(await getPage(t, businessUrl(t, `search_term=narrowing&conversation_id=${other.id}`)))).toEqual([theirs.id]);
+    expect(idsOf(await getPage(t, businessUrl(t, `search_term=narrowing&conversation_id=${t.conversation.id}`)))).toEqual([mine.id]);
+  });
+
+  it('without conversation_id, searches every conversation of the business and nothing of any other', async () => {
+    const t = await tenant();
+    const second = await anotherConversation(t);
+    const third = await anotherConversation(t);
+    const stranger = await tenant();
+    const a = await text(t.conversation, 'widespread token A', at(3));
+    const b = await text(second, 'widespread token B', at(2));
+    const c = await email(third, 'widespread token C', 'body', at(1));
+    await text(stranger.conversation, 'widespread token elsewhere', at(0));
+    const page = await getPage(t, businessUrl(t, 'search_term=widespread+token'));
+    expect(idsOf(page)).toEqual([c.id, b.id, a.id]);
+    expect(page.total_messages).toBe(3);
+    expect(new Set(page.messages.map((m) => m.conversation_id))).toEqual(new Set([t.conversation.id, second.id, third.id]));
+  });
+});
+
+describe('notes', () => {
+  it('are never returned by the REST search, and are returned by the service with includeNotes', async () => {
+    const t = await tenant();
+    const other = await anotherConversation(t);
+    const message = await text(t.conversation, 'followup about the deposit', at(5));
+    const staffNote = await note(t.conversation, 'internal followup: deposit not paid', at(1));
+    const otherNote = await note(other, 'followup call later', at(2));
+
+    expect(idsOf(await getPage(t, businessUrl(t, 'search_term=followup')))).toEqual([message.id]);
+    expect(idsOf(await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=followup')))).toEqual([message.id]);
+    expect(idsOf(await getPage(t, businessUrl(t, `search_term=followup&conversation_id=${t.conversation.id}`)))).toEqual([message.id]);
+    expect((await getPage(t, businessUrl(t, 'search_term=followup'))).total_messages).toBe(1);
+    expect(idsOf(await search(t, 'followup'))).toEqual([message.id]);
+
+    const withNotes = await search(t, 'followup', { includeNotes: true });
+    expect(idsOf(withNotes)).toEqual([staffNote.id, otherNote.id, message.id]);
+    expect(withNotes.total_messages).toBe(3);
+    expect(withNotes.messages[0]).toMatchObject({ message_type: 'NOTE', channel: null });
+    expect(idsOf(await search(t, 'followup', { includeNotes: true, conversationId: t.conversation.id }))).toEqual([staffNote.id, message.id]);
+  });
+});
+
+describe('query plans (20,000 messages)', () => {
+  it('business-wide: the trigram indexes answer a rare term (no time-ordered walk); one conversation: its own index', async () => {
+    const t = await tenant();
+    const conversations = [t.conversation];
+    for (let i = 0; i < 19; i++) conversations.push(await anotherConversation(t));
+    const convIds = conversations.map((c) => c.id);
+    const clientIds = conversations.map((c) => c.clientId);
+    await db.execute(sql`
+      insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, sent_at)
+      select ${t.business.id},
+             (${sql.param(convIds)}::int[])[1 + g % 20],
+             (${sql.param(clientIds)}::int[])[1 + g % 20],
+             'sms', 'outbound', 'TEXT', 'staff',
+             'Hello, your appointment number ' || g || ' is confirmed. See you soon! ' || md5(g::text)
+               || case when g % 5000 = 17 then ' zebrafish' else '' end,
+             'sent', now() - make_interval(secs => g)
+      from generate_series(1, 20000) g`);
+    // What autovacuum does in production: flushes the GIN pending lists of the bulk insert and
+    // refreshes statistics. Right after a bulk load the trigram indexes carry stale metapage stats
+    // and, on a table this small, a sequential scan is then costed cheaper.
+    await db.execute(sql`vacuum analyze messages`);
+
+    const explain = async (q: ReturnType<typeof matchQuery>) =>
+      (await db.execute<{ 'QUERY PLAN': string }>(sql`explain ${q}`)).map((r) => r['QUERY PLAN']).join('\n');
+
+    const business = await explain(matchQuery({ businessId: t.business.id, term: 'zebrafish', limit: 25, offset: 0 }));
+    expect(business).toMatch(/Bitmap Index Scan on messages_content_trgm_idx/);
+    expect(business).not.toMatch(/Seq Scan on messages/);
+    expect(business).not.toMatch(/messages_conversation_sent_idx/);
+
+    const conversation = await explain(
+      matchQuery({ businessId: t.business.id, term: 'zebrafish', conversationId: t.conversation.id, limit: 25, offset: 0 }),
+    );
+    expect(conversation).toMatch(/messages_conversation_sent_idx/);
+    expect(conversation).not.toMatch(/trgm_idx/);
+
+    // And the answers are right on this data.
+    const rare = await search(t, 'ZEBRAFISH', { pageSize: 100 });
+    expect(rare.total_messages).toBe(4);
+    expect(rare.messages.every((m) => m.content?.endsWith(' zebrafish'))).toBe(true);
+    const sentAts = rare.messages.map((m) => m.sent_at);
+    expect(sentAts).toEqual([...sentAts].sort().reverse());
+    const common = await search(t, 'appointment number', { page: 2, pageSize: 10 });
+    expect(common).toMatchObject({ total_messages: 20000, next_page: true });
+    // g = 11..20 are the 11th to 20th newest.
+    expect(common.messages.map((m) => m.content?.split(' ')[4])).toEqual(['11', '12', '13', '14', '15', '16', '17', '18', '19', '20']);
+  });
+});
