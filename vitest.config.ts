@@ -14,7 +14,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     env: {
       NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       PLATFORM_API_KEY: 'test-platform-key-0123456789',
       SESSION_SECRET: 'test-session-secret-0123456789',
       PUBLIC_BASE_URL: 'http://localhost:3000',

@@ -88,6 +88,18 @@ export async function markMessagesRead(
     const [c] = await db.select({ id: clients.id }).from(clients).where(and(eq(clients.businessId, businessId), eq(clients.id, filters.client_id)));
     if (!c) throw AppError.invalid(['body', 'client_id'], `Client ${filters.client_id} not found in this business`);
   }
+  if (filters.message_ids || filters.up_to_message_id !== undefined) {
+    const ids = [...(filters.message_ids ?? []), ...(filters.up_to_message_id !== undefined ? [filters.up_to_message_id] : [])];
+    const found = await db.execute<{ id: number }>(sql`select id::int as id from messages where business_id = ${businessId} and id = any(${sql.param(ids)}::bigint[])`);
+    const known = new Set(found.map((r) => r.id));
+    const issues = (filters.message_ids ?? []).flatMap((mid, i) =>
+      known.has(mid) ? [] : [{ loc: ['body', 'message_ids', i] as ['body', string, number], msg: `Message ${mid} not found in this business`, type: 'value_error' }],
+    );
+    if (filters.up_to_message_id !== undefined && !known.has(filters.up_to_message_id)) {
+      issues.push({ loc: ['body', 'up_to_message_id'] as never, msg: `Message ${filters.up_to_message_id} not found in this business`, type: 'value_error' });
+    }
+    if (issues.length) throw new AppError('validation', 'Validation error', { issues });
+  }
   const selectors: SQL[] = [sql`m.business_id = ${businessId}`, sql`m.direction = 'inbound'`, sql`m.message_type <> 'NOTE'`, sql`m.is_read <> ${filters.is_read}`];
   if (filters.conversation_id !== undefined) selectors.push(sql`m.conversation_id = ${filters.conversation_id}`);
   if (filters.client_id !== undefined) selectors.push(sql`m.client_id = ${filters.client_id}`);
@@ -95,14 +107,17 @@ export async function markMessagesRead(
   if (filters.up_to_message_id !== undefined) selectors.push(sql`m.id <= ${filters.up_to_message_id}`);
   const delta = filters.is_read ? -1 : 1;
   const result = await db.transaction(async (tx) => {
+    // Rows are locked in id order before they change, so overlapping calls queue, never deadlock.
     const changed = await tx.execute<{ conversation_id: number; n: number; max_id: number }>(sql`
-      with changed as (
+      with target as (
+        select m.id from messages m where ${sql.join(selectors, sql` and `)} order by m.id for update
+      ), changed as (
         update messages m set is_read = ${filters.is_read}
-        where ${sql.join(selectors, sql` and `)}
+        from target t where m.id = t.id and m.is_read <> ${filters.is_read}
         returning m.conversation_id, m.id
       )
       select conversation_id, count(*)::int as n, max(id)::int as max_id from changed group by conversation_id`);
-    for (const c of changed) {
+    for (const c of [...changed].sort((a, b) => a.conversation_id - b.conversation_id)) {
       await tx.execute(sql`
         update conversations set
           unread_count = greatest(unread_count + ${delta * c.n}, 0),

@@ -84,6 +84,10 @@ function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_si
 
 /** GET /conversations: filters of SPEC §6, newest activity first, page-based. */
 export async function listConversations(businessId: number, q: ListQuery, staffId: number | null) {
+  if (q.location_id !== undefined) {
+    const [loc] = await db.execute(sql`select 1 from locations where business_id = ${businessId} and id = ${q.location_id}`);
+    if (!loc) throw AppError.invalid(['query', 'location_id'], `Location ${q.location_id} not found in this business`);
+  }
   const where = sql.join(listConditions(businessId, q, staffId), sql` and `);
   const [rows, total] = await Promise.all([
     db.execute<Row>(sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
@@ -142,11 +146,12 @@ export async function requireStaff(businessId: number, staffId: number, loc: ['b
   return member.id;
 }
 
-async function updateConversation(businessId: number, conversationId: number, set: Partial<typeof conversations.$inferInsert>) {
+/** `activity`: status and assignment changes count as activity (SPEC §5 last_updated_at); labels do not. */
+async function updateConversation(businessId: number, conversationId: number, set: Partial<typeof conversations.$inferInsert>, activity = true) {
   return db.transaction(async (tx) => {
     const rows = await tx
       .update(conversations)
-      .set({ ...set, lastActivityAt: sql`now()` })
+      .set(activity ? { ...set, lastActivityAt: sql`now()` } : set)
       .where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId)))
       .returning({ id: conversations.id });
     if (!rows.length) throw AppError.notFound('Conversation');
@@ -182,7 +187,7 @@ export async function setConversationStatus(
 /** POST /label: a label of 1–50 characters, or null to clear it. */
 export async function labelConversation(businessId: number, conversationId: number, label: string | null, actingStaffId: number | null) {
   await loadConversation(businessId, conversationId);
-  return updateConversation(businessId, conversationId, { label, updatedByStaffId: actingStaffId });
+  return updateConversation(businessId, conversationId, { label, updatedByStaffId: actingStaffId }, false);
 }
 
 /** Snoozed conversations whose time has passed open again (run every minute by the worker). */

@@ -387,6 +387,14 @@ export async function ensureConversations(tx: Tx, businessId: number, clientIds:
  */
 export async function touchConversations(tx: Tx, newMessageIds: number[]): Promise<void> {
   if (newMessageIds.length === 0) return;
+  // Lock the conversations first (in id order), so the statement below reads the newest message
+  // after any concurrent writer holding them has committed. NO KEY UPDATE, the lock the UPDATE
+  // itself takes: it does not conflict with the KEY SHARE locks our own message inserts' foreign
+  // keys hold, so two writers cannot deadlock upgrading them.
+  await tx.execute(sql`
+    select c.id from conversations c
+    where c.id in (select conversation_id from messages where id = any(${sql.param(newMessageIds)}::bigint[]))
+    order by c.id for no key update`);
   await tx.execute(sql`
     with fresh as (
       select m.conversation_id,
