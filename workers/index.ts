@@ -2,6 +2,7 @@ import PgBoss from 'pg-boss';
 import { closeDb } from '@/db/client';
 import type { MessageStatus, Provider } from '@/db/schema';
 import { loadEnv } from '@/server/env';
+import { isDatabaseUnavailable } from '@/server/errors';
 import { createQueues, QUEUES } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
 import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
@@ -97,6 +98,17 @@ export async function startWorker() {
 }
 
 async function main() {
+  // postgres.js loads array types on each new connection and drops that query's promise; when the
+  // connection breaks mid-query (a PostgreSQL restart) the rejection is unhandled (porsager/postgres
+  // #1192, #1205). A lost connection is survivable; anything else still stops the process.
+  process.on('unhandledRejection', (err) => {
+    if (isDatabaseUnavailable(err)) {
+      logger.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'database connection lost (unhandled in driver); continuing');
+      return;
+    }
+    logger.fatal({ err }, 'unhandled rejection');
+    process.exit(1);
+  });
   const worker = await startWorker();
   let stopping = false;
   const stop = async (signal: string) => {

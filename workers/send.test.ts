@@ -308,49 +308,68 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
 });
 
 /**
- * A TCP relay in front of the SMTP sink that, when armed, withholds the sink's answer to the end
- * of DATA ("250 … Queued as sink-N"): the server has the message, the client never learns it.
+ * A TCP relay to 127.0.0.1:targetPort. `down` sees each chunk the server sends (before it is
+ * relayed; return false to swallow it), `up` each chunk the client sends; both get the pair's
+ * sockets and a per-connection state object.
  */
-async function startSmtpRelay(targetPort: number) {
-  let armed: (() => void) | null = null;
+type Pair = { client: net.Socket; upstream: net.Socket; state: Record<string, unknown> };
+async function startTcpRelay(targetPort: number, hooks: { up?: (d: Buffer, p: Pair) => boolean; down?: (d: Buffer, p: Pair) => boolean }) {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(targetPort, '127.0.0.1');
+    const pair: Pair = { client, upstream, state: {} };
     sockets.add(client);
     sockets.add(upstream);
-    let withholding = false;
-    client.on('data', (d: Buffer) => upstream.write(d));
+    client.on('data', (d: Buffer) => {
+      if ((hooks.up?.(d, pair) ?? true) && !upstream.destroyed) upstream.write(d);
+    });
     upstream.on('data', (d: Buffer) => {
-      if (withholding) return;
-      if (armed && d.toString().includes('Queued as sink-')) {
-        withholding = true;
-        const accepted = armed;
-        armed = null;
-        accepted();
-        return;
-      }
-      if (!client.destroyed) client.write(d);
+      if ((hooks.down?.(d, pair) ?? true) && !client.destroyed) client.write(d);
     });
     const end = () => {
       client.destroy();
       upstream.destroy();
     };
-    for (const s of [client, upstream]) {
-      s.on('error', end);
-      s.on('close', end);
+    for (const sock of [client, upstream]) {
+      sock.on('error', end);
+      sock.on('close', end);
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `smtp://127.0.0.1:${port}`,
-    /** Resolves when the sink has accepted the next message; its answer is never relayed. */
-    withholdNextAcceptance: () => new Promise<void>((resolve) => (armed = resolve)),
+    port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
+        for (const sock of sockets) sock.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * A relay in front of the SMTP sink that, when armed, withholds the sink's answer to the end of
+ * DATA ("250 … Queued as sink-N"): the server has the message, the client never learns it.
+ */
+async function startSmtpRelay(targetPort: number) {
+  let armed: (() => void) | null = null;
+  const relay = await startTcpRelay(targetPort, {
+    down(d, { state }) {
+      if (state.withholding) return false;
+      if (armed && d.toString().includes('Queued as sink-')) {
+        state.withholding = true;
+        const accepted = armed;
+        armed = null;
+        accepted();
+        return false;
+      }
+      return true;
+    },
+  });
+  return {
+    url: `smtp://127.0.0.1:${relay.port}`,
+    /** Resolves when the sink has accepted the next message; its answer is never relayed. */
+    withholdNextAcceptance: () => new Promise<void>((resolve) => (armed = resolve)),
+    close: relay.close,
   };
 }
 
@@ -431,4 +450,37 @@ describe('send worker as a process, killed mid-send', () => {
       await relay.close();
     }
   }, 50_000);
+
+  // postgres.js loads array types on each new connection and drops that query's promise
+  // (porsager/postgres #1192, #1205, #1223): a connection reset at that moment is an unhandled
+  // rejection, which the worker entry logs and survives (workers/index.ts).
+  it('survives a database connection reset while postgres.js loads array types on a fresh connection', async () => {
+    const url = new URL(process.env.DATABASE_URL!);
+    let resets = 0;
+    const relay = await startTcpRelay(Number(url.port), {
+      up(d, { client }) {
+        if (resets === 0 && d.toString('latin1').includes("typcategory = 'A'")) {
+          resets++;
+          client.resetAndDestroy();
+          return false;
+        }
+        return true;
+      },
+    });
+    url.port = String(relay.port);
+    try {
+      const worker = await startWorkerProcess({ DATABASE_URL: url.toString(), WORKER_MAINTENANCE_INTERVAL_SECONDS: '1', LOG_LEVEL: 'info' });
+      workers.push(worker);
+      const body = `Fresh connection ${runId}`;
+      const [id] = await post('sms', [{ to_number: phone(800), message: body }]);
+      await until('the relay to reset the types query', async () => resets === 1, 10_000);
+      await until('the worker to send the SMS or exit', async () => !worker.alive() || (await rowsOf([id!]))[0]!.status === 'sent', 10_000).catch(() => {});
+      const [row] = await rowsOf([id!]);
+      expect(worker.alive(), `the worker exited:\n${worker.output().split('\n').slice(-12).join('\n')}`).toBe(true);
+      expect(row).toMatchObject({ status: 'sent' });
+      expect(atFake(body)).toHaveLength(1);
+    } finally {
+      await relay.close();
+    }
+  }, 30_000);
 });
