@@ -1,4 +1,4 @@
-import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, count, eq, sql, type SQL } from 'drizzle-orm';
 import { db } from '@/db/client';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
@@ -32,10 +32,15 @@ function filterCondition(filter: MessageFilter): SQL | undefined {
 
 /** GET /conversations/{id}/messages: newest first, filtered by MessageFilterType, page-based. */
 export async function conversationMessages(businessId: number, conversationId: number, filter: MessageFilter, page: number, pageSize: number) {
-  await loadConversation(businessId, conversationId);
-  const where = and(eq(messages.businessId, businessId), eq(messages.conversationId, conversationId), filterCondition(filter));
+  await loadConversation(businessId, conversationId); // tenancy checked here, so the queries below need only the conversation
+  const where = and(eq(messages.conversationId, conversationId), filterCondition(filter));
   const [rows, [total]] = await Promise.all([
-    selectMessageItems(db).where(where).orderBy(desc(messages.sentAt), desc(messages.id)).limit(pageSize).offset((page - 1) * pageSize),
+    // `nulls last` matches messages_conversation_sent_idx, so the page is an index walk.
+    selectMessageItems(db)
+      .where(where)
+      .orderBy(sql`${messages.sentAt} desc nulls last`, sql`${messages.id} desc nulls last`)
+      .limit(pageSize)
+      .offset((page - 1) * pageSize),
     db.select({ n: count() }).from(messages).where(where),
   ]);
   return { messages: rows.map(toMessageItem), total_messages: total!.n, page, page_size: pageSize, next_page: page * pageSize < total!.n };

@@ -89,10 +89,18 @@ export async function listConversations(businessId: number, q: ListQuery, staffI
     if (!loc) throw AppError.invalid(['query', 'location_id'], `Location ${q.location_id} not found in this business`);
   }
   const where = sql.join(listConditions(businessId, q, staffId), sql` and `);
+  // The page's ids come from the (business_id, last_activity_at desc nulls last, id desc nulls last)
+  // indexes — the ORDER BY must name the same null ordering to use them — and only those rows are
+  // joined; the count skips the clients join unless a search needs it (bench:inbox, 1M messages).
+  const clientsJoin = q.search ? sql`join clients cl on cl.id = c.client_id` : sql``;
   const [rows, total] = await Promise.all([
-    db.execute<Row>(sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
-      where ${where} order by c.last_activity_at desc, c.id desc limit ${q.page_size} offset ${(q.page - 1) * q.page_size}`),
-    db.execute<{ n: number }>(sql`select count(*)::int as n from conversations c join clients cl on cl.id = c.client_id where ${where}`),
+    db.execute<Row>(sql`${DETAILS}
+      from (select c.id from conversations c ${clientsJoin} where ${where}
+            order by c.last_activity_at desc nulls last, c.id desc nulls last
+            limit ${q.page_size} offset ${(q.page - 1) * q.page_size}) page
+      join conversations c on c.id = page.id join clients cl on cl.id = c.client_id ${JOINS}
+      order by c.last_activity_at desc nulls last, c.id desc nulls last`),
+    db.execute<{ n: number }>(sql`select count(*)::int as n from conversations c ${clientsJoin} where ${where}`),
   ]);
   const totalConversations = total[0]!.n;
   return {
