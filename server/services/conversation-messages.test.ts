@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { conversations, messages } from '@/db/schema';
 import { createClient, createConversation, createMessage, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
-import { api, jsonOf } from '@/server/testing/http';
+import { restTenant, getJson, postJson, type Headers } from '@/server/testing/http';
 
 /**
  * A conversation's messages, notes, flags and read status through the real REST handlers
@@ -11,27 +11,12 @@ import { api, jsonOf } from '@/server/testing/http';
  */
 
 const HOUR = 3_600_000;
-type Headers = Record<string, string>;
 
-async function tenant() {
-  const t = await createTenant();
-  return {
-    ...t,
-    key: { 'x-api-key': t.apiKey } as Headers,
-    session: { authorization: `Bearer ${t.sessionToken}` } as Headers,
-    base: `/api/v1/businesses/${t.business.id}`,
-  };
-}
+const tenant = restTenant;
 type Tenant = Awaited<ReturnType<typeof tenant>>;
 
-async function get(path: string, headers: Headers) {
-  const res = await api.get(path, { headers });
-  return { status: res.status, body: await jsonOf(res) };
-}
-async function post(path: string, headers: Headers, body: unknown) {
-  const res = await api.post(path, { headers, body });
-  return { status: res.status, body: await jsonOf(res) };
-}
+const get = getJson;
+const post = postJson;
 const locs = (body: { detail: { loc: unknown[] }[] }) => body.detail.map((d) => d.loc);
 const msgIds = (body: { messages: { message_id: number }[] }) => body.messages.map((m) => m.message_id);
 

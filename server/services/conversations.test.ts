@@ -12,7 +12,7 @@ import {
   createStaff,
   createTenant,
 } from '@/server/testing/factories';
-import { api, jsonOf } from '@/server/testing/http';
+import { api, restTenant, getJson, postJson, type Headers } from '@/server/testing/http';
 
 /**
  * Conversations through the real REST handlers (SPEC §2, §4.2, §5, §6 businesses group, §6.1 Snooze):
@@ -23,27 +23,12 @@ import { api, jsonOf } from '@/server/testing/http';
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const HOUR = 3_600_000;
 
-type Headers = Record<string, string>;
 
-async function tenant() {
-  const t = await createTenant();
-  return {
-    ...t,
-    key: { 'x-api-key': t.apiKey } as Headers,
-    session: { authorization: `Bearer ${t.sessionToken}` } as Headers,
-    base: `/api/v1/businesses/${t.business.id}`,
-  };
-}
+const tenant = restTenant;
 type Tenant = Awaited<ReturnType<typeof tenant>>;
 
-async function get(path: string, headers: Headers) {
-  const res = await api.get(path, { headers });
-  return { status: res.status, body: await jsonOf(res) };
-}
-async function post(path: string, headers: Headers, body: unknown) {
-  const res = await api.post(path, { headers, body });
-  return { status: res.status, body: await jsonOf(res) };
-}
+const get = getJson;
+const post = postJson;
 const locs = (body: { detail: { loc: unknown[] }[] }) => body.detail.map((d) => d.loc);
 const convIds = (body: { conversations: { conversation_id: number }[] }) => body.conversations.map((c) => c.conversation_id);
 

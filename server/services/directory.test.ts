@@ -1,26 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { createClient, createConversation, createLocation, createStaff, createTenant } from '@/server/testing/factories';
-import { api, jsonOf } from '@/server/testing/http';
+import { api, restTenant, getJson, type Headers } from '@/server/testing/http';
 
 /** Clients and staff lists and the staff profile (SPEC §5 ClientListResponse / StaffResponse, §6 business-clients, business-staffs). */
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-type Headers = Record<string, string>;
 
-async function tenant() {
-  const t = await createTenant();
-  return {
-    ...t,
-    key: { 'x-api-key': t.apiKey } as Headers,
-    session: { authorization: `Bearer ${t.sessionToken}` } as Headers,
-    base: `/api/v1/businesses/${t.business.id}`,
-  };
-}
+const tenant = restTenant;
 
-async function get(path: string, headers: Headers) {
-  const res = await api.get(path, { headers });
-  return { status: res.status, body: await jsonOf(res) };
-}
+const get = getJson;
 const clientIds = (body: { clients: { client_id: number }[] }) => body.clients.map((c) => c.client_id);
 const staffIds = (body: { staffs: { staff_id: number }[] }) => body.staffs.map((s) => s.staff_id);
 

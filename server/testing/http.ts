@@ -74,3 +74,28 @@ export const api = {
 export async function jsonOf<T = any>(res: Response): Promise<T> {
   return (await res.json()) as T;
 }
+
+export type Headers = Record<string, string>;
+
+/** A tenant (server/testing/factories) with ready-made credentials and its REST base path. */
+export async function restTenant() {
+  const { createTenant } = await import('./factories');
+  const t = await createTenant();
+  return {
+    ...t,
+    key: { 'x-api-key': t.apiKey } as Headers,
+    session: { authorization: `Bearer ${t.sessionToken}` } as Headers,
+    base: `/api/v1/businesses/${t.business.id}`,
+  };
+}
+export type RestTenant = Awaited<ReturnType<typeof restTenant>>;
+
+/** GET/POST through the route handlers, answering status and parsed body. */
+export async function getJson(path: string, headers: Headers) {
+  const res = await api.get(path, { headers });
+  return { status: res.status, body: await jsonOf(res) };
+}
+export async function postJson(path: string, headers: Headers, body: unknown) {
+  const res = await api.post(path, { headers, body });
+  return { status: res.status, body: await jsonOf(res) };
+}
