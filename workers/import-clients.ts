@@ -35,9 +35,3 @@ export async function importClientsBatch(jobs: PgBoss.JobWithMetadata<ClientsImp
   return outcomes;
 }
 
-/** The same for pg-boss `work()` (a throw fails the whole batch, which pg-boss retries). */
-export async function importClientsJobs(jobs: PgBoss.Job<ClientsImportJob>[]): Promise<void> {
-  for (const job of jobs) await importClientsChunk(job.data);
-}
-
-export { importClientsChunk };

@@ -24,14 +24,19 @@ export async function authenticate(req: Request): Promise<Caller> {
     if (!caller) throw new AppError('unauthenticated', 'Not authenticated');
     return caller;
   }
-  const authorization = req.headers.get('authorization');
-  const bearer = authorization?.match(/^Bearer\s+(\S+)$/i)?.[1];
-  const cookie = bearer ? undefined : readCookie(req.headers.get('cookie'), SESSION_COOKIE);
-  const token = bearer ?? cookie;
-  if (!token) throw new AppError('unauthenticated', 'Not authenticated');
-  const caller = await resolveSession(token, Boolean(cookie));
+  const session = sessionTokenOf(req);
+  if (!session) throw new AppError('unauthenticated', 'Not authenticated');
+  const caller = await resolveSession(session.token, session.viaCookie);
   if (!caller) throw new AppError('unauthenticated', 'Not authenticated');
   return caller;
+}
+
+/** A staff session token: `Authorization: Bearer` first, else the session cookie. */
+export function sessionTokenOf(req: Request): { token: string; viaCookie: boolean } | null {
+  const bearer = req.headers.get('authorization')?.match(/^Bearer\s+(\S+)$/i)?.[1];
+  if (bearer) return { token: bearer, viaCookie: false };
+  const cookie = readCookie(req.headers.get('cookie'), SESSION_COOKIE);
+  return cookie ? { token: cookie, viaCookie: true } : null;
 }
 
 /** The origins this service answers on: its public origin, and the one the request was addressed to. */

@@ -6,6 +6,7 @@ import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
 import type { ClientDetailsResponse, ConversationListQuery } from '@/server/schemas/businesses';
 import { ensureConversations } from './messages/submit';
+import { escapeLike } from './search';
 
 type Details = z.input<typeof ClientDetailsResponse>;
 
@@ -76,7 +77,7 @@ function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_si
   if (q.unread !== undefined) where.push(q.unread ? sql`c.unread_count > 0` : sql`c.unread_count = 0`);
   if (q.flagged !== undefined) where.push(q.flagged ? sql`c.flagged_count > 0` : sql`c.flagged_count = 0`);
   if (q.search) {
-    const like = `%${q.search.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+    const like = `%${escapeLike(q.search)}%`;
     where.push(sql`(coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${like}`);
   }
   return where;

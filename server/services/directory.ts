@@ -3,11 +3,12 @@ import type { z } from 'zod';
 import type { ClientListResponse, StaffResponse } from '@/server/schemas/businesses';
 import { db } from '@/db/client';
 import { AppError } from '@/server/errors';
+import { escapeLike } from './search';
 
 /** Clients and staff lists (SPEC §6 business-clients, business-staffs). */
 type DirectoryQuery = { search?: string; external_id?: string; page: number; page_size: number };
 
-const likeTerm = (term: string) => `%${term.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+const likeTerm = (term: string) => `%${escapeLike(term)}%`;
 const iso = (d: Date | string) => new Date(d).toISOString();
 
 export async function listClients(businessId: number, q: DirectoryQuery) {

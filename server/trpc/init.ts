@@ -2,7 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import superjson from 'superjson';
 import { ZodError } from 'zod';
 import { AppError, isDatabaseUnavailable } from '@/server/errors';
-import { assertSameOrigin, readCookie, SESSION_COOKIE } from '@/server/http/credentials';
+import { assertSameOrigin, sessionTokenOf } from '@/server/http/credentials';
 import { logger } from '@/server/logger';
 import { resolveSession, type Caller } from '@/server/services/auth';
 
@@ -10,10 +10,8 @@ type SessionCaller = Extract<Caller, { kind: 'session' }>;
 
 /** tRPC context: the request and, when a staff session is present, the staff caller. */
 export async function createContext({ req }: { req: Request }) {
-  const bearer = req.headers.get('authorization')?.match(/^Bearer\s+(\S+)$/i)?.[1];
-  const cookie = bearer ? undefined : readCookie(req.headers.get('cookie'), SESSION_COOKIE);
-  const token = bearer ?? cookie;
-  const caller = token ? ((await resolveSession(token, Boolean(cookie))) as SessionCaller | null) : null;
+  const session = sessionTokenOf(req);
+  const caller = session ? ((await resolveSession(session.token, session.viaCookie)) as SessionCaller | null) : null;
   return { req, caller };
 }
 

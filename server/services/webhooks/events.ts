@@ -79,12 +79,3 @@ export function failureReason(err: unknown): string {
   const message = cause?.message ? `${cause.code ? `${cause.code}: ` : ''}${cause.message}` : ((err as Error)?.message ?? String(err));
   return message.split('\nparams:')[0]!.slice(0, 500);
 }
-
-export async function eventIsDone(id: number): Promise<boolean> {
-  const [row] = await db
-    .select({ outcome: webhookEvents.outcome })
-    .from(webhookEvents)
-    .where(and(eq(webhookEvents.id, id)))
-    .limit(1);
-  return row?.outcome === 'processed' || row?.outcome === 'ignored';
-}

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { db } from '@/db/client';
-import { clients, messages, type MessageStatus } from '@/db/schema';
-import { applyStatusUpdate } from '@/server/services/messages/status';
+import { messages, type MessageStatus } from '@/db/schema';
+import { applyStatusUpdate, markClientOptedOut } from '@/server/services/messages/status';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
 export type SendgridEvent = Record<string, unknown> & { event?: string; sg_event_id?: string; sg_message_id?: string; email?: string };
@@ -77,8 +77,7 @@ export async function applySendgridEvent(eventId: number, event: SendgridEvent):
   const effect = EVENT_STATUS[type];
   const message = await findMessage(event);
   if (!message) return markEvent(eventId, 'ignored', { error: 'No message matches this event' });
-  const optOut = () =>
-    db.update(clients).set({ optedOutEmail: true, updatedAt: sql`now()` }).where(and(eq(clients.businessId, message.businessId), eq(clients.id, message.clientId)));
+  const optOut = () => markClientOptedOut(db, message.businessId, message.clientId, 'email');
   if (effect === 'optOut') {
     await optOut();
     return markEvent(eventId, 'processed', { businessId: message.businessId });

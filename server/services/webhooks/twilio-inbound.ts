@@ -5,6 +5,7 @@ import { normalizePhone } from '@/server/lib/phone';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
+import { markClientOptedOut } from '@/server/services/messages/status';
 import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
 import { smsSegments } from '@/server/lib/sms-segments';
 import { markEvent } from './events';
@@ -97,10 +98,7 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
       await publish(tx, { type: 'message.created', businessId: business.businessId, conversationIds: [conversationId], messageIds: [row!.id] });
       const keyword = optKeyword(body);
       if (keyword) {
-        await tx
-          .update(clients)
-          .set({ optedOutSms: keyword === 'out', updatedAt: sql`now()` })
-          .where(and(eq(clients.businessId, business.businessId), eq(clients.id, clientId)));
+        await markClientOptedOut(tx, business.businessId, clientId, 'sms', keyword === 'out');
       }
     }
     await markEvent(eventId, 'processed', { businessId: business.businessId }, tx);
