@@ -15,6 +15,13 @@ process.env.E2E_DATABASE_URL = `postgres://postgres:postgres@127.0.0.1:${PG_PORT
 process.env.PLATFORM_API_KEY ??= 'e2e-platform-key-0123456789';
 process.env.SESSION_SECRET ??= 'e2e-session-secret-0123456789';
 process.env.PUBLIC_BASE_URL = `http://localhost:${WEB_PORT}`;
+// The server runs as production, where webhook secrets have no development default: tests sign
+// Twilio webhooks and Inbound Parse posts with these, exactly as the providers would.
+process.env.TWILIO_AUTH_TOKEN ??= 'e2e-twilio-auth-token';
+process.env.EMAIL_INBOUND_SECRET ??= 'e2e-inbound-secret';
+// Voice is configured with made-up credentials (tokens are signed offline; Twilio is never
+// reached from the tests), while SMS and email stay on the sandbox providers.
+const voice = { TWILIO_ACCOUNT_SID: 'AC' + '0'.repeat(32), TWILIO_API_KEY_SID: 'SK' + '0'.repeat(32), TWILIO_API_KEY_SECRET: 'e2e-api-key-secret', TWILIO_TWIML_APP_SID: 'AP' + '0'.repeat(32) };
 
 export default defineConfig({
   testDir: 'e2e',
@@ -57,6 +64,10 @@ export default defineConfig({
       PLATFORM_API_KEY: process.env.PLATFORM_API_KEY,
       SESSION_SECRET: process.env.SESSION_SECRET,
       PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL,
+      TWILIO_AUTH_TOKEN: process.env.TWILIO_AUTH_TOKEN,
+      EMAIL_INBOUND_SECRET: process.env.EMAIL_INBOUND_SECRET,
+      SMS_PROVIDER: 'sandbox',
+      ...voice,
       LOG_LEVEL: 'warn',
     },
   },

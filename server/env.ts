@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 
 /**
@@ -69,6 +70,13 @@ export type Env = ReturnType<typeof derive>;
 function derive(raw: z.output<typeof schema>) {
   const production = raw.NODE_ENV === 'production';
   const publicBaseUrl = (raw.PUBLIC_BASE_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, '');
+  const sessionSecret = raw.SESSION_SECRET ?? 'development-session-secret-not-for-production';
+  const smsProvider = raw.SMS_PROVIDER ?? (raw.TWILIO_ACCOUNT_SID ? 'twilio' : 'sandbox');
+  const emailProvider = raw.EMAIL_PROVIDER ?? (raw.SMTP_URL ? 'smtp' : 'sandbox');
+  // A production build on the sandbox providers (no Twilio, no SMTP: the e2e suite, a demo) still
+  // verifies the /sandbox page's signed webhooks, with secrets derived from SESSION_SECRET: the
+  // fixed development values are public, these are not.
+  const sandboxSecret = (purpose: string) => createHmac('sha256', sessionSecret).update(`sandbox:${purpose}`).digest('base64url');
   return {
     nodeEnv: raw.NODE_ENV,
     production,
@@ -78,20 +86,23 @@ function derive(raw: z.output<typeof schema>) {
     publicOrigin: new URL(publicBaseUrl).origin,
     secureCookies: publicBaseUrl.startsWith('https:'),
     platformApiKey: raw.PLATFORM_API_KEY,
-    sessionSecret: raw.SESSION_SECRET ?? 'development-session-secret-not-for-production',
-    smsProvider: raw.SMS_PROVIDER ?? (raw.TWILIO_ACCOUNT_SID ? 'twilio' : 'sandbox'),
+    sessionSecret,
+    smsProvider,
     twilio: {
       accountSid: raw.TWILIO_ACCOUNT_SID,
-      authToken: raw.TWILIO_AUTH_TOKEN ?? (production ? undefined : DEV_TWILIO_AUTH_TOKEN),
+      authToken:
+        raw.TWILIO_AUTH_TOKEN ?? (!production ? DEV_TWILIO_AUTH_TOKEN : smsProvider === 'sandbox' ? sandboxSecret('twilio-auth-token') : undefined),
       apiKeySid: raw.TWILIO_API_KEY_SID,
       apiKeySecret: raw.TWILIO_API_KEY_SECRET,
       twimlAppSid: raw.TWILIO_TWIML_APP_SID,
       apiBaseUrl: raw.TWILIO_API_BASE_URL,
     },
-    emailProvider: raw.EMAIL_PROVIDER ?? (raw.SMTP_URL ? 'smtp' : 'sandbox'),
+    emailProvider,
     smtpUrl: raw.SMTP_URL,
     sendgridWebhookPublicKey: raw.SENDGRID_WEBHOOK_PUBLIC_KEY,
-    emailInboundSecret: raw.EMAIL_INBOUND_SECRET ?? (production ? undefined : DEV_EMAIL_INBOUND_SECRET),
+    emailInboundSecret:
+      raw.EMAIL_INBOUND_SECRET ??
+      (!production ? DEV_EMAIL_INBOUND_SECRET : emailProvider === 'sandbox' ? sandboxSecret('email-inbound-secret') : undefined),
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
     logLevel: raw.LOG_LEVEL,
     workerMaintenanceIntervalSeconds: raw.WORKER_MAINTENANCE_INTERVAL_SECONDS,

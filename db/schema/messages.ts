@@ -87,6 +87,9 @@ export const messages = pgTable(
   (t) => [
     // A conversation's timeline, newest first; also serves search within one conversation.
     index('messages_conversation_sent_idx').on(t.conversationId, t.sentAt.desc(), t.id.desc()),
+    // A business's messages newest first: business-wide search walks it for common terms
+    // (server/services/search.ts, shape `walk`), stopping once it has a page and the capped total.
+    index('messages_business_sent_idx').on(t.businessId, t.sentAt.desc(), t.id.desc()),
     index('messages_request_idx').on(t.requestId).where(sql`${t.requestId} is not null`),
     uniqueIndex('messages_provider_id_key').on(t.provider, t.providerMessageId),
     index('messages_business_email_message_id_idx')

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import os from 'node:os';
 import { PgDialect } from 'drizzle-orm/pg-core';
+import { drizzle } from 'drizzle-orm/postgres-js';
 import { createSql } from '@/db/client';
 import { benchDatabase, fmt, median, percentile, startWebServer } from './harness';
 
@@ -16,13 +17,15 @@ import { benchDatabase, fmt, median, percentile, startWebServer } from './harnes
  *    the conversations' denormalised fields set with one set-based UPDATE, then VACUUM ANALYZE.
  * 2. Sequential requests (one keep-alive connection), p50/p95 per endpoint against the targets.
  * 3. EXPLAIN (ANALYZE, BUFFERS) of the searches exactly as the service issues them (its exported
- *    matchQuery, rendered by drizzle's dialect, run with the same parameters, unprepared like drizzle).
+ *    probeQuery/matchQuery for the shape its searchShape picks, rendered by drizzle's dialect, run with
+ *    the same parameters, unprepared like drizzle).
  * 4. 16 concurrent clients: the bare route handler, then a mixed inbox workload; rates and ratio.
  *
  * Knobs (for quick runs; the issue's figures use the defaults): BENCH_MESSAGES, BENCH_CLIENTS,
  * BENCH_BUSINESSES, BENCH_REQUESTS (per endpoint), BENCH_BUDGET_S (time cap per endpoint),
  * BENCH_DURATION_S (each concurrent phase), BENCH_CONCURRENCY, BENCH_SKIP_BUILD=1; BENCH_SEED_ONLY=1 with
- * BENCH_DATABASE_URL (an empty database) seeds and stops there, leaving the data to EXPLAIN by hand.
+ * BENCH_DATABASE_URL (an empty database) seeds and stops there, leaving the data to EXPLAIN by hand;
+ * BENCH_REUSE=1 with BENCH_DATABASE_URL measures a database an earlier BENCH_SEED_ONLY run left (no seeding).
  */
 const BUSINESSES = Number(process.env.BENCH_BUSINESSES ?? 100);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 100_000);
@@ -302,6 +305,14 @@ async function seed(url: string): Promise<Seeded> {
   }
 }
 
+/** BENCH_REUSE=1: the data set an earlier BENCH_SEED_ONLY run left in BENCH_DATABASE_URL. */
+async function reuse(sql: ReturnType<typeof createSql>): Promise<Seeded> {
+  const [row] = await sql<{ id: number }[]>`select id from businesses where name = 'Largest Salon'`;
+  if (!row) throw new Error('BENCH_REUSE: no bench data set in BENCH_DATABASE_URL (seed one with BENCH_SEED_ONLY=1)');
+  console.log('  (BENCH_REUSE: measuring the existing data set; nothing seeded)');
+  return { largest: row.id, seconds: 0 };
+}
+
 // ---------------------------------------------------------------------------------------------
 // HTTP
 
@@ -394,7 +405,7 @@ async function main() {
   console.log(`PostgreSQL ${pg!.version}, shared_buffers ${pg!.shared_buffers}`);
 
   console.log(`\nseeding ${BUSINESSES} businesses, ${CLIENTS.toLocaleString('en-US')} clients, ${MESSAGES.toLocaleString('en-US')} messages (${LARGEST_MESSAGE_SHARE * 100}% in one business)`);
-  const { largest, seconds: seedSeconds } = await seed(database.url);
+  const { largest, seconds: seedSeconds } = process.env.BENCH_REUSE && process.env.BENCH_DATABASE_URL ? await reuse(sql) : await seed(database.url);
   console.log(`  ${'seeded in'.padEnd(58)} ${fmt(seedSeconds, 1)} s (target < 180 s)`);
   if (process.env.BENCH_SEED_ONLY) {
     // With BENCH_DATABASE_URL: leaves the data set in place, to EXPLAIN queries by hand.
@@ -455,10 +466,16 @@ async function main() {
   const clientPages = sample.map((c) => `${b}/clients/${c.client_id}`);
 
   // Figures the table needs beside the latencies: how many rows each search term matches.
-  const total = async (path: string) => {
+  const total = async (path: string, term: string) => {
     const r = await client.get(path, true);
     if (r.status !== 200) return `HTTP ${r.status}: ${r.body?.slice(0, 200)}`;
-    return String((JSON.parse(r.body!) as { total_messages: number }).total_messages);
+    const page = JSON.parse(r.body!) as { total_messages: number; total_capped?: boolean };
+    if (!page.total_capped) return String(page.total_messages);
+    // Capped by the API: the exact figure, for the table, from one uncapped count here.
+    const [exact] = await sql<{ n: number }[]>`
+      select count(*)::int as n from messages
+      where business_id = ${largest} and message_type <> 'NOTE' and (content ilike ${`%${term}%`} or subject ilike ${`%${term}%`})`;
+    return `${exact!.n} (API: total_messages ${page.total_messages}, total_capped)`;
   };
   const searchAvailable = (await client.get(searchCommon[0]!)).status !== 404;
 
@@ -475,8 +492,8 @@ async function main() {
   let rareTotal = 'n/a';
   if (searchAvailable) {
     rows.push(await sequential(client, 'search in one conversation', searchInConversation, 20, `terms ${inConversationTerms.join(', ')}`));
-    commonTotal = await total(searchCommon[0]!);
-    rareTotal = await total(searchRare[0]!);
+    commonTotal = await total(searchCommon[0]!, COMMON_TERM);
+    rareTotal = await total(searchRare[0]!, RARE_TERMS[0]!);
     rows.push(await sequential(client, `business-wide search, common term ('${COMMON_TERM}')`, searchCommon, 150, `${commonTotal} matches`));
     rows.push(await sequential(client, 'business-wide search, rare terms', searchRare, 150, `'${RARE_TERMS[0]}': ${rareTotal} matches`));
   } else {
@@ -485,17 +502,24 @@ async function main() {
   rows.push(await sequential(client, 'client details', clientPages, null));
   client.close();
 
-  // EXPLAIN of the searches, exactly as the service builds them.
+  // EXPLAIN of the searches, exactly as the service builds them: for a business-wide search the
+  // probe, then the shape it chose (searchShape runs the same probe, through drizzle like the service).
   const explains: { title: string; plan: string }[] = [];
   try {
-    const { matchQuery } = (await import('@/server/services/search')) as {
-      matchQuery: (q: { businessId: number; term: string; conversationId?: number; includeNotes?: boolean; limit: number; offset: number }) => import('drizzle-orm').SQL;
-    };
+    const { matchQuery, probeQuery, searchShape } = await import('@/server/services/search');
+    type Q = Parameters<typeof matchQuery>[0];
     const dialect = new PgDialect();
-    const explain = async (title: string, q: Parameters<typeof matchQuery>[0]) => {
-      const query = dialect.sqlToQuery(matchQuery(q));
-      const plan = await sql.unsafe(`explain (analyze, buffers) ${query.sql}`, query.params as never[]);
-      explains.push({ title, plan: plan.map((r) => r['QUERY PLAN']).join('\n') });
+    const tx = drizzle(sql) as unknown as Parameters<typeof searchShape>[1];
+    const explain = async (title: string, q: Q) => {
+      const shape = await searchShape(q, tx);
+      const statements = shape === 'conversation' ? [matchQuery(q, shape)] : [probeQuery(q), matchQuery(q, shape)];
+      const plans: string[] = [];
+      for (const statement of statements) {
+        const query = dialect.sqlToQuery(statement);
+        const plan = await sql.unsafe(`explain (analyze, buffers) ${query.sql}`, query.params as never[]);
+        plans.push(plan.map((r) => r['QUERY PLAN']).join('\n'));
+      }
+      explains.push({ title: `${title} — shape '${shape}'${shape === 'conversation' ? '' : ': the probe, then the search'}`, plan: plans.join('\n\n') });
     };
     const top = bySize[0]!;
     await explain(`search in one conversation: conversation ${top.id} (${top.n} messages, the largest), term '${COMMON_TERM}'`, {
@@ -508,7 +532,7 @@ async function main() {
       businessId: largest, term: RARE_TERMS[0]!, limit: 25, offset: 0,
     });
   } catch (err) {
-    explains.push({ title: 'EXPLAIN unavailable', plan: `server/services/search.ts matchQuery could not be used: ${(err as Error).message}` });
+    explains.push({ title: 'EXPLAIN unavailable', plan: `server/services/search.ts could not be used: ${(err as Error).message}` });
   }
 
   // 16 concurrent clients: the bare route handler, then the mixed inbox workload.

@@ -1,7 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { db } from '@/db/client';
-import { sessions, staff } from '@/db/schema';
+import { apiKeys, sessions, staff } from '@/db/schema';
+import { AUTH_CACHE_TTL_MS } from '@/server/services/auth';
 import { createStaff, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 
@@ -194,5 +195,31 @@ describe('GET /login', () => {
     expect(res.status).toBe(401);
     expect(res.headers.get('set-cookie')).toBeNull();
     expect(await res.text()).toContain('expired');
+  });
+});
+
+describe('API key cache', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('a business key revoked in the database is refused once the cache entry expires (within AUTH_CACHE_TTL_MS)', async () => {
+    const { business, apiKey } = await createTenant();
+    const path = `/api/v1/businesses/${business.id}/locations`;
+    expect((await api.get(path, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
+    await db.update(apiKeys).set({ revokedAt: sql`now()` }).where(eq(apiKeys.businessId, business.id));
+    // Remembered for at most the TTL…
+    expect((await api.get(path, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
+    // …then looked up again, and refused.
+    const now = Date.now();
+    vi.spyOn(Date, 'now').mockReturnValue(now + AUTH_CACHE_TTL_MS + 1);
+    expect((await api.get(path, { headers: { 'x-api-key': apiKey } })).status).toBe(401);
+  });
+
+  it('a platform key still gets 404 for a business that does not exist (only existing businesses are remembered)', async () => {
+    const { business } = await createTenant();
+    expect((await api.get(`/api/v1/businesses/${business.id}/locations`, { headers: platform() })).status).toBe(200);
+    expect((await api.get(`/api/v1/businesses/${business.id}/locations`, { headers: platform() })).status).toBe(200);
+    const missing = await api.get(`/api/v1/businesses/${business.id + 100000}/locations`, { headers: platform() });
+    expect(missing.status).toBe(404);
+    expect((await api.get(`/api/v1/businesses/${business.id + 100000}/locations`, { headers: platform() })).status).toBe(404);
   });
 });

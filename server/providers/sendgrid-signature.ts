@@ -14,8 +14,16 @@ function publicKey(source: string): KeyObject {
 }
 
 /**
+ * How far the signed timestamp may be from our clock, either way (seconds). A captured signed batch
+ * can be replayed only within this window; inside it, deduplication by `sg_event_id` makes a replay
+ * a no-op. Generous enough for clock skew and delivery delays (Stripe uses 300 s, Svix 5 min).
+ */
+export const SENDGRID_SIGNATURE_MAX_AGE_SECONDS = 600;
+
+/**
  * SendGrid's signed Event Webhook (providers.md §5.3): ECDSA P-256 / SHA-256 over the timestamp
- * header followed by the raw body, with the verification key from Mail Settings (base64 DER SPKI).
+ * header followed by the raw body, with the verification key from Mail Settings (base64 DER SPKI);
+ * the timestamp (Unix seconds) must also be within SENDGRID_SIGNATURE_MAX_AGE_SECONDS of now.
  * Without a configured key, development accepts unsigned events and production refuses them.
  */
 export function verifySendgridSignature(req: Request, rawBody: Buffer): void {
@@ -35,4 +43,8 @@ export function verifySendgridSignature(req: Request, rawBody: Buffer): void {
     }
   }
   if (!ok) throw new AppError('forbidden', 'Invalid SendGrid signature');
+  const seconds = /^\d{1,12}$/.test(timestamp!) ? Number(timestamp) : NaN;
+  if (!(Math.abs(Date.now() / 1000 - seconds) <= SENDGRID_SIGNATURE_MAX_AGE_SECONDS)) {
+    throw new AppError('forbidden', 'Stale SendGrid signature: the timestamp is outside the accepted window');
+  }
 }

@@ -1,4 +1,4 @@
-import { validateRequest } from 'twilio/lib/webhooks/webhooks';
+import { getExpectedTwilioSignature, validateRequest } from 'twilio/lib/webhooks/webhooks.js';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 
@@ -34,4 +34,13 @@ export function verifyTwilioSignature(req: Request, rawBody: string): FormParams
     throw new AppError('forbidden', 'Invalid Twilio signature');
   }
   return params;
+}
+
+/**
+ * The X-Twilio-Signature Twilio would send for a form POST of `params` to `url` (the public URL,
+ * PUBLIC_BASE_URL + path, that verifyTwilioSignature rebuilds). Used to play Twilio: the /sandbox
+ * page's client replies and the tests' webhooks (providers.md §2.3).
+ */
+export function expectedTwilioSignature(token: string, url: string, params: FormParams): string {
+  return getExpectedTwilioSignature(token, url, params);
 }

@@ -7,7 +7,7 @@ import {
   MESSAGE_FILTERS,
   STAFF_ROLES,
 } from '@/db/schema/enums';
-import { id, isoTimestamp, paginationQuery, queryBoolean, timestampOut } from './common';
+import { id, isoTimestamp, listSearch, paginationQuery, queryBoolean, timestampOut } from './common';
 import { MessageItem } from './messages';
 
 export const LocationResponse = z
@@ -83,7 +83,7 @@ export const ConversationListQuery = z.object({
   label: z.string().trim().min(1).max(50).optional(),
   unread: queryBoolean.optional(),
   flagged: queryBoolean.optional(),
-  search: z.string().trim().min(1).max(100).optional(),
+  search: listSearch("the client's name, email or phone number").optional(),
   ...paginationQuery,
 });
 
@@ -182,4 +182,8 @@ export const PaginatedStaffList = z
   .object({ staffs: z.array(StaffResponse), total_staffs: z.number().int(), page: z.number().int(), page_size: z.number().int(), next_page: z.boolean() })
   .meta({ id: 'PaginatedStaffList' });
 
-export const DirectoryQuery = z.object({ search: z.string().trim().min(1).max(100).optional(), external_id: z.string().trim().min(1).max(200).optional(), ...paginationQuery });
+export const DirectoryQuery = z.object({
+  search: listSearch('the name, email or phone number').optional(),
+  external_id: z.string().trim().min(1).max(200).optional(),
+  ...paginationQuery,
+});

@@ -41,6 +41,20 @@ export const paginationQuery = {
 
 export const businessPath = z.object({ business_id: id });
 
+/** SPEC §2.1, §8: a search term has at least 3 characters once trimmed (shorter ones cannot use a trigram index). */
+export const MIN_SEARCH_TERM_LENGTH = 3;
+/** The 422 message of a term under MIN_SEARCH_TERM_LENGTH, shared by the query schemas and the services. */
+export const SEARCH_TERM_TOO_SHORT = `must be at least ${MIN_SEARCH_TERM_LENGTH} characters`;
+
+/** The `search` parameter of the conversation, client and staff lists: trimmed, 3–100 characters (SPEC §2.1, §8). */
+export const listSearch = (what: string) =>
+  z
+    .string()
+    .trim()
+    .min(MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT)
+    .max(100)
+    .meta({ description: `Case-insensitive substring of ${what}; trimmed, ${MIN_SEARCH_TERM_LENGTH}–100 characters (422 otherwise); % and _ are literal.` });
+
 export const ValidationError = z
   .object({
     loc: z.array(z.union([z.string(), z.number()])),

@@ -223,11 +223,29 @@ export const MessageItem = z
     attachments: z.array(z.object({ filename: z.string(), content_type: z.string().nullable(), url: z.string().nullable(), size: z.number().nullable() })).nullable(),
     attempts: z.number().int(),
     call_duration_seconds: z.number().int().nullable(),
+    call_outcome: z.enum(['missed', 'voicemail']).nullable().meta({ description: 'For an inbound call nobody answered: `missed`, or `voicemail` when the caller left one' }),
   })
   .meta({ id: 'MessageItem' });
 
+/**
+ * Search totals are counted up to this many matches (server/services/search.ts): past it
+ * `total_messages` is this number and `total_capped` is true.
+ */
+export const SEARCH_TOTAL_CAP = 1000;
+const CAP = SEARCH_TOTAL_CAP.toLocaleString('en-US');
 export const PaginatedMessages = z
-  .object({ messages: z.array(MessageItem), total_messages: z.number().int(), next_page: z.boolean(), page: z.number().int(), page_size: z.number().int() })
+  .object({
+    messages: z.array(MessageItem),
+    total_messages: z.number().int().meta({
+      description: `Messages matching the request. Search results count up to ${CAP}: with \`total_capped\` true there are more, and this is ${CAP}.`,
+    }),
+    total_capped: z.boolean().optional().meta({
+      description: `Search results only: true when more than ${CAP} messages match, so \`total_messages\` is a lower bound (${CAP}). \`next_page\` stays exact.`,
+    }),
+    next_page: z.boolean(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+  })
   .meta({ id: 'PaginatedMessages' });
 
 export const RequestMessages = PaginatedMessages.extend({

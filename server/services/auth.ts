@@ -25,17 +25,53 @@ function sameHash(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** An X-API-KEY value → the platform or a business, or null when unknown/revoked. */
+/**
+ * Per-process memory of lookups every authenticated request repeats: which business an API key
+ * belongs to, and which businesses exist. Only positive answers are kept, for AUTH_CACHE_TTL_MS, so
+ * a key revoked in the database (or a business removed) is refused at most that long after; an
+ * unknown key is looked up every time. Bounded: past AUTH_CACHE_MAX entries the oldest go first.
+ */
+export const AUTH_CACHE_TTL_MS = 10_000;
+const AUTH_CACHE_MAX = 10_000;
+
+class TtlCache<V> {
+  private readonly entries = new Map<string, { value: V; until: number }>();
+  get(key: string): V | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    if (hit.until > Date.now()) return hit.value;
+    this.entries.delete(key);
+    return undefined;
+  }
+  set(key: string, value: V): void {
+    if (this.entries.size >= AUTH_CACHE_MAX) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { value, until: Date.now() + AUTH_CACHE_TTL_MS });
+  }
+}
+
+const businessKeys = new TtlCache<Extract<Caller, { kind: 'business_key' }>>();
+const existingBusinesses = new TtlCache<true>();
+let platformKeyHash: { key: string; hash: string } | undefined;
+
+/** An X-API-KEY value → the platform or a business, or null when unknown/revoked (cached briefly, see TtlCache). */
 export async function resolveApiKey(key: string, tx: Tx = db): Promise<Caller | null> {
   const hash = sha256(key);
   const platformKey = env().platformApiKey;
-  if (platformKey && sameHash(hash, sha256(platformKey))) return { kind: 'platform', scope: `platform:${hash.slice(0, 16)}` };
+  if (platformKey) {
+    if (platformKeyHash?.key !== platformKey) platformKeyHash = { key: platformKey, hash: sha256(platformKey) };
+    if (sameHash(hash, platformKeyHash.hash)) return { kind: 'platform', scope: `platform:${hash.slice(0, 16)}` };
+  }
+  const cached = businessKeys.get(hash);
+  if (cached) return cached;
   const [row] = await tx
     .select({ id: apiKeys.id, businessId: apiKeys.businessId })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
     .limit(1);
-  return row ? { kind: 'business_key', scope: `key:${row.id}`, businessId: row.businessId, apiKeyId: row.id } : null;
+  if (!row) return null;
+  const caller = { kind: 'business_key', scope: `key:${row.id}`, businessId: row.businessId, apiKeyId: row.id } as const;
+  businessKeys.set(hash, caller);
+  return caller;
 }
 
 /**
@@ -69,8 +105,10 @@ export async function resolveSession(token: string, viaCookie: boolean, tx: Tx =
  */
 export async function assertBusinessAccess(caller: Caller, businessId: number, tx: Tx = db): Promise<void> {
   if (caller.kind === 'platform') {
+    if (existingBusinesses.get(String(businessId))) return;
     const [row] = await tx.select({ id: businesses.id }).from(businesses).where(eq(businesses.id, businessId)).limit(1);
     if (!row) throw AppError.notFound('Business');
+    existingBusinesses.set(String(businessId), true);
     return;
   }
   if (caller.businessId !== businessId) throw new AppError('forbidden', 'Not allowed for this business');

@@ -200,15 +200,25 @@ describe('GET /businesses/{id}/conversations: list, order and filters', () => {
     expect(await list('bob.stone@EXAMPLE')).toEqual([s.bob.conv.id]);
     expect(await list('EVE@example.test')).toEqual([s.eve.conv.id]);
     // `%` and `_` match only themselves.
-    expect(await list('%')).toEqual([s.carla.conv.id]);
+    expect(await list('00%')).toEqual([s.carla.conv.id]);
     expect(await list('0% N')).toEqual([s.carla.conv.id]);
     expect(await list('A%e')).toEqual([]);
-    expect(await list('_')).toEqual([s.dan.conv.id]);
+    expect(await list('n_U')).toEqual([s.dan.conv.id]);
     expect(await list('B_b')).toEqual([]);
     expect(await list('nobody-by-this-name')).toEqual([]);
     // Search combines with the other filters.
     expect(await list('example.test')).toHaveLength(5);
     expect(convIds((await get(`${s.t.base}/conversations?search=example.test&status=open`, s.t.key)).body)).toEqual([s.alice.conv.id, s.eve.conv.id]);
+  });
+
+  it('search: a term under 3 characters once trimmed is a 422 on query.search (SPEC §2.1, §8)', async () => {
+    const s = await seedInbox();
+    for (const term of ['a', 'al', '  al  ', '']) {
+      const res = await get(`${s.t.base}/conversations?search=${encodeURIComponent(term)}`, s.t.key);
+      expect(res.status, JSON.stringify(term)).toBe(422);
+      expect(res.body.detail.map((d: { loc: unknown }) => d.loc)).toEqual([['query', 'search']]);
+    }
+    expect(convIds((await get(`${s.t.base}/conversations?search=${encodeURIComponent('  ali  ')}`, s.t.key)).body)).toEqual([s.alice.conv.id]);
   });
 
   it('pagination: pages, totals, next_page, a page past the end is empty; bad page values are 422', async () => {
@@ -468,7 +478,10 @@ describe('POST /conversations/{id}/status', () => {
     const snoozedClient = await createClient(t.business.id);
     const resolved = (await post(`${t.base}/conversations`, t.key, { client_id: resolvedClient.id })).body;
     const snoozed = (await post(`${t.base}/conversations`, t.key, { client_id: snoozedClient.id })).body;
-    expect((await post(`${t.base}/conversations/${resolved.conversation_id}/status`, t.session, { status: 'resolved' })).body.status).toBe('resolved');
+    expect((await post(`${t.base}/conversations/${resolved.conversation_id}/status`, t.session, { status: 'resolved' })).body).toMatchObject({
+      status: 'resolved',
+      resolved_by: t.owner.name,
+    });
     const until = new Date(Date.now() + 24 * HOUR).toISOString();
     expect((await post(`${t.base}/conversations/${snoozed.conversation_id}/status`, t.key, { status: 'snoozed', snoozed_until: until })).body.status).toBe('snoozed');
 
@@ -476,7 +489,8 @@ describe('POST /conversations/{id}/status', () => {
     await recordInbound(t, snoozedClient.id, 'Can I come earlier?');
     const afterResolved = (await get(`${t.base}/clients/${resolvedClient.id}`, t.key)).body;
     const afterSnoozed = (await get(`${t.base}/clients/${snoozedClient.id}`, t.key)).body;
-    expect(afterResolved).toMatchObject({ status: 'open', unread_messages_count: 1, last_message_content: 'Actually, one more question' });
+    // Reopened: nobody resolved it any more (resolved_by cleared with the status).
+    expect(afterResolved).toMatchObject({ status: 'open', resolved_by: null, unread_messages_count: 1, last_message_content: 'Actually, one more question' });
     expect(afterSnoozed).toMatchObject({ status: 'open', snoozed_until: null, unread_messages_count: 1 });
 
     // Pending is not reopened by an inbound message (only resolved and snoozed are, SPEC §4.2).

@@ -66,12 +66,18 @@ describe('GET /businesses/{id}/clients', () => {
     expect(await search('bruno@example')).toEqual([s.bruno.id]);
     expect(await search('5550103')).toEqual([s.carla.id]);
     expect(await search('+13055550199')).toEqual([s.lead.id]);
-    expect(await search('%')).toEqual([s.carla.id]);
+    expect(await search('50%')).toEqual([s.carla.id]);
     expect(await search('a%o')).toEqual([]);
-    expect(await search('_')).toEqual([]);
+    expect(await search('a_l')).toEqual([]);
     expect(await search('zzz-nobody')).toEqual([]);
     const total = await get(`${s.t.base}/clients?search=example.test`, s.t.key);
     expect(total.body.total_clients).toBe(3);
+    // Under 3 characters once trimmed: 422 on query.search (SPEC §2.1, §8).
+    for (const term of ['an', '  an  ', '']) {
+      const res = await get(`${s.t.base}/clients?search=${encodeURIComponent(term)}`, s.t.key);
+      expect(res.status, JSON.stringify(term)).toBe(422);
+      expect(res.body.detail.map((d: { loc: unknown }) => d.loc)).toEqual([['query', 'search']]);
+    }
   });
 
   it('external_id filter: the platform’s id, in this business only', async () => {
@@ -155,7 +161,13 @@ describe('GET /businesses/{id}/staffs and /staffs/{staff_id}', () => {
     expect(staffIds((await list('search=maya')).body)).toEqual([s.maya.id]);
     expect(staffIds((await list('search=MAYA%40STUDIO')).body)).toEqual([s.maya.id]);
     expect(staffIds((await list('search=5550201')).body)).toEqual([s.maya.id]);
-    expect(staffIds((await list('search=%25')).body)).toEqual([]);
+    expect(staffIds((await list('search=a%25a')).body)).toEqual([]);
+    // Under 3 characters once trimmed: 422 on query.search (SPEC §2.1, §8).
+    for (const q of ['search=ma', 'search=%20ma%20', 'search=']) {
+      const res = await list(q);
+      expect(res.status, q).toBe(422);
+      expect(res.body.detail.map((d: { loc: unknown }) => d.loc)).toEqual([['query', 'search']]);
+    }
     expect(staffIds((await list('external_id=st-zed')).body)).toEqual([s.zed.id]);
     expect(staffIds((await list(`external_id=${encodeURIComponent(s.other.owner.externalId!)}`)).body)).toEqual([]);
     const p1 = await list('page_size=2');

@@ -1,11 +1,12 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { AppError } from '@/server/errors';
 import { PaginatedMessages } from '@/server/schemas/messages';
 import { createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
-import { escapeLike, matchQuery, searchMessages } from './search';
+import { SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
+import { escapeLike, matchQuery, searchMessages, searchShape } from './search';
 
 /**
  * SPEC §6.1 Search: `GET /messages/{business_id}/conversations/{conversation_id}/messages/search`
@@ -282,51 +283,144 @@ describe('notes', () => {
   });
 });
 
+/** `n` messages in `conversations` (round robin) whose content is `content(g)`, g = 1 newest … n oldest. */
+async function bulkMessages(t: Tenant, conversations: Conversation[], n: number, content: SQL, extra: { type?: 'TEXT' | 'NOTE' } = {}) {
+  const note = extra.type === 'NOTE';
+  await db.execute(sql`
+    insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, sent_at)
+    select ${t.business.id},
+           (${sql.param(conversations.map((c) => c.id))}::int[])[1 + g % ${conversations.length}],
+           (${sql.param(conversations.map((c) => c.clientId))}::int[])[1 + g % ${conversations.length}],
+           ${note ? null : 'sms'}, 'outbound', ${note ? 'NOTE' : 'TEXT'}, 'staff', ${content}, 'sent', now() - make_interval(secs => g)
+    from generate_series(1, ${n}) g`);
+}
+
+const explain = async (q: ReturnType<typeof matchQuery>) =>
+  (await db.execute<{ 'QUERY PLAN': string }>(sql`explain ${q}`)).map((r) => r['QUERY PLAN']).join('\n');
+
 describe('query plans (20,000 messages)', () => {
-  it('business-wide: the trigram indexes answer a rare term (no time-ordered walk); one conversation: its own index', async () => {
+  it('business-wide: a rare term through the trigram indexes, a common one by walking the newest messages; one conversation: its own index', async () => {
     const t = await tenant();
     const conversations = [t.conversation];
     for (let i = 0; i < 19; i++) conversations.push(await anotherConversation(t));
-    const convIds = conversations.map((c) => c.id);
-    const clientIds = conversations.map((c) => c.clientId);
-    await db.execute(sql`
-      insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, sent_at)
-      select ${t.business.id},
-             (${sql.param(convIds)}::int[])[1 + g % 20],
-             (${sql.param(clientIds)}::int[])[1 + g % 20],
-             'sms', 'outbound', 'TEXT', 'staff',
-             'Hello, your appointment number ' || g || ' is confirmed. See you soon! ' || md5(g::text)
-               || case when g % 5000 = 17 then ' zebrafish' else '' end,
-             'sent', now() - make_interval(secs => g)
-      from generate_series(1, 20000) g`);
+    await bulkMessages(
+      t,
+      conversations,
+      20000,
+      sql`'Hello, your appointment number ' || g || ' is confirmed. See you soon! ' || md5(g::text) || case when g % 5000 = 17 then ' zebrafish' else '' end`,
+    );
     // What autovacuum does in production: flushes the GIN pending lists of the bulk insert and
     // refreshes statistics. Right after a bulk load the trigram indexes carry stale metapage stats
     // and, on a table this small, a sequential scan is then costed cheaper.
     await db.execute(sql`vacuum analyze messages`);
 
-    const explain = async (q: ReturnType<typeof matchQuery>) =>
-      (await db.execute<{ 'QUERY PLAN': string }>(sql`explain ${q}`)).map((r) => r['QUERY PLAN']).join('\n');
-
-    const business = await explain(matchQuery({ businessId: t.business.id, term: 'zebrafish', limit: 25, offset: 0 }));
+    const rareQuery = { businessId: t.business.id, term: 'zebrafish', limit: 25, offset: 0 };
+    expect(await searchShape(rareQuery)).toBe('bitmap');
+    const business = await explain(matchQuery(rareQuery, 'bitmap'));
     expect(business).toMatch(/Bitmap Index Scan on messages_content_trgm_idx/);
     expect(business).not.toMatch(/Seq Scan on messages/);
-    expect(business).not.toMatch(/messages_conversation_sent_idx/);
+    expect(business).not.toMatch(/messages_conversation_sent_idx|messages_business_sent_idx/);
 
-    const conversation = await explain(
-      matchQuery({ businessId: t.business.id, term: 'zebrafish', conversationId: t.conversation.id, limit: 25, offset: 0 }),
-    );
+    const commonQuery = { businessId: t.business.id, term: 'appointment number', limit: 25, offset: 0 };
+    expect(await searchShape(commonQuery)).toBe('walk');
+    const walk = await explain(matchQuery(commonQuery, 'walk'));
+    expect(walk).toMatch(/Index Scan using messages_business_sent_idx/);
+    expect(walk).not.toMatch(/trgm_idx|Seq Scan on messages|Sort Key: messages/);
+
+    const conversationQuery = { ...rareQuery, conversationId: t.conversation.id };
+    expect(await searchShape(conversationQuery)).toBe('conversation');
+    const conversation = await explain(matchQuery(conversationQuery, 'conversation'));
     expect(conversation).toMatch(/messages_conversation_sent_idx/);
     expect(conversation).not.toMatch(/trgm_idx/);
 
     // And the answers are right on this data.
     const rare = await search(t, 'ZEBRAFISH', { pageSize: 100 });
-    expect(rare.total_messages).toBe(4);
+    expect(rare).toMatchObject({ total_messages: 4, total_capped: false, next_page: false });
     expect(rare.messages.every((m) => m.content?.endsWith(' zebrafish'))).toBe(true);
     const sentAts = rare.messages.map((m) => m.sent_at);
     expect(sentAts).toEqual([...sentAts].sort().reverse());
+    // 20,000 matches: the total is capped, the page is exact.
     const common = await search(t, 'appointment number', { page: 2, pageSize: 10 });
-    expect(common).toMatchObject({ total_messages: 20000, next_page: true });
+    expect(common).toMatchObject({ total_messages: SEARCH_TOTAL_CAP, total_capped: true, next_page: true });
     // g = 11..20 are the 11th to 20th newest.
     expect(common.messages.map((m) => m.content?.split(' ')[4])).toEqual(['11', '12', '13', '14', '15', '16', '17', '18', '19', '20']);
+  });
+});
+
+describe('capped totals (SEARCH_TOTAL_CAP)', () => {
+  it('exact up to the cap, the cap with total_capped past it; next_page exact and every page reachable, past the cap too', async () => {
+    const t = await tenant();
+    const other = await anotherConversation(t);
+    // 1,000 'exactly' matches, 1,001 'onemore' matches, 1,230 'beyond' matches (g = 1 newest).
+    await bulkMessages(
+      t,
+      [t.conversation, other],
+      1230,
+      sql`'row ' || g || ' beyond' || case when g <= 1000 then ' exactly' else '' end || case when g <= 1001 then ' onemore' else '' end`,
+    );
+    await db.execute(sql`vacuum analyze messages`);
+
+    expect(await search(t, 'exactly')).toMatchObject({ total_messages: 1000, total_capped: false, next_page: true });
+    expect(await search(t, 'onemore')).toMatchObject({ total_messages: 1000, total_capped: true, next_page: true });
+    const first = await getPage(t, businessUrl(t, 'search_term=beyond&page_size=100'));
+    expect(first).toMatchObject({ total_messages: 1000, total_capped: true, next_page: true, page: 1 });
+    expect(first.messages.map((m) => m.content)).toEqual(Array.from({ length: 100 }, (_, i) => `row ${i + 1} beyond${i < 1000 ? ' exactly onemore' : ''}`));
+    // Page 13 of 100 (rows 1,201–1,230): past the cap, the last page.
+    const last = await getPage(t, businessUrl(t, 'search_term=beyond&page=13&page_size=100'));
+    expect(last).toMatchObject({ total_messages: 1000, total_capped: true, next_page: false });
+    expect(last.messages.map((m) => m.content)).toEqual(Array.from({ length: 30 }, (_, i) => `row ${1201 + i} beyond`));
+    expect((await search(t, 'beyond', { page: 14, pageSize: 100 })).messages).toEqual([]);
+    // Page 12 ends at row 1,200: another page follows.
+    expect((await search(t, 'beyond', { page: 12, pageSize: 100 })).next_page).toBe(true);
+    // The conversation variant caps the same way (615 of the 1,230 are in this conversation).
+    expect(await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=beyond'))).toMatchObject({ total_messages: 615, total_capped: false });
+  });
+
+  it('the walk and the trigram bitmap answer the same rows in the same order, page by page, notes excluded unless asked', async () => {
+    const t = await tenant();
+    const conversations = [t.conversation, await anotherConversation(t), await anotherConversation(t)];
+    // 3,000 messages: 'common' in two of three, 'sparse' in one of 97; ties on sent_at every 7 rows.
+    await db.execute(sql`
+      insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, sent_at)
+      select ${t.business.id}, (${sql.param(conversations.map((c) => c.id))}::int[])[1 + g % 3], (${sql.param(conversations.map((c) => c.clientId))}::int[])[1 + g % 3],
+             case when g % 11 = 0 then null else 'sms' end, 'outbound', case when g % 11 = 0 then 'NOTE' else 'TEXT' end, 'staff',
+             'msg ' || g || case when g % 3 <> 0 then ' common' else '' end || case when g % 97 = 0 then ' sparse' else '' end,
+             'sent', now() - make_interval(secs => g - g % 7)
+      from generate_series(1, 3000) g`);
+    await db.execute(sql`vacuum analyze messages`);
+    for (const term of ['common', 'sparse', 'msg 1']) {
+      for (const includeNotes of [false, true]) {
+        for (const [limit, offset] of [[25, 0], [25, 50], [100, 1900], [10, 2990]] as const) {
+          const q = { businessId: t.business.id, term, includeNotes, limit, offset };
+          const walk = (await db.execute<{ n: number; complete: boolean; ids: string[] }>(matchQuery({ ...q, walkRows: 100_000 }, 'walk')))[0]!;
+          const bitmap = (await db.execute<{ n: number; complete: boolean; ids: string[] }>(matchQuery(q, 'bitmap')))[0]!;
+          const label = `${term} notes=${includeNotes} ${limit}@${offset}`;
+          expect(walk.ids, label).toEqual(bitmap.ids);
+          // The walk stops once it has what the page and the capped total need; else it read everything.
+          if (walk.complete) expect(walk.n, label).toBe(bitmap.n);
+          else expect(walk.n, label).toBeGreaterThan(Math.max(SEARCH_TOTAL_CAP, offset + limit));
+        }
+      }
+    }
+  });
+
+  it('a walk that runs out of its row budget says so, and the search then answers from the trigram indexes', async () => {
+    const t = await tenant();
+    // A term frequent among the newest messages and absent from the older ones ("trending").
+    await bulkMessages(t, [t.conversation], 2000, sql`'msg ' || g || case when g <= 30 then ' trending' else '' end`);
+    await db.execute(sql`vacuum analyze messages`);
+    const q = { businessId: t.business.id, term: 'trending', limit: 25, offset: 0 };
+    expect(await searchShape(q)).toBe('walk');
+    const [short] = await db.execute<{ n: number; complete: boolean }>(matchQuery({ ...q, walkRows: 500 }, 'walk'));
+    expect(short).toMatchObject({ n: 30, complete: false });
+    const [whole] = await db.execute<{ n: number; complete: boolean }>(matchQuery({ ...q, walkRows: 5000 }, 'walk'));
+    expect(whole).toMatchObject({ n: 30, complete: true });
+    // With a budget the walk exhausts, the search falls back to the trigram indexes: still exact.
+    const fallback = await search(t, 'trending', { pageSize: 10, page: 3, walkRows: 500 });
+    expect(fallback).toMatchObject({ total_messages: 30, total_capped: false, next_page: false });
+    expect(fallback.messages.map((m) => m.content)).toEqual(Array.from({ length: 10 }, (_, i) => `msg ${21 + i} trending`));
+    const page = await search(t, 'trending', { pageSize: 10, page: 3 });
+    expect(page).toMatchObject({ total_messages: 30, total_capped: false, next_page: false });
+    expect(page.messages.map((m) => m.content)).toEqual(Array.from({ length: 10 }, (_, i) => `msg ${21 + i} trending`));
   });
 });

@@ -2,15 +2,12 @@ import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { conversations, messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
+import { MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
+import { SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
 import { selectMessageItems, toMessageItem } from './messages/serialize';
 
-/** SPEC §8: a search term has at least 3 characters (shorter ones cannot use a trigram index). */
-export const MIN_SEARCH_TERM_LENGTH = 3;
 /** Not in the spec: bounds the work one request can ask of the trigram index. */
 export const MAX_SEARCH_TERM_LENGTH = 200;
-
-/** The term's 422 message, shared by the REST query schema and the service. */
-export const SEARCH_TERM_TOO_SHORT = `must be at least ${MIN_SEARCH_TERM_LENGTH} characters`;
 
 export type SearchMessagesInput = {
   businessId: number;
@@ -28,6 +25,8 @@ export type SearchMessagesInput = {
   includeNotes?: boolean;
   page: number;
   pageSize: number;
+  /** Tests only: the business-wide walk's row budget (see MatchQuery.walkRows). */
+  walkRows?: number;
 };
 
 /** `\`, `%` and `_` in a search term are literal: escaped for LIKE/ILIKE (whose escape character is `\`). */
@@ -45,51 +44,129 @@ export function normaliseSearchTerm(raw: string): string {
   return term;
 }
 
-type MatchQuery = { businessId: number; term: string; conversationId?: number; includeNotes?: boolean; limit: number; offset: number };
+// Totals are counted up to SEARCH_TOTAL_CAP matches: an exact count of a common term costs in
+// proportion to its matches (~50,000 rows in the largest bench business: ~300 ms).
+/** Newest messages of the business the probe looks at to tell a common term from a rare one. */
+const PROBE_ROWS = 500;
+/** Probe hits (of PROBE_ROWS) from which the term counts as common: 2%. */
+const COMMON_PROBE_HITS = 10;
+/** The time-ordered walk gives up after this many rows per match it needs (below 2% of matches). */
+const WALK_ROWS_PER_MATCH = 50;
+
+type MatchQuery = {
+  businessId: number;
+  term: string;
+  conversationId?: number;
+  includeNotes?: boolean;
+  limit: number;
+  offset: number;
+  /** Rows the walk may read before giving up (default: WALK_ROWS_PER_MATCH per match it needs). */
+  walkRows?: number;
+};
 
 /**
- * One statement answering `{ total, ids }`: the number of matches and the ids of one page, newest
- * first (sent_at desc, id desc).
- *
- * The matches are computed first, in a MATERIALIZED CTE that has no ORDER BY/LIMIT, so the planner
- * cannot fall into the trap of walking a time-ordered index and filtering row by row until it has a
- * page (fast for common terms, seconds for rare ones): across the business the CTE is a BitmapOr of
- * the two btree_gin trigram indexes (business_id, content) and (business_id, subject); within one
- * conversation it reads the conversation's rows through messages_conversation_sent_idx and filters
- * them. Sorting the (id, sent_at) pairs of the matches and counting them then costs little.
- * The count is exact: it is the size of the set the page needs anyway.
- *
- * Exported so tests can EXPLAIN exactly what the service runs.
+ * How the matches are found (all answer the same rows in the same order):
+ * - `conversation`: one conversation's rows through messages_conversation_sent_idx, filtered.
+ * - `bitmap`: the business's matches through its trigram indexes (a BitmapOr of the btree_gin
+ *   (business_id, content) and (business_id, subject) indexes), then sorted: fast for rare terms,
+ *   in proportion to the matches for common ones.
+ * - `walk`: the business's messages newest first through messages_business_sent_idx, filtered,
+ *   stopping once it has the page and SEARCH_TOTAL_CAP + 1 matches: fast for common terms, and
+ *   for a rare term it would read the whole business — the planner trap of performance.md, which
+ *   is why the shape is chosen here (searchShape), not left to the planner's estimates.
  */
-export function matchQuery(q: MatchQuery): SQL {
-  const pattern = `%${escapeLike(q.term)}%`;
-  // The pattern is a bound parameter; LIKE's default escape character is the backslash that
-  // escapeLike uses, so no ESCAPE clause is needed.
-  const matches = sql`(${messages.content} ilike ${pattern} or ${messages.subject} ilike ${pattern})`;
-  const notes = q.includeNotes ? sql`` : sql` and ${messages.messageType} <> 'NOTE'`;
+export type SearchShape = 'conversation' | 'bitmap' | 'walk';
+
+const patternOf = (term: string) => `%${escapeLike(term)}%`;
+
+/** The match on a row source aliased `m` (the pattern is a bound parameter; LIKE's escape is `\`). */
+function matches(q: MatchQuery): SQL {
+  const pattern = patternOf(q.term);
+  const notes = q.includeNotes ? sql`` : sql` and m.message_type <> 'NOTE'`;
+  return sql`(m.content ilike ${pattern} or m.subject ilike ${pattern})${notes}`;
+}
+
+/** Matches needed to answer a page and the capped total: the page, one more (next_page), the cap + 1. */
+const needed = (q: MatchQuery) => Math.max(SEARCH_TOTAL_CAP + 1, q.offset + q.limit + 1);
+
+/** Matches among the business's PROBE_ROWS newest messages (one short index walk). */
+export function probeQuery(q: MatchQuery): SQL {
+  return sql`
+    select count(*) filter (where ${matches(q)})::int as hits
+    from (select ${messages.content} as content, ${messages.subject} as subject, ${messages.messageType} as message_type
+          from ${messages} where ${messages.businessId} = ${q.businessId}
+          order by ${messages.sentAt} desc nulls last, ${messages.id} desc nulls last
+          limit ${PROBE_ROWS}) m`;
+}
+
+/** Business-wide: the walk for a term common among the newest messages, else the trigram bitmap. */
+export async function searchShape(q: MatchQuery, tx: Tx = db): Promise<SearchShape> {
+  if (q.conversationId !== undefined) return 'conversation';
+  const [probe] = await tx.execute<{ hits: number }>(probeQuery(q));
+  return (probe?.hits ?? 0) >= COMMON_PROBE_HITS ? 'walk' : 'bitmap';
+}
+
+/** One row: how many matches were found, whether that is all of them, and the page's ids in order. */
+type MatchRow = { found: boolean; n: number; complete: boolean; ids: (number | string)[] };
+
+/**
+ * One statement answering MatchRow for a shape. `n` is exact when `complete`; the walk stops at
+ * needed(q) matches (then n ≥ needed and the total is capped anyway) or when it has read its row
+ * budget (n < needed, not complete: the caller asks the bitmap instead). `found` is false only for
+ * a conversation that is not in the business.
+ *
+ * Exported so tests and bench:inbox can EXPLAIN exactly what the service runs.
+ */
+export function matchQuery(q: MatchQuery, shape: SearchShape): SQL {
+  const page = sql`[${q.offset + 1}::int : ${q.offset + q.limit}::int]`;
+  if (shape === 'walk') {
+    const need = needed(q);
+    const budget = q.walkRows ?? need * WALK_ROWS_PER_MATCH;
+    // The walk numbers its rows (k); the row at k = budget is kept even when it does not match, so
+    // the answer tells "ran out of budget" (look again with the bitmap) from "read the whole business".
+    return sql`
+      select true as found, count(*) filter (where h.hit)::int as n,
+        not coalesce(bool_or(h.k = ${budget}), false) and count(*) filter (where h.hit) < ${need} as complete,
+        coalesce((array_agg(h.id order by h.k) filter (where h.hit))${page}, '{}') as ids
+      from (
+        select w.id, w.k, w.hit from (
+          select m.id, m.k, ${matches(q)} as hit
+          from (
+            select ${messages.id} as id, ${messages.content} as content, ${messages.subject} as subject,
+                   ${messages.messageType} as message_type,
+                   row_number() over (order by ${messages.sentAt} desc nulls last, ${messages.id} desc nulls last) as k
+            from ${messages} where ${messages.businessId} = ${q.businessId}
+            order by ${messages.sentAt} desc nulls last, ${messages.id} desc nulls last
+            limit ${budget}
+          ) m
+          offset 0
+        ) w
+        where w.hit or w.k = ${budget}
+        limit ${need + 1}
+      ) h`;
+  }
   const matched =
-    q.conversationId === undefined
-      ? sql`
-        select ${messages.id} as id, ${messages.sentAt} as sent_at
-        from ${messages}
-        where ${messages.businessId} = ${q.businessId} and ${matches}${notes}`
-      : // Within one conversation: its rows through the conversation index, then the filter. The
-        // OFFSET 0 subquery is a fence (outer conditions are not pushed into it), so the ILIKE cannot
-        // become a trigram index condition: a BitmapAnd with the business-wide trigram index would
-        // cost, for a common term, in proportion to the business rather than the conversation.
-        sql`
-        select c.id, c.sent_at from (
+    shape === 'bitmap'
+      ? sql`select m.id, m.sent_at from ${messages} m where m.business_id = ${q.businessId} and ${matches(q)}`
+      : // The conversation's rows through its index (the id comes from a lookup that also checks the
+        // business, so another business's conversation reads nothing). The OFFSET 0 fence keeps the
+        // ILIKE out of the scan: as an index condition it would become a BitmapAnd with the
+        // business-wide trigram indexes, costing in proportion to the business, not the conversation.
+        sql`select m.id, m.sent_at from (
           select ${messages.id} as id, ${messages.sentAt} as sent_at, ${messages.content} as content,
                  ${messages.subject} as subject, ${messages.messageType} as message_type
           from ${messages}
-          where ${messages.conversationId} = ${q.conversationId} and ${messages.businessId} = ${q.businessId}
+          where ${messages.conversationId} = (select ${conversations.id} from ${conversations}
+                                              where ${conversations.id} = ${q.conversationId} and ${conversations.businessId} = ${q.businessId})
           offset 0
-        ) c
-        where (c.content ilike ${pattern} or c.subject ilike ${pattern})${q.includeNotes ? sql`` : sql` and c.message_type <> 'NOTE'`}`;
+        ) m where ${matches(q)}`;
+  const found =
+    shape === 'bitmap'
+      ? sql`true`
+      : sql`exists (select 1 from ${conversations} where ${conversations.id} = ${q.conversationId} and ${conversations.businessId} = ${q.businessId})`;
   return sql`
     with matched as materialized (${matched})
-    select
-      (select count(*) from matched)::int as total,
+    select ${found} as found, (select count(*) from matched)::int as n, true as complete,
       coalesce(
         (select array_agg(p.id order by p.sent_at desc, p.id desc)
          from (select id, sent_at from matched order by sent_at desc, id desc limit ${q.limit} offset ${q.offset}) p),
@@ -97,33 +174,41 @@ export function matchQuery(q: MatchQuery): SQL {
       ) as ids`;
 }
 
+async function runMatch(q: MatchQuery, shape: SearchShape, tx: Tx): Promise<MatchRow> {
+  const [row] = await tx.execute<MatchRow>(matchQuery(q, shape));
+  return row!;
+}
+
 /**
  * SPEC §6.1 Search: case-insensitive substring match of the trimmed term (≥ 3 characters, LIKE
  * wildcards literal) on content and subject, newest first, paginated; across the whole business or
- * one conversation. Notes only with `includeNotes`.
+ * one conversation. Notes only with `includeNotes`. The total is exact up to SEARCH_TOTAL_CAP;
+ * past it `total_messages` is the cap and `total_capped` true. `next_page` is always exact.
  */
 export async function searchMessages(input: SearchMessagesInput, tx: Tx = db) {
   const term = normaliseSearchTerm(input.term);
   const { businessId, conversationId, page, pageSize } = input;
+  const q: MatchQuery = {
+    businessId,
+    term,
+    conversationId,
+    includeNotes: input.includeNotes,
+    limit: pageSize,
+    offset: (page - 1) * pageSize,
+    walkRows: input.walkRows,
+  };
 
-  if (conversationId !== undefined) {
-    const [found] = await tx
-      .select({ id: conversations.id })
-      .from(conversations)
-      .where(and(eq(conversations.id, conversationId), eq(conversations.businessId, businessId)));
-    if (!found) {
-      if (input.conversationFrom === 'query') {
-        throw AppError.invalid(['query', 'conversation_id'], `Conversation ${conversationId} not found in this business`);
-      }
-      throw AppError.notFound('Conversation');
+  const shape = await searchShape(q, tx);
+  let result = await runMatch(q, shape, tx);
+  if (!result.found) {
+    if (input.conversationFrom === 'query') {
+      throw AppError.invalid(['query', 'conversation_id'], `Conversation ${conversationId} not found in this business`);
     }
+    throw AppError.notFound('Conversation');
   }
-
-  const [result] = await tx.execute<{ total: number; ids: (number | string)[] }>(
-    matchQuery({ businessId, term, conversationId, includeNotes: input.includeNotes, limit: pageSize, offset: (page - 1) * pageSize }),
-  );
-  const total = Number(result?.total ?? 0);
-  const ids = (result?.ids ?? []).map(Number);
+  if (!result.complete && result.n < needed(q)) result = await runMatch(q, 'bitmap', tx);
+  const n = Number(result.n);
+  const ids = result.ids.map(Number);
 
   const rows = ids.length
     ? await selectMessageItems(tx)
@@ -133,9 +218,10 @@ export async function searchMessages(input: SearchMessagesInput, tx: Tx = db) {
 
   return {
     messages: rows.map(toMessageItem),
-    total_messages: total,
+    total_messages: Math.min(n, SEARCH_TOTAL_CAP),
+    total_capped: n > SEARCH_TOTAL_CAP,
     page,
     page_size: pageSize,
-    next_page: page * pageSize < total,
+    next_page: n > q.offset + q.limit,
   };
 }

@@ -1,3 +1,4 @@
+import { flushRateLimits } from '@/server/http/rate-limit';
 import { api } from './http';
 
 /**
@@ -11,5 +12,7 @@ for (let i = 0; i < Number(times); i++) {
   const res = await api[method.toLowerCase() as 'get'](path, { headers: { 'x-api-key': process.env.CALL_API_KEY ?? '' } });
   statuses.push(res.status);
 }
+// Rate-limit hits are counted in memory and flushed about once a second: write them before exiting.
+await flushRateLimits();
 console.log(JSON.stringify(statuses));
 process.exit(0);

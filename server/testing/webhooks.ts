@@ -1,7 +1,8 @@
-import { generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks';
 import { db } from '@/db/client';
+import { expectedTwilioSignature } from '@/server/providers/twilio-signature';
+import { TWILIO_WEBHOOK_PATHS, twilioWebhookRequest } from '@/server/providers/webhook-requests';
 import { api, match } from './http';
 
 /**
@@ -14,14 +15,9 @@ export const TWILIO_DEV_TOKEN = 'sandbox-dev-auth-token-not-secret';
 /** PUBLIC_BASE_URL in vitest.config.ts. */
 export const TEST_BASE_URL = 'http://localhost:3000';
 
-export const TWILIO_PATHS = {
-  smsIncoming: '/api/v1/webhooks/twilio/sms/incoming',
-  smsStatus: '/api/v1/webhooks/twilio/sms/status',
-  voiceStatus: '/api/v1/webhooks/twilio/voice/status',
-} as const;
-
-/** A Twilio-looking SID: prefix + 32 hex characters (34 in all). */
-export const twilioSid = (prefix = 'SM') => `${prefix}${randomBytes(16).toString('hex')}`;
+export const TWILIO_PATHS = TWILIO_WEBHOOK_PATHS;
+// Shared with the /sandbox page, which plays the providers too.
+export { multipartBody, twilioSid, type MultipartFile } from '@/server/providers/webhook-requests';
 
 export type TwilioParams = Record<string, string>;
 
@@ -36,15 +32,12 @@ export type TwilioSignOptions = {
 };
 
 export function twilioSignature(path: string, params: TwilioParams, options: TwilioSignOptions = {}): string {
-  return getExpectedTwilioSignature(options.token ?? TWILIO_DEV_TOKEN, `${options.baseUrl ?? TEST_BASE_URL}${path}`, options.signedParams ?? params);
+  return expectedTwilioSignature(options.token ?? TWILIO_DEV_TOKEN, `${options.baseUrl ?? TEST_BASE_URL}${path}`, options.signedParams ?? params);
 }
 
 /** Headers and form body of a Twilio webhook as Twilio would send it. */
 export function twilioRequest(path: string, params: TwilioParams, options: TwilioSignOptions = {}) {
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-  const signature = options.signature === undefined ? twilioSignature(path, params, options) : options.signature;
-  if (signature !== null) headers['x-twilio-signature'] = signature;
-  return { headers, body: new URLSearchParams(params).toString() };
+  return twilioWebhookRequest(`${options.baseUrl ?? TEST_BASE_URL}${path}`, params, options.token ?? TWILIO_DEV_TOKEN, options);
 }
 
 export const postTwilio = (path: string, params: TwilioParams, options: TwilioSignOptions = {}) => api.post(path, twilioRequest(path, params, options));
@@ -76,20 +69,6 @@ export function sendgridRequest(privateKey: KeyObject, events: unknown[], option
   const signature = options.signature === undefined ? sendgridSignature(privateKey, timestamp, options.signedBody ?? body) : options.signature;
   if (signature !== null) headers['x-twilio-email-event-webhook-signature'] = signature;
   return { headers, body };
-}
-
-export type MultipartFile = { field: string; filename: string; contentType: string; content: Buffer | string };
-
-/** A multipart/form-data body built by the platform's own FormData encoder: its bytes and content type. */
-export async function multipartBody(fields: Record<string, string>, files: MultipartFile[] = []): Promise<{ contentType: string; bytes: Buffer }> {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  for (const f of files) {
-    const bytes = typeof f.content === 'string' ? Buffer.from(f.content) : f.content;
-    form.append(f.field, new Blob([new Uint8Array(bytes)], { type: f.contentType }), f.filename);
-  }
-  const encoded = new Response(form);
-  return { contentType: encoded.headers.get('content-type')!, bytes: Buffer.from(await encoded.arrayBuffer()) };
 }
 
 /**

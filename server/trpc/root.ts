@@ -1,10 +1,14 @@
 import { createCallerFactory, router } from './init';
 import { inboxRouter } from './routers/inbox';
+import { sandboxRouter } from './routers/sandbox';
 import { sessionRouter } from './routers/session';
+import { voiceRouter } from './routers/voice';
 
 export const appRouter = router({
   session: sessionRouter,
   inbox: inboxRouter,
+  sandbox: sandboxRouter,
+  voice: voiceRouter,
 });
 
 export type AppRouter = typeof appRouter;

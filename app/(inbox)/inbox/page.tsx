@@ -1,9 +1,5 @@
-import { SignedInHeader } from './_components/signed-in-header';
+import { InboxApp } from '@/components/inbox/inbox-app';
 
 export default function InboxPage() {
-  return (
-    <main>
-      <SignedInHeader />
-    </main>
-  );
+  return <InboxApp />;
 }

@@ -6,6 +6,7 @@ import * as health from './health';
 import * as messages from './messages';
 import * as onboarding from './onboarding';
 import * as search from './search';
+import * as voice from './voice';
 import * as webhooks from './webhooks';
 
 /** Every REST operation, in the order the API reference lists them. */
@@ -16,6 +17,7 @@ export const operations: Operation[] = [
   ...Object.values(conversations),
   ...Object.values(messages),
   ...Object.values(search),
+  ...Object.values(voice),
   ...Object.values(webhooks),
   ...Object.values(onboarding),
 ] as Operation[];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { businessPath, id, paginationQuery } from '@/server/schemas/common';
-import { PaginatedMessages } from '@/server/schemas/messages';
-import { MAX_SEARCH_TERM_LENGTH, MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT } from '@/server/services/search';
+import { businessPath, id, MIN_SEARCH_TERM_LENGTH, paginationQuery, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
+import { PaginatedMessages, SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
+import { MAX_SEARCH_TERM_LENGTH } from '@/server/services/search';
 import { defineOperation } from '../operation';
 
 /** Trimmed; under 3 characters is a 422 on ['query', 'search_term'] (SPEC §2.1, §6.1). */
@@ -22,7 +22,9 @@ const businessSearchQuery = z.object({
 
 const rules =
   'Case-insensitive substring match on content and subject; LIKE wildcards (`%`, `_`) in the term are literal. ' +
-  'Newest first (sent_at desc, then id desc). Internal notes are not returned.';
+  'Newest first (sent_at desc, then id desc). Internal notes are not returned. ' +
+  `\`total_messages\` is exact up to ${SEARCH_TOTAL_CAP.toLocaleString('en-US')} matches; beyond that it is ${SEARCH_TOTAL_CAP.toLocaleString('en-US')} and \`total_capped\` is true ` +
+  '(counting every match of a common term would cost in proportion to its matches). `next_page` is always exact, and every page can be reached.';
 
 export const searchConversationMessages = defineOperation({
   operationId: 'searchConversationMessages',

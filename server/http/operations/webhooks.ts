@@ -41,7 +41,8 @@ export const twilioVoiceStatus = defineOperation({
   path: '/webhooks/twilio/voice/status',
   tag: 'telephony webhooks',
   summary: 'Update voice call status in DB',
-  description: 'Verified, stored, deduplicated by (CallSid, CallStatus); exactly one CALL message per CallSid, moved only forward.',
+  description:
+    'Verified, stored, deduplicated by (CallSid, CallStatus); exactly one CALL message per call, moved only forward. A leg we dialled (with ParentCallSid) updates its parent call\'s message.',
   ...twilioHook,
 });
 

@@ -68,5 +68,6 @@ export function toMessageItem(row: Row): z.input<typeof MessageItem> {
     attachments: row.attachments?.map(({ filename, content_type, url, size }) => ({ filename, content_type, url, size })) ?? null,
     attempts: row.attempts,
     call_duration_seconds: row.callDurationSeconds,
+    call_outcome: row.callOutcome as 'missed' | 'voicemail' | null,
   };
 }

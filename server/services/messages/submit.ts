@@ -419,7 +419,9 @@ export async function touchConversations(tx: Tx, newMessageIds: number[]): Promi
       last_activity_at = greatest(c.last_activity_at, latest.sent_at),
       unread_count = c.unread_count + fresh.unread,
       status = case when fresh.inbound > 0 and c.status in ('resolved', 'snoozed') then 'open' else c.status end,
-      snoozed_until = case when fresh.inbound > 0 and c.status = 'snoozed' then null else c.snoozed_until end
+      snoozed_until = case when fresh.inbound > 0 and c.status = 'snoozed' then null else c.snoozed_until end,
+      -- A reopened conversation is no longer resolved by anyone (SPEC §4.2: resolved records resolved_by).
+      resolved_by_staff_id = case when fresh.inbound > 0 and c.status = 'resolved' then null else c.resolved_by_staff_id end
     from fresh join latest on latest.conversation_id = fresh.conversation_id
     where c.id = fresh.conversation_id`);
 }

@@ -9,7 +9,7 @@ import { logger } from '@/server/logger';
  * Every webhook is stored raw before it is processed (SPEC §6.1): the row's unique
  * (provider, kind, dedupe_key) makes a redelivery a no-op, and its outcome shows what became of it.
  */
-export type WebhookKind = 'sms_incoming' | 'sms_status' | 'voice_status' | 'sendgrid_event' | 'email_inbound';
+export type WebhookKind = 'sms_incoming' | 'sms_status' | 'voice_status' | 'voice_recording' | 'sendgrid_event' | 'email_inbound';
 
 const KEPT_HEADERS = ['content-type', 'user-agent', 'x-twilio-signature', 'i-twilio-idempotency-token', 'x-twilio-email-event-webhook-timestamp', 'x-request-id'];
 

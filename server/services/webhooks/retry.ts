@@ -3,6 +3,7 @@ import { db } from '@/db/client';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { mapTwilioMessageStatus } from '@/server/providers/twilio-status';
 import { applyStatusUpdate } from '@/server/services/messages/status';
+import { processRecording } from '@/server/services/voice/recording';
 import { loadEvent, markEvent } from './events';
 import { processInboundEmail, type InboundEmail } from './email-inbound';
 import { applySendgridEvent, type SendgridEvent } from './sendgrid-events';
@@ -41,6 +42,8 @@ export async function reprocessEvent(eventId: number, lastAttempt: boolean): Pro
       return applySendgridEvent(eventId, event.payload as SendgridEvent);
     case 'voice_status':
       return processVoiceStatus(eventId, params);
+    case 'voice_recording':
+      return processRecording(eventId, params, lastAttempt);
     case 'email_inbound':
       return processInboundEmail(eventId, event.payload as InboundEmail);
     default:

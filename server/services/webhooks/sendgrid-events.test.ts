@@ -6,6 +6,7 @@ import { clients, messages, webhookEvents } from '@/db/schema';
 import { createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 import { jobsWhere, sendgridKeyPair, sendgridRequest } from '@/server/testing/webhooks';
+import { SENDGRID_SIGNATURE_MAX_AGE_SECONDS } from '@/server/providers/sendgrid-signature';
 import { reprocessEvent } from './retry';
 
 // The env module reads process.env once per file, lazily: configure the verification key before any request.
@@ -77,10 +78,30 @@ describe('POST /email/webhooks/sendgrid — signature', () => {
   it('a signature with another timestamp header is 403 (the timestamp is signed)', async () => {
     const { msg } = await outboundEmail();
     const e = event('delivered', { message_id: String(msg.id) });
-    const req = sendgridRequest(keys.privateKey, [e], { timestamp: '1700000000' });
-    const res = await api.post(EVENTS, { ...req, headers: { ...req.headers, 'x-twilio-email-event-webhook-timestamp': '1700000001' } });
+    const now = Math.floor(Date.now() / 1000);
+    const req = sendgridRequest(keys.privateKey, [e], { timestamp: String(now) });
+    const res = await api.post(EVENTS, { ...req, headers: { ...req.headers, 'x-twilio-email-event-webhook-timestamp': String(now - 1) } });
     expect(res.status).toBe(403);
     expect(await eventsBySgId(e.sg_event_id)).toHaveLength(0);
+  });
+
+  it('a correctly signed batch whose timestamp is outside the 10-minute window is 403 (a replay); inside it is accepted', async () => {
+    const { msg } = await outboundEmail();
+    const now = Math.floor(Date.now() / 1000);
+    const stale = event('delivered', { message_id: String(msg.id) });
+    const res = await post([stale], { timestamp: String(now - SENDGRID_SIGNATURE_MAX_AGE_SECONDS - 60) });
+    expect(res.status).toBe(403);
+    expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining('Stale') });
+    const future = event('delivered', { message_id: String(msg.id) });
+    expect((await post([future], { timestamp: String(now + SENDGRID_SIGNATURE_MAX_AGE_SECONDS + 60) })).status).toBe(403);
+    expect((await post([future], { timestamp: 'yesterday' })).status).toBe(403);
+    expect(await eventsBySgId(stale.sg_event_id)).toHaveLength(0);
+    expect(await eventsBySgId(future.sg_event_id)).toHaveLength(0);
+    expect((await messageOf(msg.id)).status).toBe('sending');
+
+    const late = event('processed', { message_id: String(msg.id) });
+    expect((await post([late], { timestamp: String(now - SENDGRID_SIGNATURE_MAX_AGE_SECONDS + 60) })).status).toBe(200);
+    expect(await eventsBySgId(late.sg_event_id)).toHaveLength(1);
   });
 
   it('missing signature headers are 403; garbage in the header is 403, not 500', async () => {

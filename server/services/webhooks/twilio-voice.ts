@@ -1,100 +1,105 @@
-import { eq, sql } from 'drizzle-orm';
-import { db } from '@/db/client';
-import { messages, staff, type MessageStatus } from '@/db/schema';
+import { and, eq } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import { businesses, staff, type MessageStatus } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
-import { publish } from '@/server/realtime/publish';
-import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
+import { ensureConversations } from '@/server/services/messages/submit';
+import { callStatusOf, findCall, recordCall, UNANSWERED, type CallFacts } from '@/server/services/voice/call-record';
+import { ensureMissedCallText } from '@/server/services/voice/missed-call-text';
+import { staffIdOfIdentity } from '@/server/services/voice/token';
 import { markEvent } from './events';
 import { businessForNumber, findOrCreateClientByPhone } from './twilio-inbound';
 
-/** providers.md §4.3: Twilio CallStatus → ours. */
-const CALL_STATUS: Record<string, MessageStatus> = {
-  queued: 'initiated',
-  initiated: 'initiated',
-  ringing: 'ringing',
-  'in-progress': 'in_progress',
-  answered: 'in_progress',
-  completed: 'completed',
-  busy: 'busy',
-  'no-answer': 'no_answer',
-  canceled: 'canceled',
-  failed: 'failed',
-};
-const MISSED: MessageStatus[] = ['busy', 'no_answer', 'canceled', 'failed'];
-
 /**
- * A voice status callback: exactly one CALL message per CallSid in the client's conversation,
- * created by the first callback that arrives and moved forward (never back) by the others; the
- * duration and recording URL are kept whenever a callback carries them. An inbound call that
- * ends unanswered is marked `missed`.
+ * A voice status callback: moves the call's one CALL message forward (server/services/voice/
+ * call-record.ts), creating it when the callback beats the instructions request. A child leg (the
+ * <Number> or <Client> our TwiML dialled, with ParentCallSid) belongs to its parent's message.
  */
 export async function processVoiceStatus(eventId: number, params: FormParams): Promise<void> {
-  const callSid = param(params, 'CallSid') ?? '';
-  const status = CALL_STATUS[(param(params, 'CallStatus') ?? '').toLowerCase()];
-  const from = param(params, 'From') ?? '';
-  const to = param(params, 'To') ?? '';
-  const inbound = (param(params, 'Direction') ?? 'inbound') === 'inbound' && !from.startsWith('client:');
-  const duration = param(params, 'CallDuration') ?? param(params, 'DialCallDuration');
-  const recordingUrl = param(params, 'RecordingUrl') ?? null;
+  const status = callStatusOf(param(params, 'CallStatus'));
   if (!status) return markEvent(eventId, 'ignored', { error: `Unknown CallStatus ${param(params, 'CallStatus')}` });
 
-  await db.transaction(async (tx) => {
-    // The business: its number on the business side of the call, or the staff member placing it.
-    const staffIdentity = (inbound ? to : from).match(/^client:staff-(\d+)$/)?.[1];
-    let businessId: number | null = null;
-    let country = 'US';
-    let staffId: number | null = null;
-    if (staffIdentity) {
-      const [member] = await tx.select({ id: staff.id, businessId: staff.businessId }).from(staff).where(eq(staff.id, Number(staffIdentity))).limit(1);
-      if (member) ({ businessId, id: staffId } = { businessId: member.businessId, id: member.id });
-    } else {
-      const owner = await businessForNumber(normalizePhone(inbound ? to : from) ?? (inbound ? to : from), tx);
-      if (owner) ({ businessId, country } = owner);
+  const call = await db.transaction(async (tx) => {
+    const facts = await callOfCallback(tx, params, status);
+    if (typeof facts === 'string') {
+      await markEvent(eventId, 'ignored', { error: facts }, tx);
+      return null;
     }
-    if (!businessId) return markEvent(eventId, 'ignored', { error: `No business for call ${callSid}` }, tx);
-    const clientPhone = normalizePhone(inbound ? from : to, country);
-    if (!clientPhone) return markEvent(eventId, 'ignored', { error: `No client number on call ${callSid}`, businessId }, tx);
-    const clientId = await findOrCreateClientByPhone(tx, businessId, clientPhone);
-    const conversationId = (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
-
-    const [row] = await tx
-      .insert(messages)
-      .values({
-        businessId,
-        conversationId,
-        clientId,
-        channel: 'voice',
-        direction: inbound ? 'inbound' : 'outbound',
-        messageType: 'CALL',
-        senderType: inbound ? 'client' : 'staff',
-        senderId: inbound ? clientId : staffId,
-        receiverType: inbound ? 'staff' : 'client',
-        receiverId: inbound ? null : clientId,
-        staffId,
-        fromAddress: from,
-        toAddress: to,
-        status,
-        provider: 'twilio',
-        providerMessageId: callSid,
-        callDurationSeconds: duration ? Number(duration) : null,
-        recordingUrl,
-        callOutcome: inbound && MISSED.includes(status) ? 'missed' : null,
-        isRead: !inbound,
-      })
-      .onConflictDoUpdate({
-        target: [messages.provider, messages.providerMessageId],
-        set: {
-          status: sql`case when message_status_rank(excluded.status, 'CALL') > message_status_rank(${messages.status}, 'CALL') then excluded.status else ${messages.status} end`,
-          statusUpdatedAt: sql`now()`,
-          callDurationSeconds: sql`coalesce(excluded.call_duration_seconds, ${messages.callDurationSeconds})`,
-          recordingUrl: sql`coalesce(excluded.recording_url, ${messages.recordingUrl})`,
-          callOutcome: sql`case when message_status_rank(excluded.status, 'CALL') > message_status_rank(${messages.status}, 'CALL') then coalesce(excluded.call_outcome, ${messages.callOutcome}) else ${messages.callOutcome} end`,
-        },
-      })
-      .returning({ id: messages.id, created: sql<boolean>`(xmax = 0)` });
-    if (row!.created) await touchConversations(tx, [row!.id]);
-    await publish(tx, { type: row!.created ? 'message.created' : 'message.status', businessId, conversationIds: [conversationId], messageIds: [row!.id] });
-    await markEvent(eventId, 'processed', { businessId }, tx);
+    const recorded = await recordCall(tx, facts);
+    await markEvent(eventId, 'processed', { businessId: recorded.businessId }, tx);
+    return recorded;
   });
+  if (call) await ensureMissedCallText(call);
+}
+
+/** The call a callback is about and what it says, or why it cannot be placed. */
+async function callOfCallback(tx: Tx, params: FormParams, status: MessageStatus): Promise<CallFacts | string> {
+  const parentSid = param(params, 'ParentCallSid');
+  const callSid = parentSid ?? param(params, 'CallSid') ?? '';
+  const known = await findCall(tx, callSid);
+  const parties = known ?? (await partiesOf(tx, params, callSid));
+  if (typeof parties === 'string') return parties;
+
+  const duration = param(params, 'CallDuration') ?? param(params, 'DialCallDuration');
+  const facts: CallFacts = {
+    businessId: parties.businessId,
+    clientId: parties.clientId,
+    conversationId: parties.conversationId,
+    callSid,
+    direction: parties.direction,
+    staffId: parties.staffId,
+    from: parties.from,
+    to: parties.to,
+    status,
+    durationSeconds: duration ? Number(duration) : null,
+    recordingUrl: param(params, 'RecordingUrl') ?? null,
+  };
+  if (parties.direction === 'outbound' || parentSid === undefined) return facts;
+  // A ring leg of an inbound call: one left unanswered is not the call's end (the next group or
+  // the voicemail follows); one answered tells who took the call.
+  if (UNANSWERED.includes(status)) return { ...facts, status: 'ringing' };
+  const callee = staffIdOfIdentity(param(params, 'To'));
+  const answeredBy =
+    callee !== null && (status === 'in_progress' || status === 'completed')
+      ? await tx.select({ id: staff.id }).from(staff).where(and(eq(staff.id, callee), eq(staff.businessId, parties.businessId))).limit(1)
+      : [];
+  return { ...facts, staffId: facts.staffId ?? answeredBy[0]?.id ?? null };
+}
+
+/**
+ * Business, client and direction from the callback alone: a `client:staff-N` caller placed an
+ * outbound call; a `client:staff-N` callee is a ring leg of an inbound call; otherwise the business
+ * number is `To` of an inbound call or `From` of a leg we dialled. An unknown caller becomes a lead.
+ */
+async function partiesOf(tx: Tx, params: FormParams, callSid: string) {
+  const from = param(params, 'From') ?? '';
+  const to = param(params, 'To') ?? '';
+  const callerStaff = staffIdOfIdentity(from);
+  const calleeStaff = staffIdOfIdentity(to);
+  const inbound = callerStaff === null && (calleeStaff !== null || (param(params, 'Direction') ?? 'inbound') === 'inbound');
+
+  let businessId: number | null = null;
+  let country = 'US';
+  const memberId = callerStaff ?? calleeStaff;
+  if (memberId !== null) {
+    const [member] = await tx
+      .select({ businessId: staff.businessId, country: businesses.country })
+      .from(staff)
+      .innerJoin(businesses, eq(businesses.id, staff.businessId))
+      .where(eq(staff.id, memberId))
+      .limit(1);
+    if (member) ({ businessId, country } = member);
+  } else {
+    const number = inbound ? to : from;
+    const owner = await businessForNumber(normalizePhone(number) ?? number, tx);
+    if (owner) ({ businessId, country } = owner);
+  }
+  if (!businessId) return `No business for call ${callSid}`;
+  const clientPhone = normalizePhone(inbound ? from : to, country);
+  if (!clientPhone) return `No client number on call ${callSid}`;
+  const clientId = await findOrCreateClientByPhone(tx, businessId, clientPhone);
+  const conversationId = (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
+  // The caller of an outbound call is known here; who answers an inbound one only when a leg is answered.
+  const staffId = inbound ? null : callerStaff;
+  return { businessId, clientId, conversationId, staffId, from, to, direction: inbound ? ('inbound' as const) : ('outbound' as const) };
 }

@@ -6,6 +6,8 @@ import { id } from '@/server/schemas/common';
 import { EmailAttachment, MAX_SMS_LENGTH } from '@/server/schemas/messages';
 import * as conversationMessages from '@/server/services/conversation-messages';
 import * as conversations from '@/server/services/conversations';
+import { listStaff } from '@/server/services/directory';
+import { emailView } from '@/server/services/email-view';
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
 import { searchMessages } from '@/server/services/search';
 import { router, staffProcedure } from '../init';
@@ -21,16 +23,33 @@ const conversationProcedure = staffProcedure.input(z.object({ conversationId: id
 });
 
 export const inboxRouter = router({
+  /** `cursor` is the page number, for React Query's infinite list (it wins over `page`). */
   list: staffProcedure
-    .input(ConversationListQuery.omit({ staff_id: true }).partial({ assignment: true, page: true, page_size: true }))
-    .query(({ ctx, input }) =>
-      conversations.listConversations(ctx.caller.businessId, { assignment: 'all', page: 1, page_size: 25, ...input }, ctx.caller.staffId),
+    .input(ConversationListQuery.omit({ staff_id: true }).partial({ assignment: true, page: true, page_size: true }).extend({ cursor: z.number().int().min(1).nullish() }))
+    .query(({ ctx, input: { cursor, ...input } }) =>
+      conversations.listConversations(ctx.caller.businessId, { assignment: 'all', page: 1, page_size: 25, ...input, ...(cursor ? { page: cursor } : {}) }, ctx.caller.staffId),
     ),
   filters: staffProcedure.query(({ ctx }) => conversations.conversationFilters(ctx.caller.businessId, ctx.caller.staffId)),
   conversation: conversationProcedure.query(({ ctx }) => conversations.conversationDetails(ctx.caller.businessId, ctx.conversation.id)),
+  /** Newest first; `cursor` is the page number, for React Query's infinite timeline. */
   messages: conversationProcedure
-    .input(z.object({ filter: z.enum(MESSAGE_FILTERS).default('all'), page: z.number().int().min(1).default(1), pageSize: z.number().int().min(1).max(100).default(50) }))
-    .query(({ ctx, input }) => conversationMessages.conversationMessages(ctx.caller.businessId, ctx.conversation.id, input.filter, input.page, input.pageSize)),
+    .input(
+      z.object({
+        filter: z.enum(MESSAGE_FILTERS).default('all'),
+        page: z.number().int().min(1).default(1),
+        cursor: z.number().int().min(1).nullish(),
+        pageSize: z.number().int().min(1).max(100).default(50),
+      }),
+    )
+    .query(({ ctx, input }) =>
+      conversationMessages.conversationMessages(ctx.caller.businessId, ctx.conversation.id, input.filter, input.cursor ?? input.page, input.pageSize),
+    ),
+  /** An email's HTML, sanitized, as a sandboxed frame's document; remote images only when asked. */
+  emailView: staffProcedure
+    .input(z.object({ messageId: id, allowRemoteImages: z.boolean().default(false) }))
+    .query(({ ctx, input }) => emailView(ctx.caller.businessId, input.messageId, input.allowRemoteImages)),
+  /** The business's staff, for the assignee picker. */
+  staff: staffProcedure.query(({ ctx }) => listStaff(ctx.caller.businessId, { page: 1, page_size: 200 })),
   addNote: conversationProcedure
     .input(z.object({ content: z.string().trim().min(1).max(5000) }))
     .mutation(({ ctx, input }) => conversationMessages.addNote(ctx.caller.businessId, ctx.conversation.id, input.content, ctx.caller.staffId)),
@@ -69,9 +88,24 @@ export const inboxRouter = router({
     ),
   /** Search for staff: like the REST search, plus internal notes (SPEC §6.1 Search). */
   search: staffProcedure
-    .input(z.object({ term: z.string(), conversationId: id.optional(), page: z.number().int().min(1).default(1), pageSize: z.number().int().min(1).max(100).default(25) }))
+    .input(
+      z.object({
+        term: z.string(),
+        conversationId: id.optional(),
+        page: z.number().int().min(1).default(1),
+        cursor: z.number().int().min(1).nullish(),
+        pageSize: z.number().int().min(1).max(100).default(25),
+      }),
+    )
     .query(({ ctx, input }) =>
-      searchMessages({ businessId: ctx.caller.businessId, term: input.term, conversationId: input.conversationId, includeNotes: true, page: input.page, pageSize: input.pageSize }),
+      searchMessages({
+        businessId: ctx.caller.businessId,
+        term: input.term,
+        conversationId: input.conversationId,
+        includeNotes: true,
+        page: input.cursor ?? input.page,
+        pageSize: input.pageSize,
+      }),
     ),
   /** Live events of the staff member's business (SSE), fed by PostgreSQL LISTEN/NOTIFY. */
   events: staffProcedure.subscription(async function* ({ ctx, signal }) {

@@ -1,0 +1,170 @@
+'use client';
+import { useState, type RefObject } from 'react';
+import { trpc } from '@/components/trpc/client';
+import { smsSegments } from '@/server/lib/sms-segments';
+import styles from './inbox.module.css';
+import type { ConversationDetails, MessageItem } from './types';
+
+type Mode = 'sms' | 'email' | 'note';
+const MAX_SMS_LENGTH = 1600; // SPEC §6: the longest SMS body the API accepts (server/schemas/messages.ts)
+const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
+
+/** Why a channel cannot be used for this client, or null when it can. */
+function blockedReason(c: ConversationDetails, mode: Mode): string | null {
+  if (mode === 'sms') {
+    if (c.opted_out_sms) return 'This client opted out of text messages (replied STOP). They can opt back in by texting START.';
+    if (!c.client_phone_number) return 'This client has no mobile number on file.';
+  }
+  if (mode === 'email') {
+    if (c.opted_out_email) return 'This client unsubscribed from email.';
+    if (!c.client_email) return 'This client has no email address on file.';
+  }
+  return null;
+}
+
+type Attachment = { filename: string; content_type?: string; content: string };
+
+async function readAttachment(file: File): Promise<Attachment> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return { filename: file.name, content_type: file.type || undefined, content: btoa(binary) };
+}
+
+/**
+ * SMS / Email / Note. Sends through the same services as REST; the message appears at once as
+ * "Sending…" (optimistic) and its real status arrives by live events. Ctrl/⌘+Enter sends.
+ */
+export function Composer({ conversation: c, composerRef }: { conversation: ConversationDetails; composerRef: RefObject<HTMLTextAreaElement | null> }) {
+  const conversationId = c.conversation_id!;
+  const [mode, setMode] = useState<Mode>(c.last_updated_channel === 'email' ? 'email' : 'sms');
+  const [text, setText] = useState('');
+  const [subject, setSubject] = useState('');
+  const [cc, setCc] = useState('');
+  const [attachments, setAttachments] = useState<Attachment[]>([]);
+  const [localError, setLocalError] = useState<string | null>(null);
+  const utils = trpc.useUtils();
+
+  /** Shows the message in the timeline before the server answers. */
+  function addPending(kind: MessageItem['message_type'], content: string, extra: Partial<MessageItem> = {}) {
+    const pending = {
+      message_id: -Date.now(),
+      conversation_id: conversationId,
+      client_id: c.client_id,
+      message_type: kind,
+      content,
+      channel: kind === 'NOTE' ? null : kind === 'EMAIL' ? 'email' : 'sms',
+      direction: 'outbound',
+      message_status: 'pending',
+      sent_at: new Date().toISOString(),
+      flagged: false,
+      is_read: true,
+      subject: null,
+      attachments: null,
+      cc_email: null,
+      ...extra,
+    } as unknown as MessageItem;
+    utils.inbox.messages.setInfiniteData({ conversationId, pageSize: 50 }, (data) => {
+      if (!data?.pages.length) return data;
+      const [first, ...rest] = data.pages;
+      return { ...data, pages: [{ ...first!, messages: [pending, ...first!.messages] }, ...rest] };
+    });
+  }
+  const settle = {
+    onSettled: () => {
+      void utils.inbox.messages.invalidate({ conversationId });
+      void utils.inbox.list.invalidate();
+    },
+  };
+  const sendSms = trpc.inbox.sendSms.useMutation({ ...settle, onMutate: (v) => addPending('TEXT', v.message) });
+  const sendEmail = trpc.inbox.sendEmail.useMutation({ ...settle, onMutate: (v) => addPending('EMAIL', v.message, { subject: v.subject }) });
+  const addNote = trpc.inbox.addNote.useMutation({ ...settle, onMutate: (v) => addPending('NOTE', v.content) });
+  const busy = sendSms.isPending || sendEmail.isPending || addNote.isPending;
+  const error = localError ?? (sendSms.error ?? sendEmail.error ?? addNote.error)?.message ?? null;
+
+  const blocked = blockedReason(c, mode);
+  const segments = mode === 'sms' ? smsSegments(text) : null;
+  const canSend = !busy && !blocked && text.trim().length > 0 && (mode !== 'email' || subject.trim().length > 0) && (mode !== 'sms' || text.length <= MAX_SMS_LENGTH);
+
+  function send() {
+    if (!canSend) return;
+    setLocalError(null);
+    const done = { onSuccess: () => { setText(''); setSubject(''); setCc(''); setAttachments([]); } };
+    if (mode === 'sms') sendSms.mutate({ conversationId, message: text }, done);
+    else if (mode === 'note') addNote.mutate({ conversationId, content: text }, done);
+    else {
+      const ccList = cc.split(/[,;\s]+/).map((s) => s.trim()).filter(Boolean);
+      sendEmail.mutate({ conversationId, subject, message: text, cc_email: ccList.length ? ccList : undefined, attachments: attachments.length ? attachments : undefined }, done);
+    }
+  }
+
+  const tab = (value: Mode, label: string) => (
+    <button type="button" role="tab" aria-selected={mode === value} className={`${styles.tab} ${value === 'note' ? styles.tabNote : ''}`} onClick={() => setMode(value)}>
+      {label}
+    </button>
+  );
+
+  return (
+    <form className={styles.composer} aria-label="Composer" onSubmit={(e) => { e.preventDefault(); send(); }}>
+      <div className={styles.tabs} role="tablist" aria-label="Reply with">
+        {tab('sms', 'SMS')}
+        {tab('email', 'Email')}
+        {tab('note', 'Note')}
+      </div>
+      {blocked ? <p className={styles.disabledReason} role="note" data-testid="composer-blocked">{blocked}</p> : null}
+      {mode === 'email' && !blocked ? (
+        <div className={styles.fields}>
+          <input className={styles.input} aria-label="Subject" placeholder="Subject" value={subject} onChange={(e) => setSubject(e.target.value)} />
+          <input className={styles.input} aria-label="Cc" placeholder="Cc (comma separated)" value={cc} onChange={(e) => setCc(e.target.value)} />
+        </div>
+      ) : null}
+      <textarea
+        ref={composerRef}
+        className={styles.textarea}
+        aria-label={mode === 'note' ? 'Internal note' : mode === 'email' ? 'Email message' : 'SMS message'}
+        placeholder={mode === 'note' ? 'Internal note: only staff see this' : blocked ? '' : `Reply by ${mode === 'sms' ? 'text' : 'email'}…  (Ctrl+Enter sends)`}
+        value={text}
+        disabled={Boolean(blocked)}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault();
+            send();
+          }
+        }}
+      />
+      <div className={styles.composerRow}>
+        <span aria-live="polite" data-testid="sms-counter">
+          {segments ? (
+            <>
+              {text.length}/{MAX_SMS_LENGTH} characters · {segments.segments} segment{segments.segments === 1 ? '' : 's'} · {segments.encoding}
+              {segments.encoding === 'UCS-2' && text.length > 0 ? (
+                <span className={styles.warn}> · Special characters (emoji, accents outside GSM-7) cut each segment to 70 characters</span>
+              ) : null}
+            </>
+          ) : mode === 'email' && !blocked ? (
+            <label>
+              <span className={styles.srOnly}>Attachments</span>
+              <input
+                type="file"
+                multiple
+                aria-label="Attach files"
+                onChange={async (e) => {
+                  const files = [...(e.target.files ?? [])];
+                  if (files.some((f) => f.size > MAX_ATTACHMENT_BYTES)) return setLocalError('Attachments are limited to 10 MB each.');
+                  setAttachments(await Promise.all(files.map(readAttachment)));
+                }}
+              />
+            </label>
+          ) : mode === 'note' ? (
+            'Visible to staff only'
+          ) : null}
+        </span>
+        <button type="submit" className={`${styles.button} ${styles.primary}`} disabled={!canSend}>
+          {busy ? 'Sending…' : mode === 'note' ? 'Add note' : mode === 'email' ? 'Send email' : 'Send SMS'}
+        </button>
+      </div>
+      {error ? <p role="alert" className={styles.error} style={{ margin: 0, fontSize: 13 }}>{error}</p> : null}
+    </form>
+  );
+}

@@ -1,0 +1,114 @@
+'use client';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useEffect, useRef, type RefObject } from 'react';
+import { trpc } from '@/components/trpc/client';
+import { initials, relativeTime } from './format';
+import styles from './inbox.module.css';
+import type { ConversationRow, ListInput } from './types';
+
+const ROW_HEIGHT = 64;
+export const CHANNEL_LABEL: Record<string, string> = { sms: 'SMS', email: 'Email', voice: 'Call' };
+
+/**
+ * The conversation list: infinite (pages of 50 fetched as the end nears) and virtualized (only the
+ * rows on screen are in the DOM), so 10,000 conversations scroll like 10.
+ */
+export function ConversationList({
+  input,
+  selectedId,
+  onOpen,
+  rowsRef,
+}: {
+  input: ListInput;
+  selectedId: number | null;
+  onOpen: (id: number) => void;
+  rowsRef: RefObject<ConversationRow[]>;
+}) {
+  const query = trpc.inbox.list.useInfiniteQuery(input, {
+    getNextPageParam: (last) => (last.next_page ? last.page + 1 : undefined),
+    placeholderData: (previous) => previous,
+  });
+  const rows = query.data?.pages.flatMap((p) => p.conversations) ?? [];
+  rowsRef.current = rows;
+  const total = query.data?.pages[0]?.total_conversations;
+
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scrollRef.current, estimateSize: () => ROW_HEIGHT, overscan: 8 });
+  const items = virtualizer.getVirtualItems();
+  const lastIndex = items.at(-1)?.index ?? -1;
+
+  useEffect(() => {
+    if (lastIndex >= rows.length - 15 && query.hasNextPage && !query.isFetchingNextPage) void query.fetchNextPage();
+  }, [lastIndex, rows.length, query]);
+
+  // Keep the selected row in view when j/k moves past the edge.
+  const selectedIndex = rows.findIndex((r) => r.conversation_id === selectedId);
+  useEffect(() => {
+    if (selectedIndex >= 0) virtualizer.scrollToIndex(selectedIndex, { align: 'auto' });
+  }, [selectedIndex, virtualizer]);
+
+  return (
+    <>
+      <div className={styles.listHead}>
+        <span aria-live="polite" data-testid="conversation-total">
+          {total === undefined ? 'Loading…' : `${total} conversation${total === 1 ? '' : 's'}`}
+        </span>
+        {query.isFetching ? <span aria-hidden>…</span> : null}
+      </div>
+      {query.error ? (
+        <p role="alert" className={`${styles.state} ${styles.error}`}>
+          Could not load conversations. <button type="button" className={styles.button} onClick={() => void query.refetch()}>Retry</button>
+        </p>
+      ) : query.isPending ? (
+        <p role="status" className={styles.state}>Loading conversations…</p>
+      ) : rows.length === 0 ? (
+        <p className={styles.state}>No conversations here.</p>
+      ) : null}
+      <div ref={scrollRef} className={styles.scroller} data-conversation-list data-testid="conversation-scroller">
+        <ul role="listbox" aria-label="Conversations" style={{ height: virtualizer.getTotalSize(), position: 'relative', margin: 0, padding: 0, listStyle: 'none' }}>
+          {items.map((item) => {
+            const row = rows[item.index]!;
+            const unread = row.unread_messages_count > 0;
+            return (
+              <li
+                key={row.conversation_id}
+                role="option"
+                aria-selected={row.conversation_id === selectedId}
+                aria-label={`${row.client_name ?? 'Unknown'}${unread ? `, ${row.unread_messages_count} unread` : ''}`}
+                tabIndex={row.conversation_id === selectedId || (selectedIndex < 0 && item.index === 0) ? 0 : -1}
+                className={`${styles.row} ${unread ? styles.rowUnread : ''}`}
+                style={{ top: item.start, height: ROW_HEIGHT }}
+                onClick={() => onOpen(row.conversation_id!)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter' || e.key === ' ') {
+                    e.preventDefault();
+                    onOpen(row.conversation_id!);
+                  }
+                }}
+                data-conversation-id={row.conversation_id}
+              >
+                <span className={styles.avatar} aria-hidden>{initials(row.client_name)}</span>
+                <span className={styles.rowName}>{row.client_name ?? row.client_phone_number ?? row.client_email ?? 'Unknown'}</span>
+                <span className={styles.rowTime}>
+                  <time dateTime={row.last_updated_at ?? undefined}>{relativeTime(row.last_updated_at)}</time>
+                </span>
+                <span className={styles.rowPreview}>
+                  {row.last_updated_channel ? <span className={styles.chip}>{CHANNEL_LABEL[row.last_updated_channel]}</span> : null}
+                  <span style={{ overflow: 'hidden', textOverflow: 'ellipsis' }}>{row.last_message_content ?? ''}</span>
+                </span>
+                <span className={styles.rowMeta}>
+                  {row.assigned_to ? <span className={styles.assignee} title={`Assigned to ${row.assigned_to}`}>{row.assigned_to}</span> : null}
+                  {unread ? (
+                    <span className={styles.badge} data-testid="unread-badge">
+                      {row.unread_messages_count}
+                    </span>
+                  ) : null}
+                </span>
+              </li>
+            );
+          })}
+        </ul>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,69 @@
+'use client';
+import { useEffect, useState, type RefObject } from 'react';
+import { CallButton } from '@/components/voice/call-button';
+import { trpc } from '@/components/trpc/client';
+import { Composer } from './composer';
+import { ConversationHeader } from './conversation-header';
+import styles from './inbox.module.css';
+import { Timeline } from './timeline';
+import type { Me } from './types';
+
+/** One conversation: header with its controls, the timeline (with in-conversation search), the composer. */
+export function ConversationPane({
+  conversationId,
+  me,
+  jumpTo,
+  composerRef,
+  onBack,
+}: {
+  conversationId: number;
+  me: Me;
+  jumpTo: { messageId: number; term: string } | null;
+  composerRef: RefObject<HTMLTextAreaElement | null>;
+  onBack: () => void;
+}) {
+  const details = trpc.inbox.conversation.useQuery({ conversationId });
+  const [searchTerm, setSearchTerm] = useState(jumpTo?.term ?? '');
+  const [target, setTarget] = useState<number | null>(jumpTo?.messageId ?? null);
+  const utils = trpc.useUtils();
+  const markRead = trpc.inbox.markRead.useMutation({
+    onSuccess: () => {
+      void utils.inbox.list.invalidate();
+      void utils.inbox.filters.invalidate();
+      void utils.inbox.conversation.invalidate({ conversationId });
+    },
+  });
+
+  // Opening a conversation reads it; so does a new inbound message arriving while it is open.
+  const unread = details.data?.unread_messages_count ?? 0;
+  useEffect(() => {
+    if (unread > 0 && !markRead.isPending) markRead.mutate({ conversationId, isRead: true });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [unread, conversationId]);
+
+  if (details.isPending) return <p role="status" className={styles.state}>Loading conversation…</p>;
+  if (details.error) {
+    return (
+      <p role="alert" className={`${styles.state} ${styles.error}`}>
+        {details.error.data?.code === 'NOT_FOUND' ? 'This conversation does not exist in your business.' : 'Could not load the conversation.'}{' '}
+        <button type="button" className={styles.button} onClick={onBack}>Back</button>
+      </p>
+    );
+  }
+  const c = details.data;
+  return (
+    <>
+      <ConversationHeader
+        conversation={c}
+        me={me}
+        onBack={onBack}
+        searchTerm={searchTerm}
+        onSearchTerm={setSearchTerm}
+        onJump={setTarget}
+        callButton={<CallButton clientId={c.client_id} clientName={c.client_name ?? undefined} phoneNumber={c.client_phone_number ?? undefined} />}
+      />
+      <Timeline conversationId={conversationId} highlight={searchTerm} target={target} />
+      <Composer conversation={c} composerRef={composerRef} />
+    </>
+  );
+}

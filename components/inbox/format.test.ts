@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { dayLabel, duration, initials, relativeTime, splitMatches } from './format';
+
+describe('inbox formatting', () => {
+  const now = new Date('2026-11-23T15:00:00');
+
+  it('relative times are short, and dates older than a week', () => {
+    expect(relativeTime(new Date('2026-11-23T14:59:30').toISOString(), now)).toBe('now');
+    expect(relativeTime(new Date('2026-11-23T14:15:00').toISOString(), now)).toBe('45m');
+    expect(relativeTime(new Date('2026-11-23T09:00:00').toISOString(), now)).toBe('6h');
+    expect(relativeTime(new Date('2026-11-01T09:00:00').toISOString(), now)).toBe('Nov 1');
+    expect(relativeTime(new Date('2025-11-01T09:00:00').toISOString(), now)).toBe('Nov 1, 2025');
+    expect(relativeTime(null, now)).toBe('');
+  });
+
+  it('day separators say Today and Yesterday', () => {
+    expect(dayLabel(new Date('2026-11-23T01:00:00').toISOString(), now)).toBe('Today');
+    expect(dayLabel(new Date('2026-11-22T23:00:00').toISOString(), now)).toBe('Yesterday');
+    expect(dayLabel(new Date('2026-11-02T10:00:00').toISOString(), now)).toBe('Monday, November 2');
+  });
+
+  it('initials and durations', () => {
+    expect(initials('Ana Maria Lopez')).toBe('AL');
+    expect(initials('cher')).toBe('C');
+    expect(initials('  ')).toBe('?');
+    expect(duration(125)).toBe('2:05');
+    expect(duration(null)).toBe('');
+  });
+
+  it('splits text around every case-insensitive match, as text (never HTML)', () => {
+    expect(splitMatches('Color at 3, colour at 4, COLOR', 'color')).toEqual([
+      { text: 'Color', match: true },
+      { text: ' at 3, colour at 4, ', match: false },
+      { text: 'COLOR', match: true },
+    ]);
+    expect(splitMatches('<b>bold</b>', 'bold')).toEqual([
+      { text: '<b>', match: false },
+      { text: 'bold', match: true },
+      { text: '</b>', match: false },
+    ]);
+    expect(splitMatches('short', 'sh')).toEqual([{ text: 'short', match: false }]);
+  });
+});

@@ -1,0 +1,79 @@
+/** Small, pure formatting helpers for the inbox (tested in format.test.ts). */
+
+export function initials(name: string | null | undefined): string {
+  const parts = (name ?? '').trim().split(/\s+/).filter(Boolean);
+  if (!parts.length) return '?';
+  return ((parts[0]![0] ?? '') + (parts.length > 1 ? (parts[parts.length - 1]![0] ?? '') : '')).toUpperCase();
+}
+
+/** "now", "5m", "3h", "Mon", "Nov 3", "Nov 3, 2024": dense like a mail client's list. */
+export function relativeTime(iso: string | null | undefined, now = new Date()): string {
+  if (!iso) return '';
+  const then = new Date(iso);
+  const seconds = Math.round((now.getTime() - then.getTime()) / 1000);
+  if (seconds < 60) return 'now';
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
+  if (seconds < 6 * 86_400) return then.toLocaleDateString('en-US', { weekday: 'short' });
+  if (then.getFullYear() === now.getFullYear()) return then.toLocaleDateString('en-US', { month: 'short', day: 'numeric' });
+  return then.toLocaleDateString('en-US', { month: 'short', day: 'numeric', year: 'numeric' });
+}
+
+/** The date separator label in the timeline: Today, Yesterday, or the full date. */
+export function dayLabel(iso: string, now = new Date()): string {
+  const day = new Date(iso);
+  const startOf = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const diffDays = Math.round((startOf(now) - startOf(day)) / 86_400_000);
+  if (diffDays === 0) return 'Today';
+  if (diffDays === 1) return 'Yesterday';
+  return day.toLocaleDateString('en-US', { weekday: 'long', month: 'long', day: 'numeric', year: day.getFullYear() === now.getFullYear() ? undefined : 'numeric' });
+}
+
+export function clockTime(iso: string): string {
+  return new Date(iso).toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit' });
+}
+
+export function duration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return '';
+  const m = Math.floor(seconds / 60);
+  const s = seconds % 60;
+  return `${m}:${String(s).padStart(2, '0')}`;
+}
+
+/** Splits text around case-insensitive matches of `term`, for highlighting without HTML. */
+export function splitMatches(text: string, term: string): { text: string; match: boolean }[] {
+  const needle = term.trim().toLowerCase();
+  if (needle.length < 3) return [{ text, match: false }];
+  const parts: { text: string; match: boolean }[] = [];
+  const haystack = text.toLowerCase();
+  let from = 0;
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, from)) {
+    if (at > from) parts.push({ text: text.slice(from, at), match: false });
+    parts.push({ text: text.slice(at, at + needle.length), match: true });
+    from = at + needle.length;
+  }
+  if (from < text.length) parts.push({ text: text.slice(from), match: false });
+  return parts;
+}
+
+export const STATUS_LABEL: Record<string, string> = {
+  initiated: 'Initiated',
+  queued: 'Queued',
+  sending: 'Sending',
+  sent: 'Sent',
+  delivered: 'Delivered',
+  read: 'Read',
+  received: 'Received',
+  undelivered: 'Undelivered',
+  failed: 'Failed',
+  bounced: 'Bounced',
+  canceled: 'Canceled',
+  ringing: 'Ringing',
+  in_progress: 'In progress',
+  completed: 'Completed',
+  busy: 'Busy',
+  no_answer: 'No answer',
+  pending: 'Sending…',
+};
+
+export const FAILED_STATUSES = new Set(['failed', 'undelivered', 'bounced', 'canceled']);

@@ -1,0 +1,129 @@
+'use client';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { trpc } from '@/components/trpc/client';
+import { IncomingCallToast } from '@/components/voice/incoming-call-toast';
+import { ClientPanel } from './client-panel';
+import { ConversationList } from './conversation-list';
+import { ConversationPane } from './conversation-pane';
+import styles from './inbox.module.css';
+import { SearchResults } from './search-results';
+import { Sidebar } from './sidebar';
+import { TopBar } from './top-bar';
+import { listInput, type ConversationRow, type View } from './types';
+import { useInboxKeyboard } from './use-inbox-keyboard';
+import { useLiveInbox } from './use-live-inbox';
+
+/**
+ * The staff inbox: views sidebar, conversation list, the open conversation, the client panel.
+ * State that a link should carry (the open conversation) lives in the URL (`?c=`); the rest is
+ * local. Data comes only through tRPC; live events invalidate what they touch.
+ */
+export function InboxApp() {
+  const me = trpc.session.me.useQuery();
+  const [view, setView] = useState<View>({ status: 'open', assignment: 'all' });
+  const [selectedId, setSelectedId] = useState<number | null>(null);
+  const [jumpTo, setJumpTo] = useState<{ messageId: number; term: string } | null>(null);
+  const [searchTerm, setSearchTerm] = useState<string | null>(null);
+  const rowsRef = useRef<ConversationRow[]>([]);
+  const searchInputRef = useRef<HTMLInputElement>(null);
+  const composerRef = useRef<HTMLTextAreaElement>(null);
+
+  // Open the conversation named in the URL once, on load (a shared link or a reload).
+  useEffect(() => {
+    const c = Number(new URLSearchParams(window.location.search).get('c'));
+    if (Number.isInteger(c) && c > 0) setSelectedId(c);
+  }, []);
+
+  const open = useCallback((id: number | null, at?: { messageId: number; term: string }) => {
+    setSelectedId(id);
+    setJumpTo(at ?? null);
+    const url = new URL(window.location.href);
+    if (id) url.searchParams.set('c', String(id));
+    else url.searchParams.delete('c');
+    window.history.replaceState(null, '', url);
+  }, []);
+
+  const changeView = useCallback((next: View) => {
+    setView(next);
+    setSearchTerm(null);
+  }, []);
+
+  useLiveInbox(selectedId);
+  useUnreadTitle();
+
+  const utils = trpc.useUtils();
+  const setStatus = trpc.inbox.setStatus.useMutation({ onSettled: () => utils.inbox.invalidate() });
+  const assign = trpc.inbox.assign.useMutation({ onSettled: () => utils.inbox.invalidate() });
+
+  const move = useCallback(
+    (delta: number) => {
+      const rows = rowsRef.current;
+      if (!rows.length) return;
+      const at = rows.findIndex((r) => r.conversation_id === selectedId);
+      const next = rows[Math.min(rows.length - 1, Math.max(0, at === -1 ? 0 : at + delta))];
+      if (next) open(next.conversation_id);
+    },
+    [open, selectedId],
+  );
+
+  useInboxKeyboard({
+    next: () => move(1),
+    previous: () => move(-1),
+    resolve: () => selectedId && setStatus.mutate({ conversationId: selectedId, status: 'resolved' }),
+    assignToMe: () => selectedId && me.data && assign.mutate({ conversationId: selectedId, staffId: me.data.staffId }),
+    focusSearch: () => searchInputRef.current?.focus(),
+    focusComposer: () => composerRef.current?.focus(),
+    back: () => {
+      if (searchTerm !== null) setSearchTerm(null);
+      else open(null);
+    },
+  });
+
+  const input = useMemo(() => listInput(view), [view]);
+
+  if (me.isPending) return <p role="status" className={styles.state}>Loading your inbox…</p>;
+  if (me.error) {
+    return (
+      <p role="alert" className={`${styles.state} ${styles.error}`}>
+        {me.error.data?.code === 'UNAUTHORIZED' ? 'Your session has ended. ' : 'Could not load your profile. '}
+        <a href="/login">Sign in again</a>
+      </p>
+    );
+  }
+
+  return (
+    <div className={styles.app} data-pane={selectedId ? 'conversation' : 'list'}>
+      <TopBar me={me.data} searchInputRef={searchInputRef} onSearch={(term) => setSearchTerm(term)} />
+      <nav className={styles.side} aria-label="Views">
+        <Sidebar view={view} onChange={changeView} />
+      </nav>
+      <section className={styles.list} aria-label={searchTerm !== null ? 'Search results' : 'Conversations'}>
+        {searchTerm !== null ? (
+          <SearchResults term={searchTerm} onOpen={(conversationId, messageId) => open(conversationId, { messageId, term: searchTerm })} onClose={() => setSearchTerm(null)} />
+        ) : (
+          <ConversationList input={input} selectedId={selectedId} onOpen={open} rowsRef={rowsRef} />
+        )}
+      </section>
+      <main className={styles.main}>
+        {selectedId ? (
+          <ConversationPane key={selectedId} conversationId={selectedId} me={me.data} jumpTo={jumpTo} composerRef={composerRef} onBack={() => open(null)} />
+        ) : (
+          <p className={styles.state}>Select a conversation. Use j / k to move, / to search.</p>
+        )}
+      </main>
+      <aside className={styles.client} aria-label="Client details">
+        {selectedId ? <ClientPanel conversationId={selectedId} /> : null}
+      </aside>
+      <IncomingCallToast />
+    </div>
+  );
+}
+
+/** The tab title carries the number of open conversations with unread messages. */
+function useUnreadTitle() {
+  const unread = trpc.inbox.list.useQuery({ status: ['open'], unread: 'true', page_size: 1 });
+  const total = unread.data?.total_conversations ?? 0;
+  useEffect(() => {
+    document.title = total > 0 ? `(${total}) Inbox` : 'Inbox';
+  }, [total]);
+}

@@ -1,0 +1,118 @@
+'use client';
+import { trpc } from '@/components/trpc/client';
+import { EmailFrame } from './email-frame';
+import { clockTime, duration, FAILED_STATUSES, splitMatches, STATUS_LABEL } from './format';
+import styles from './inbox.module.css';
+import type { MessageItem } from './types';
+
+/** Text with search matches marked: always rendered as text, never as HTML. */
+export function Highlighted({ text, term }: { text: string; term: string }) {
+  return (
+    <>
+      {splitMatches(text, term).map((part, i) => (part.match ? <mark key={i} className={styles.hit}>{part.text}</mark> : part.text))}
+    </>
+  );
+}
+
+function StatusLine({ m }: { m: MessageItem }) {
+  const status = m.message_status as string;
+  const failed = FAILED_STATUSES.has(status);
+  const who = m.direction === 'outbound' ? (m.staff_name ?? (m.sender_type === 'system' ? 'Automated' : null)) : null;
+  return (
+    <span className={styles.meta}>
+      {who ? <span>{who}</span> : null}
+      <time dateTime={m.sent_at}>{clockTime(m.sent_at)}</time>
+      {m.direction === 'outbound' && m.message_type !== 'NOTE' ? (
+        <span className={failed ? styles.failed : undefined} data-testid="message-status" title={m.error_message ?? undefined}>
+          {STATUS_LABEL[status] ?? status}
+          {failed && (m.error_message || m.error_code) ? `: ${m.error_message ?? `error ${m.error_code}`}` : ''}
+        </span>
+      ) : null}
+      {m.message_id > 0 ? <FlagToggle m={m} /> : null}
+    </span>
+  );
+}
+
+function FlagToggle({ m }: { m: MessageItem }) {
+  const utils = trpc.useUtils();
+  const flag = trpc.inbox.flag.useMutation({
+    onSettled: () => {
+      void utils.inbox.messages.invalidate({ conversationId: m.conversation_id });
+      void utils.inbox.conversation.invalidate({ conversationId: m.conversation_id });
+    },
+  });
+  const flagged = flag.isPending ? flag.variables.flagged : m.flagged;
+  return (
+    <button type="button" className={styles.flag} aria-pressed={flagged} aria-label={flagged ? 'Unflag message' : 'Flag message'} onClick={() => flag.mutate({ messageId: m.message_id, flagged: !flagged })}>
+      ⚑
+    </button>
+  );
+}
+
+function CallEntry({ m }: { m: MessageItem }) {
+  const status = m.message_status as string;
+  const inbound = m.direction === 'inbound';
+  const voicemail = m.call_outcome === 'voicemail';
+  const missed = m.call_outcome === 'missed' || voicemail;
+  const label = voicemail ? 'Voicemail' : missed ? 'Missed call' : inbound ? 'Incoming call' : 'Outgoing call';
+  return (
+    <div className={styles.call} data-testid="call-entry">
+      <span aria-hidden>📞</span>
+      <strong className={missed && !voicemail ? styles.failed : undefined}>{label}</strong>
+      {m.call_duration_seconds ? <span data-testid="call-duration">{duration(m.call_duration_seconds)}</span> : <span className={styles.meta}>{STATUS_LABEL[status] ?? status}</span>}
+      {m.staff_name ? <span className={styles.meta}>{m.staff_name}</span> : null}
+      {m.recording_url ? <audio controls preload="none" src={m.recording_url} aria-label={`${label} recording`} style={{ height: 32 }} /> : null}
+    </div>
+  );
+}
+
+function EmailCard({ m, highlight }: { m: MessageItem; highlight: string }) {
+  return (
+    <article className={styles.card} aria-label={`Email: ${m.subject ?? '(no subject)'}`}>
+      <div className={styles.cardHead}>
+        <strong>
+          <Highlighted text={m.subject ?? '(no subject)'} term={highlight} />
+        </strong>
+        <span>
+          {m.direction === 'inbound' ? 'From' : 'To'} {m.direction === 'inbound' ? m.from_address : m.to_address}
+        </span>
+        {m.cc_email?.length ? <span>Cc {m.cc_email.join(', ')}</span> : null}
+      </div>
+      {m.message_id > 0 ? <EmailFrame messageId={m.message_id} fallback={<Highlighted text={m.content ?? ''} term={highlight} />} /> : <div className={styles.emailText}>{m.content}</div>}
+      {m.attachments?.length ? (
+        <div className={styles.attachments} aria-label="Attachments">
+          {m.attachments.map((a, i) =>
+            a.url && /^https?:/i.test(a.url) ? (
+              <a key={i} className={styles.chip} href={a.url} target="_blank" rel="noopener noreferrer nofollow">
+                📎 {a.filename}
+              </a>
+            ) : (
+              <span key={i} className={styles.chip}>📎 {a.filename}</span>
+            ),
+          )}
+        </div>
+      ) : null}
+    </article>
+  );
+}
+
+/** One timeline entry: SMS bubble, email card, call entry or internal note. */
+export function MessageView({ message: m, highlight, targeted }: { message: MessageItem; highlight: string; targeted: boolean }) {
+  const side = m.message_type === 'NOTE' ? styles.note : m.direction === 'inbound' ? styles.msgIn : styles.msgOut;
+  const cls = `${styles.msg} ${side} ${targeted ? styles.targeted : ''}`;
+  return (
+    <div id={`message-${m.message_id}`} className={cls} data-message-id={m.message_id} data-message-type={m.message_type}>
+      {m.message_type === 'CALL' ? (
+        <CallEntry m={m} />
+      ) : m.message_type === 'EMAIL' ? (
+        <EmailCard m={m} highlight={highlight} />
+      ) : (
+        <div className={styles.bubble}>
+          {m.message_type === 'NOTE' ? <span className={styles.meta} style={{ display: 'block' }}>Internal note · {m.staff_name ?? 'API'}</span> : null}
+          <Highlighted text={m.content ?? ''} term={highlight} />
+        </div>
+      )}
+      <StatusLine m={m} />
+    </div>
+  );
+}

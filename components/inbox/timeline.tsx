@@ -1,0 +1,86 @@
+'use client';
+import { Fragment, useEffect, useLayoutEffect, useRef } from 'react';
+import { trpc } from '@/components/trpc/client';
+import { dayLabel } from './format';
+import styles from './inbox.module.css';
+import { MessageView } from './message-view';
+
+const PAGE_SIZE = 50;
+
+/**
+ * The conversation's messages, oldest at the top like every chat, with date separators. Pages of
+ * 50 come newest-first from the server; scrolling to the top loads earlier ones. A search hit
+ * (`target`) is loaded page by page if needed, scrolled into view and outlined.
+ */
+export function Timeline({ conversationId, highlight, target }: { conversationId: number; highlight: string; target: number | null }) {
+  const query = trpc.inbox.messages.useInfiniteQuery(
+    { conversationId, pageSize: PAGE_SIZE },
+    { getNextPageParam: (last) => (last.next_page ? last.page + 1 : undefined) },
+  );
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const stickToBottom = useRef(true);
+  const messages = (query.data?.pages.flatMap((p) => p.messages) ?? []).slice().reverse();
+  const newestId = messages.at(-1)?.message_id;
+  const targetLoaded = target !== null && messages.some((m) => m.message_id === target);
+
+  // Stay at the newest message as messages arrive, unless the reader scrolled up.
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    if (el && stickToBottom.current && target === null) el.scrollTop = el.scrollHeight;
+  }, [newestId, messages.length, target]);
+
+  // A search hit further back: load earlier pages until it is here, then show it.
+  useEffect(() => {
+    if (target === null) return;
+    if (!targetLoaded) {
+      if (query.hasNextPage && !query.isFetchingNextPage) void query.fetchNextPage();
+      return;
+    }
+    document.getElementById(`message-${target}`)?.scrollIntoView({ block: 'center' });
+  }, [target, targetLoaded, query]);
+
+  function onScroll() {
+    const el = scrollRef.current;
+    if (!el) return;
+    stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    if (el.scrollTop < 80 && query.hasNextPage && !query.isFetchingNextPage) {
+      // Keep the reader's place while earlier messages are prepended.
+      const before = el.scrollHeight;
+      void query.fetchNextPage().then(() => requestAnimationFrame(() => (el.scrollTop += el.scrollHeight - before)));
+    }
+  }
+
+  if (query.isPending) return <div className={styles.timeline}><p role="status" className={styles.state}>Loading messages…</p></div>;
+  if (query.error) {
+    return (
+      <div className={styles.timeline}>
+        <p role="alert" className={`${styles.state} ${styles.error}`}>
+          Could not load messages. <button type="button" className={styles.button} onClick={() => void query.refetch()}>Retry</button>
+        </p>
+      </div>
+    );
+  }
+
+  let lastDay = '';
+  return (
+    <div ref={scrollRef} className={styles.timeline} onScroll={onScroll} role="log" aria-label="Messages" aria-live="polite" tabIndex={0}>
+      {query.hasNextPage ? (
+        <button type="button" className={styles.button} style={{ alignSelf: 'center' }} onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
+          {query.isFetchingNextPage ? 'Loading…' : 'Load earlier messages'}
+        </button>
+      ) : null}
+      {messages.length === 0 ? <p className={styles.state}>No messages yet. Say hello below.</p> : null}
+      {messages.map((m) => {
+        const day = dayLabel(m.sent_at);
+        const separator = day !== lastDay;
+        lastDay = day;
+        return (
+          <Fragment key={m.message_id}>
+            {separator ? <div className={styles.separator} role="separator">{day}</div> : null}
+            <MessageView message={m} highlight={highlight} targeted={m.message_id === target} />
+          </Fragment>
+        );
+      })}
+    </div>
+  );
+}

@@ -1,0 +1,40 @@
+'use client';
+import { useState, type RefObject } from 'react';
+import { trpc } from '@/components/trpc/client';
+import styles from './inbox.module.css';
+import type { Me } from './types';
+
+/** Business name, business-wide message search (`/`), who is signed in, sign out. */
+export function TopBar({ me, searchInputRef, onSearch }: { me: Me; searchInputRef: RefObject<HTMLInputElement | null>; onSearch: (term: string) => void }) {
+  const [term, setTerm] = useState('');
+  const signOut = trpc.session.signOut.useMutation({ onSuccess: () => window.location.assign('/login') });
+  return (
+    <header className={styles.top}>
+      <h1>{me.businessName}</h1>
+      <form
+        role="search"
+        className={styles.topSearch}
+        onSubmit={(e) => {
+          e.preventDefault();
+          onSearch(term.trim());
+        }}
+      >
+        <input
+          ref={searchInputRef}
+          className={styles.input}
+          type="search"
+          aria-label="Search all messages"
+          placeholder="Search messages  /"
+          value={term}
+          onChange={(e) => setTerm(e.target.value)}
+        />
+      </form>
+      <span className={styles.me} data-testid="signed-in-as">
+        Signed in as {me.staffName}
+      </span>
+      <button type="button" className={`${styles.button} ${styles.ghost}`} onClick={() => signOut.mutate()} disabled={signOut.isPending}>
+        Sign out
+      </button>
+    </header>
+  );
+}

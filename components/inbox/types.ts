@@ -1,0 +1,38 @@
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import type { AppRouter } from '@/server/trpc/root';
+
+type Outputs = inferRouterOutputs<AppRouter>;
+type Inputs = inferRouterInputs<AppRouter>;
+
+export type ConversationRow = Outputs['inbox']['list']['conversations'][number];
+export type ConversationDetails = Outputs['inbox']['conversation'];
+export type MessageItem = Outputs['inbox']['messages']['messages'][number];
+export type Filters = Outputs['inbox']['filters'];
+export type StaffMember = Outputs['inbox']['staff']['staffs'][number];
+export type Me = Outputs['session']['me'];
+export type ListInput = Inputs['inbox']['list'];
+
+export const STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
+export type Status = (typeof STATUSES)[number];
+
+/** What the sidebar selects: one status tab plus optional narrowing. */
+export type View = {
+  status: Status;
+  assignment: 'all' | 'mine' | 'unassigned';
+  channel?: 'sms' | 'email' | 'voice';
+  location_id?: number;
+  label?: string;
+  unread?: boolean;
+};
+
+export function listInput(view: View): ListInput {
+  return {
+    status: [view.status],
+    assignment: view.assignment,
+    channel: view.channel,
+    location_id: view.location_id,
+    label: view.label,
+    unread: view.unread ? 'true' : undefined,
+    page_size: 50,
+  };
+}

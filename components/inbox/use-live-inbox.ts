@@ -1,0 +1,35 @@
+'use client';
+import { useRef } from 'react';
+import { trpc } from '@/components/trpc/client';
+
+/**
+ * Live inbox: the business's events (SSE, fed by PostgreSQL LISTEN/NOTIFY) invalidate the queries
+ * they touch. Bursts (a bulk send, a storm of status callbacks) are folded into one refetch per
+ * 200 ms, so a busy business never floods the browser.
+ */
+export function useLiveInbox(openConversationId: number | null) {
+  const utils = trpc.useUtils();
+  const pending = useRef<{ timer: ReturnType<typeof setTimeout> | null; conversations: Set<number> }>({ timer: null, conversations: new Set() });
+  const openRef = useRef(openConversationId);
+  openRef.current = openConversationId;
+
+  trpc.inbox.events.useSubscription(undefined, {
+    onData(event) {
+      const p = pending.current;
+      for (const id of event.conversationIds) p.conversations.add(id);
+      if (p.timer) return;
+      p.timer = setTimeout(() => {
+        const touched = p.conversations;
+        p.conversations = new Set();
+        p.timer = null;
+        void utils.inbox.list.invalidate();
+        void utils.inbox.filters.invalidate();
+        const open = openRef.current;
+        if (open && touched.has(open)) {
+          void utils.inbox.conversation.invalidate({ conversationId: open });
+          void utils.inbox.messages.invalidate({ conversationId: open });
+        }
+      }, 200);
+    },
+  });
+}

@@ -1,0 +1,268 @@
+import type { Page } from '@playwright/test';
+import { expect, test } from './fixtures';
+import { addClient, database, equipBusiness, inboundSms } from './support';
+
+/**
+ * The staff inbox in Chromium against the production build: every client message arrives through
+ * the real, signed webhooks; everything staff do goes through tRPC.
+ */
+
+const conversation = (page: Page, name: string) => page.getByRole('option', { name: new RegExp(`^${name}`) });
+const heading = (page: Page) => page.getByRole('main').getByRole('heading', { level: 2 });
+const timeline = (page: Page) => page.getByRole('log', { name: 'Messages' });
+
+/** Milliseconds, measured in the browser, from a click on a conversation to its header showing. */
+async function switchTo(page: Page, name: string): Promise<number> {
+  return page.evaluate(async (who) => {
+    const start = performance.now();
+    (document.querySelector(`[role=option][aria-label^="${who}"]`) as HTMLElement).click();
+    while (!document.querySelector('main h2')?.textContent?.includes(who)) await new Promise((r) => requestAnimationFrame(r));
+    return performance.now() - start;
+  }, name);
+}
+
+test('filter, open a conversation, send an SMS and watch it reach delivered', async ({ page, tenant, request }) => {
+  const business = await equipBusiness(tenant.businessId);
+  const ana = await addClient(tenant.businessId, 'Ana Lopez');
+  const ben = await addClient(tenant.businessId, 'Ben Carter');
+  await inboundSms(request, ana.phone, business.smsNumber, 'Can I move my color appointment to Friday?');
+  await inboundSms(request, ben.phone, business.smsNumber, 'Running 5 minutes late');
+
+  await page.goto(tenant.loginUrl);
+  await page.goto('/inbox');
+  await expect(conversation(page, 'Ben Carter')).toBeVisible();
+  const interactiveMs = await page.evaluate(() => performance.now());
+  test.info().annotations.push({ type: 'inbox interactive (ms after navigation)', description: interactiveMs.toFixed(0) });
+  await expect(page.getByRole('heading', { name: tenant.businessName })).toBeVisible();
+  await expect(conversation(page, 'Ben Carter')).toHaveAttribute('aria-label', /1 unread/);
+  await expect(page).toHaveTitle('(2) Inbox');
+
+  // Filters: the SMS channel keeps both, Email has none, Resolved has none.
+  await page.getByRole('group', { name: 'Channel' }).getByRole('button', { name: /SMS/ }).click();
+  await expect(conversation(page, 'Ana Lopez')).toBeVisible();
+  await page.getByRole('group', { name: 'Channel' }).getByRole('button', { name: /SMS/ }).click();
+  await page.getByRole('group', { name: 'Channel' }).getByRole('button', { name: /Email/ }).click();
+  await expect(page.getByText('No conversations here.')).toBeVisible();
+  await page.getByRole('group', { name: 'Channel' }).getByRole('button', { name: /Email/ }).click();
+  await expect(page.getByRole('group', { name: 'Status' }).getByRole('button', { name: /Open/ })).toContainText('2');
+  await page.screenshot({ path: test.info().outputPath('inbox.png') });
+
+  await conversation(page, 'Ana Lopez').click();
+  await expect(heading(page)).toHaveText('Ana Lopez');
+  await expect(timeline(page)).toContainText('Can I move my color appointment to Friday?');
+  await expect(page.getByRole('complementary', { name: 'Client details' })).toContainText(ana.phone);
+  // Opening reads it: the badge goes and the title follows.
+  await expect(conversation(page, 'Ana Lopez')).not.toHaveAttribute('aria-label', /unread/);
+  await expect(page).toHaveTitle('(1) Inbox');
+
+  const composer = page.getByRole('textbox', { name: 'SMS message' });
+  await composer.fill('See you Friday at 3 — reply STOP to opt out');
+  await expect(page.getByTestId('sms-counter')).toContainText('1 segment');
+  await expect(page.getByTestId('sms-counter')).toContainText('UCS-2'); // the em dash is not GSM-7
+  await composer.fill('See you Friday at 3!');
+  await expect(page.getByTestId('sms-counter')).toContainText('GSM-7');
+  await page.getByRole('button', { name: 'Send SMS' }).click();
+  const sent = page.locator('[data-message-type=TEXT]').filter({ hasText: 'See you Friday at 3!' });
+  await expect(sent).toBeVisible();
+  await expect(composer).toHaveValue('');
+  await expect(sent.getByTestId('message-status')).toHaveText('Delivered', { timeout: 20_000 });
+  await page.screenshot({ path: test.info().outputPath('conversation.png') });
+
+  // Switching between conversations already visited (warm cache).
+  await switchTo(page, 'Ben Carter');
+  const switches = [await switchTo(page, 'Ana Lopez'), await switchTo(page, 'Ben Carter'), await switchTo(page, 'Ana Lopez')];
+  test.info().annotations.push({ type: 'conversation switch, warm (ms)', description: switches.map((ms) => ms.toFixed(0)).join(', ') });
+  console.log(`inbox interactive ${interactiveMs.toFixed(0)} ms; warm switches ${switches.map((ms) => ms.toFixed(0)).join(', ')} ms`);
+});
+
+test('a reply from the sandbox phone appears live in the inbox, with the unread badge and title', async ({ page, browser, tenant, request }) => {
+  const business = await equipBusiness(tenant.businessId);
+  const ana = await addClient(tenant.businessId, 'Ana Lopez');
+  await inboundSms(request, ana.phone, business.smsNumber, 'First question');
+  await page.goto(tenant.loginUrl);
+  await expect(conversation(page, 'Ana Lopez')).toHaveAttribute('aria-label', /1 unread/);
+  await expect(page).toHaveTitle('(1) Inbox');
+
+  // A second browser context plays the client's phone on /sandbox.
+  const phoneContext = await browser.newContext();
+  const phone = await phoneContext.newPage();
+  await phone.goto(tenant.loginUrl);
+  await phone.goto(`${process.env.PUBLIC_BASE_URL}/sandbox`);
+  await phone.getByRole('searchbox', { name: 'Search clients' }).fill('Ana Lopez');
+  await phone.getByRole('button', { name: /Ana Lopez/ }).click();
+  const reply = async (text: string) => {
+    await phone.getByRole('textbox', { name: 'Reply as client' }).fill(text);
+    await phone.getByRole('button', { name: 'Send SMS reply' }).click();
+  };
+
+  await reply('Second question, sent live');
+  await expect(conversation(page, 'Ana Lopez')).toHaveAttribute('aria-label', /2 unread/);
+  await expect(conversation(page, 'Ana Lopez')).toContainText('Second question, sent live');
+
+  await conversation(page, 'Ana Lopez').click();
+  await expect(page).toHaveTitle('Inbox');
+  await reply('Third, while you read');
+  await expect(timeline(page)).toContainText('Third, while you read');
+  await phoneContext.close();
+});
+
+test('notes, assignment, resolve, and an inbound message reopens the conversation', async ({ page, tenant, request }) => {
+  const business = await equipBusiness(tenant.businessId);
+  const ana = await addClient(tenant.businessId, 'Ana Lopez');
+  await inboundSms(request, ana.phone, business.smsNumber, 'Is Sarah in on Saturday?');
+  await page.goto(tenant.loginUrl);
+  await conversation(page, 'Ana Lopez').click();
+  await expect(heading(page)).toHaveText('Ana Lopez');
+
+  await page.getByRole('tab', { name: 'Note' }).click();
+  await page.getByRole('textbox', { name: 'Internal note' }).fill('Prefers Sarah for <b>color</b>');
+  await page.getByRole('button', { name: 'Add note' }).click();
+  const note = page.locator('[data-message-type=NOTE]');
+  await expect(note).toContainText('Internal note');
+  await expect(note).toContainText('Prefers Sarah for <b>color</b>'); // text, never markup
+
+  await page.getByLabel('Assignee').selectOption({ label: `${tenant.staffName} (me)` });
+  await expect(page.getByRole('complementary', { name: 'Client details' })).toContainText(tenant.staffName);
+  await expect(conversation(page, 'Ana Lopez')).toContainText(tenant.staffName);
+
+  await page.getByRole('button', { name: 'Resolve', exact: true }).click();
+  await expect(page.getByTestId('conversation-status')).toHaveText('resolved');
+  await expect(conversation(page, 'Ana Lopez')).toHaveCount(0); // gone from the Open view
+  await inboundSms(request, ana.phone, business.smsNumber, 'Actually, one more question');
+  await expect(page.getByTestId('conversation-status')).toHaveText('open');
+  await expect(timeline(page)).toContainText('Actually, one more question');
+  await expect(conversation(page, 'Ana Lopez')).toBeVisible();
+});
+
+test('search across the business and within a conversation, with highlighting', async ({ page, tenant, request }) => {
+  const business = await equipBusiness(tenant.businessId);
+  const ana = await addClient(tenant.businessId, 'Ana Lopez');
+  const ben = await addClient(tenant.businessId, 'Ben Carter');
+  await inboundSms(request, ana.phone, business.smsNumber, 'Can I book a COLOR appointment for Friday?');
+  for (let i = 0; i < 3; i++) await inboundSms(request, ana.phone, business.smsNumber, `Filler message ${i}`);
+  await inboundSms(request, ben.phone, business.smsNumber, 'Do you sell the gloss?');
+  await page.goto(tenant.loginUrl);
+  await expect(conversation(page, 'Ana Lopez')).toBeVisible();
+
+  await page.keyboard.press('/');
+  await expect(page.getByRole('searchbox', { name: 'Search all messages' })).toBeFocused();
+  await page.keyboard.type('color');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('search-summary')).toHaveText('1 result for “color”');
+  const result = page.getByRole('list', { name: 'Search results' }).getByRole('button');
+  await expect(result).toHaveCount(1);
+  await expect(result.locator('mark')).toHaveText('COLOR');
+  await result.click();
+  await expect(heading(page)).toHaveText('Ana Lopez');
+  const hit = page.locator('[data-message-type=TEXT]').filter({ hasText: 'COLOR appointment' });
+  await expect(hit.locator('mark')).toHaveText('COLOR');
+  await expect(hit).toHaveClass(/targeted/);
+
+  // Opened from a search, the conversation's own search bar carries the term.
+  const within = page.getByRole('searchbox', { name: 'Search this conversation' });
+  await expect(within).toHaveValue('color');
+  await within.fill('fi');
+  await within.press('Enter');
+  await expect(page.getByTestId('conversation-search-count')).toHaveText('Type at least 3 characters');
+  await within.fill('filler');
+  await within.press('Enter');
+  await expect(page.getByTestId('conversation-search-count')).toHaveText('3 matches');
+  await expect(timeline(page).locator('mark')).toHaveCount(3);
+});
+
+test('keyboard: j/k move, a assigns to me, e resolves, / searches, c composes, Esc goes back', async ({ page, tenant, request }) => {
+  const business = await equipBusiness(tenant.businessId);
+  for (const name of ['Cara One', 'Dan Two', 'Eve Three']) {
+    const client = await addClient(tenant.businessId, name);
+    await inboundSms(request, client.phone, business.smsNumber, `Hello from ${name}`);
+  }
+  await page.goto(tenant.loginUrl);
+  await expect(conversation(page, 'Cara One')).toBeVisible();
+
+  await page.keyboard.press('j'); // newest first: Eve
+  await expect(heading(page)).toHaveText('Eve Three');
+  await page.keyboard.press('j');
+  await expect(heading(page)).toHaveText('Dan Two');
+  await page.keyboard.press('k');
+  await expect(heading(page)).toHaveText('Eve Three');
+  await page.keyboard.press('a');
+  await expect(page.getByLabel('Assignee')).toHaveValue(String(tenant.staffId));
+  await page.keyboard.press('e');
+  await expect(page.getByTestId('conversation-status')).toHaveText('resolved');
+  await page.keyboard.press('c');
+  await expect(page.getByRole('textbox', { name: 'SMS message' })).toBeFocused();
+  await page.keyboard.type('jk'); // typing is never a shortcut
+  await expect(page.getByRole('textbox', { name: 'SMS message' })).toHaveValue('jk');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Escape');
+  await expect(page.getByText('Select a conversation.')).toBeVisible();
+});
+
+test('phone layout: list, then conversation, then back', async ({ page, tenant, request }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  const business = await equipBusiness(tenant.businessId);
+  const ana = await addClient(tenant.businessId, 'Ana Lopez');
+  await inboundSms(request, ana.phone, business.smsNumber, 'Hi from my phone');
+  await page.goto(tenant.loginUrl);
+  await conversation(page, 'Ana Lopez').click();
+  await expect(heading(page)).toHaveText('Ana Lopez');
+  await expect(page.getByRole('listbox', { name: 'Conversations' })).toBeHidden();
+  await expect(page.getByRole('textbox', { name: 'SMS message' })).toBeVisible();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
+  await page.screenshot({ path: test.info().outputPath('phone-conversation.png') });
+  await page.getByRole('button', { name: 'Back to conversations' }).click();
+  await expect(conversation(page, 'Ana Lopez')).toBeVisible();
+});
+
+test('10,000 conversations: the list stays virtualized while it scrolls', async ({ page, tenant }) => {
+  test.setTimeout(90_000);
+  const sql = database();
+  await sql`
+    with c as (
+      insert into clients (business_id, name, phone_number, client_type)
+      select ${tenant.businessId}, 'Client ' || g, '+1444' || lpad(g::text, 7, '0'), 'returning' from generate_series(1, 10000) g
+      returning id)
+    insert into conversations (business_id, client_id, last_message_content, last_channel, last_activity_at)
+    select ${tenant.businessId}, id, 'Looking forward to it', 'sms', now() - (id || ' seconds')::interval from c`;
+  await sql.end();
+  await page.goto(tenant.loginUrl);
+  await expect(page.getByTestId('conversation-total')).toHaveText('10000 conversations');
+
+  const figures = await page.evaluate(async () => {
+    const scroller = document.querySelector('[data-testid=conversation-scroller]') as HTMLElement;
+    const rows = () => document.querySelectorAll('[role=option]').length;
+    const frame = () => new Promise<number>((r) => requestAnimationFrame(r));
+    // Load 2,000 rows by scrolling to the end, as a reader would.
+    for (let i = 0; i < 400 && scroller.scrollHeight < 2000 * 64; i++) {
+      scroller.scrollTop = scroller.scrollHeight;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const end = Math.min(2000 * 64, scroller.scrollHeight) - scroller.clientHeight - 10;
+    scroller.scrollTop = 0;
+    await frame();
+    // Then scroll through them at 1,600 px a frame and time every frame.
+    const intervals: number[] = [];
+    let maxRows = 0;
+    let last = await frame();
+    while (scroller.scrollTop < end && intervals.length < 1000) {
+      scroller.scrollTop += 1600;
+      const now = await frame();
+      intervals.push(now - last);
+      last = now;
+      maxRows = Math.max(maxRows, rows());
+    }
+    intervals.sort((a, b) => a - b);
+    return {
+      frames: intervals.length,
+      medianMs: intervals[Math.floor(intervals.length / 2)]!,
+      p95Ms: intervals[Math.floor(intervals.length * 0.95)]!,
+      over50Ms: intervals.filter((ms) => ms > 50).length,
+      maxRows,
+    };
+  });
+  test.info().annotations.push({ type: 'scroll 2,000 of 10,000 rows', description: JSON.stringify(figures) });
+  console.log(`list scroll: ${JSON.stringify(figures)}`);
+  expect(figures.frames).toBeGreaterThan(50);
+  expect(figures.maxRows).toBeLessThan(60); // only the rows on screen (+ overscan) are in the DOM
+});

@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import type { APIRequestContext } from '@playwright/test';
+import { createSql } from '../db/client';
+import { inboundEmailPath, inboundParseForm, multipartBody, TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest } from '../server/providers/webhook-requests';
+
+/**
+ * Test data for the browser tests: rows the business already has (numbers, clients) are
+ * inserted directly; everything a client says arrives through the real webhooks, signed exactly
+ * as Twilio and SendGrid sign them, so the inbox sees it as it would in production.
+ */
+export function database() {
+  return createSql(process.env.E2E_DATABASE_URL!, { max: 2 });
+}
+
+export const randomPhone = () => `+1555${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
+
+export type Business = { smsNumber: string; email: string };
+export type SeededClient = { id: number; name: string; phone: string; email: string };
+
+/** Gives the business an SMS number and a sender address (the `To` of inbound messages). */
+export async function equipBusiness(businessId: number): Promise<Business> {
+  const sql = database();
+  const smsNumber = randomPhone();
+  const email = `desk-${randomBytes(4).toString('hex')}@studio.test`;
+  await sql`insert into business_sms_numbers (business_id, phone_number, is_default) values (${businessId}, ${smsNumber}, true)`;
+  await sql`update businesses set from_email = ${email}, from_name = 'Front desk' where id = ${businessId}`;
+  await sql.end();
+  return { smsNumber, email };
+}
+
+export async function addClient(businessId: number, name: string): Promise<SeededClient> {
+  const sql = database();
+  const phone = randomPhone();
+  const email = `${name.toLowerCase().replace(/\W+/g, '.')}.${randomBytes(3).toString('hex')}@client.test`;
+  const [row] = await sql<{ id: number }[]>`
+    insert into clients (business_id, name, phone_number, email, client_type) values (${businessId}, ${name}, ${phone}, ${email}, 'returning') returning id`;
+  await sql.end();
+  return { id: row!.id, name, phone, email };
+}
+
+/** A Twilio webhook (form POST with X-Twilio-Signature) to one of our endpoints; its answer's text. */
+export async function postTwilio(request: APIRequestContext, path: string, params: Record<string, string>): Promise<string> {
+  const req = twilioWebhookRequest(`${process.env.PUBLIC_BASE_URL}${path}`, params, process.env.TWILIO_AUTH_TOKEN!);
+  const res = await request.post(path, { headers: req.headers, data: req.body });
+  if (!res.ok()) throw new Error(`${path} answered ${res.status()}: ${await res.text()}`);
+  return res.text();
+}
+
+/** An inbound SMS, posted to the real webhook with Twilio's signature. */
+export async function inboundSms(request: APIRequestContext, from: string, to: string, body: string) {
+  const params = { MessageSid: twilioSid('SM'), AccountSid: twilioSid('AC'), From: from, To: to, Body: body, NumMedia: '0', NumSegments: '1' };
+  await postTwilio(request, TWILIO_WEBHOOK_PATHS.smsIncoming, params);
+}
+
+/** An inbound email, posted like SendGrid Inbound Parse (multipart) to the real endpoint. */
+export async function inboundEmail(request: APIRequestContext, mail: { from: string; to: string; subject: string; text: string; html?: string; attachmentName?: string }) {
+  const form = inboundParseForm({
+    from: mail.from,
+    to: mail.to,
+    subject: mail.subject,
+    text: mail.text,
+    html: mail.html ?? null,
+    messageId: `<${randomBytes(8).toString('hex')}@client.test>`,
+    envelope: { from: mail.from, to: [mail.to] },
+    attachments: mail.attachmentName ? [{ filename: mail.attachmentName, contentType: 'text/plain', content: Buffer.from('hello') }] : [],
+  });
+  const body = await multipartBody(form.fields, form.files);
+  const res = await request.post(`${inboundEmailPath()}?secret=${encodeURIComponent(process.env.EMAIL_INBOUND_SECRET!)}`, {
+    headers: { 'content-type': body.contentType },
+    data: body.bytes,
+  });
+  if (!res.ok()) throw new Error(`inbound email answered ${res.status()}: ${await res.text()}`);
+}

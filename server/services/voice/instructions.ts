@@ -1,0 +1,238 @@
+import { and, asc, eq, isNull, ne, or, sql } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import { businesses, businessSmsNumbers, clients, conversations, staff, type BusinessSettings, type MessageStatus } from '@/db/schema';
+import { normalizePhone } from '@/server/lib/phone';
+import { logger } from '@/server/logger';
+import { param, type FormParams } from '@/server/providers/twilio-signature';
+import type { InstructionStep } from '@/server/schemas/voice';
+import { ensureConversations } from '@/server/services/messages/submit';
+import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/webhooks/twilio-inbound';
+import { callStatusOf, findCall, recordCall, type CallOutcome, type RecordedCall } from './call-record';
+import { ensureMissedCallText } from './missed-call-text';
+import { staffIdOfIdentity } from './token';
+import { dialNumber, dialStaff, endCall, MAX_RING_GROUP, rejectCall, sayAndHangUp, voicemail } from './twiml';
+
+/**
+ * POST /voice-calls/instructions (SPEC §6.1 Voice): what Twilio does next with a call. A call's
+ * first request has no step; every <Dial>/<Record> we return names, in its action URL, the step
+ * that just ended, so one call is a chain of requests:
+ *
+ *   browser → phone:  (first) Dial the number → outbound (record the result, end)
+ *   phone → business: (first) ring the assigned staff member → assigned → ring the team → team
+ *                     → voicemail (greeting + Record) → voicemail (end)
+ *
+ * Every request writes the call's one CALL message (recordCall: idempotent, any order with the
+ * status callbacks), so a retried request or a late callback changes nothing twice.
+ */
+export async function callInstructions(params: FormParams, step: InstructionStep | undefined): Promise<string> {
+  if (step === 'outbound') return afterOutboundDial(params);
+  if (step) return inboundStep(params, step);
+  return (param(params, 'From') ?? '').startsWith('client:') ? placeCall(params) : inboundStep(params, undefined);
+}
+
+type Business = { id: number; name: string; country: string; settings: BusinessSettings };
+
+async function loadBusiness(tx: Tx, businessId: number): Promise<Business> {
+  const [row] = await tx
+    .select({ id: businesses.id, name: businesses.name, country: businesses.country, settings: businesses.settings })
+    .from(businesses)
+    .where(eq(businesses.id, businessId))
+    .limit(1);
+  return row!;
+}
+
+// ---- browser → phone ------------------------------------------------------------------------
+
+/** A call from the dialer: `To` (a phone number) and/or `ClientId` (a client of the staff member's business). */
+async function placeCall(params: FormParams): Promise<string> {
+  const staffId = staffIdOfIdentity(param(params, 'From'));
+  const [member] = staffId
+    ? await db.select({ id: staff.id, businessId: staff.businessId }).from(staff).where(and(eq(staff.id, staffId), eq(staff.active, true))).limit(1)
+    : [];
+  if (!member) return rejectCall();
+  const business = await loadBusiness(db, member.businessId);
+  const [callerId] = await db
+    .select({ phone: businessSmsNumbers.phoneNumber })
+    .from(businessSmsNumbers)
+    .where(eq(businessSmsNumbers.businessId, business.id))
+    .orderBy(sql`${businessSmsNumbers.isDefault} desc`, asc(businessSmsNumbers.id))
+    .limit(1);
+  if (!callerId) return sayAndHangUp('This business has no phone number to call from.');
+  const target = await callTarget(business, params);
+  if (typeof target === 'string') return sayAndHangUp(target);
+
+  await db.transaction(async (tx) => {
+    const clientId = target.clientId ?? (await findOrCreateClientByPhone(tx, business.id, target.number));
+    const conversationId = (await ensureConversations(tx, business.id, [clientId])).get(clientId)!;
+    await recordCall(tx, {
+      businessId: business.id,
+      clientId,
+      conversationId,
+      callSid: param(params, 'CallSid') ?? '',
+      direction: 'outbound',
+      staffId: member.id,
+      from: param(params, 'From') ?? '',
+      to: target.number,
+      status: callStatusOf(param(params, 'CallStatus')) ?? 'initiated',
+    });
+  });
+  return dialNumber({ callerId: callerId.phone, number: target.number, record: business.settings.record_calls === true });
+}
+
+/** Whom the dialer asked for: the client named by ClientId (at `To` if given, else their phone), or whoever has `To`. */
+async function callTarget(business: Business, params: FormParams): Promise<{ clientId: number | null; number: string } | string> {
+  const clientIdParam = param(params, 'ClientId');
+  const toParam = param(params, 'To');
+  let client: { id: number; phoneNumber: string | null } | undefined;
+  if (clientIdParam) {
+    [client] = /^\d{1,9}$/.test(clientIdParam)
+      ? await db
+          .select({ id: clients.id, phoneNumber: clients.phoneNumber })
+          .from(clients)
+          .where(and(eq(clients.id, Number(clientIdParam)), eq(clients.businessId, business.id)))
+          .limit(1)
+      : [];
+    if (!client) return 'That client was not found.';
+  }
+  const number = toParam ? normalizePhone(toParam, business.country) : (client?.phoneNumber ?? null);
+  if (!number) return toParam ? 'That number cannot be dialled.' : 'There is no number to call.';
+  return { clientId: client?.id ?? null, number };
+}
+
+/** The browser call's <Dial> ended: its DialCallStatus is the call's result (the client answered or not). */
+async function afterOutboundDial(params: FormParams): Promise<string> {
+  const callSid = param(params, 'CallSid') ?? '';
+  await db.transaction(async (tx) => {
+    const known = await findCall(tx, callSid);
+    if (!known) return logger.warn({ call_sid: callSid }, 'dial result of a call that was never recorded');
+    const duration = param(params, 'DialCallDuration');
+    await recordCall(tx, {
+      ...known,
+      status: callStatusOf(param(params, 'DialCallStatus')) ?? 'completed',
+      durationSeconds: duration ? Number(duration) : null,
+    });
+  });
+  return endCall();
+}
+
+// ---- phone → business -----------------------------------------------------------------------
+
+type Inbound = {
+  business: Business;
+  client: { id: number; name: string | null; locationId: number | null; conversationId: number; assignedStaffId: number | null } | null;
+};
+
+type Next =
+  | { kind: 'ring'; staffIds: number[]; step: 'assigned' | 'team' }
+  | { kind: 'voicemail' }
+  | { kind: 'end' };
+
+const CALLER_GONE = new Set(['completed', 'canceled', 'busy', 'no-answer', 'failed']);
+
+/**
+ * One request of an inbound call: decides the next step, writes the call in the same transaction
+ * (the client, a lead when the number is new, and its conversation are found or created first).
+ */
+async function inboundStep(params: FormParams, step: Exclude<InstructionStep, 'outbound'> | undefined): Promise<string> {
+  const to = param(params, 'To') ?? '';
+  const owner = await businessForNumber(normalizePhone(to) ?? to);
+  if (!owner) {
+    logger.warn({ to, call_sid: param(params, 'CallSid') }, 'call to a number no business owns');
+    return endCall();
+  }
+  const { inbound, next, call } = await db.transaction(async (tx) => {
+    const inbound = await resolveInbound(tx, owner.businessId, params);
+    const { next, status, outcome, durationSeconds } = await decide(tx, inbound, params, step);
+    const call = inbound.client
+      ? await recordCall(tx, {
+          businessId: inbound.business.id,
+          clientId: inbound.client.id,
+          conversationId: inbound.client.conversationId,
+          callSid: param(params, 'CallSid') ?? '',
+          direction: 'inbound',
+          staffId: null,
+          from: param(params, 'From') ?? '',
+          to,
+          status,
+          outcome,
+          durationSeconds,
+        })
+      : null;
+    return { inbound, next, call };
+  });
+  if (call?.callOutcome) await textCaller(call);
+
+  const record = inbound.business.settings.record_calls === true;
+  const client = inbound.client && { id: inbound.client.id, name: inbound.client.name, conversationId: inbound.client.conversationId };
+  if (next.kind === 'ring') return dialStaff({ staffIds: next.staffIds, next: next.step, record, client });
+  if (next.kind === 'voicemail') return voicemail(inbound.business.name);
+  return endCall();
+}
+
+type Decision = { next: Next; status: MessageStatus; outcome?: CallOutcome; durationSeconds?: number | null };
+
+/** What this request means for the call, and what Twilio does next. */
+async function decide(tx: Tx, inbound: Inbound, params: FormParams, step: Exclude<InstructionStep, 'outbound'> | undefined): Promise<Decision> {
+  if (step === undefined) return ringing(await ringPlan(tx, inbound, 'start'), callStatusOf(param(params, 'CallStatus')) ?? 'ringing');
+  if (step === 'voicemail') return { next: { kind: 'end' }, status: 'completed' };
+  const dialStatus = param(params, 'DialCallStatus');
+  if (dialStatus === 'completed' || dialStatus === 'answered') {
+    const duration = param(params, 'DialCallDuration');
+    return { next: { kind: 'end' }, status: 'completed', durationSeconds: duration ? Number(duration) : null };
+  }
+  // The caller hung up while it rang: a missed call, nothing left to ring.
+  const callStatus = param(params, 'CallStatus') ?? '';
+  if (CALLER_GONE.has(callStatus)) return { next: { kind: 'end' }, status: callStatusOf(callStatus)!, outcome: 'missed' };
+  return ringing(step === 'assigned' ? await ringPlan(tx, inbound, 'team') : { kind: 'voicemail' }, 'ringing');
+}
+
+/** Going to voicemail means nobody answered: the call is missed from here on (a recording makes it a voicemail). */
+const ringing = (next: Next, status: MessageStatus): Decision => (next.kind === 'voicemail' ? { next, status, outcome: 'missed' } : { next, status });
+
+async function resolveInbound(tx: Tx, businessId: number, params: FormParams): Promise<Inbound> {
+  const business = await loadBusiness(tx, businessId);
+  const caller = normalizePhone(param(params, 'From') ?? '', business.country);
+  // A withheld or unparsable caller id has no client to file the call under; staff are still rung.
+  if (!caller) return { business, client: null };
+  const clientId = await findOrCreateClientByPhone(tx, businessId, caller);
+  const conversationId = (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
+  const [client] = await tx
+    .select({ id: clients.id, name: clients.name, locationId: clients.locationId, assignedStaffId: conversations.assignedStaffId })
+    .from(clients)
+    .innerJoin(conversations, eq(conversations.id, conversationId))
+    .where(and(eq(clients.id, clientId), eq(clients.businessId, businessId)))
+    .limit(1);
+  return { business, client: { ...client!, conversationId } };
+}
+
+/**
+ * Who rings next (SPEC §6.1 Voice): the conversation's assigned staff member first, when active;
+ * then the team, everyone active but them: the active staff of the client's location together with
+ * those tied to no location (they cover every site); when the client has no location, or that finds
+ * nobody, every active staff member of the business. Twilio rings at most 10 at once. Nobody left:
+ * voicemail.
+ */
+async function ringPlan(tx: Tx, inbound: Inbound, from: 'start' | 'team'): Promise<Next> {
+  const businessId = inbound.business.id;
+  const assignedId = inbound.client?.assignedStaffId ?? null;
+  if (from === 'start' && assignedId !== null) {
+    const [assigned] = await tx
+      .select({ id: staff.id })
+      .from(staff)
+      .where(and(eq(staff.id, assignedId), eq(staff.businessId, businessId), eq(staff.active, true)))
+      .limit(1);
+    if (assigned) return { kind: 'ring', staffIds: [assigned.id], step: 'assigned' };
+  }
+  const active = and(eq(staff.businessId, businessId), eq(staff.active, true), assignedId !== null ? ne(staff.id, assignedId) : undefined);
+  const activeIds = (where: typeof active) =>
+    tx.select({ id: staff.id }).from(staff).where(where).orderBy(sql`${staff.locationId} is null`, asc(staff.id)).limit(MAX_RING_GROUP);
+  const locationId = inbound.client?.locationId ?? null;
+  let team = locationId !== null ? await activeIds(and(active, or(eq(staff.locationId, locationId), isNull(staff.locationId)))) : [];
+  if (team.length === 0) team = await activeIds(active);
+  return team.length ? { kind: 'ring', staffIds: team.map((s) => s.id), step: 'team' } : { kind: 'voicemail' };
+}
+
+/** The missed-call text must never cost the caller the call: a failure is logged, and the next write of the call tries again. */
+async function textCaller(call: RecordedCall): Promise<void> {
+  await ensureMissedCallText(call).catch((err: unknown) => logger.error({ err, call_sid: call.callSid }, 'missed-call text failed'));
+}

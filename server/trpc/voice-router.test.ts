@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { createClient, createConversation, createTenant } from '@/server/testing/factories';
+import { createContext } from './init';
+import { createCaller } from './root';
+
+async function callerFor(token: string) {
+  const req = new Request('http://localhost:3000/api/trpc/x', { headers: { host: 'localhost:3000', cookie: `session=${token}` } });
+  return createCaller(await createContext({ req }));
+}
+
+describe('tRPC voice router (the browser dialer)', () => {
+  it('token: SERVICE_UNAVAILABLE with the service’s message when voice is not configured', async () => {
+    // The test environment sets no TWILIO_API_KEY_* / TWILIO_TWIML_APP_SID.
+    const a = await createTenant();
+    const trpc = await callerFor(a.sessionToken);
+    await expect(trpc.voice.token()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: expect.stringMatching(/^Voice calling is not configured/) });
+  });
+
+  it('token: needs a session', async () => {
+    const trpc = createCaller(await createContext({ req: new Request('http://localhost:3000/api/trpc/x') }));
+    await expect(trpc.voice.token()).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+
+  it('clientForCaller: the business’s client (and conversation) behind a number, never another business’s', async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const ada = await createClient(a.business.id, { name: 'Ada Stone', phoneNumber: '+14155550123' });
+    const conv = await createConversation(a.business.id, ada.id);
+    await createClient(b.business.id, { name: 'Other Business Client', phoneNumber: '+14155550999' });
+    const trpc = await callerFor(a.sessionToken);
+
+    expect(await trpc.voice.clientForCaller({ phone: '+14155550123' })).toEqual({ clientId: ada.id, name: 'Ada Stone', conversationId: conv.id });
+    expect(await trpc.voice.clientForCaller({ phone: '(415) 555-0123' })).toMatchObject({ clientId: ada.id });
+    expect(await trpc.voice.clientForCaller({ phone: '+14155550999' })).toBeNull();
+    expect(await trpc.voice.clientForCaller({ phone: 'client:staff-1' })).toBeNull();
+  });
+});
