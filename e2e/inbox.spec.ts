@@ -1,6 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
-import { addClient, database, equipBusiness, inboundSms } from './support';
+import { addClient, addStaff, database, equipBusiness, inboundSms } from './support';
 
 /**
  * The staff inbox in Chromium against the production build: every client message arrives through
@@ -104,6 +104,48 @@ test('a reply from the sandbox phone appears live in the inbox, with the unread 
   await reply('Third, while you read');
   await expect(timeline(page)).toContainText('Third, while you read');
   await phoneContext.close();
+
+  // A colleague (here through the REST API) adds a note and takes the conversation: both show live.
+  const colleague = await addStaff(tenant.businessId, 'Sarah Colorist');
+  const conversationId = Number(new URL(page.url()).searchParams.get('c'));
+  const api = (path: string, data: unknown) =>
+    request.post(`/api/v1/businesses/${tenant.businessId}/conversations/${conversationId}/${path}`, { headers: { 'x-api-key': process.env.PLATFORM_API_KEY! }, data });
+  expect((await api('notes', { content: 'I will call her back', staff_id: colleague })).status()).toBe(200);
+  await expect(page.locator('[data-message-type=NOTE]')).toContainText('I will call her back');
+  expect((await api('assign', { staff_id: colleague })).status()).toBe(200);
+  await expect(page.getByRole('complementary', { name: 'Client details' })).toContainText('Sarah Colorist');
+  await expect(conversation(page, 'Ana Lopez')).toContainText('Sarah Colorist');
+});
+
+test('the composer says why a channel cannot be used', async ({ page, tenant, request }) => {
+  const business = await equipBusiness(tenant.businessId);
+  const ana = await addClient(tenant.businessId, 'Ana Lopez');
+  await inboundSms(request, ana.phone, business.smsNumber, 'STOP');
+  const sql = database();
+  await sql`update clients set opted_out_sms = true, email = null where id = ${ana.id}`;
+  await sql.end();
+  await page.goto(tenant.loginUrl);
+  await conversation(page, 'Ana Lopez').click();
+  await expect(page.getByTestId('composer-blocked')).toContainText('opted out of text messages');
+  await expect(page.getByRole('textbox', { name: 'SMS message' })).toBeDisabled();
+  await expect(page.getByRole('complementary', { name: 'Client details' }).getByTestId('sms-consent')).toHaveText('Opted out');
+  await page.getByRole('tab', { name: 'Email' }).click();
+  await expect(page.getByTestId('composer-blocked')).toContainText('no email address');
+  await page.getByRole('tab', { name: 'Note' }).click();
+  await expect(page.getByTestId('composer-blocked')).toHaveCount(0);
+  await expect(page.getByRole('textbox', { name: 'Internal note' })).toBeEnabled();
+
+  // Every control on the page has a name assistive technology can read.
+  const unnamed = await page.evaluate(() =>
+    [...document.querySelectorAll('button, input, select, textarea, [role=option], [role=tab]')]
+      .filter((el) => (el as HTMLElement).offsetParent !== null)
+      .filter((el) => {
+        const labelled = el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || (el.id && document.querySelector(`label[for="${el.id}"]`)) || el.closest('label');
+        return !labelled && !(el.textContent ?? '').trim();
+      })
+      .map((el) => el.outerHTML.slice(0, 80)),
+  );
+  expect(unnamed).toEqual([]);
 });
 
 test('notes, assignment, resolve, and an inbound message reopens the conversation', async ({ page, tenant, request }) => {
@@ -208,6 +250,7 @@ test('phone layout: list, then conversation, then back', async ({ page, tenant, 
   await expect(heading(page)).toHaveText('Ana Lopez');
   await expect(page.getByRole('listbox', { name: 'Conversations' })).toBeHidden();
   await expect(page.getByRole('textbox', { name: 'SMS message' })).toBeVisible();
+  await expect(timeline(page)).toContainText('Hi from my phone');
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   expect(overflow).toBeLessThanOrEqual(0);
   await page.screenshot({ path: test.info().outputPath('phone-conversation.png') });

@@ -38,6 +38,13 @@ export async function addClient(businessId: number, name: string): Promise<Seede
   return { id: row!.id, name, phone, email };
 }
 
+export async function addStaff(businessId: number, name: string): Promise<number> {
+  const sql = database();
+  const [row] = await sql<{ id: number }[]>`insert into staff (business_id, name, role) values (${businessId}, ${name}, 'staff') returning id`;
+  await sql.end();
+  return row!.id;
+}
+
 /** A Twilio webhook (form POST with X-Twilio-Signature) to one of our endpoints; its answer's text. */
 export async function postTwilio(request: APIRequestContext, path: string, params: Record<string, string>): Promise<string> {
   const req = twilioWebhookRequest(`${process.env.PUBLIC_BASE_URL}${path}`, params, process.env.TWILIO_AUTH_TOKEN!);

@@ -1,6 +1,7 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import { db, type Tx } from '@/db/client';
+import { executePrepared } from '@/db/prepared';
 import { ASSIGNMENT_FILTERS, CHANNELS, CONVERSATION_STATUSES, clients, conversations, staff, type ConversationStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
@@ -39,23 +40,36 @@ function toDetails(row: Row): Details {
   };
 }
 
+/** A read outside a transaction runs as a prepared statement (db/prepared.ts); inside one, on it. */
+const read = <T extends Record<string, unknown>>(query: SQL, tx: Tx): Promise<T[]> =>
+  tx === db ? executePrepared<T>(query) : tx.execute<T>(query).then((rows) => [...rows]);
+
 export async function conversationDetails(businessId: number, conversationId: number, tx: Tx = db): Promise<Details> {
-  const [row] = await tx.execute<Row>(sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
-    where c.business_id = ${businessId} and c.id = ${conversationId}`);
+  const [row] = await read<Row>(
+    sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
+    where c.business_id = ${businessId} and c.id = ${conversationId}`,
+    tx,
+  );
   if (!row) throw AppError.notFound('Conversation');
   return toDetails(row);
 }
 
 /** Client details (seed-fixed): `null` for a client this business does not have. */
 export async function clientDetails(businessId: number, clientId: number): Promise<Details | null> {
-  const [row] = await db.execute<Row>(sql`${DETAILS} from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id ${JOINS}
+  const [row] = await executePrepared<Row>(sql`${DETAILS} from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id ${JOINS}
     where cl.business_id = ${businessId} and cl.id = ${clientId}`);
   return row ? toDetails(row) : null;
 }
 
 /** The conversation row, or 404 (an id in the path that this business does not have). */
 export async function loadConversation(businessId: number, conversationId: number, tx: Tx = db) {
-  const [row] = await tx.select().from(conversations).where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId))).limit(1);
+  const [row] = await tx
+    .select()
+    .from(conversations)
+    .where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId)))
+    .limit(1)
+    .prepare('load_conversation')
+    .execute();
   if (!row) throw AppError.notFound('Conversation');
   return row;
 }
@@ -86,26 +100,27 @@ function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_si
 /** GET /conversations: filters of SPEC §6, newest activity first, page-based. */
 export async function listConversations(businessId: number, q: ListQuery, staffId: number | null) {
   if (q.location_id !== undefined) {
-    const [loc] = await db.execute(sql`select 1 from locations where business_id = ${businessId} and id = ${q.location_id}`);
+    const [loc] = await executePrepared(sql`select 1 as found from locations where business_id = ${businessId} and id = ${q.location_id}`);
     if (!loc) throw AppError.invalid(['query', 'location_id'], `Location ${q.location_id} not found in this business`);
   }
   const where = sql.join(listConditions(businessId, q, staffId), sql` and `);
-  // The page's ids come from the (business_id, last_activity_at desc nulls last, id desc nulls last)
-  // indexes — the ORDER BY must name the same null ordering to use them — and only those rows are
-  // joined; the count skips the clients join unless a search needs it (bench:inbox, 1M messages).
+  // One statement: the total, and the page's ids from the (business_id, last_activity_at desc nulls
+  // last, id desc nulls last) indexes — the ORDER BY must name the same null ordering to use them —
+  // with only those rows joined; the count skips the clients join unless a search needs it
+  // (bench:inbox, 1M messages). A page past the end is one row with the total and no conversation.
   const clientsJoin = q.search ? sql`join clients cl on cl.id = c.client_id` : sql``;
-  const [rows, total] = await Promise.all([
-    db.execute<Row>(sql`${DETAILS}
+  const rows = await executePrepared<Row & { total: number }>(sql`
+    select t.total, d.* from (select count(*)::int as total from conversations c ${clientsJoin} where ${where}) t
+    left join lateral (${DETAILS}
       from (select c.id from conversations c ${clientsJoin} where ${where}
             order by c.last_activity_at desc nulls last, c.id desc nulls last
             limit ${q.page_size} offset ${(q.page - 1) * q.page_size}) page
       join conversations c on c.id = page.id join clients cl on cl.id = c.client_id ${JOINS}
-      order by c.last_activity_at desc nulls last, c.id desc nulls last`),
-    db.execute<{ n: number }>(sql`select count(*)::int as n from conversations c ${clientsJoin} where ${where}`),
-  ]);
-  const totalConversations = total[0]!.n;
+    ) d on true
+    order by d.last_updated_at desc nulls last, d.conversation_id desc nulls last`);
+  const totalConversations = rows[0]!.total;
   return {
-    conversations: rows.map(toDetails),
+    conversations: rows.filter((r) => r.client_id !== null).map(({ total: _total, ...row }) => toDetails(row)),
     total_conversations: totalConversations,
     page: q.page,
     page_size: q.page_size,
@@ -113,29 +128,36 @@ export async function listConversations(businessId: number, q: ListQuery, staffI
   };
 }
 
-/** GET /conversations/filters: every value with its count, in one pass over the business's rows. */
+/**
+ * GET /conversations/filters: every value with its count, in one statement: the business's rows are
+ * read once (the CTE), then counted by status, assignment, channel, label and location.
+ */
 export async function conversationFilters(businessId: number, staffId: number | null) {
-  const [agg] = await db.execute<Record<string, number>>(sql`
-    select count(*)::int as all,
-      count(*) filter (where assigned_staff_id is null)::int as unassigned,
-      count(*) filter (where assigned_staff_id is not null)::int as assigned,
-      count(*) filter (where assigned_staff_id = ${staffId ?? -1})::int as mine,
-      ${sql.raw(CONVERSATION_STATUSES.map((s) => `count(*) filter (where status = '${s}')::int as "status_${s}"`).join(', '))},
-      ${sql.raw(CHANNELS.map((ch) => `count(*) filter (where last_channel = '${ch}')::int as "channel_${ch}"`).join(', '))}
-    from conversations where business_id = ${businessId}`);
-  const labels = await db.execute<{ value: string; count: number }>(sql`
-    select label as value, count(*)::int as count from conversations where business_id = ${businessId} and label is not null
-    group by label order by count(*) desc, label`);
-  const locations = await db.execute<{ location_id: number; name: string; count: number }>(sql`
-    select l.id as location_id, l.name, count(c.id)::int as count
-    from locations l left join conversations c on c.location_id = l.id and c.business_id = l.business_id
-    where l.business_id = ${businessId} group by l.id, l.name order by l.name, l.id`);
+  const [row] = await executePrepared<{ agg: Record<string, number>; labels: { value: string; count: number }[]; locations: { location_id: number; name: string; count: number }[] }>(sql`
+    with c as materialized (
+      select status, assigned_staff_id, last_channel, label, location_id from conversations where business_id = ${businessId}
+    )
+    select
+      (select json_build_object(
+         'all', count(*),
+         'unassigned', count(*) filter (where assigned_staff_id is null),
+         'assigned', count(*) filter (where assigned_staff_id is not null),
+         'mine', count(*) filter (where assigned_staff_id = ${staffId ?? -1}),
+         ${sql.raw(CONVERSATION_STATUSES.map((s) => `'status_${s}', count(*) filter (where status = '${s}')`).join(', '))},
+         ${sql.raw(CHANNELS.map((ch) => `'channel_${ch}', count(*) filter (where last_channel = '${ch}')`).join(', '))})
+       from c) as agg,
+      (select coalesce(json_agg(json_build_object('value', label, 'count', n) order by n desc, label), '[]')
+       from (select label, count(*)::int as n from c where label is not null group by label) l) as labels,
+      (select coalesce(json_agg(json_build_object('location_id', l.id, 'name', l.name, 'count', coalesce(n.n, 0)) order by l.name, l.id), '[]')
+       from locations l left join (select location_id, count(*)::int as n from c where location_id is not null group by location_id) n on n.location_id = l.id
+       where l.business_id = ${businessId}) as locations`);
+  const { agg, labels, locations } = row!;
   return {
-    statuses: CONVERSATION_STATUSES.map((value) => ({ value, count: agg![`status_${value}`]! })),
-    assignments: ASSIGNMENT_FILTERS.filter((v) => v !== 'mine' || staffId !== null).map((value) => ({ value, count: agg![value]! })),
-    channels: CHANNELS.map((value) => ({ value, count: agg![`channel_${value}`]! })),
-    labels: [...labels],
-    locations: [...locations],
+    statuses: CONVERSATION_STATUSES.map((value) => ({ value, count: agg[`status_${value}`]! })),
+    assignments: ASSIGNMENT_FILTERS.filter((v) => v !== 'mine' || staffId !== null).map((value) => ({ value, count: agg[value]! })),
+    channels: CHANNELS.map((value) => ({ value, count: agg[`channel_${value}`]! })),
+    labels,
+    locations,
   };
 }
 
@@ -149,7 +171,13 @@ export async function createOrRetrieveConversation(businessId: number, clientId:
 
 /** An active staff member of this business, or a 422 at `loc`. */
 export async function requireStaff(businessId: number, staffId: number, loc: ['body' | 'query', string], tx: Tx = db) {
-  const [member] = await tx.select({ id: staff.id, active: staff.active }).from(staff).where(and(eq(staff.businessId, businessId), eq(staff.id, staffId))).limit(1);
+  const [member] = await tx
+    .select({ id: staff.id, active: staff.active })
+    .from(staff)
+    .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId)))
+    .limit(1)
+    .prepare('require_staff')
+    .execute();
   if (!member) throw AppError.invalid(loc, `Staff ${staffId} not found in this business`);
   if (!member.active) throw AppError.invalid(loc, `Staff ${staffId} is not active`);
   return member.id;

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { createClient, createConversation, createSmsNumber, createTenant } from '@/server/testing/factories';
+import { createClient, createConversation, createMessage, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
 import { createContext } from './init';
 import { createCaller } from './root';
 
@@ -42,6 +42,55 @@ describe('tRPC inbox router', () => {
     const found = await trpc.inbox.search({ term: 'allergic' });
     expect(found.messages.map((m) => m.message_type)).toEqual(['NOTE']);
     await expect(trpc.inbox.search({ term: 'al' })).rejects.toMatchObject({ code: 'UNPROCESSABLE_CONTENT' });
+  });
+
+  it('pages the list and the timeline by cursor (React Query infinite queries)', async () => {
+    const a = await createTenant();
+    for (let i = 0; i < 3; i++) await createConversation(a.business.id, (await createClient(a.business.id)).id);
+    const trpc = await callerFor(a.sessionToken);
+    const first = await trpc.inbox.list({ page_size: 2 });
+    const second = await trpc.inbox.list({ page_size: 2, cursor: 2 });
+    expect([first.next_page, second.next_page, second.page]).toEqual([true, false, 2]);
+    const ids = [...first.conversations, ...second.conversations].map((c) => c.conversation_id);
+    expect(new Set(ids).size).toBe(3);
+
+    const conv = first.conversations[0]!;
+    const c = { id: conv.conversation_id!, businessId: a.business.id, clientId: conv.client_id };
+    for (let i = 0; i < 3; i++) await createMessage(c, { sentAt: new Date(Date.now() - (3 - i) * 60_000), content: `m${i}` });
+    const newest = await trpc.inbox.messages({ conversationId: c.id, pageSize: 2 });
+    const older = await trpc.inbox.messages({ conversationId: c.id, pageSize: 2, cursor: 2 });
+    expect([...newest.messages, ...older.messages].map((m) => m.content)).toEqual(['m2', 'm1', 'm0']);
+  });
+
+  it('staff lists the business’s staff for the assignee picker, never another business’s', async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const colleague = await createStaff(a.business.id, { name: 'Sarah Colorist' });
+    await createStaff(b.business.id, { name: 'Someone Else' });
+    const staff = await (await callerFor(a.sessionToken)).inbox.staff();
+    expect(staff.staffs.map((s) => s.staff_id).sort()).toEqual([a.owner.id, colleague.id].sort());
+  });
+
+  it('emailView: sanitized HTML in a CSP frame document, remote images only when asked, tenancy checked', async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const conv = await createConversation(a.business.id, (await createClient(a.business.id)).id);
+    const html = '<p onclick="x()">Hi</p><script>alert(1)</script><img src="https://tracker.test/p.gif">';
+    const email = await createMessage(conv, { channel: 'email', messageType: 'EMAIL', direction: 'inbound', providerMetadata: { html } });
+    const textOnly = await createMessage(conv, { channel: 'email', messageType: 'EMAIL', direction: 'inbound' });
+    const sms = await createMessage(conv);
+    const trpc = await callerFor(a.sessionToken);
+
+    const view = await trpc.inbox.emailView({ messageId: email.id });
+    expect(view.blockedImages).toBe(1);
+    expect(view.document).toContain("Content-Security-Policy");
+    expect(view.document).toContain('<p>Hi</p>');
+    expect(view.document).not.toMatch(/<script|onclick| src="https:\/\/tracker/);
+    const withImages = await trpc.inbox.emailView({ messageId: email.id, allowRemoteImages: true });
+    expect(withImages.document).toContain('src="https://tracker.test/p.gif"');
+    expect(await trpc.inbox.emailView({ messageId: textOnly.id })).toEqual({ document: null, blockedImages: 0 });
+    await expect(trpc.inbox.emailView({ messageId: sms.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect((await callerFor(b.sessionToken)).inbox.emailView({ messageId: email.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it('the composer queues an SMS to the conversation’s client through the queue operation', async () => {
