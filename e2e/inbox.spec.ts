@@ -117,6 +117,42 @@ test('a reply from the sandbox phone appears live in the inbox, with the unread 
   await expect(conversation(page, 'Ana Lopez')).toContainText('Sarah Colorist');
 });
 
+test('after the live stream drops, what happened meanwhile shows once it is back', async ({ page, tenant, request }) => {
+  // Keep a handle on the page's EventSources so the test can cut the live stream like a network blip.
+  await page.addInitScript(() => {
+    const Original = window.EventSource;
+    const sources: EventSource[] = [];
+    (window as unknown as { __sources: EventSource[] }).__sources = sources;
+    window.EventSource = class extends Original {
+      constructor(url: string | URL, init?: EventSourceInit) {
+        super(url, init);
+        sources.push(this);
+      }
+    };
+  });
+  const business = await equipBusiness(tenant.businessId);
+  const ana = await addClient(tenant.businessId, 'Ana Lopez');
+  await inboundSms(request, ana.phone, business.smsNumber, 'Before the outage');
+  await page.goto(tenant.loginUrl);
+  await conversation(page, 'Ana Lopez').click();
+  await expect(timeline(page)).toContainText('Before the outage');
+
+  // The stream breaks and cannot come back for a while; a message arrives meanwhile.
+  await page.route('**/api/trpc/inbox.events**', (route) => route.abort('connectionreset'));
+  await page.evaluate(() => {
+    for (const source of (window as unknown as { __sources: EventSource[] }).__sources) {
+      source.close();
+      source.dispatchEvent(new Event('error'));
+    }
+  });
+  await inboundSms(request, ana.phone, business.smsNumber, 'Sent while the stream was down');
+  await page.waitForTimeout(1500);
+  await expect(timeline(page)).not.toContainText('Sent while the stream was down');
+
+  await page.unroute('**/api/trpc/inbox.events**');
+  await expect(timeline(page)).toContainText('Sent while the stream was down', { timeout: 15_000 });
+});
+
 test('the composer says why a channel cannot be used', async ({ page, tenant, request }) => {
   const business = await equipBusiness(tenant.businessId);
   const ana = await addClient(tenant.businessId, 'Ana Lopez');
@@ -210,6 +246,15 @@ test('search across the business and within a conversation, with highlighting', 
   await within.press('Enter');
   await expect(page.getByTestId('conversation-search-count')).toHaveText('3 matches');
   await expect(timeline(page).locator('mark')).toHaveCount(3);
+
+  // A business-wide hit in the conversation already open jumps to its message too.
+  const everywhere = page.getByRole('searchbox', { name: 'Search all messages' });
+  await everywhere.fill('Filler message 1');
+  await everywhere.press('Enter');
+  await expect(page.getByTestId('search-summary')).toHaveText('1 result for “Filler message 1”');
+  await page.getByRole('list', { name: 'Search results' }).getByRole('button').click();
+  await expect(page.locator('[data-message-type=TEXT]').filter({ hasText: 'Filler message 1' })).toHaveClass(/targeted/);
+  await expect(hit).not.toHaveClass(/targeted/);
 });
 
 test('keyboard: j/k move, a assigns to me, e resolves, / searches, c composes, Esc goes back', async ({ page, tenant, request }) => {

@@ -2,12 +2,12 @@
 import { useState, type RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { smsSegments } from '@/server/lib/sms-segments';
+import { MAX_ATTACHMENT_BYTES } from './format';
 import styles from './inbox.module.css';
 import type { ConversationDetails, MessageItem } from './types';
 
 type Mode = 'sms' | 'email' | 'note';
 const MAX_SMS_LENGTH = 1600; // SPEC §6: the longest SMS body the API accepts (server/schemas/messages.ts)
-const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
 
 /** Why a channel cannot be used for this client, or null when it can. */
 function blockedReason(c: ConversationDetails, mode: Mode): string | null {
@@ -42,6 +42,8 @@ export function Composer({ conversation: c, composerRef }: { conversation: Conve
   const [subject, setSubject] = useState('');
   const [cc, setCc] = useState('');
   const [attachments, setAttachments] = useState<Attachment[]>([]);
+  /** Bumped after a send to clear the file input, whose chosen files the browser keeps otherwise. */
+  const [fileInputKey, setFileInputKey] = useState(0);
   const [localError, setLocalError] = useState<string | null>(null);
   const utils = trpc.useUtils();
 
@@ -89,7 +91,7 @@ export function Composer({ conversation: c, composerRef }: { conversation: Conve
   function send() {
     if (!canSend) return;
     setLocalError(null);
-    const done = { onSuccess: () => { setText(''); setSubject(''); setCc(''); setAttachments([]); } };
+    const done = { onSuccess: () => { setText(''); setSubject(''); setCc(''); setAttachments([]); setFileInputKey((k) => k + 1); } };
     if (mode === 'sms') sendSms.mutate({ conversationId, message: text }, done);
     else if (mode === 'note') addNote.mutate({ conversationId, content: text }, done);
     else {
@@ -146,13 +148,25 @@ export function Composer({ conversation: c, composerRef }: { conversation: Conve
             <label>
               <span className={styles.srOnly}>Attachments</span>
               <input
+                key={fileInputKey}
                 type="file"
                 multiple
                 aria-label="Attach files"
                 onChange={async (e) => {
                   const files = [...(e.target.files ?? [])];
-                  if (files.some((f) => f.size > MAX_ATTACHMENT_BYTES)) return setLocalError('Attachments are limited to 10 MB each.');
-                  setAttachments(await Promise.all(files.map(readAttachment)));
+                  setLocalError(null);
+                  // A file that cannot go is cleared from the input too, so what it shows is what is sent.
+                  const refuse = (message: string) => {
+                    setAttachments([]);
+                    setFileInputKey((k) => k + 1);
+                    setLocalError(message);
+                  };
+                  if (files.some((f) => f.size > MAX_ATTACHMENT_BYTES)) return refuse('Attachments are limited to 5 MB each.');
+                  try {
+                    setAttachments(await Promise.all(files.map(readAttachment)));
+                  } catch {
+                    refuse('Could not read the attachment.');
+                  }
                 }}
               />
             </label>

@@ -2,7 +2,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useEffect, useRef, type RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
-import { initials, relativeTime } from './format';
+import { initials, relativeTime, uniqueBy } from './format';
 import styles from './inbox.module.css';
 import type { ConversationRow, ListInput } from './types';
 
@@ -28,7 +28,7 @@ export function ConversationList({
     getNextPageParam: (last) => (last.next_page ? last.page + 1 : undefined),
     placeholderData: (previous) => previous,
   });
-  const rows = query.data?.pages.flatMap((p) => p.conversations) ?? [];
+  const rows = uniqueBy(query.data?.pages.flatMap((p) => p.conversations) ?? [], (r) => r.conversation_id);
   rowsRef.current = rows;
   const total = query.data?.pages[0]?.total_conversations;
 

@@ -24,7 +24,18 @@ export function ConversationPane({
 }) {
   const details = trpc.inbox.conversation.useQuery({ conversationId });
   const [searchTerm, setSearchTerm] = useState(jumpTo?.term ?? '');
-  const [target, setTarget] = useState<number | null>(jumpTo?.messageId ?? null);
+  // A new object per jump, so jumping to the same message again scrolls to it again.
+  const [target, setTarget] = useState<{ messageId: number } | null>(jumpTo ? { messageId: jumpTo.messageId } : null);
+  // A search hit opened while this conversation is already open: the pane is not remounted, so
+  // take the new jump here (React's "adjust state when a prop changes" pattern).
+  const [jumpSeen, setJumpSeen] = useState(jumpTo);
+  if (jumpTo !== jumpSeen) {
+    setJumpSeen(jumpTo);
+    if (jumpTo) {
+      setSearchTerm(jumpTo.term);
+      setTarget({ messageId: jumpTo.messageId });
+    }
+  }
   const utils = trpc.useUtils();
   const markRead = trpc.inbox.markRead.useMutation({
     onSuccess: () => {
@@ -59,7 +70,7 @@ export function ConversationPane({
         onBack={onBack}
         searchTerm={searchTerm}
         onSearchTerm={setSearchTerm}
-        onJump={setTarget}
+        onJump={(messageId) => setTarget({ messageId })}
         callButton={<CallButton clientId={c.client_id} clientName={c.client_name ?? undefined} phoneNumber={c.client_phone_number ?? undefined} />}
       />
       <Timeline conversationId={conversationId} highlight={searchTerm} target={target} />

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { dayLabel, duration, initials, relativeTime, splitMatches } from './format';
+import { MAX_ATTACHMENT_BYTES as API_MAX_ATTACHMENT_BYTES } from '@/server/schemas/messages';
+import { dayLabel, duration, initials, MAX_ATTACHMENT_BYTES, relativeTime, splitMatches, uniqueBy } from './format';
 
 describe('inbox formatting', () => {
   const now = new Date('2026-11-23T15:00:00');
@@ -39,5 +40,16 @@ describe('inbox formatting', () => {
       { text: '</b>', match: false },
     ]);
     expect(splitMatches('short', 'sh')).toEqual([{ text: 'short', match: false }]);
+  });
+
+  it('pages fetched by offset while the list re-sorts: each row once, the first copy kept', () => {
+    const page1 = [{ id: 9, v: 'new' }, { id: 8, v: 'a' }, { id: 7, v: 'b' }];
+    const page2 = [{ id: 7, v: 'b-again' }, { id: 6, v: 'c' }]; // shifted by one new row
+    expect(uniqueBy([...page1, ...page2], (r) => r.id)).toEqual([...page1, { id: 6, v: 'c' }]);
+    expect(uniqueBy([], (r: { id: number }) => r.id)).toEqual([]);
+  });
+
+  it('the composer refuses exactly the attachments the API would (SPEC §8: 5 MiB)', () => {
+    expect(MAX_ATTACHMENT_BYTES).toBe(API_MAX_ATTACHMENT_BYTES);
   });
 });

@@ -77,3 +77,21 @@ export const STATUS_LABEL: Record<string, string> = {
 };
 
 export const FAILED_STATUSES = new Set(['failed', 'undelivered', 'bounced', 'canceled']);
+
+/**
+ * Items of pages fetched by offset, each once (the first wins). While a list re-sorts under live
+ * activity (a conversation jumps to the top, a new message shifts the timeline), the next page
+ * can repeat rows already shown; repeated React keys would make rows vanish or duplicate.
+ */
+export function uniqueBy<T>(items: T[], key: (item: T) => unknown): T[] {
+  const seen = new Set<unknown>();
+  return items.filter((item) => {
+    const k = key(item);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** The largest email attachment the API accepts (SPEC §8: 5 MiB; server/schemas/messages.ts MAX_ATTACHMENT_BYTES). */
+export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;

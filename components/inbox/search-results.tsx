@@ -1,6 +1,6 @@
 'use client';
 import { trpc } from '@/components/trpc/client';
-import { relativeTime } from './format';
+import { relativeTime, uniqueBy } from './format';
 import styles from './inbox.module.css';
 import { Highlighted } from './message-view';
 
@@ -11,7 +11,7 @@ export function SearchResults({ term, onOpen, onClose }: { term: string; onOpen:
     { term, pageSize: 25 },
     { enabled: valid, getNextPageParam: (last) => (last.next_page ? last.page + 1 : undefined), initialCursor: 1 },
   );
-  const items = results.data?.pages.flatMap((p) => p.messages) ?? [];
+  const items = uniqueBy(results.data?.pages.flatMap((p) => p.messages) ?? [], (m) => m.message_id);
   const total = results.data?.pages[0]?.total_messages;
   return (
     <>

@@ -17,8 +17,8 @@ export function Sidebar({ view, onChange }: { view: View; onChange: (view: View)
   const count = <T extends string>(list: { value: T; count: number }[] | undefined, value: T) => list?.find((x) => x.value === value)?.count;
   const data = filters.data;
 
-  const item = (label: string, pressed: boolean, n: number | undefined, next: View) => (
-    <button key={label} type="button" className={styles.item} aria-pressed={pressed} onClick={() => onChange(next)}>
+  const item = (label: string, pressed: boolean, n: number | undefined, next: View, key: string | number = label) => (
+    <button key={key} type="button" className={styles.item} aria-pressed={pressed} onClick={() => onChange(next)}>
       <span>{label}</span>
       {n !== undefined ? <span className={styles.count}>{n}</span> : null}
     </button>
@@ -46,7 +46,8 @@ export function Sidebar({ view, onChange }: { view: View; onChange: (view: View)
         <div className={styles.sideGroup} role="group" aria-label="Location">
           <h2>Location</h2>
           {data.locations.map((l) =>
-            item(l.name, view.location_id === l.location_id, l.count, { ...view, location_id: view.location_id === l.location_id ? undefined : l.location_id }),
+            // Keyed by id: two locations may share a name.
+            item(l.name, view.location_id === l.location_id, l.count, { ...view, location_id: view.location_id === l.location_id ? undefined : l.location_id }, l.location_id),
           )}
         </div>
       ) : null}

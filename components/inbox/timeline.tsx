@@ -1,7 +1,7 @@
 'use client';
 import { Fragment, useEffect, useLayoutEffect, useRef } from 'react';
 import { trpc } from '@/components/trpc/client';
-import { dayLabel } from './format';
+import { dayLabel, uniqueBy } from './format';
 import styles from './inbox.module.css';
 import { MessageView } from './message-view';
 
@@ -12,16 +12,20 @@ const PAGE_SIZE = 50;
  * 50 come newest-first from the server; scrolling to the top loads earlier ones. A search hit
  * (`target`) is loaded page by page if needed, scrolled into view and outlined.
  */
-export function Timeline({ conversationId, highlight, target }: { conversationId: number; highlight: string; target: number | null }) {
+export function Timeline({ conversationId, highlight, target }: { conversationId: number; highlight: string; target: { messageId: number } | null }) {
   const query = trpc.inbox.messages.useInfiniteQuery(
     { conversationId, pageSize: PAGE_SIZE },
     { getNextPageParam: (last) => (last.next_page ? last.page + 1 : undefined) },
   );
   const scrollRef = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
-  const messages = (query.data?.pages.flatMap((p) => p.messages) ?? []).slice().reverse();
+  // Newest first across pages (a page fetched after new messages arrived can repeat some: keep the first).
+  const messages = uniqueBy(query.data?.pages.flatMap((p) => p.messages) ?? [], (m) => m.message_id).reverse();
   const newestId = messages.at(-1)?.message_id;
-  const targetLoaded = target !== null && messages.some((m) => m.message_id === target);
+  const targetId = target?.messageId ?? null;
+  const targetLoaded = targetId !== null && messages.some((m) => m.message_id === targetId);
+  /** The jump last scrolled to: each jump scrolls once, not again on every later render or refetch. */
+  const scrolledFor = useRef<{ messageId: number } | null>(null);
 
   // Stay at the newest message as messages arrive, unless the reader scrolled up.
   useLayoutEffect(() => {
@@ -29,14 +33,16 @@ export function Timeline({ conversationId, highlight, target }: { conversationId
     if (el && stickToBottom.current && target === null) el.scrollTop = el.scrollHeight;
   }, [newestId, messages.length, target]);
 
-  // A search hit further back: load earlier pages until it is here, then show it.
+  // A search hit further back: load earlier pages until it is here, then show it (once per jump, so
+  // live refetches and re-renders do not pull the reader back to it after they scrolled away).
   useEffect(() => {
-    if (target === null) return;
+    if (target === null || scrolledFor.current === target) return;
     if (!targetLoaded) {
       if (query.hasNextPage && !query.isFetchingNextPage) void query.fetchNextPage();
       return;
     }
-    document.getElementById(`message-${target}`)?.scrollIntoView({ block: 'center' });
+    scrolledFor.current = target;
+    document.getElementById(`message-${target.messageId}`)?.scrollIntoView({ block: 'center' });
   }, [target, targetLoaded, query]);
 
   function onScroll() {
@@ -77,7 +83,7 @@ export function Timeline({ conversationId, highlight, target }: { conversationId
         return (
           <Fragment key={m.message_id}>
             {separator ? <div className={styles.separator} role="separator">{day}</div> : null}
-            <MessageView message={m} highlight={highlight} targeted={m.message_id === target} />
+            <MessageView message={m} highlight={highlight} targeted={m.message_id === targetId} />
           </Fragment>
         );
       })}

@@ -1,5 +1,5 @@
 'use client';
-import { useRef } from 'react';
+import { useEffect, useRef } from 'react';
 import { trpc } from '@/components/trpc/client';
 
 /**
@@ -12,8 +12,17 @@ export function useLiveInbox(openConversationId: number | null) {
   const pending = useRef<{ timer: ReturnType<typeof setTimeout> | null; conversations: Set<number> }>({ timer: null, conversations: new Set() });
   const openRef = useRef(openConversationId);
   openRef.current = openConversationId;
+  // A burst pending when the inbox unmounts is dropped, not refetched after it is gone.
+  useEffect(() => {
+    const p = pending.current;
+    return () => {
+      if (p.timer) clearTimeout(p.timer);
+      p.timer = null;
+      p.conversations.clear();
+    };
+  }, []);
 
-  trpc.inbox.events.useSubscription(undefined, {
+  const events = trpc.inbox.events.useSubscription(undefined, {
     onData(event) {
       const p = pending.current;
       for (const id of event.conversationIds) p.conversations.add(id);
@@ -32,4 +41,16 @@ export function useLiveInbox(openConversationId: number | null) {
       }, 200);
     },
   });
+
+  // The SSE link reconnects by itself after a dropped connection; whatever happened meanwhile was
+  // never streamed, so everything shown is refetched once the stream is back.
+  const connection = useRef<'never' | 'up' | 'lost'>('never');
+  useEffect(() => {
+    if (events.status === 'pending') {
+      if (connection.current === 'lost') void utils.inbox.invalidate();
+      connection.current = 'up';
+    } else if (connection.current === 'up') {
+      connection.current = 'lost';
+    }
+  }, [events.status, utils]);
 }

@@ -47,3 +47,6 @@ export function errorText(error: { message: string; data?: { code?: string } | n
   if (error.data?.code === 'UNAUTHORIZED') return 'Your session has ended. Sign in again from your business platform.';
   return error.message;
 }
+
+/** A link target only for http(s) URLs (an attachment's stored URL is not trusted to be one). */
+export const httpUrl = (url: string | null | undefined): string | null => (url && /^https?:\/\//i.test(url.trim()) ? url.trim() : null);

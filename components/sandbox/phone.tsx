@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { smsSegments } from '@/server/lib/sms-segments';
-import { clientLabel, errorText, isBadStatus, isGoodStatus, shortTime, statusLabel, type PhoneMessage, type SandboxClient } from './format';
+import { clientLabel, errorText, httpUrl, isBadStatus, isGoodStatus, shortTime, statusLabel, type PhoneMessage, type SandboxClient } from './format';
 import styles from './sandbox.module.css';
 
 const MAX_SMS = 1600;
@@ -122,11 +122,14 @@ function Bubble({ message: m }: { message: PhoneMessage }) {
     <li className={`${styles.bubbleRow} ${mine ? styles.mine : styles.theirs}`} data-direction={m.direction} data-testid="sms-bubble">
       <div className={styles.bubble}>
         {m.content}
-        {m.attachments.map((a) => (
-          <div key={`${a.filename}-${a.url}`} className={styles.small}>
-            📎 {a.url ? <a href={a.url}>{a.filename}</a> : a.filename}
-          </div>
-        ))}
+        {m.attachments.map((a, i) => {
+          const href = httpUrl(a.url);
+          return (
+            <div key={i} className={styles.small}>
+              📎 {href ? <a href={href} target="_blank" rel="noopener noreferrer nofollow">{a.filename}</a> : a.filename}
+            </div>
+          );
+        })}
       </div>
       <div className={styles.bubbleMeta}>
         {shortTime(m.sentAt)}

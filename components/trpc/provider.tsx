@@ -1,6 +1,6 @@
 'use client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { httpBatchLink, httpSubscriptionLink, splitLink } from '@trpc/client';
+import { httpBatchLink, httpSubscriptionLink, retryLink, splitLink } from '@trpc/client';
 import { useState, type ReactNode } from 'react';
 import superjson from 'superjson';
 import { trpc } from './client';
@@ -16,7 +16,15 @@ export function TrpcProvider({ children }: { children: ReactNode }) {
         // Subscriptions (live inbox events) over SSE; everything else batched over HTTP.
         splitLink({
           condition: (op) => op.type === 'subscription',
-          true: httpSubscriptionLink({ url: '/api/trpc', transformer: superjson }),
+          // A stream the browser gave up on (the server restarted, a proxy cut it) is opened
+          // again with backoff, unless the session itself is gone.
+          true: [
+            retryLink({
+              retry: ({ error }) => !['UNAUTHORIZED', 'FORBIDDEN'].includes(error.data?.code ?? ''),
+              retryDelayMs: (attempt) => Math.min(500 * 2 ** attempt, 15_000),
+            }),
+            httpSubscriptionLink({ url: '/api/trpc', transformer: superjson }),
+          ],
           false: httpBatchLink({ url: '/api/trpc', transformer: superjson }),
         }),
       ],

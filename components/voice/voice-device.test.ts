@@ -380,6 +380,53 @@ describe('outgoing call', () => {
     expect(t.dialer.getState()).toMatchObject({ kind: 'ended', reason: 'microphone permission denied' });
   });
 
+  it('a call hung up before the SDK hands it over never takes the place of the next one dialled', async () => {
+    const t = setup();
+    await t.ready();
+    const first = new FakeCall({ To: '+14155550123' });
+    const second = new FakeCall({ To: '+14155550999' });
+    const pending = [deferred<FakeCall>(), deferred<FakeCall>()];
+    let n = 0;
+    t.device().connect = async () => pending[n++]!.promise;
+
+    const firstConnect = t.dialer.connect({ To: '+14155550123' });
+    t.dialer.hangUp(); // before the SDK answered
+    expect(t.dialer.getState()).toMatchObject({ kind: 'ended' });
+    t.dialer.dismiss();
+    const secondConnect = t.dialer.connect({ To: '+14155550999' });
+    expect(t.dialer.getState()).toMatchObject({ kind: 'connecting', call: { number: '+14155550999' } });
+
+    // The first attempt's call arrives late: it is dropped, the second attempt keeps the dialer.
+    pending[0]!.resolve(first);
+    await firstConnect;
+    expect(first.disconnected).toBe(1);
+    expect(t.dialer.getState()).toMatchObject({ kind: 'connecting', call: { number: '+14155550999' } });
+    first.emit('accept', first);
+    expect(t.dialer.getState()).toMatchObject({ kind: 'connecting', call: { number: '+14155550999' } });
+
+    pending[1]!.resolve(second);
+    await secondConnect;
+    second.emit('accept', second);
+    expect(t.dialer.getState()).toMatchObject({ kind: 'in-call', call: { number: '+14155550999' } });
+    expect(second.disconnected).toBe(0);
+  });
+
+  it('a failure of an attempt already hung up does not end the next one', async () => {
+    const t = setup();
+    await t.ready();
+    const pending = [deferred<FakeCall>(), deferred<FakeCall>()];
+    let n = 0;
+    t.device().connect = async () => pending[n++]!.promise;
+
+    const firstConnect = t.dialer.connect({ To: '+14155550123' });
+    t.dialer.hangUp();
+    t.dialer.dismiss();
+    void t.dialer.connect({ To: '+14155550999' });
+    pending[0]!.reject(Object.assign(new Error('Permission denied'), { code: 31401 }));
+    await firstConnect;
+    expect(t.dialer.getState()).toMatchObject({ kind: 'connecting', call: { number: '+14155550999' } });
+  });
+
   it('ends when the far end hangs up or the call errors', async () => {
     const t = setup();
     await t.ready();

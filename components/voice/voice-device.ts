@@ -43,8 +43,6 @@ export type DialerState =
   | { kind: 'incoming'; from: string; clientName?: string; clientId?: string; conversationId?: string }
   | { kind: 'ended'; durationSeconds?: number; reason?: string; call?: CallInfo };
 
-export type DialerStateKind = DialerState['kind'];
-
 /** States in which a call exists (and another cannot be placed). */
 export function isBusy(state: DialerState): boolean {
   return state.kind === 'connecting' || state.kind === 'ringing' || state.kind === 'in-call' || state.kind === 'incoming';
@@ -511,14 +509,16 @@ export function createVoiceDevice(options: VoiceDeviceOptions): VoiceDevice {
         c.disconnect();
         return;
       }
-      if (state.kind !== 'connecting') {
-        // hung up while the SDK was still setting up
+      if (state.kind !== 'connecting' || callInfo !== info) {
+        // Hung up while the SDK was still setting up (and maybe already dialling again: that newer
+        // attempt owns `connecting` now, so this call must not take its place).
         c.disconnect();
         return;
       }
       attachCall(c, info);
     } catch (err) {
-      if (gen !== generation) return;
+      // Dropped when torn down, or when this attempt was hung up and another one started.
+      if (gen !== generation || callInfo !== info) return;
       callInfo = null;
       set({ kind: 'ended', reason: describeError(err), call: info });
     }

@@ -35,13 +35,16 @@ export async function conversationMessages(businessId: number, conversationId: n
   await loadConversation(businessId, conversationId); // tenancy checked here, so the queries below need only the conversation
   const where = and(eq(messages.conversationId, conversationId), filterCondition(filter));
   const [rows, [total]] = await Promise.all([
-    // `nulls last` matches messages_conversation_sent_idx, so the page is an index walk.
+    // `nulls last` matches messages_conversation_sent_idx, so the page is an index walk. Both run as
+    // prepared statements: one round trip each, and a plan that does not depend on the conversation.
     selectMessageItems(db)
       .where(where)
       .orderBy(sql`${messages.sentAt} desc nulls last`, sql`${messages.id} desc nulls last`)
       .limit(pageSize)
-      .offset((page - 1) * pageSize),
-    db.select({ n: count() }).from(messages).where(where),
+      .offset((page - 1) * pageSize)
+      .prepare('conversation_messages_page')
+      .execute(),
+    db.select({ n: count() }).from(messages).where(where).prepare('conversation_messages_count').execute(),
   ]);
   return { messages: rows.map(toMessageItem), total_messages: total!.n, page, page_size: pageSize, next_page: page * pageSize < total!.n };
 }

@@ -40,16 +40,11 @@ function toDetails(row: Row): Details {
   };
 }
 
-/** A read outside a transaction runs as a prepared statement (db/prepared.ts); inside one, on it. */
-const read = <T extends Record<string, unknown>>(query: SQL, tx: Tx): Promise<T[]> =>
-  tx === db ? executePrepared<T>(query) : tx.execute<T>(query).then((rows) => [...rows]);
-
 export async function conversationDetails(businessId: number, conversationId: number, tx: Tx = db): Promise<Details> {
-  const [row] = await read<Row>(
-    sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
-    where c.business_id = ${businessId} and c.id = ${conversationId}`,
-    tx,
-  );
+  const query = sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
+    where c.business_id = ${businessId} and c.id = ${conversationId}`;
+  // Outside a transaction as a prepared statement (db/prepared.ts); inside one, on it.
+  const [row] = tx === db ? await executePrepared<Row>(query) : await tx.execute<Row>(query);
   if (!row) throw AppError.notFound('Conversation');
   return toDetails(row);
 }
@@ -109,7 +104,8 @@ export async function listConversations(businessId: number, q: ListQuery, staffI
   // with only those rows joined; the count skips the clients join unless a search needs it
   // (bench:inbox, 1M messages). A page past the end is one row with the total and no conversation.
   const clientsJoin = q.search ? sql`join clients cl on cl.id = c.client_id` : sql``;
-  const rows = await executePrepared<Row & { total: number }>(sql`
+  // Prepared (db/prepared.ts) except with a search, whose plan depends on the term.
+  const query = sql`
     select t.total, d.* from (select count(*)::int as total from conversations c ${clientsJoin} where ${where}) t
     left join lateral (${DETAILS}
       from (select c.id from conversations c ${clientsJoin} where ${where}
@@ -117,7 +113,8 @@ export async function listConversations(businessId: number, q: ListQuery, staffI
             limit ${q.page_size} offset ${(q.page - 1) * q.page_size}) page
       join conversations c on c.id = page.id join clients cl on cl.id = c.client_id ${JOINS}
     ) d on true
-    order by d.last_updated_at desc nulls last, d.conversation_id desc nulls last`);
+    order by d.last_updated_at desc nulls last, d.conversation_id desc nulls last`;
+  const rows = q.search ? await db.execute<Row & { total: number }>(query) : await executePrepared<Row & { total: number }>(query);
   const totalConversations = rows[0]!.total;
   return {
     conversations: rows.filter((r) => r.client_id !== null).map(({ total: _total, ...row }) => toDetails(row)),
@@ -129,33 +126,41 @@ export async function listConversations(businessId: number, q: ListQuery, staffI
 }
 
 /**
- * GET /conversations/filters: every value with its count, in one statement: the business's rows are
- * read once (the CTE), then counted by status, assignment, channel, label and location.
+ * GET /conversations/filters: every value with its count, in one statement. The business's rows are
+ * read once and grouped by every dimension at once (one hash lookup per row; cheaper than a dozen
+ * FILTER aggregates per row), then each count sums the small set of groups.
  */
 export async function conversationFilters(businessId: number, staffId: number | null) {
-  const [row] = await executePrepared<{ agg: Record<string, number>; labels: { value: string; count: number }[]; locations: { location_id: number; name: string; count: number }[] }>(sql`
-    with c as materialized (
-      select status, assigned_staff_id, last_channel, label, location_id from conversations where business_id = ${businessId}
+  const [row] = await executePrepared<{
+    agg: Record<string, number>;
+    labels: { value: string; count: number }[];
+    locations: { location_id: number; name: string; count: number }[];
+  }>(sql`
+    with g as (
+      select status, last_channel, label, location_id, assigned_staff_id, count(*)::int as n
+      from conversations where business_id = ${businessId}
+      group by status, last_channel, label, location_id, assigned_staff_id
     )
     select
       (select json_build_object(
-         'all', count(*),
-         'unassigned', count(*) filter (where assigned_staff_id is null),
-         'assigned', count(*) filter (where assigned_staff_id is not null),
-         'mine', count(*) filter (where assigned_staff_id = ${staffId ?? -1}),
-         ${sql.raw(CONVERSATION_STATUSES.map((s) => `'status_${s}', count(*) filter (where status = '${s}')`).join(', '))},
-         ${sql.raw(CHANNELS.map((ch) => `'channel_${ch}', count(*) filter (where last_channel = '${ch}')`).join(', '))})
-       from c) as agg,
+         'all', coalesce(sum(n), 0),
+         'unassigned', coalesce(sum(n) filter (where assigned_staff_id is null), 0),
+         'assigned', coalesce(sum(n) filter (where assigned_staff_id is not null), 0),
+         'mine', coalesce(sum(n) filter (where assigned_staff_id = ${staffId ?? -1}), 0),
+         ${sql.raw(CONVERSATION_STATUSES.map((s) => `'status_${s}', coalesce(sum(n) filter (where status = '${s}'), 0)`).join(', '))},
+         ${sql.raw(CHANNELS.map((ch) => `'channel_${ch}', coalesce(sum(n) filter (where last_channel = '${ch}'), 0)`).join(', '))})
+       from g) as agg,
       (select coalesce(json_agg(json_build_object('value', label, 'count', n) order by n desc, label), '[]')
-       from (select label, count(*)::int as n from c where label is not null group by label) l) as labels,
-      (select coalesce(json_agg(json_build_object('location_id', l.id, 'name', l.name, 'count', coalesce(n.n, 0)) order by l.name, l.id), '[]')
-       from locations l left join (select location_id, count(*)::int as n from c where location_id is not null group by location_id) n on n.location_id = l.id
+       from (select label, sum(n)::int as n from g where label is not null group by label) l) as labels,
+      (select coalesce(json_agg(json_build_object('location_id', l.id, 'name', l.name, 'count', coalesce(c.n, 0)) order by l.name, l.id), '[]')
+       from locations l left join (select location_id, sum(n)::int as n from g where location_id is not null group by location_id) c on c.location_id = l.id
        where l.business_id = ${businessId}) as locations`);
   const { agg, labels, locations } = row!;
+  const count = (key: string) => Number(agg[key]);
   return {
-    statuses: CONVERSATION_STATUSES.map((value) => ({ value, count: agg[`status_${value}`]! })),
-    assignments: ASSIGNMENT_FILTERS.filter((v) => v !== 'mine' || staffId !== null).map((value) => ({ value, count: agg[value]! })),
-    channels: CHANNELS.map((value) => ({ value, count: agg[`channel_${value}`]! })),
+    statuses: CONVERSATION_STATUSES.map((value) => ({ value, count: count(`status_${value}`) })),
+    assignments: ASSIGNMENT_FILTERS.filter((v) => v !== 'mine' || staffId !== null).map((value) => ({ value, count: count(value) })),
+    channels: CHANNELS.map((value) => ({ value, count: count(`channel_${value}`) })),
     labels,
     locations,
   };

@@ -215,6 +215,27 @@ describe('replyAsClient: email', () => {
     expect(mailbox.emails[0]).toMatchObject({ html: '<p>Thursday <b>works</b>.</p>', attachments: [{ filename: 'intake form.pdf', size: pdf.length }] });
   });
 
+  it('the mailbox hands the page sanitized HTML only: no scripts, handlers, javascript: links or remote loads', async () => {
+    const { t, client, conv } = await mailSetup();
+    const hostile = await createMessage(conv, {
+      channel: 'email',
+      messageType: 'EMAIL',
+      direction: 'inbound',
+      senderType: 'client',
+      subject: 'Hi',
+      content: 'Hi',
+      status: 'received',
+      providerMetadata: {
+        html: '<p onclick="alert(1)">Hi <b>there</b></p><script>alert(2)</script><a href="javascript:alert(3)">x</a><img src="https://tracker.example/p.gif"><meta http-equiv="refresh" content="0;url=https://evil.example"><iframe src="https://evil.example"></iframe>',
+      },
+    });
+    const mailbox = await sandboxMailbox(t.business.id, client.id);
+    const html = mailbox.emails.find((e) => e.id === hostile.id)!.html!;
+    expect(html).toContain('<b>there</b>');
+    expect(html).not.toMatch(/<script|onclick|javascript:|<meta|<iframe| src="https:/i);
+    expect(html).toContain('data-blocked-src="https://tracker.example/p.gif"');
+  });
+
   it('a client never emailed writes to the business’s sender address with their own subject; a wrong secret is refused', async () => {
     const t = await createTenant();
     const client = await createClient(t.business.id);

@@ -4,6 +4,7 @@ import { db } from '@/db/client';
 import { businessEmailSenders, businesses, businessSmsNumbers, clients, messages, staff } from '@/db/schema';
 import { env, type Env } from '@/server/env';
 import { AppError } from '@/server/errors';
+import { sanitizeEmailHtml } from '@/server/lib/email-html';
 import { smsSegments } from '@/server/lib/sms-segments';
 import { inboundEmailPath, inboundParseForm, multipartBody, TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest } from '@/server/providers/webhook-requests';
 import { escapeLike } from './search';
@@ -149,7 +150,11 @@ export async function sandboxPhone(businessId: number, clientId: number) {
 
 const MAILBOX_LIMIT = 100;
 
-/** A client's mailbox: their emails with the business, both directions, newest first (the latest 100). */
+/**
+ * A client's mailbox: their emails with the business, both directions, newest first (the latest
+ * 100). HTML is sanitized like the inbox's (server/lib/email-html.ts), remote images withheld: the
+ * page shows it in a script-less frame, but nothing hostile should reach the browser at all.
+ */
 export async function sandboxMailbox(businessId: number, clientId: number) {
   const client = await loadClient(businessId, clientId);
   const [address, rows] = await Promise.all([
@@ -179,7 +184,15 @@ export async function sandboxMailbox(businessId: number, clientId: number) {
       .orderBy(desc(messages.sentAt), desc(messages.id))
       .limit(MAILBOX_LIMIT),
   ]);
-  return { client, businessAddress: address, emails: rows.map((m) => ({ ...m, attachments: attachmentsOf(m.attachments) })) };
+  return {
+    client,
+    businessAddress: address,
+    emails: rows.map((m) => ({
+      ...m,
+      html: m.html ? sanitizeEmailHtml(m.html, { allowRemoteImages: false }).html : null,
+      attachments: attachmentsOf(m.attachments),
+    })),
+  };
 }
 
 /** The last email the business sent this client (that a reply can thread to), or a given one. */

@@ -78,21 +78,26 @@ type Planned = {
   item: AnyItem;
 };
 
-export async function submitSms(businessId: number, body: SmsBody, mode: Mode) {
-  return submit(businessId, 'sms', body, mode);
+/**
+ * `tx`: a caller already in a transaction passes it, and everything here runs on that one
+ * connection (the writes in a savepoint). Never call these with `db` while holding a transaction
+ * open: the pool could run out with every connection held by a caller waiting for another one.
+ */
+export async function submitSms(businessId: number, body: SmsBody, mode: Mode, tx: Tx = db) {
+  return submit(businessId, 'sms', body, mode, tx);
 }
 
-export async function submitEmail(businessId: number, body: EmailBody, mode: Mode) {
-  return submit(businessId, 'email', body, mode);
+export async function submitEmail(businessId: number, body: EmailBody, mode: Mode, tx: Tx = db) {
+  return submit(businessId, 'email', body, mode, tx);
 }
 
-async function submit(businessId: number, channel: Channel, body: SmsBody | EmailBody, mode: Mode): Promise<SubmitResult> {
+async function submit(businessId: number, channel: Channel, body: SmsBody | EmailBody, mode: Mode, conn: Tx): Promise<SubmitResult> {
   const issues: ValidationIssue[] = [];
-  const [business] = await db.select().from(businesses).where(eq(businesses.id, businessId)).limit(1);
+  const [business] = await conn.select().from(businesses).where(eq(businesses.id, businessId)).limit(1);
   if (!business) throw AppError.notFound('Business');
 
   if (body.staff_id !== undefined) {
-    const [member] = await db
+    const [member] = await conn
       .select({ id: staff.id })
       .from(staff)
       .where(and(eq(staff.id, body.staff_id), eq(staff.businessId, businessId)))
@@ -100,13 +105,13 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
     if (!member) issues.push({ loc: ['body', 'staff_id'], msg: `Staff ${body.staff_id} not found in this business`, type: 'value_error' });
   }
 
-  const from = await resolveSender(business, channel, body, issues);
+  const from = await resolveSender(conn, business, channel, body, issues);
   const items = body.messages as AnyItem[];
 
   // Re-queues of stored messages (send mode only; record mode ignores message_id).
   const requeueIds = mode === 'send' ? items.flatMap((it, index) => (it.message_id !== undefined ? [{ index, id: it.message_id }] : [])) : [];
   const stored = requeueIds.length
-    ? await db
+    ? await conn
         .select({ id: messages.id, status: messages.status, channel: messages.channel, direction: messages.direction })
         .from(messages)
         .where(and(eq(messages.businessId, businessId), inArray(messages.id, requeueIds.map((r) => r.id))))
@@ -120,7 +125,7 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
   }
 
   const fresh = items.flatMap((item, index) => (mode === 'record' || item.message_id === undefined ? [{ item, index }] : []));
-  const planned = await planNewMessages(business, channel, mode, from, fresh, issues);
+  const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues);
 
   if (issues.length) throw new AppError('validation', 'Validation error', { issues });
   for (const { index, id } of requeueIds) {
@@ -131,7 +136,7 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
   }
 
   const requestId = randomUUID();
-  const ids = await db.transaction(async (tx) => {
+  const ids = await conn.transaction(async (tx) => {
     return writeMessages(tx);
   }).catch((err: unknown) => {
     // drizzle wraps the driver's error: the constraint is named on its cause.
@@ -192,6 +197,7 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
 }
 
 async function resolveSender(
+  conn: Tx,
   business: typeof businesses.$inferSelect,
   channel: Channel,
   body: SmsBody | EmailBody,
@@ -208,7 +214,7 @@ async function resolveSender(
     if (!normalised) issues.push({ loc: ['body', 'from_number'], msg: 'is not a phone number', type: 'value_error' });
     return normalised ?? '';
   }
-  const [number] = await db
+  const [number] = await conn
     .select({ phone: businessSmsNumbers.phoneNumber })
     .from(businessSmsNumbers)
     .where(eq(businessSmsNumbers.businessId, business.id))
@@ -225,6 +231,7 @@ const leadKey = (lead: { phone?: string; email?: string }) => lead.phone ?? `ema
 
 /** Resolves every new item's client and destination with two queries, collecting 422s. */
 async function planNewMessages(
+  conn: Tx,
   business: typeof businesses.$inferSelect,
   channel: Channel,
   mode: Mode,
@@ -257,7 +264,7 @@ async function planNewMessages(
 
   const known = new Map<number, typeof clients.$inferSelect>();
   if (clientIds.length) {
-    const rows = await db.select().from(clients).where(and(eq(clients.businessId, business.id), inArray(clients.id, clientIds)));
+    const rows = await conn.select().from(clients).where(and(eq(clients.businessId, business.id), inArray(clients.id, clientIds)));
     rows.forEach((c) => known.set(c.id, c));
   }
   // Clients found by destination (oldest first wins when several share a phone or address).
@@ -266,7 +273,7 @@ async function planNewMessages(
   const lookupPhones = [...new Set([...phones.values()])];
   const lookupEmails = [...new Set([...emails.values()])];
   if (lookupPhones.length) {
-    const rows = await db
+    const rows = await conn
       .select()
       .from(clients)
       .where(and(eq(clients.businessId, business.id), inArray(clients.phoneNumber, lookupPhones)))
@@ -274,7 +281,7 @@ async function planNewMessages(
     for (const c of rows) if (!byPhone.has(c.phoneNumber!)) byPhone.set(c.phoneNumber!, c);
   }
   if (lookupEmails.length) {
-    const rows = await db
+    const rows = await conn
       .select()
       .from(clients)
       .where(and(eq(clients.businessId, business.id), inArray(sql`lower(${clients.email})`, lookupEmails)))

@@ -11,9 +11,11 @@ import type { RecordedCall } from './call-record';
  * in the business's timezone. Safe to call after every write of a call: it decides nothing twice.
  *
  * Concurrent callbacks of the same client are serialised by a transaction-scoped advisory lock
- * held while checking and queueing. It is a *try* lock: submitSms commits on a connection of its
- * own, so callers waiting on the lock could hold every pooled connection while the holder waits
- * for one. Whoever does not get the lock can stop: the holder is deciding for the same client.
+ * held while checking and queueing; the SMS is queued inside that same transaction (submitSms with
+ * `tx`: one connection, so the check, the message and its send job commit or vanish together, and
+ * no holder ever waits for a second pooled connection: with one each, a burst of missed calls from
+ * as many clients as the pool has connections used to hang every query of the process). It is a
+ * *try* lock: whoever does not get it can stop, the holder is deciding for the same client.
  * Returns the queued message's id, or null when nothing was sent.
  */
 export async function ensureMissedCallText(call: RecordedCall): Promise<number | null> {
@@ -47,6 +49,7 @@ export async function ensureMissedCallText(call: RecordedCall): Promise<number |
         messages: [{ client_id: call.clientId, message: text, provider_metadata: { missed_call_sid: call.callSid } }],
       },
       'send',
+      tx,
     );
     return queued.message_ids[0] ?? null;
   });

@@ -139,6 +139,22 @@ describe('missed-call text', () => {
     expect(await missedCallTexts(s.conv.id)).toHaveLength(1);
   });
 
+  it('missed calls from more clients at once than the pool has connections all get their text (no pool starvation)', async () => {
+    const s = await setup({ missed_call_text: TEXT });
+    // More concurrent texts than db/client.ts's 10 pooled connections: each held one and waited for a second.
+    const clients = await Promise.all(Array.from({ length: 12 }, () => createClient(s.business.id, { phoneNumber: newPhone() })));
+    const calls: TestCall[] = clients.map((c) => newCall(c.phoneNumber!, s.number));
+    const answered = Promise.all(calls.map((c) => callStatus({ ...c }, 'no-answer')));
+    const hung = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('missed-call texts hung: pool starved')), 15_000).unref());
+    const answers = await Promise.race([answered, hung]);
+    expect(answers.map((a) => a.status)).toEqual(calls.map(() => 200));
+    const texts = await db
+      .select({ clientId: messages.clientId })
+      .from(messages)
+      .where(and(eq(messages.businessId, s.business.id), sql`${messages.providerMetadata}->>'missed_call_sid' is not null`));
+    expect(texts.map((m) => m.clientId).sort()).toEqual(clients.map((c) => c.id).sort());
+  });
+
   it('nothing is sent when the setting is off, for an answered call, or for a staff member\'s unanswered outbound call', async () => {
     const off = await setup({ missed_call_text: null });
     await callToVoicemail(off);
