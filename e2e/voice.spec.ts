@@ -54,3 +54,92 @@ test('a completed call shows in the timeline once, with its duration and a recor
   await expect(calls.getByTestId('call-duration')).toHaveText('1:35');
   await expect(calls.locator('audio')).toHaveAttribute('src', recording);
 });
+
+/**
+ * The dialer's states in the real page, with the Voice SDK replaced through its one seam
+ * (`window.__voiceSdkOverride`) by a fake that plays Twilio's events on demand.
+ */
+test('dialer states: an outgoing call rings, connects with a timer, mutes and ends; an incoming call shows a toast', async ({ page, tenant, request }) => {
+  await page.addInitScript(() => {
+    class Emitter {
+      listeners = new Map<string, ((...args: unknown[]) => void)[]>();
+      on(event: string, fn: (...args: unknown[]) => void) {
+        this.listeners.set(event, [...(this.listeners.get(event) ?? []), fn]);
+        return this;
+      }
+      removeAllListeners(event?: string) {
+        if (event) this.listeners.delete(event);
+        else this.listeners.clear();
+        return this;
+      }
+      emit(event: string, ...args: unknown[]) {
+        for (const fn of this.listeners.get(event) ?? []) fn(...args);
+      }
+    }
+    class FakeCall extends Emitter {
+      muted = false;
+      constructor(public parameters: Record<string, string>, public customParameters: Map<string, string>) {
+        super();
+      }
+      accept() { this.emit('accept', this); }
+      reject() { this.emit('reject'); }
+      disconnect() { this.emit('disconnect', this); }
+      mute(should = true) { this.muted = should; this.emit('mute', should, this); }
+      isMuted() { return this.muted; }
+      sendDigits() {}
+    }
+    class FakeDevice extends Emitter {
+      static isSupported = true;
+      state = 'unregistered';
+      constructor(public token: string) {
+        super();
+        (window as unknown as { __device: FakeDevice }).__device = this;
+      }
+      async register() { this.state = 'registered'; this.emit('registered'); }
+      async connect(options?: { params?: Record<string, string> }) {
+        const call = new FakeCall({ To: options?.params?.To ?? '' }, new Map(Object.entries(options?.params ?? {})));
+        (window as unknown as { __call: FakeCall }).__call = call;
+        return call;
+      }
+      incoming(from: string, name: string) {
+        const call = new FakeCall({ From: from, CallSid: 'CA-incoming' }, new Map([['ClientName', name]]));
+        (window as unknown as { __call: FakeCall }).__call = call;
+        this.emit('incoming', call);
+      }
+      updateToken(token: string) { this.token = token; }
+      disconnectAll() {}
+      destroy() {}
+    }
+    (window as unknown as { __voiceSdkOverride: unknown }).__voiceSdkOverride = { Device: FakeDevice };
+  });
+  const business = await equipBusiness(tenant.businessId);
+  const ana = await addClient(tenant.businessId, 'Ana Lopez');
+  await inboundSms(request, ana.phone, business.smsNumber, 'Please call me');
+  await page.goto(tenant.loginUrl);
+  await page.getByRole('option', { name: /^Ana Lopez/ }).click();
+
+  await page.getByRole('button', { name: 'Call Ana Lopez' }).click();
+  const dialer = page.getByRole('dialog', { name: 'Dialer' });
+  await expect(dialer.getByRole('status')).toContainText('Ready to call');
+  await dialer.getByRole('button', { name: /^Call / }).click();
+  const callEvent = (event: string) => page.evaluate((e) => (window as unknown as { __call: { emit(e: string, ...a: unknown[]): void } }).__call.emit(e, (window as unknown as { __call: unknown }).__call), event);
+  expect(await page.evaluate(() => Object.fromEntries((window as unknown as { __call: { customParameters: Map<string, string> } }).__call.customParameters))).toMatchObject({ To: ana.phone, ClientId: String(ana.id) });
+  await callEvent('ringing');
+  await expect(dialer.getByRole('status')).toContainText('Ringing');
+  await callEvent('accept');
+  await expect(dialer.getByRole('status')).toContainText('In call with Ana Lopez');
+  await expect(dialer.getByRole('timer', { name: 'Call duration' })).toHaveText(/0:0[1-9]/, { timeout: 5_000 });
+  await dialer.getByRole('button', { name: 'Mute microphone' }).click();
+  await expect(dialer.getByRole('button', { name: 'Unmute microphone' })).toBeVisible();
+  await dialer.getByRole('button', { name: 'Hang up' }).click();
+  await expect(dialer.getByRole('status')).toContainText('Call ended');
+  await dialer.getByRole('button', { name: 'Close dialer' }).click();
+
+  await page.evaluate((from) => (window as unknown as { __device: { incoming(f: string, n: string): void } }).__device.incoming(from, 'Ana Lopez'), ana.phone);
+  const toast = page.getByRole('region', { name: /Incoming call/ });
+  await expect(toast).toContainText('Ana Lopez');
+  await toast.getByRole('button', { name: 'Accept call from Ana Lopez' }).click();
+  await expect(page.getByRole('button', { name: 'Hang up call with Ana Lopez' })).toBeVisible();
+  await page.getByRole('button', { name: 'Hang up call with Ana Lopez' }).click();
+  await expect(page.getByRole('button', { name: 'Hang up call with Ana Lopez' })).toHaveCount(0);
+});
