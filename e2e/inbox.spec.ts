@@ -210,6 +210,12 @@ test('notes, assignment, resolve, and an inbound message reopens the conversatio
   await expect(page.getByTestId('conversation-status')).toHaveText('open');
   await expect(timeline(page)).toContainText('Actually, one more question');
   await expect(conversation(page, 'Ana Lopez')).toBeVisible();
+
+  await page.getByLabel('Pending or snooze').selectOption({ label: 'Tomorrow 9:00' });
+  await expect(page.getByTestId('conversation-status')).toHaveText(/^snoozed until /);
+  await expect(page.getByRole('group', { name: 'Status' }).getByRole('button', { name: /Snoozed/ })).toContainText('1');
+  await page.getByLabel('Pending or snooze').selectOption({ label: 'Mark pending' });
+  await expect(page.getByTestId('conversation-status')).toHaveText('pending');
 });
 
 test('search across the business and within a conversation, with highlighting', async ({ page, tenant, request }) => {

@@ -73,19 +73,24 @@ export function ConversationHeader({
                 </option>
               ))}
           </select>
-          <label className={styles.srOnly} htmlFor={`snooze-${id}`}>Snooze</label>
+          <label className={styles.srOnly} htmlFor={`status-${id}`}>Pending or snooze</label>
           <select
-            id={`snooze-${id}`}
+            id={`status-${id}`}
             className={styles.select}
             value=""
             disabled={busy}
-            onChange={(e) => e.target.value && setStatus.mutate({ conversationId: id, status: 'snoozed', snoozed_until: snoozeUntil(e.target.value).toISOString() })}
+            onChange={(e) => {
+              const choice = e.target.value;
+              if (choice === 'pending') setStatus.mutate({ conversationId: id, status: 'pending' });
+              else if (choice) setStatus.mutate({ conversationId: id, status: 'snoozed', snoozed_until: snoozeUntil(choice).toISOString() });
+            }}
           >
             <option value="">Snooze…</option>
             <option value="1h">1 hour</option>
             <option value="3h">3 hours</option>
             <option value="tomorrow">Tomorrow 9:00</option>
             <option value="week">Next week</option>
+            <option value="pending" disabled={c.status === 'pending'}>Mark pending</option>
           </select>
           <button
             type="button"
