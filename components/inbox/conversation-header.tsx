@@ -130,7 +130,7 @@ function ConversationSearch({ conversationId, term, onTerm, onJump }: { conversa
         />
       </form>
       <span aria-live="polite" data-testid="conversation-search-count">
-        {!active ? (draft.trim().length > 0 && draft.trim().length < 3 ? 'Type at least 3 characters' : '') : results.isPending ? 'Searching…' : results.error ? 'Search failed' : `${results.data.total_messages} match${results.data.total_messages === 1 ? '' : 'es'}`}
+        {!active ? (draft.trim().length > 0 && draft.trim().length < 3 ? 'Type at least 3 characters' : '') : results.isPending ? 'Searching…' : results.error ? 'Search failed' : `${results.data.total_messages}${results.data.total_capped ? '+' : ''} match${results.data.total_messages === 1 ? '' : 'es'}`}
       </span>
       {results.data?.messages.slice(0, 5).map((m) => (
         <button key={m.message_id} type="button" className={styles.chip} style={{ border: 0, cursor: 'pointer' }} onClick={() => onJump(m.message_id)}>

@@ -12,12 +12,14 @@ export function SearchResults({ term, onOpen, onClose }: { term: string; onOpen:
     { enabled: valid, getNextPageParam: (last) => (last.next_page ? last.page + 1 : undefined), initialCursor: 1 },
   );
   const items = uniqueBy(results.data?.pages.flatMap((p) => p.messages) ?? [], (m) => m.message_id);
-  const total = results.data?.pages[0]?.total_messages;
+  // Totals are counted up to 1,000 matches (server/services/search.ts): past that, "1000+".
+  const first = results.data?.pages[0];
+  const total = first ? `${first.total_messages}${first.total_capped ? '+' : ''}` : undefined;
   return (
     <>
       <div className={styles.listHead}>
         <span aria-live="polite" data-testid="search-summary">
-          {!valid ? 'Type at least 3 characters' : results.isPending ? 'Searching…' : results.error ? 'Search failed' : `${total} result${total === 1 ? '' : 's'} for “${term}”`}
+          {!valid ? 'Type at least 3 characters' : results.isPending ? 'Searching…' : results.error ? 'Search failed' : `${total} result${total === '1' ? '' : 's'} for “${term}”`}
         </span>
         <button type="button" className={`${styles.button} ${styles.ghost}`} onClick={onClose} aria-label="Close search">
           ✕
