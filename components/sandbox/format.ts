@@ -1,27 +1,15 @@
 import type { inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '@/server/trpc/root';
+import { FAILED_STATUSES, STATUS_LABEL } from '@/components/inbox/format';
 
 type Out = inferRouterOutputs<AppRouter>['sandbox'];
 export type SandboxClient = Out['clients']['clients'][number];
 export type PhoneMessage = Out['thread']['messages'][number];
 export type MailItem = Out['mailbox']['emails'][number];
 
-const STATUS_LABEL: Record<string, string> = {
-  initiated: 'Not sent',
-  queued: 'Queued',
-  sending: 'Sending…',
-  sent: 'Sent',
-  delivered: 'Delivered',
-  read: 'Read',
-  received: 'Received',
-  undelivered: 'Undelivered',
-  failed: 'Failed',
-  bounced: 'Bounced',
-  canceled: 'Canceled',
-};
-
+// One vocabulary of delivery statuses for the inbox and the sandbox.
 export const statusLabel = (status: string) => STATUS_LABEL[status] ?? status;
-export const isBadStatus = (status: string) => ['undelivered', 'failed', 'bounced', 'canceled'].includes(status);
+export const isBadStatus = (status: string) => FAILED_STATUSES.has(status);
 export const isGoodStatus = (status: string) => ['delivered', 'read'].includes(status);
 
 /** "14:03" today, "Mar 4, 14:03" otherwise. */
