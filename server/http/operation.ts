@@ -41,6 +41,8 @@ export type Operation<
   preValidate?: (raw: unknown) => void;
   /** Documented body when the handler validates it itself (a union chosen by a field). */
   docBody?: z.ZodType;
+  /** Body size limit in bytes (413 past it); 10 MiB unless an operation needs less (webhooks). */
+  maxBodyBytes?: number;
   /** Statuses besides 200 worth listing in the docs. */
   errors?: number[];
 };

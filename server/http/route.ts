@@ -90,11 +90,12 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
 
   let rawBytes: Buffer = Buffer.alloc(0);
   let body: unknown;
-  if (req.method !== 'GET' && req.method !== 'HEAD') rawBytes = await readBody(req);
+  if (req.method !== 'GET' && req.method !== 'HEAD') rawBytes = await readBody(req, op.maxBodyBytes ?? MAX_BODY_BYTES);
   const rawBody = rawBytes.toString('utf8');
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    // Form and multipart webhooks parse their own raw body (signatures cover the exact bytes).
-    if (op.body || (op.docBody && (op.bodyType ?? 'application/json') === 'application/json')) {
+    // Webhooks parse their own raw body, after verifying its signature: an unsigned body is a 403
+    // whatever it holds, and costs no parsing.
+    if (op.auth !== 'webhook' && (op.body || (op.docBody && (op.bodyType ?? 'application/json') === 'application/json'))) {
       const decoded = decodeBody(req, rawBody, op.bodyType ?? 'application/json');
       op.preValidate?.(decoded);
       body = op.body ? parseOrThrow('body', op.body, decoded) : decoded;
@@ -130,10 +131,11 @@ export function json(status: number, payload: unknown, headers: Record<string, s
   });
 }
 
-/** Reads the body as text, refusing (413) past 10 MiB without buffering the rest. */
-async function readBody(req: Request): Promise<Buffer> {
+/** Reads the body, refusing (413) past `limit` bytes without buffering the rest. */
+async function readBody(req: Request, limit: number): Promise<Buffer> {
+  const tooLarge = () => new AppError('payload_too_large', `Request body exceeds ${describeBytes(limit)}`);
   const declared = Number(req.headers.get('content-length') ?? '0');
-  if (declared > MAX_BODY_BYTES) throw new AppError('payload_too_large', 'Request body exceeds 10 MiB');
+  if (declared > limit) throw tooLarge();
   if (!req.body) return Buffer.alloc(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -142,14 +144,16 @@ async function readBody(req: Request): Promise<Buffer> {
     const { done, value } = await reader.read();
     if (done) break;
     total += value.byteLength;
-    if (total > MAX_BODY_BYTES) {
+    if (total > limit) {
       await reader.cancel().catch(() => {});
-      throw new AppError('payload_too_large', 'Request body exceeds 10 MiB');
+      throw tooLarge();
     }
     chunks.push(value);
   }
   return Buffer.concat(chunks);
 }
+
+const describeBytes = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${Math.round(n / 1024)} KiB`);
 
 function decodeBody(req: Request, raw: string, expected: string): unknown {
   const contentType = (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();

@@ -24,12 +24,17 @@ export function parseOrThrow<T extends z.ZodType>(where: ErrorLocation[0], schem
   return result.data;
 }
 
-/** Query string → object; a key given more than once becomes an array. */
+/**
+ * Query string → object; a key given more than once becomes an array. Linear in the number of
+ * pairs (values are pushed, never copied), so repeated keys cost nothing extra.
+ */
 export function searchParamsToObject(params: URLSearchParams): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  const out: Record<string, string | string[]> = Object.create(null);
   for (const [key, value] of params) {
     const prev = out[key];
-    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    if (prev === undefined) out[key] = value;
+    else if (Array.isArray(prev)) prev.push(value);
+    else out[key] = [prev, value];
   }
   return out;
 }

@@ -6,8 +6,14 @@ import { headersWorthKeeping } from '@/server/services/webhooks/events';
 import { handleSendgridEvents, type SendgridEvent } from '@/server/services/webhooks/sendgrid-events';
 
 // POST: the email provider's event webhook (SendGrid: a signed JSON array of events).
-export const POST = route(op, async ({ req, rawBytes, body }) => {
+export const POST = route(op, async ({ req, rawBytes, rawBody }) => {
   verifySendgridSignature(req, rawBytes);
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody);
+  } catch {
+    throw new AppError('bad_request', 'Request body is not valid JSON');
+  }
   if (!Array.isArray(body)) throw AppError.invalid(['body'], 'must be a JSON array of events', 'list_type');
   return handleSendgridEvents(body as SendgridEvent[], headersWorthKeeping(req));
 });
