@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
+import { trimEnd } from '@/server/lib/text';
 
 /**
  * The one reader of process.env. Parsed lazily (so `next build` can import route modules without a
@@ -69,7 +70,7 @@ export type Env = ReturnType<typeof derive>;
 
 function derive(raw: z.output<typeof schema>) {
   const production = raw.NODE_ENV === 'production';
-  const publicBaseUrl = (raw.PUBLIC_BASE_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, '');
+  const publicBaseUrl = trimEnd(raw.PUBLIC_BASE_URL ?? `http://localhost:${raw.PORT}`, '/');
   const sessionSecret = raw.SESSION_SECRET ?? 'development-session-secret-not-for-production';
   const smsProvider = raw.SMS_PROVIDER ?? (raw.TWILIO_ACCOUNT_SID ? 'twilio' : 'sandbox');
   const emailProvider = raw.EMAIL_PROVIDER ?? (raw.SMTP_URL ? 'smtp' : 'sandbox');

@@ -49,7 +49,6 @@ export function ConversationPane({
   const unread = details.data?.unread_messages_count ?? 0;
   useEffect(() => {
     if (unread > 0 && !markRead.isPending) markRead.mutate({ conversationId, isRead: true });
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [unread, conversationId]);
 
   if (details.isPending) return <p role="status" className={styles.state}>Loading conversation…</p>;

@@ -19,7 +19,7 @@ import {
 // ---------------------------------------------------------------------------------------------
 // A fake @twilio/voice-sdk, handed in through the `loadSdk` seam (or window.__voiceSdkOverride).
 
-type Fn = (...args: any[]) => void; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Fn = (...args: any[]) => void;
 
 class FakeEmitter {
   private handlers = new Map<string, Fn[]>();

@@ -104,7 +104,7 @@ export class VoiceNotConfiguredError extends Error {
 // ---------------------------------------------------------------------------------------------
 // The part of @twilio/voice-sdk we use (the real classes satisfy these structurally; fakes implement them).
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- event payloads differ per event
+// `any`: event payloads differ per event.
 type Listener = (...args: any[]) => void;
 
 export interface SdkEmitter {

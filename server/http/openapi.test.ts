@@ -3,6 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { api, jsonOf, match } from '@/server/testing/http';
 import { operations } from './operations';
 
+/** The schemas the seed names (its §2.7) and SPEC §5 fixes: each must be a component of the document. */
+const SEED_SCHEMA_NAMES = [
+  'AssignmentFilterType', 'AuthParameters', 'AuthTokenResponse', 'BusinessOnboardRequest', 'Channel', 'ClientConversationStatus',
+  'ClientListResponse', 'ClientType', 'DialerToken', 'EmailContent', 'ExternalEmailProvider', 'HTTPValidationError', 'Health',
+  'HealthService', 'LocationResponse', 'MessageFilterType', 'MessageResponse', 'MessageStatusUpdateFilters', 'NoteRequest',
+  'PaginatedBusinessClientDetails', 'PaginatedClientList', 'RecordEmailItem', 'RecordEmailRequest', 'RecordMessageItem',
+  'RecordSmsRequest', 'SendEmailRequest', 'SendSmsRequest', 'SessionExpiryRequest', 'SuccessResponse', 'UpdateEmailStatusRequest',
+  'UpdateSmsStatusRequest', 'UpdateSuccessResponse', 'ValidationError', 'ProcessMessagesRequest',
+];
+
 describe('GET /api/v1/openapi.json', () => {
   it('is a valid OpenAPI 3.1 document with both security schemes and the seed schema names', async () => {
     const res = await api.get('/api/v1/openapi.json');
@@ -15,8 +25,9 @@ describe('GET /api/v1/openapi.json', () => {
     expect(doc.components.securitySchemes.ApiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-KEY' });
     expect(doc.components.securitySchemes.SessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'session' });
     expect(Object.keys(doc.components.schemas)).toEqual(
-      expect.arrayContaining(['HTTPValidationError', 'ValidationError', 'AuthParameters', 'AuthTokenResponse', 'SessionExpiryRequest', 'Health', 'HealthService', 'UpdateSuccessResponse', 'LocationResponse']),
+      expect.arrayContaining(SEED_SCHEMA_NAMES),
     );
+    expect(doc.components.schemas.EmailContent).toMatchObject({ type: 'object', required: ['subject', 'text'] });
     const token = doc.paths['/auth/token'].post;
     expect(token.tags).toEqual(['authentication']);
     expect(token.responses['422'].content['application/json'].schema.$ref).toBe('#/components/schemas/HTTPValidationError');
@@ -49,3 +60,57 @@ describe('GET /api/v1/openapi.json', () => {
     expect((await api.get('/api/v1/docs/..%2Fpackage.json')).status).toBe(404);
   });
 });
+
+/**
+ * Every value a caller sends is bounded in the contract (issue: hostile input), so the document
+ * states each bound and the fuzzer tries it: strings have a maxLength (or are an enum), integers a
+ * minimum and maximum, arrays a maxItems, objects of free-form keys a maxProperties.
+ */
+describe('request bounds in the OpenAPI document', () => {
+  it('bounds every string, integer, array and map in every request parameter and body', async () => {
+    const doc = await jsonOf(await api.get('/api/v1/openapi.json'));
+    const schemas = doc.components.schemas as Record<string, Json>;
+    const unbounded: string[] = [];
+    const visit = (schema: Json | undefined, where: string, seen: Set<string>) => {
+      if (!schema || typeof schema !== 'object') return;
+      if (typeof schema.$ref === 'string') {
+        const name = schema.$ref.split('/').pop()!;
+        if (seen.has(name)) return;
+        return visit(schemas[name], `${where}→${name}`, new Set([...seen, name]));
+      }
+      for (const key of ['anyOf', 'oneOf', 'allOf'] as const) (schema[key] as Json[] | undefined)?.forEach((s, i) => visit(s, `${where}|${i}`, seen));
+      const types = ([] as unknown[]).concat(schema.type ?? []);
+      if (types.includes('string') && schema.enum === undefined && schema.const === undefined && schema.maxLength === undefined) unbounded.push(`${where}: string without maxLength`);
+      if (types.includes('integer') && (schema.minimum === undefined || schema.maximum === undefined)) unbounded.push(`${where}: integer without minimum/maximum`);
+      if (types.includes('array')) {
+        if (schema.maxItems === undefined) unbounded.push(`${where}: array without maxItems`);
+        visit(schema.items as Json, `${where}[]`, seen);
+      }
+      if (types.includes('object') || schema.properties) {
+        for (const [name, prop] of Object.entries((schema.properties ?? {}) as Record<string, Json>)) visit(prop, `${where}.${name}`, seen);
+        const extra = schema.additionalProperties;
+        // `{}` beside declared properties is a loose object (unknown fields ignored), not a map.
+        const passthrough = extra && typeof extra === 'object' && Object.keys(extra).length === 0 && schema.properties;
+        if (extra && typeof extra === 'object' && !passthrough) {
+          if (schema.maxProperties === undefined) unbounded.push(`${where}: map without maxProperties`);
+          visit(extra as Json, `${where}.*`, seen);
+        }
+      }
+    };
+    // Webhooks carry what the provider sends: they are bounded by their body limits instead.
+    const webhooks = new Set(operations.filter((o) => o.auth === 'webhook').map((o) => `${o.method.toUpperCase()} ${o.path}`));
+    for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const at = `${method.toUpperCase()} ${path}`;
+        if (webhooks.has(at)) continue;
+        for (const p of (op.parameters ?? []) as Json[]) visit(p.schema as Json, `${at} ${p.in} ${p.name}`, new Set());
+        for (const [type, content] of Object.entries(((op.requestBody as Json | undefined)?.content ?? {}) as Record<string, Json>)) {
+          visit(content.schema as Json, `${at} body(${type})`, new Set());
+        }
+      }
+    }
+    expect(unbounded).toEqual([]);
+  });
+});
+
+type Json = Record<string, unknown> & { $ref?: string; type?: unknown; items?: unknown };

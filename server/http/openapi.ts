@@ -2,6 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteaso
 import { z } from 'zod';
 import { APP_VERSION } from '@/server/services/health';
 import { ErrorResponse, HTTPValidationError } from '@/server/schemas/common';
+import { EmailContent } from '@/server/schemas/messages';
 import type { Operation } from './operation';
 import { operations } from './operations';
 
@@ -85,6 +86,9 @@ export function openApiDocument(): object {
   registry.registerComponent('securitySchemes', 'SessionCookie', { type: 'apiKey', in: 'cookie', name: 'session' });
   registry.registerComponent('securitySchemes', 'BearerSession', { type: 'http', scheme: 'bearer' });
   for (const op of operations) register(registry, op);
+  // Named by the contract (SPEC §5) though no operation's body is exactly it.
+  const { $schema: _, ...emailContent } = z.toJSONSchema(EmailContent) as Record<string, unknown>;
+  registry.registerComponent('schemas', 'EmailContent', emailContent);
   cached = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

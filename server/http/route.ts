@@ -7,6 +7,7 @@ import { assertSameOrigin, authenticate } from './credentials';
 import type { Operation } from './operation';
 import { withIdempotency } from './idempotency';
 import { enforceRateLimit } from './rate-limit';
+import { assertStorableText } from './storable-text';
 import { parseOrThrow, searchParamsToObject } from './validation';
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -81,12 +82,18 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
   }
 
   const rawParams = (await routeCtx?.params) ?? {};
-  const params = op.params ? parseOrThrow('path', op.params, rawParams) : undefined;
+  assertStorableText('path', rawParams);
+  const params = op.params ? parsePath(op.params, rawParams) : undefined;
   const businessId = (params as { business_id?: unknown } | undefined)?.business_id;
   if (caller && typeof businessId === 'number') await assertBusinessAccess(caller, businessId);
 
   const url = new URL(req.url);
-  const query = op.query ? parseOrThrow('query', op.query, searchParamsToObject(url.searchParams)) : undefined;
+  let query: unknown;
+  if (op.query) {
+    const rawQuery = searchParamsToObject(url.searchParams);
+    assertStorableText('query', rawQuery);
+    query = parseOrThrow('query', op.query, rawQuery);
+  }
 
   let rawBytes: Buffer = Buffer.alloc(0);
   let body: unknown;
@@ -98,6 +105,7 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
     if (op.auth !== 'webhook' && (op.body || (op.docBody && (op.bodyType ?? 'application/json') === 'application/json'))) {
       const decoded = decodeBody(req, rawBody, op.bodyType ?? 'application/json');
       op.preValidate?.(decoded);
+      assertStorableText('body', decoded);
       body = op.body ? parseOrThrow('body', op.body, decoded) : decoded;
     }
   }
@@ -122,6 +130,24 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
     return withIdempotency(req, caller, rawBody, () => invoke().catch((err) => errorResponse(err, requestId, log)));
   }
   return invoke();
+}
+
+/**
+ * Path parameters. An integer id outside 1…2147483647 names nothing that can exist, so it is a 404
+ * like any unknown id (SPEC §2); anything that is not an integer at all is a 422.
+ */
+function parsePath<P extends z.ZodType>(schema: P, raw: Record<string, string | string[]>): z.output<P> {
+  try {
+    return parseOrThrow('path', schema, raw);
+  } catch (err) {
+    const issues = err instanceof AppError ? (err.extra.issues ?? []) : [];
+    const outOfRange = issues.length > 0 && issues.every((i) => i.type === 'too_big' || i.type === 'too_small');
+    if (outOfRange) {
+      const name = String(issues[0]!.loc[1] ?? 'resource').replace(/_id$/, '');
+      throw new AppError('not_found', `${name.charAt(0).toUpperCase()}${name.slice(1)} not found`);
+    }
+    throw err;
+  }
 }
 
 export function json(status: number, payload: unknown, headers: Record<string, string> = {}): Response {

@@ -9,6 +9,7 @@ import {
   type EmailSendRequest,
   type EmailSendResult,
 } from './types';
+import { isBase64, trimEnd } from '@/server/lib/text';
 
 /**
  * SMTP email provider on nodemailer's pooled transport.
@@ -99,7 +100,7 @@ export function newEmailMessageId(fromAddress: string): string {
 
 function messageIdDomain(fromAddress: string): string {
   const at = fromAddress.lastIndexOf('@');
-  const raw = at >= 0 ? fromAddress.slice(at + 1).trim().replace(/>+$/, '').trim() : '';
+  const raw = at >= 0 ? trimEnd(fromAddress.slice(at + 1).trim(), '>').trim() : '';
   if (!raw) return 'localhost';
   try {
     // WHATWG URL lower-cases and punycodes internationalised domains.
@@ -110,8 +111,6 @@ function messageIdDomain(fromAddress: string): string {
   }
   return 'localhost';
 }
-
-const BASE64_RE = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 
 function invalidAttachment(message: string): ProviderError {
   return new ProviderError('permanent', 'invalid_attachment', message);
@@ -133,7 +132,7 @@ function toNodemailerAttachment(input: EmailAttachmentInput, index: number): Att
   };
   if (hasContent) {
     const content = input.content as string;
-    if (!BASE64_RE.test(content)) throw invalidAttachment(`${label}: content is not base64`);
+    if (!isBase64(content)) throw invalidAttachment(`${label}: content is not base64`);
     return { ...base, content: Buffer.from(content, 'base64') };
   }
   let url: URL;

@@ -48,7 +48,7 @@ class TwilioHttpClient extends twilio.RequestClient {
     });
     if (apiBaseUrl) {
       const base = new URL(apiBaseUrl);
-      this.base = `${base.protocol}//${base.host}${base.pathname.replace(/\/+$/, '')}`;
+      this.base = `${base.protocol}//${base.host}${trimEnd(base.pathname, '/')}`;
       if (base.protocol === 'http:') {
         // The parent only builds an https.Agent; without this, plain-http requests would go
         // through Node's global agent (no socket cap, no idle timeout we control).
@@ -94,6 +94,7 @@ class DeadlineError extends Error {
 
 export { mapTwilioMessageStatus } from './twilio-status';
 import { mapTwilioMessageStatus } from './twilio-status';
+import { trimEnd } from '@/server/lib/text';
 
 /** Network-level error codes that mean "try again later" (outcome unknown or not reached). */
 const NETWORK_CODES = new Set([

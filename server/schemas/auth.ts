@@ -27,6 +27,7 @@ export const SessionExpiryRequest = z
     access_token: z
       .string()
       .min(1)
+      .max(512)
       .optional()
       .meta({ description: 'Required with an API key; omitted with a session = the calling session' }),
   })

@@ -72,7 +72,7 @@ export const PaginatedBusinessClientDetails = z
 
 /** A query value given repeated (`?status=a&status=b`) or comma-separated (`?status=a,b`). */
 const listOf = <T extends z.ZodType>(item: T) =>
-  z.preprocess((v) => (v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((s) => String(s).split(',')).map((s) => s.trim()).filter(Boolean)), z.array(item));
+  z.preprocess((v) => (v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((s) => String(s).split(',')).map((s) => s.trim()).filter(Boolean)), z.array(item).max(20));
 
 export const ConversationListQuery = z.object({
   status: listOf(ClientConversationStatus).optional(),
@@ -114,7 +114,7 @@ export const StatusRequest = z
     if (v.status === 'snoozed' && !v.snoozed_until) {
       ctx.addIssue({ code: 'custom', path: ['snoozed_until'], message: 'Field required when status is snoozed', params: { type: 'missing' } });
     }
-    if (v.snoozed_until && v.snoozed_until.getTime() <= Date.now()) {
+    if (v.snoozed_until instanceof Date && v.snoozed_until.getTime() <= Date.now()) {
       ctx.addIssue({ code: 'custom', path: ['snoozed_until'], message: 'must be in the future' });
     }
   })
@@ -184,6 +184,6 @@ export const PaginatedStaffList = z
 
 export const DirectoryQuery = z.object({
   search: listSearch('the name, email or phone number').optional(),
-  external_id: z.string().trim().min(1).max(200).optional(),
+  external_id: z.string().trim().min(1).max(255).optional(),
   ...paginationQuery,
 });

@@ -1,7 +1,26 @@
 import { z } from 'zod';
 
-/** Positive integer id, as it arrives in a path or query string ("12") or in JSON (12). */
-export const id = z.coerce.number({ error: 'must be a positive integer' }).int('must be a positive integer').positive('must be a positive integer');
+/** The largest value of a PostgreSQL `integer`, the type of every id column. */
+export const INT32_MAX = 2_147_483_647;
+
+const ID_MESSAGE = `must be an integer from 1 to ${INT32_MAX}`;
+
+/**
+ * An id (1…2147483647, PostgreSQL `integer`), as it arrives in a path or query string ("12") or in
+ * JSON (12). In a path, an integer outside the range is answered like any unknown id (404, see
+ * server/http/route.ts); in a query or body it is a 422 naming the field.
+ */
+export const id = z.coerce.number({ error: ID_MESSAGE }).int(ID_MESSAGE).min(1, ID_MESSAGE).max(INT32_MAX, ID_MESSAGE);
+
+/** A non-id integer stored in an `integer` column: the whole int32 range. */
+export const int32 = z.number({ error: 'must be an integer' }).int('must be an integer').min(-INT32_MAX - 1).max(INT32_MAX);
+
+/**
+ * An e-mail address in: trimmed, lower-cased (stored addresses are matched on lower(email)), at
+ * most 254 characters (RFC 5321's path limit) and valid. The length runs first, so the format
+ * pattern only ever sees short strings.
+ */
+export const email = z.string().trim().toLowerCase().max(254).pipe(z.email('must be an email address'));
 
 /** `true`/`false` (also `1`/`0`) in a query string; z.coerce.boolean would read "false" as true. */
 export const queryBoolean = z
@@ -9,33 +28,62 @@ export const queryBoolean = z
   .transform((v) => v === 'true' || v === '1');
 
 /**
- * A timestamp in: any ISO 8601 with an offset; without one it is read as UTC (SPEC §2).
- * Comes out as a Date.
+ * A timestamp in (SPEC §2): ISO 8601 date and time, with an offset honoured and none meaning UTC,
+ * checked against the calendar — no 30 February, no 24:01, no bare date. Anything else is a 422.
+ * Comes out as a Date. The length check runs first, so a huge value costs nothing.
  */
+const MAX_TIMESTAMP_LENGTH = 40;
+
 export const isoTimestamp = z
   .string()
   .trim()
-  .regex(
-    /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/i,
-    'must be an ISO 8601 timestamp',
-  )
   .transform((v, ctx) => {
-    const hasOffset = /(Z|[+-]\d{2}(:?\d{2})?)$/i.test(v) && /[T ]/.test(v);
-    const normalised = v.replace(' ', 'T');
-    const date = new Date(hasOffset ? normalised : `${normalised.includes('T') ? normalised : `${normalised}T00:00:00`}Z`);
-    if (Number.isNaN(date.getTime())) {
-      ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 timestamp' });
+    // Length is checked here, not by .max(): a failed .max() would let the value through as a
+    // string to refinements that expect a Date.
+    const date = v.length <= MAX_TIMESTAMP_LENGTH ? parseIsoTimestamp(v) : null;
+    if (!date) {
+      ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 date and time, e.g. 2026-11-20T14:03:05Z', params: { type: 'datetime_parsing' } });
       return z.NEVER;
     }
     return date;
   })
-  .meta({ type: 'string', format: 'date-time' });
+  .meta({ type: 'string', format: 'date-time', maxLength: MAX_TIMESTAMP_LENGTH });
+
+// One anchored pattern with no nested quantifiers: linear on any input.
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
+
+/** `2026-11-20T14:03:05.123+02:00` → Date, or null unless every part exists on the calendar. */
+export function parseIsoTimestamp(value: string): Date | null {
+  const m = ISO_DATE_TIME.exec(value);
+  if (!m) return null;
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [number, number, number, number, number];
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  const millis = m[7] === undefined ? 0 : Math.floor(Number(`0${m[7]}`) * 1000);
+  const offsetHours = m[10] === undefined ? 0 : Number(m[10]);
+  const offsetMinutes = m[11] === undefined ? 0 : Number(m[11]);
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > monthLength(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) return null;
+  const sign = m[9] === '-' ? -1 : 1;
+  const utc = new Date(0);
+  utc.setUTCFullYear(year, month - 1, day);
+  utc.setUTCHours(hour, minute, second, millis);
+  return new Date(utc.getTime() - sign * (offsetHours * 60 + offsetMinutes) * 60_000);
+}
+
+const isLeapYear = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+const monthLength = (year: number, month: number) => (month === 2 ? (isLeapYear(year) ? 29 : 28) : [31, 0, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!);
 
 /** Timestamps out: ISO 8601 UTC with milliseconds. */
 export const timestampOut = z.string().meta({ format: 'date-time', example: '2026-11-20T14:03:05.123Z' });
 
+/**
+ * The deepest page a list serves. With page_size ≤ 100 the OFFSET stays under a million rows:
+ * far from any integer overflow, and a bound on what one request can make PostgreSQL skip.
+ */
+export const MAX_PAGE = 10_000;
+
 export const paginationQuery = {
-  page: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(1).default(1),
+  page: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(1).max(MAX_PAGE).default(1),
   page_size: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(1).max(100).default(25),
 };
 

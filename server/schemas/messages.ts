@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isBase64 } from '@/server/lib/text';
 import {
   CHANNELS,
   DIRECTIONS,
@@ -8,11 +9,20 @@ import {
   PROVIDERS,
   USER_TYPES,
 } from '@/db/schema/enums';
-import { id, isoTimestamp, paginationQuery, timestampOut, UpdateSuccessResponse } from './common';
+import { email, id, int32, isoTimestamp, paginationQuery, timestampOut, UpdateSuccessResponse } from './common';
 
 export const MAX_ITEMS = 1000;
 export const MAX_SMS_LENGTH = 1600;
 export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+/** The REST body limit (server/http/route.ts), as a bound on any one string in it. */
+const MAX_BODY_CHARS = 10 * 1024 * 1024;
+
+/** SPEC §5 EmailContent: what an email says, apart from its envelope (registered by name in server/http/openapi.ts). */
+export const EmailContent = z.object({
+  subject: z.string().max(998),
+  text: z.string().max(1_000_000),
+  html: z.string().max(5_000_000).optional(),
+});
 
 export const Channel = z.enum(CHANNELS).meta({ id: 'Channel' });
 export const MessageCategory = z.enum(MESSAGE_CATEGORIES).meta({ id: 'MessageCategory' });
@@ -36,8 +46,16 @@ export const DELIVERY_STATUSES = [
   'canceled',
 ] as const;
 
-const email = z.string().trim().toLowerCase().pipe(z.email('must be an email address'));
-const metadata = z.record(z.string(), z.unknown());
+/** Caller-defined JSON kept with a message: at most 50 keys and 16 KiB once serialised. */
+export const METADATA_LIMITS = { keys: 50, bytes: 16 * 1024 } as const;
+const metadata = z
+  .record(z.string().max(100), z.unknown())
+  .refine((v) => Object.keys(v).length <= METADATA_LIMITS.keys, `must have at most ${METADATA_LIMITS.keys} keys`)
+  .refine((v) => Buffer.byteLength(JSON.stringify(v)) <= METADATA_LIMITS.bytes, `must be at most ${METADATA_LIMITS.bytes} bytes as JSON`)
+  .meta({ maxProperties: METADATA_LIMITS.keys, description: `Free-form JSON object: at most ${METADATA_LIMITS.keys} keys and ${METADATA_LIMITS.bytes / 1024} KiB serialised` });
+
+/** E.164 or anything a person types (normalised with the business's country). */
+const phone = z.string().trim().min(1).max(40);
 
 /** SPEC §5 / seed 2.1: fields shared by SMS and email requests. */
 const envelope = {
@@ -45,7 +63,7 @@ const envelope = {
   notification_type: NotificationType.optional(),
   staff_id: id.optional(),
   provider: Provider.optional(),
-  sent_by: z.number().int().optional(),
+  sent_by: int32.optional(),
   sender_type: UserType,
   sent_at: isoTimestamp.optional(),
 };
@@ -69,8 +87,8 @@ const smsItemFields = {
   message_id: id.optional(),
   message: z.string().trim().min(1, 'must not be empty').max(MAX_SMS_LENGTH, `must be at most ${MAX_SMS_LENGTH} characters`).optional(),
   client_id: id.optional(),
-  wl_user_id: z.number().int().optional(),
-  to_number: z.string().trim().min(1).max(40).optional(),
+  wl_user_id: int32.optional(),
+  to_number: phone.optional(),
   status: MessageStatus.optional(),
   provider_metadata: metadata.optional(),
 };
@@ -82,26 +100,27 @@ export const SmsMessageItem = z
 
 export const EmailAttachment = z
   .object({
-    content: z.string().optional().meta({ description: 'base64' }),
+    // The decoded size is checked against MAX_ATTACHMENT_BYTES by the service (413); this bound
+    // is the body limit, so it documents a maximum without pre-empting that 413.
+    content: z.string().max(MAX_BODY_CHARS).optional().meta({ description: 'base64 (whitespace allowed)' }),
     content_type: z
       .string()
+      .max(255)
       .regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type like application/pdf')
       .optional(),
     filename: z.string().trim().min(1).max(255),
-    url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    url: z.string().max(2048).pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })).optional(),
   })
   .superRefine((a, ctx) => {
     if (!a.content && !a.url) ctx.addIssue({ code: 'custom', path: ['content'], message: 'One of content or url is required' });
-    if (a.content && !/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(a.content)) {
-      ctx.addIssue({ code: 'custom', path: ['content'], message: 'must be base64' });
-    }
+    if (a.content && !isBase64(a.content)) ctx.addIssue({ code: 'custom', path: ['content'], message: 'must be base64' });
   })
   .meta({ id: 'EmailAttachment' });
 
 const emailItemFields = {
   message_id: id.optional(),
   client_id: id.optional(),
-  wl_user_id: z.number().int().optional(),
+  wl_user_id: int32.optional(),
   to_email: email.optional(),
   subject: z.string().trim().min(1).max(998).optional(),
   message: z.string().min(1, 'must not be empty').max(1_000_000).optional(),
@@ -130,13 +149,15 @@ export const RecordEmailItem = z
   .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id']))
   .meta({ id: 'RecordEmailItem' });
 
-const items = <T extends z.ZodType>(item: T) => z.array(item).min(1, 'must contain at least one message');
+// Over MAX_ITEMS is a 413 (SPEC §2.1), raised by the operation's preValidate before zod runs;
+// the max here documents the bound.
+const items = <T extends z.ZodType>(item: T) => z.array(item).min(1, 'must contain at least one message').max(MAX_ITEMS);
 
 export const SendSmsRequest = z
-  .object({ ...envelope, from_number: z.string().trim().min(1).max(40).optional(), messages: items(SmsMessageItem) })
+  .object({ ...envelope, from_number: phone.optional(), messages: items(SmsMessageItem) })
   .meta({ id: 'SendSmsRequest' });
 export const RecordSmsRequest = z
-  .object({ ...envelope, from_number: z.string().trim().min(1).max(40).optional(), messages: items(RecordMessageItem) })
+  .object({ ...envelope, from_number: phone.optional(), messages: items(RecordMessageItem) })
   .meta({ id: 'RecordSmsRequest' });
 export const SendEmailRequest = z
   .object({ ...envelope, from_email: email.optional(), messages: items(EmailMessageItem) })
@@ -232,6 +253,8 @@ export const MessageItem = z
  * `total_messages` is this number and `total_capped` is true.
  */
 export const SEARCH_TOTAL_CAP = 1000;
+/** Search pages reach this many matches (page × page_size); deeper pages are a 422. */
+export const SEARCH_RESULT_WINDOW = 10_000;
 const CAP = SEARCH_TOTAL_CAP.toLocaleString('en-US');
 export const PaginatedMessages = z
   .object({
@@ -260,6 +283,7 @@ export const RetryResponse = UpdateSuccessResponse.extend({
   skipped: z.array(z.object({ message_id: z.number().int(), reason: z.string() })),
 }).meta({ id: 'RetryResponse' });
 
-export const requestPath = z.object({ business_id: id, request_id: z.uuid('must be a UUID') });
-export const platformRequestPath = z.object({ request_id: z.uuid('must be a UUID') });
+const requestId = z.uuid('must be a UUID').meta({ maxLength: 36 });
+export const requestPath = z.object({ business_id: id, request_id: requestId });
+export const platformRequestPath = z.object({ request_id: requestId });
 export const pageQuery = z.object(paginationQuery);

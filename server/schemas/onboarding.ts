@@ -39,6 +39,7 @@ function canonicalTimezone(tz: string): string {
 export const IanaTimezone = z
   .string()
   .trim()
+  .max(64)
   .refine(isIanaTimezone, 'must be an IANA time zone, e.g. America/New_York')
   .overwrite(canonicalTimezone)
   .meta({ description: 'An IANA time zone name', example: 'America/New_York' });
@@ -47,6 +48,7 @@ const CountryCode = z
   .string()
   .trim()
   .toUpperCase()
+  .max(2)
   .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code')
   .refine((c) => isSupportedCountry(c), 'is not a known country code')
   .meta({ description: 'ISO 3166-1 alpha-2; default `US` for a new business', example: 'US' });
@@ -61,7 +63,7 @@ const Email = z
   .string()
   .trim()
   .toLowerCase()
-  .max(320)
+  .max(254)
   .refine((v) => v === '' || emailFormat.safeParse(v).success, 'must be an email address');
 
 /** Any form a person types; normalised to E.164 with the business's country (unparsable → 422). */

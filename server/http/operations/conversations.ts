@@ -84,6 +84,7 @@ export const addNote = defineOperation({
   params: conversationPath,
   body: NoteRequest,
   response: MessageResponse,
+  idempotent: true,
   ...common,
 });
 

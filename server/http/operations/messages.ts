@@ -161,6 +161,7 @@ export const retryMessages = defineOperation({
   params: businessPath,
   body: RetryRequest,
   response: RetryResponse,
+  idempotent: true,
   errors: [403, 404],
 });
 
@@ -173,5 +174,6 @@ export const retryRequest = defineOperation({
   auth: 'any',
   params: requestPath,
   response: RetryResponse,
+  idempotent: true,
   errors: [403, 404],
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { businessPath, id, MIN_SEARCH_TERM_LENGTH, paginationQuery, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
-import { PaginatedMessages, SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
+import { businessPath, id, MAX_PAGE, MIN_SEARCH_TERM_LENGTH, paginationQuery, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
+import { PaginatedMessages, SEARCH_RESULT_WINDOW, SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
 import { MAX_SEARCH_TERM_LENGTH } from '@/server/services/search';
 import { defineOperation } from '../operation';
 
@@ -12,19 +12,29 @@ const searchTerm = z
   .max(MAX_SEARCH_TERM_LENGTH, `must be at most ${MAX_SEARCH_TERM_LENGTH} characters`)
   .meta({ description: `Case-insensitive substring of content or subject; trimmed, ${MIN_SEARCH_TERM_LENGTH}–${MAX_SEARCH_TERM_LENGTH} characters; % and _ are literal.` });
 
+/** A page past the first SEARCH_RESULT_WINDOW matches is a 422: a deep page of a common term would read every match before it. */
+function withinResultWindow(q: { page: number; page_size: number }, ctx: z.RefinementCtx) {
+  if (q.page <= MAX_PAGE && q.page * q.page_size > SEARCH_RESULT_WINDOW) {
+    ctx.addIssue({ code: 'custom', path: ['page'], message: `search results are paged through the first ${SEARCH_RESULT_WINDOW.toLocaleString('en-US')} matches: page × page_size must be at most ${SEARCH_RESULT_WINDOW}` });
+  }
+}
+
 const conversationSearchPath = z.object({ business_id: id, conversation_id: id });
-const conversationSearchQuery = z.object({ search_term: searchTerm, ...paginationQuery });
-const businessSearchQuery = z.object({
-  search_term: searchTerm,
-  conversation_id: id.optional().meta({ description: 'Only this conversation; without it, every conversation of the business.' }),
-  ...paginationQuery,
-});
+const conversationSearchQuery = z.object({ search_term: searchTerm, ...paginationQuery }).superRefine(withinResultWindow);
+const businessSearchQuery = z
+  .object({
+    search_term: searchTerm,
+    conversation_id: id.optional().meta({ description: 'Only this conversation; without it, every conversation of the business.' }),
+    ...paginationQuery,
+  })
+  .superRefine(withinResultWindow);
 
 const rules =
   'Case-insensitive substring match on content and subject; LIKE wildcards (`%`, `_`) in the term are literal. ' +
   'Newest first (sent_at desc, then id desc). Internal notes are not returned. ' +
   `\`total_messages\` is exact up to ${SEARCH_TOTAL_CAP.toLocaleString('en-US')} matches; beyond that it is ${SEARCH_TOTAL_CAP.toLocaleString('en-US')} and \`total_capped\` is true ` +
-  '(counting every match of a common term would cost in proportion to its matches). `next_page` is always exact, and every page can be reached.';
+  '(counting every match of a common term would cost in proportion to its matches). `next_page` is always exact. ' +
+  `Pages reach the first ${SEARCH_RESULT_WINDOW.toLocaleString('en-US')} matches (page × page_size ≤ ${SEARCH_RESULT_WINDOW}; 422 past it).`;
 
 export const searchConversationMessages = defineOperation({
   operationId: 'searchConversationMessages',
