@@ -4,7 +4,15 @@ import { test as base } from '@playwright/test';
  * Each test makes its own business, owner and login link through the public REST API (platform
  * key), rows created in the e2e server's database by a direct connection.
  */
-type Tenant = { businessId: number; staffId: number; staffName: string; businessName: string; loginUrl: string };
+type Tenant = {
+  businessId: number;
+  staffId: number;
+  staffName: string;
+  businessName: string;
+  /** A one-time login link (each works once: a second browser context needs newLoginUrl()). */
+  loginUrl: string;
+  newLoginUrl: () => Promise<string>;
+};
 
 export const test = base.extend<{ tenant: Tenant }>({
   tenant: async ({ request }, use) => {
@@ -17,13 +25,15 @@ export const test = base.extend<{ tenant: Tenant }>({
     const [member] = await sql<{ id: number }[]>`
       insert into staff (business_id, name, role) values (${business!.id}, ${staffName}, 'owner') returning id`;
     await sql.end();
-    const res = await request.post('/api/v1/auth/token', {
-      headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },
-      data: { business_id: business!.id, staff_id: member!.id },
-    });
-    if (!res.ok()) throw new Error(`auth/token answered ${res.status()}: ${await res.text()}`);
-    const token = (await res.json()) as { login_url: string };
-    await use({ businessId: business!.id, staffId: member!.id, staffName, businessName, loginUrl: token.login_url });
+    const newLoginUrl = async () => {
+      const res = await request.post('/api/v1/auth/token', {
+        headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },
+        data: { business_id: business!.id, staff_id: member!.id },
+      });
+      if (!res.ok()) throw new Error(`auth/token answered ${res.status()}: ${await res.text()}`);
+      return ((await res.json()) as { login_url: string }).login_url;
+    };
+    await use({ businessId: business!.id, staffId: member!.id, staffName, businessName, loginUrl: await newLoginUrl(), newLoginUrl });
   },
 });
 

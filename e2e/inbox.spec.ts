@@ -86,7 +86,7 @@ test('a reply from the sandbox phone appears live in the inbox, with the unread 
   // A second browser context plays the client's phone on /sandbox.
   const phoneContext = await browser.newContext();
   const phone = await phoneContext.newPage();
-  await phone.goto(tenant.loginUrl);
+  await phone.goto(await tenant.newLoginUrl());
   await phone.goto(`${process.env.PUBLIC_BASE_URL}/sandbox`);
   await phone.getByRole('searchbox', { name: 'Search clients' }).fill('Ana Lopez');
   await phone.getByRole('button', { name: /Ana Lopez/ }).click();

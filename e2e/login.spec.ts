@@ -18,11 +18,16 @@ test('the inbox without a session sends the visitor to sign in', async ({ page }
   await expect(page.getByRole('heading', { name: 'Sign in' })).toBeVisible();
 });
 
-test('signing out ends the session: the same link no longer works', async ({ page, tenant }) => {
+test('signing out ends the session, and a login link works only once', async ({ page, tenant }) => {
   await page.goto(tenant.loginUrl);
   await expect(page.getByTestId('signed-in-as')).toBeVisible();
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(/\/login$/);
+  await page.goto('/inbox');
+  await expect(page).toHaveURL(/\/login$/);
   await page.goto(tenant.loginUrl);
-  await expect(page.getByRole('heading', { name: 'This sign-in link has expired' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'This sign-in link was already used or has expired' })).toBeVisible();
+  // A new link signs in again.
+  await page.goto(await tenant.newLoginUrl());
+  await expect(page.getByTestId('signed-in-as')).toBeVisible();
 });

@@ -1,6 +1,6 @@
 import { sessionCookie } from '@/server/http/credentials';
-import { resolveSession } from '@/server/services/auth';
 import { SESSION_TTL } from '@/server/schemas/auth';
+import { redeemLoginCode } from '@/server/services/auth';
 
 export const dynamic = 'force-dynamic';
 
@@ -11,23 +11,30 @@ function page(status: number, title: string, text: string): Response {
   return new Response(html, { status, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' } });
 }
 
-// GET /login?token=…: the login callback. A valid token becomes the session cookie and the staff
-// member lands in the inbox; anything else gets a page that says what to do.
+// GET /login?token=…: the login callback. A one-time login code, on its first use, becomes a fresh
+// session cookie and the staff member lands in the inbox; anything else gets a page that says what
+// to do. The code is dead after this, so a link left in a history or a log opens nothing.
 export async function GET(req: Request) {
   const token = new URL(req.url).searchParams.get('token');
   if (!token) {
     return page(200, 'Sign in', 'Open the sign-in link your business platform gave you (it ends in <code>/login?token=…</code>).');
   }
-  const caller = await resolveSession(token, true).catch(() => null);
-  if (!caller) {
-    return page(401, 'This sign-in link has expired', 'Ask your business platform for a new link.');
+  let session: Awaited<ReturnType<typeof redeemLoginCode>>;
+  try {
+    session = token.length <= 128 ? await redeemLoginCode(token) : null;
+  } catch {
+    // The transaction rolled back, so the code is still good: say so rather than "expired".
+    return page(503, 'Sign-in is unavailable right now', 'Please open the same link again in a minute.');
+  }
+  if (!session) {
+    return page(401, 'This sign-in link was already used or has expired', 'Sign-in links work once, for 10 minutes. Ask your business platform for a new link.');
   }
   return new Response(null, {
     status: 303,
     headers: {
       Location: '/inbox',
       // The server enforces the sliding expiry; the cookie just has to outlive the longest session.
-      'Set-Cookie': sessionCookie(token, SESSION_TTL.max),
+      'Set-Cookie': sessionCookie(session.token, SESSION_TTL.max),
       'Cache-Control': 'no-store',
     },
   });

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 import { staff } from './staff';
 
@@ -32,6 +32,11 @@ export const sessions = pgTable(
       .notNull()
       .references(() => staff.id, { onDelete: 'cascade' }),
     tokenHash: text('token_hash').notNull(),
+    /**
+     * The session whose login link opened this one (a browser session gets its own token, never
+     * the API's bearer token); revoking the parent revokes it too.
+     */
+    parentId: integer('parent_id').references((): AnyPgColumn => sessions.id, { onDelete: 'cascade' }),
     ttlSeconds: integer('ttl_seconds').notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
@@ -41,8 +46,28 @@ export const sessions = pgTable(
   (t) => [
     uniqueIndex('sessions_token_hash_key').on(t.tokenHash),
     index('sessions_staff_idx').on(t.businessId, t.staffId),
+    index('sessions_parent_idx').on(t.parentId),
     check('sessions_ttl_check', sql`${t.ttlSeconds} between 60 and 604800`),
   ],
+);
+
+/**
+ * One-time login codes: what a login link carries instead of a session token. Short-lived, stored
+ * as a keyed hash, used at most once (`used_at`); redeeming one opens a child of its session.
+ */
+export const loginCodes = pgTable(
+  'login_codes',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    sessionId: integer('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('login_codes_code_hash_key').on(t.codeHash), index('login_codes_session_idx').on(t.sessionId)],
 );
 
 /**

@@ -1,10 +1,12 @@
 import { asc, eq } from 'drizzle-orm';
 import { db } from '@/db/client';
 import { businesses, staff } from '@/db/schema';
-import { env } from '@/server/env';
-import { issueSession } from '@/server/services/auth';
+import { issueLoginCode, issueSession, loginUrl } from '@/server/services/auth';
 
-/** A fresh 12-hour login link for the first business's owner (development convenience). */
+/**
+ * A login link for the first business's owner (development convenience): a 12-hour session and a
+ * one-time code valid as long, since the link is printed at start and may be clicked much later.
+ */
 export async function loginLinkForOwner(): Promise<string> {
   const [owner] = await db
     .select({ staffId: staff.id, businessId: staff.businessId })
@@ -15,5 +17,5 @@ export async function loginLinkForOwner(): Promise<string> {
     .limit(1);
   if (!owner) return '(no staff yet: onboard a business, then POST /api/v1/auth/token)';
   const session = await issueSession({ kind: 'platform', scope: 'cli' }, { business_id: owner.businessId, staff_id: owner.staffId });
-  return `${env().publicBaseUrl}/login?token=${encodeURIComponent(session.token)}`;
+  return loginUrl(await issueLoginCode(session.id, 12 * 3600));
 }

@@ -1,7 +1,7 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { db } from '@/db/client';
-import { apiKeys, sessions, staff } from '@/db/schema';
+import { apiKeys, loginCodes, sessions, staff } from '@/db/schema';
 import { AUTH_CACHE_TTL_MS } from '@/server/services/auth';
 import { createStaff, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
@@ -24,7 +24,9 @@ describe('POST /auth/token', () => {
     const body = await token(business.id, owner.id);
     expect(body).toMatchObject({ token_type: 'bearer', business_id: business.id, staff_id: owner.id });
     expect(body.access_token).toMatch(/^[A-Za-z0-9_-]{40,}$/);
-    expect(body.login_url).toBe(`http://localhost:3000/login?token=${body.access_token}`);
+    // The login link carries a one-time code, never the bearer token.
+    expect(body.login_url).toMatch(/^http:\/\/localhost:3000\/login\?token=lc_[A-Za-z0-9_-]{40,}$/);
+    expect(body.login_url).not.toContain(body.access_token);
     expect(body.expires_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const expires = Date.parse(body.expires_at);
     expect(expires - before).toBeGreaterThan(43200_000 - 5_000);
@@ -177,20 +179,71 @@ describe('cookie sessions and CSRF', () => {
 });
 
 describe('GET /login', () => {
-  it('sets an HttpOnly SameSite=Lax cookie and redirects to the inbox', async () => {
-    const { sessionToken } = await createTenant();
-    const res = await api.get(`/login?token=${encodeURIComponent(sessionToken)}`);
+  const codeOf = (loginUrl: string) => new URL(loginUrl).searchParams.get('token')!;
+  const sessionsOf = (staffId: number) => db.select({ id: sessions.id }).from(sessions).where(eq(sessions.staffId, staffId));
+
+  it('exchanges a login code for a fresh HttpOnly SameSite=Lax session cookie (not the bearer token) and redirects to the inbox', async () => {
+    const { business, owner } = await createTenant();
+    const issued = await token(business.id, owner.id);
+    const res = await api.get(new URL(issued.login_url).pathname + new URL(issued.login_url).search);
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/inbox');
     const cookie = res.headers.get('set-cookie')!;
-    expect(cookie).toContain(`session=${sessionToken}`);
+    const cookieToken = decodeURIComponent(/session=([^;]+)/.exec(cookie)![1]!);
+    expect(cookieToken).not.toBe(issued.access_token);
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Lax/);
     expect(cookie).toMatch(/Path=\//);
     expect(cookie).not.toMatch(/Secure/); // PUBLIC_BASE_URL is http in tests
+    // The cookie is a working session of the same staff member; so is the bearer token, for the API.
+    const me = await api.get(`/api/v1/businesses/${business.id}/staffs/${owner.id}`, { headers: { cookie: `session=${cookieToken}` } });
+    expect(me.status).toBe(200);
+    const bearer = await api.get(`/api/v1/businesses/${business.id}/staffs/${owner.id}`, { headers: { authorization: `Bearer ${issued.access_token}` } });
+    expect(bearer.status).toBe(200);
+    // Only the keyed hash of the code is stored.
+    const [code] = await db.select().from(loginCodes).where(inArray(loginCodes.sessionId, sessionsOf(owner.id)));
+    expect(code!.codeHash).not.toContain(codeOf(issued.login_url));
+    expect(code!.usedAt).not.toBeNull();
   });
 
-  it('explains an expired or unknown link instead of setting a cookie', async () => {
+  it('a link works once: a replayed link (history, a proxy log) opens nothing', async () => {
+    const { business, owner } = await createTenant();
+    const issued = await token(business.id, owner.id);
+    const path = `/login?token=${encodeURIComponent(codeOf(issued.login_url))}`;
+    expect((await api.get(path)).status).toBe(303);
+    const again = await api.get(path);
+    expect(again.status).toBe(401);
+    expect(again.headers.get('set-cookie')).toBeNull();
+    expect(await again.text()).toContain('already used or has expired');
+  });
+
+  it('a stale link, or one whose session was expired, opens nothing; the bearer token is no login code', async () => {
+    const { business, owner } = await createTenant();
+    const stale = await token(business.id, owner.id);
+    await db.update(loginCodes).set({ expiresAt: sql`now() - interval '1 second'` }).where(inArray(loginCodes.sessionId, sessionsOf(owner.id)));
+    expect((await api.get(`/login?token=${encodeURIComponent(codeOf(stale.login_url))}`)).status).toBe(401);
+
+    const revoked = await token(business.id, owner.id);
+    const expired = await api.post('/api/v1/session/expire', { headers: platform(), body: { access_token: revoked.access_token } });
+    expect(expired.status).toBe(200);
+    expect((await api.get(`/login?token=${encodeURIComponent(codeOf(revoked.login_url))}`)).status).toBe(401);
+
+    const plain = await token(business.id, owner.id);
+    expect((await api.get(`/login?token=${encodeURIComponent(plain.access_token)}`)).status).toBe(401);
+  });
+
+  it('expiring the API session ends the browser session its link opened', async () => {
+    const { business, owner } = await createTenant();
+    const issued = await token(business.id, owner.id);
+    const res = await api.get(`/login?token=${encodeURIComponent(codeOf(issued.login_url))}`);
+    const cookieToken = decodeURIComponent(/session=([^;]+)/.exec(res.headers.get('set-cookie')!)![1]!);
+    const path = `/api/v1/businesses/${business.id}/staffs/${owner.id}`;
+    expect((await api.get(path, { headers: { cookie: `session=${cookieToken}` } })).status).toBe(200);
+    await api.post('/api/v1/session/expire', { headers: platform(), body: { access_token: issued.access_token } });
+    expect((await api.get(path, { headers: { cookie: `session=${cookieToken}` } })).status).toBe(401);
+  });
+
+  it('explains an unknown link instead of setting a cookie', async () => {
     const res = await api.get('/login?token=not-a-real-token');
     expect(res.status).toBe(401);
     expect(res.headers.get('set-cookie')).toBeNull();

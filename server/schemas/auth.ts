@@ -13,12 +13,15 @@ export const AuthParameters = z
 
 export const AuthTokenResponse = z
   .object({
-    access_token: z.string(),
+    access_token: z.string().meta({ description: 'Bearer token for API use (`Authorization: Bearer …`); the login link carries a separate one-time code' }),
     token_type: z.literal('bearer'),
     expires_at: timestampOut,
     business_id: z.number().int(),
     staff_id: z.number().int(),
-    login_url: z.string().meta({ description: '`/login?token=…`: sets the session cookie and redirects to /inbox' }),
+    login_url: z.string().meta({
+      description:
+        '`/login?token=…` with a one-time login code (not the access token): valid once, for 10 minutes. Its first use opens a browser session of its own (ended with this one) and redirects to /inbox; a second use shows that the link was already used or has expired.',
+    }),
   })
   .meta({ id: 'AuthTokenResponse' });
 

@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import { apiKeys, businesses, sessions, staff } from '@/db/schema';
+import { apiKeys, businesses, loginCodes, sessions, staff } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { SESSION_TTL } from '@/server/schemas/auth';
@@ -14,8 +14,11 @@ export type Caller =
 
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
-/** Session tokens are hashed with a server secret, so a leaked table alone cannot be replayed. */
+/** Session tokens and login codes are hashed with a server secret, so a leaked table alone cannot be replayed. */
 const hashSessionToken = (token: string) => createHmac('sha256', env().sessionSecret).update(token).digest('hex');
+
+/** How long a login link works: long enough to click it, short enough that an old one is dead. */
+export const LOGIN_CODE_TTL_SECONDS = 600;
 
 export const newSecretToken = (prefix = '') => prefix + randomBytes(32).toString('base64url');
 
@@ -118,7 +121,7 @@ export function assertPlatform(caller: Caller): void {
   if (caller.kind !== 'platform') throw new AppError('forbidden', 'Requires the platform API key');
 }
 
-export type IssuedSession = { token: string; expiresAt: Date; businessId: number; staffId: number };
+export type IssuedSession = { id: number; token: string; expiresAt: Date; businessId: number; staffId: number };
 
 /** POST /auth/token: a staff session for a business the caller may act on (SPEC §3). */
 export async function issueSession(
@@ -150,8 +153,8 @@ export async function issueSession(
       ttlSeconds: ttl,
       expiresAt: sql`now() + make_interval(secs => ${ttl})`,
     })
-    .returning({ expiresAt: sessions.expiresAt });
-  return { token, expiresAt: row!.expiresAt, businessId: input.business_id, staffId: input.staff_id };
+    .returning({ id: sessions.id, expiresAt: sessions.expiresAt });
+  return { id: row!.id, token, expiresAt: row!.expiresAt, businessId: input.business_id, staffId: input.staff_id };
 }
 
 /**
@@ -161,12 +164,7 @@ export async function issueSession(
 export async function expireSession(caller: Caller, accessToken: string | undefined, tx: Tx = db): Promise<number> {
   if (!accessToken) {
     if (caller.kind !== 'session') throw AppError.invalid(['body', 'access_token'], 'Field required with an API key', 'missing');
-    const rows = await tx
-      .update(sessions)
-      .set({ revokedAt: sql`now()` })
-      .where(and(eq(sessions.id, caller.sessionId), isNull(sessions.revokedAt)))
-      .returning({ id: sessions.id });
-    return rows.length;
+    return revokeSessionTree(caller.sessionId, tx);
   }
   const tokenHash = hashSessionToken(accessToken);
   const [target] = await tx
@@ -176,12 +174,70 @@ export async function expireSession(caller: Caller, accessToken: string | undefi
     .limit(1);
   // An unknown token and one of another business look the same: nothing to expire here.
   if (!target || (caller.kind !== 'platform' && caller.businessId !== target.businessId) || target.revokedAt) return 0;
+  return revokeSessionTree(target.id, tx);
+}
+
+/**
+ * Revokes a session and the browser sessions its login links opened; answers 1 when the session
+ * itself was live (the count SPEC's UpdateSuccessResponse reports), else 0.
+ */
+async function revokeSessionTree(sessionId: number, tx: Tx): Promise<number> {
   const rows = await tx
     .update(sessions)
     .set({ revokedAt: sql`now()` })
-    .where(and(eq(sessions.id, target.id), isNull(sessions.revokedAt)))
+    .where(and(or(eq(sessions.id, sessionId), eq(sessions.parentId, sessionId)), isNull(sessions.revokedAt)))
     .returning({ id: sessions.id });
-  return rows.length;
+  return rows.some((r) => r.id === sessionId) ? 1 : 0;
+}
+
+/**
+ * A one-time login code for a session (what `login_url` carries: never the bearer token itself, so
+ * a leaked link is dead once used or after LOGIN_CODE_TTL_SECONDS). Only its keyed hash is stored.
+ */
+export async function issueLoginCode(sessionId: number, validSeconds = LOGIN_CODE_TTL_SECONDS, tx: Tx = db): Promise<string> {
+  const code = newSecretToken('lc_');
+  await tx.insert(loginCodes).values({
+    sessionId,
+    codeHash: hashSessionToken(code),
+    expiresAt: sql`now() + make_interval(secs => ${validSeconds})`,
+  });
+  return code;
+}
+
+/** The link a login code travels in: `/login?token=…` (SPEC §3 keeps the parameter's name). */
+export const loginUrl = (code: string) => `${env().publicBaseUrl}/login?token=${encodeURIComponent(code)}`;
+
+/**
+ * GET /login: a login code, on its first use and while both it and its session are live, becomes a
+ * fresh browser session (its own token, a child of the code's session, same lifetime). A used,
+ * stale or unknown code, a revoked or expired session or a deactivated staff member gives null.
+ */
+export async function redeemLoginCode(code: string): Promise<{ token: string; ttlSeconds: number } | null> {
+  return db.transaction(async (tx) => {
+    const [used] = await tx
+      .update(loginCodes)
+      .set({ usedAt: sql`now()` })
+      .where(and(eq(loginCodes.codeHash, hashSessionToken(code)), isNull(loginCodes.usedAt), sql`${loginCodes.expiresAt} > now()`))
+      .returning({ sessionId: loginCodes.sessionId });
+    if (!used) return null;
+    const [parent] = await tx
+      .select({ id: sessions.id, businessId: sessions.businessId, staffId: sessions.staffId, ttlSeconds: sessions.ttlSeconds })
+      .from(sessions)
+      .innerJoin(staff, eq(staff.id, sessions.staffId))
+      .where(and(eq(sessions.id, used.sessionId), isNull(sessions.revokedAt), sql`${sessions.expiresAt} > now()`, eq(staff.active, true)))
+      .limit(1);
+    if (!parent) return null;
+    const token = newSecretToken();
+    await tx.insert(sessions).values({
+      businessId: parent.businessId,
+      staffId: parent.staffId,
+      parentId: parent.id,
+      tokenHash: hashSessionToken(token),
+      ttlSeconds: parent.ttlSeconds,
+      expiresAt: sql`now() + make_interval(secs => ${parent.ttlSeconds})`,
+    });
+    return { token, ttlSeconds: parent.ttlSeconds };
+  });
 }
 
 /** A new business API key; the plain key is returned once and only its hash is stored. */
