@@ -1,6 +1,8 @@
-import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, customType, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 import { WEBHOOK_OUTCOMES, oneOf, type WebhookOutcome } from './enums';
+
+const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' });
 
 /**
  * Every provider webhook, stored raw before it is processed: the dedupe key (MessageSid,
@@ -17,6 +19,11 @@ export const webhookEvents = pgTable(
     businessId: integer('business_id').references(() => businesses.id, { onDelete: 'set null' }),
     headers: jsonb('headers').$type<Record<string, string>>().notNull().default({}),
     payload: jsonb('payload').$type<unknown>().notNull(),
+    /**
+     * The request body exactly as received, kept when the parsed payload had to be cleaned to be
+     * storable (U+0000, lone surrogates: server/lib/pg-text.ts), so nothing a provider sent is lost.
+     */
+    rawBody: bytea('raw_body'),
     outcome: text('outcome').$type<WebhookOutcome>().notNull().default('pending'),
     error: text('error'),
     attempts: integer('attempts').notNull().default(0),

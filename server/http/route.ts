@@ -13,6 +13,12 @@ import { parseOrThrow, searchParamsToObject } from './validation';
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
+/** The caller's X-Request-Id when it matches SPEC's pattern, else a new UUID. */
+export function requestIdOf(req: Request): string {
+  const incoming = req.headers.get('x-request-id');
+  return incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
 type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
 
 export type HandlerContext<P, Q, B> = {
@@ -43,8 +49,7 @@ export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodT
 ) {
   return async (req: Request, routeCtx?: RouteContext): Promise<Response> => {
     const started = performance.now();
-    const incoming = req.headers.get('x-request-id');
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdOf(req);
     const log = logger.child({ request_id: requestId });
     let response: Response;
     try {
@@ -158,7 +163,7 @@ export function json(status: number, payload: unknown, headers: Record<string, s
 }
 
 /** Reads the body, refusing (413) past `limit` bytes without buffering the rest. */
-async function readBody(req: Request, limit: number): Promise<Buffer> {
+export async function readBody(req: Request, limit: number): Promise<Buffer> {
   const tooLarge = () => new AppError('payload_too_large', `Request body exceeds ${describeBytes(limit)}`);
   const declared = Number(req.headers.get('content-length') ?? '0');
   if (declared > limit) throw tooLarge();

@@ -1,14 +1,11 @@
 import { AppError, type ErrorLocation, type ValidationIssue } from '@/server/errors';
+import { isStorableText } from '@/server/lib/pg-text';
 
-/**
- * PostgreSQL `text` and `jsonb` cannot hold U+0000, and a lone UTF-16 surrogate cannot be encoded
- * as the UTF-8 they store: either would fail deep inside a statement as a 500. REST input is
- * checked here, once, before validation: every string and object key of the path, the query and
- * the JSON body, so each such value is a 422 naming its field.
+/*
+ * Text PostgreSQL cannot store (server/lib/pg-text.ts) would fail deep inside a statement as a
+ * 500. REST input is checked here, once, before validation: every string and object key of the
+ * path, the query and the JSON body, so each such value is a 422 naming its field.
  */
-export function isStorableText(s: string): boolean {
-  return s.isWellFormed() && !s.includes('\u0000');
-}
 
 /** How deep a JSON body may nest; no operation's schema goes past 6 levels. */
 export const MAX_JSON_DEPTH = 32;

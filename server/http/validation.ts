@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { AppError, type ErrorLocation, type ValidationIssue } from '@/server/errors';
+import { groupPairs } from '@/server/lib/pairs';
 
 /** zod issues → FastAPI-style `detail` entries with `loc` starting at path/query/body. */
 export function toValidationIssues(where: ErrorLocation[0], error: z.ZodError): ValidationIssue[] {
@@ -24,17 +25,7 @@ export function parseOrThrow<T extends z.ZodType>(where: ErrorLocation[0], schem
   return result.data;
 }
 
-/**
- * Query string → object; a key given more than once becomes an array. Linear in the number of
- * pairs (values are pushed, never copied), so repeated keys cost nothing extra.
- */
+/** Query string → object; a key given more than once becomes an array (linear, see groupPairs). */
 export function searchParamsToObject(params: URLSearchParams): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = Object.create(null);
-  for (const [key, value] of params) {
-    const prev = out[key];
-    if (prev === undefined) out[key] = value;
-    else if (Array.isArray(prev)) prev.push(value);
-    else out[key] = [prev, value];
-  }
-  return out;
+  return groupPairs(params);
 }

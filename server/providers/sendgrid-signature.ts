@@ -2,6 +2,13 @@ import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 
+/**
+ * The body limit of the SendGrid Event Webhook (413 past it, unread): a batch is a JSON array of
+ * events of a few hundred bytes each; 5 MiB holds thousands. Inbound Parse, whole emails with
+ * attachments, keeps the REST limit of 10 MiB.
+ */
+export const SENDGRID_EVENTS_MAX_BYTES = 5 * 1024 * 1024;
+
 let cachedKey: { source: string; key: KeyObject } | undefined;
 
 function publicKey(source: string): KeyObject {

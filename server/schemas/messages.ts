@@ -14,6 +14,8 @@ import { email, id, int32, isoTimestamp, paginationQuery, timestampOut, UpdateSu
 export const MAX_ITEMS = 1000;
 export const MAX_SMS_LENGTH = 1600;
 export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+/** An email's text body, in characters. */
+export const MAX_EMAIL_TEXT_LENGTH = 1_000_000;
 /** The REST body limit (server/http/route.ts), as a bound on any one string in it. */
 const MAX_BODY_CHARS = 10 * 1024 * 1024;
 
@@ -123,7 +125,7 @@ const emailItemFields = {
   wl_user_id: int32.optional(),
   to_email: email.optional(),
   subject: z.string().trim().min(1).max(998).optional(),
-  message: z.string().min(1, 'must not be empty').max(1_000_000).optional(),
+  message: z.string().min(1, 'must not be empty').max(MAX_EMAIL_TEXT_LENGTH).optional(),
   html: z.string().max(5_000_000).optional(),
   cc_email: z.array(email).max(50).optional(),
   bcc_email: z.array(email).max(50).optional(),

@@ -3,16 +3,23 @@ import superjson from 'superjson';
 import { ZodError } from 'zod';
 import { AppError, isDatabaseUnavailable } from '@/server/errors';
 import { assertSameOrigin, sessionTokenOf } from '@/server/http/credentials';
+import { enforceRateLimit } from '@/server/http/rate-limit';
+import { requestIdOf } from '@/server/http/route';
+import { assertStorableText } from '@/server/http/storable-text';
 import { logger } from '@/server/logger';
 import { resolveSession, type Caller } from '@/server/services/auth';
 
 type SessionCaller = Extract<Caller, { kind: 'session' }>;
 
-/** tRPC context: the request and, when a staff session is present, the staff caller. */
+/**
+ * tRPC context: the request, its id (the caller's X-Request-Id when well-formed, as over REST) and,
+ * when a staff session is present, the staff caller.
+ */
 export async function createContext({ req }: { req: Request }) {
+  const requestId = requestIdOf(req);
   const session = sessionTokenOf(req);
   const caller = session ? ((await resolveSession(session.token, session.viaCookie)) as SessionCaller | null) : null;
-  return { req, caller };
+  return { req, requestId, caller };
 }
 
 export type Context = Awaited<ReturnType<typeof createContext>>;
@@ -32,13 +39,18 @@ const TRPC_CODE = {
 
 const t = initTRPC.context<Context>().create({
   transformer: superjson,
-  errorFormatter({ shape, error }) {
+  errorFormatter({ shape, error, ctx }) {
     const cause = error.cause;
+    // An internal fault reaches the browser as a generic message and the request id that finds it
+    // in the logs; its own message (a database error carries SQL and parameters) stays server-side.
+    const internal = error.code === 'INTERNAL_SERVER_ERROR';
     return {
       ...shape,
+      message: internal ? `Internal error (request ${ctx?.requestId ?? 'unknown'})` : shape.message,
       data: {
         ...shape.data,
         stack: undefined,
+        requestId: ctx?.requestId,
         zodError: cause instanceof ZodError ? cause.flatten() : null,
         issues: cause instanceof AppError ? (cause.extra.issues ?? null) : null,
       },
@@ -47,24 +59,38 @@ const t = initTRPC.context<Context>().create({
 });
 
 /** Services throw AppError; the inbox sees the matching tRPC code. */
-const mapErrors = t.middleware(async ({ next }) => {
+const mapErrors = t.middleware(async ({ ctx, next }) => {
   const result = await next();
   if (!result.ok) {
     const cause = result.error.cause;
     if (cause instanceof AppError) throw new TRPCError({ code: TRPC_CODE[cause.code], message: cause.message, cause });
     if (isDatabaseUnavailable(cause)) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'Database unavailable', cause });
-    if (result.error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: cause ?? result.error }, 'trpc internal error');
+    if (result.error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: cause ?? result.error, request_id: ctx.requestId }, 'trpc internal error');
   }
   return result;
 });
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.use(mapErrors);
+/**
+ * Input text PostgreSQL cannot store (U+0000, lone surrogates) is refused before any procedure
+ * runs, as over REST: UNPROCESSABLE_CONTENT naming the field, never a database error.
+ */
+const storableInput = t.middleware(async ({ getRawInput, next }) => {
+  assertStorableText('body', await getRawInput());
+  return next();
+});
 
-/** A signed-in staff member; mutations also pass the same-origin (CSRF) check. */
-export const staffProcedure = publicProcedure.use(({ ctx, type, next }) => {
+export const publicProcedure = t.procedure.use(mapErrors).use(storableInput);
+
+/**
+ * A signed-in staff member; every call counts against the session's rate limit, the same one as
+ * REST (each call of a batch once; a subscription once per connection); mutations also pass the
+ * same-origin (CSRF) check.
+ */
+export const staffProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
   if (!ctx.caller) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Not authenticated' });
+  await enforceRateLimit(ctx.caller.scope);
   if (type === 'mutation') {
     try {
       assertSameOrigin(ctx.req, ctx.caller);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DialerToken, DialerTokenQuery, InstructionsQuery } from '@/server/schemas/voice';
 import { defineOperation } from '../operation';
+import { TWILIO_WEBHOOK_MAX_BYTES } from '@/server/providers/twilio-signature';
 
 const TwilioVoiceForm = z
   .object({ CallSid: z.string(), AccountSid: z.string().optional(), From: z.string().optional(), To: z.string().optional(), CallStatus: z.string().optional() })
@@ -32,10 +33,11 @@ export const callInstructions = defineOperation({
   auth: 'webhook',
   query: InstructionsQuery,
   bodyType: 'application/x-www-form-urlencoded',
+  maxBodyBytes: TWILIO_WEBHOOK_MAX_BYTES,
   docBody: TwilioVoiceForm,
   responseType: 'text/xml',
   response: z.string(),
-  errors: [403],
+  errors: [403, 413],
 });
 
 export const twilioVoiceRecording = defineOperation({
@@ -48,6 +50,7 @@ export const twilioVoiceRecording = defineOperation({
     'Recording status callback: verified, stored, deduplicated by (RecordingSid, RecordingStatus); a `completed` recording\'s URL is stored on the call\'s CALL message, and a recording of an unanswered inbound call marks it `voicemail`.',
   auth: 'webhook',
   bodyType: 'application/x-www-form-urlencoded',
+  maxBodyBytes: TWILIO_WEBHOOK_MAX_BYTES,
   docBody: TwilioVoiceForm,
-  errors: [403],
+  errors: [403, 413],
 });

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { SENDGRID_EVENTS_MAX_BYTES } from '@/server/providers/sendgrid-signature';
+import { TWILIO_WEBHOOK_MAX_BYTES } from '@/server/providers/twilio-signature';
 import { defineOperation } from '../operation';
 
 const TwilioForm = z
@@ -9,8 +11,9 @@ const TwilioForm = z
 const twilioHook = {
   auth: 'webhook' as const,
   bodyType: 'application/x-www-form-urlencoded' as const,
+  maxBodyBytes: TWILIO_WEBHOOK_MAX_BYTES,
   docBody: TwilioForm,
-  errors: [403],
+  errors: [403, 413],
 };
 
 export const twilioSmsIncoming = defineOperation({
@@ -58,9 +61,10 @@ export const emailProviderEvents = defineOperation({
     'SendGrid Event Webhook: a JSON array of events, verified with SENDGRID_WEBHOOK_PUBLIC_KEY (ECDSA) when configured; each event stored and deduplicated by sg_event_id.',
   auth: 'webhook',
   params: providerPath,
+  maxBodyBytes: SENDGRID_EVENTS_MAX_BYTES,
   docBody: z.array(z.object({ event: z.string(), sg_event_id: z.string().optional(), sg_message_id: z.string().optional(), message_id: z.string().optional() }).loose()),
   response: z.object({ received: z.number().int(), stored: z.number().int(), duplicates: z.number().int() }),
-  errors: [403],
+  errors: [400, 403, 413, 422],
 });
 
 export const emailProviderInbound = defineOperation({
@@ -76,5 +80,5 @@ export const emailProviderInbound = defineOperation({
   bodyType: 'multipart/form-data',
   docBody: z.object({ from: z.string(), to: z.string(), subject: z.string().optional(), text: z.string().optional(), html: z.string().optional(), headers: z.string().optional(), envelope: z.string().optional() }).loose(),
   response: z.object({ status: z.string() }),
-  errors: [403],
+  errors: [400, 403, 413],
 });

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import busboy from 'busboy';
+import addressparser from 'nodemailer/lib/addressparser';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { businessEmailSenders, businesses, clients, messages, type StoredAttachment } from '@/db/schema';
+import { cleanJson } from '@/server/lib/pg-text';
 import { publish } from '@/server/realtime/publish';
+import { email } from '@/server/schemas/common';
 import { insertMessages } from '@/server/services/messages/insert';
 import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
 import { markEvent, processOrRetry, storeEvent } from './events';
@@ -19,9 +22,21 @@ export type InboundEmail = {
   attachments: StoredAttachment[];
 };
 
-const ADDRESS = /[A-Za-z0-9._%+'-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
-export const addresses = (value: string) => [...new Set((value.match(ADDRESS) ?? []).map((a) => a.toLowerCase()))];
-const displayName = (value: string) => value.replace(/<[^>]*>/, '').replace(/"/g, '').trim() || null;
+/**
+ * The addresses of an address header (`"Lee, Maya" <maya@x.test>, b@y.test`), lower-cased, valid
+ * ones only. nodemailer's addressparser is a linear tokenizer: patterns that searched the header
+ * for addresses backtracked quadratically on long hostile values.
+ */
+export const addresses = (value: string) => [
+  ...new Set(
+    addressparser(value.slice(0, MAX_ADDRESS_HEADER), { flatten: true })
+      .map((a) => a.address.toLowerCase())
+      .filter((a) => email.safeParse(a).success),
+  ),
+];
+const displayName = (value: string) => addressparser(value.slice(0, MAX_ADDRESS_HEADER), { flatten: true })[0]?.name.slice(0, 200) || null;
+/** An address header longer than this is cut: no real To or From comes near it. */
+const MAX_ADDRESS_HEADER = 10_000;
 
 /** One header's value from a raw header block (continuation lines folded). */
 export function headerValue(block: string, name: string): string | null {
@@ -107,8 +122,17 @@ async function businessFor(recipients: string[], tx: Tx): Promise<number | null>
  * mail's Message-ID (or a hash of the body when it has none).
  */
 export async function handleInboundEmail(mail: InboundEmail, headers: Record<string, string>, rawBytes: Buffer) {
+  // Text PostgreSQL cannot store is cleaned; the exact bytes are then kept beside the payload.
+  const { changed } = cleanJson(mail);
   // The whole mail (attachments included) is the stored payload, so a retry has everything.
-  const eventId = await storeEvent({ provider: 'sendgrid', kind: 'email_inbound', dedupeKey: inboundDedupeKey(mail, rawBytes), headers, payload: mail });
+  const eventId = await storeEvent({
+    provider: 'sendgrid',
+    kind: 'email_inbound',
+    dedupeKey: inboundDedupeKey(mail, rawBytes),
+    headers,
+    payload: mail,
+    rawBody: changed ? rawBytes : null,
+  });
   if (eventId === null) return { status: 'duplicate' };
   await processOrRetry(eventId, 'email_inbound', () => processInboundEmail(eventId, mail));
   return { status: 'accepted' };

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { webhookEvents, type WebhookOutcome } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
+import { cleanText } from '@/server/lib/pg-text';
 import { logger } from '@/server/logger';
 
 /**
@@ -17,19 +19,36 @@ export function headersWorthKeeping(req: Request): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const name of KEPT_HEADERS) {
     const value = req.headers.get(name);
-    if (value !== null) kept[name] = value;
+    if (value !== null) kept[name] = cleanText(value.slice(0, 1000));
   }
   return kept;
 }
 
-/** Inserts the event; `null` when the same event was already received (a duplicate). */
+/**
+ * A dedupe key as stored: a provider id as it is, anything longer than a real id could be (a
+ * hostile or broken sender) by its SHA-256, so the unique index never meets an oversized key.
+ */
+export const storedDedupeKey = (key: string) => (key.length <= 200 ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`);
+
+/**
+ * Inserts the event; `null` when the same event was already received (a duplicate). `rawBody`:
+ * the exact request bytes, passed when the payload had to be cleaned to be storable.
+ */
 export async function storeEvent(
-  input: { provider: string; kind: WebhookKind; dedupeKey: string; headers: Record<string, string>; payload: unknown; businessId?: number | null },
+  input: { provider: string; kind: WebhookKind; dedupeKey: string; headers: Record<string, string>; payload: unknown; rawBody?: Buffer | null; businessId?: number | null },
   tx: Tx = db,
 ): Promise<number | null> {
   const [row] = await tx
     .insert(webhookEvents)
-    .values({ provider: input.provider, kind: input.kind, dedupeKey: input.dedupeKey, headers: input.headers, payload: input.payload, businessId: input.businessId ?? null })
+    .values({
+      provider: input.provider,
+      kind: input.kind,
+      dedupeKey: storedDedupeKey(input.dedupeKey),
+      headers: input.headers,
+      payload: input.payload,
+      rawBody: input.rawBody ?? null,
+      businessId: input.businessId ?? null,
+    })
     .onConflictDoNothing()
     .returning({ id: webhookEvents.id });
   return row?.id ?? null;

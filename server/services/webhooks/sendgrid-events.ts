@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { db } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
+import { cleanJson } from '@/server/lib/pg-text';
+import { INT32_MAX } from '@/server/schemas/common';
 import { applyStatusUpdate, markClientOptedOut } from '@/server/services/messages/status';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
@@ -32,7 +34,7 @@ const str = (v: unknown) => (typeof v === 'string' && v.length ? v : typeof v ==
 async function findMessage(event: SendgridEvent): Promise<{ id: number; businessId: number; clientId: number } | null> {
   const columns = { id: messages.id, businessId: messages.businessId, clientId: messages.clientId };
   const ours = str(event.message_id);
-  if (ours && /^\d+$/.test(ours)) {
+  if (ours && /^\d{1,10}$/.test(ours) && Number(ours) <= INT32_MAX) {
     const [row] = await db.select(columns).from(messages).where(and(eq(messages.id, Number(ours)), eq(messages.channel, 'email'))).limit(1);
     if (row) return row;
   }
@@ -54,13 +56,23 @@ async function findMessage(event: SendgridEvent): Promise<{ id: number; business
   return null;
 }
 
-/** One SendGrid Event Webhook batch: each event stored (deduplicated by sg_event_id), then applied. */
-export async function handleSendgridEvents(events: SendgridEvent[], headers: Record<string, string>) {
+/**
+ * One SendGrid Event Webhook batch (verified): each event stored (deduplicated by sg_event_id),
+ * then applied. An element that is no event (null, a number, an object nested past what any event
+ * holds) is counted as received and skipped: the batch as a whole is understood, so SendGrid gets
+ * its 200 and does not retry it. Text PostgreSQL cannot store is cleaned, and the batch's exact
+ * bytes are kept with each event that needed it.
+ */
+export async function handleSendgridEvents(events: unknown[], headers: Record<string, string>, rawBody: Buffer | null = null) {
   let stored = 0;
   let duplicates = 0;
-  for (const event of events) {
+  for (const candidate of events) {
+    if (candidate === null || typeof candidate !== 'object' || Array.isArray(candidate)) continue;
+    const { changed, tooDeep } = cleanJson(candidate);
+    if (tooDeep) continue;
+    const event = candidate as SendgridEvent;
     const dedupeKey = str(event.sg_event_id) ?? createHash('sha256').update(JSON.stringify(event)).digest('hex');
-    const eventId = await storeEvent({ provider: 'sendgrid', kind: 'sendgrid_event', dedupeKey, headers, payload: event });
+    const eventId = await storeEvent({ provider: 'sendgrid', kind: 'sendgrid_event', dedupeKey, headers, payload: event, rawBody: changed ? rawBody : null });
     if (eventId === null) {
       duplicates++;
       continue;

@@ -2,6 +2,7 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { clients, type StoredAttachment } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
+import { trimEnd } from '@/server/lib/text';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
@@ -15,7 +16,7 @@ const OPT_OUT = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUI
 const OPT_IN = new Set(['START', 'YES', 'UNSTOP']);
 
 export function optKeyword(body: string): 'out' | 'in' | null {
-  const word = body.trim().toUpperCase().replace(/[.!]+$/, '');
+  const word = trimEnd(body.trim().toUpperCase(), '.!');
   return OPT_OUT.has(word) ? 'out' : OPT_IN.has(word) ? 'in' : null;
 }
 
@@ -51,6 +52,11 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
   const sid = param(params, 'MessageSid') ?? param(params, 'SmsMessageSid') ?? param(params, 'SmsSid')!;
   const to = normalizePhone(param(params, 'To') ?? '') ?? param(params, 'To') ?? '';
   const body = param(params, 'Body') ?? '';
+  // Twilio's ids are 34 characters and numbers are short: anything far longer is not Twilio's.
+  if (sid.length > 64 || (param(params, 'From') ?? '').length > 64 || to.length > 64) {
+    await markEvent(eventId, 'ignored', { error: 'MessageSid, From or To is not a Twilio value' });
+    return;
+  }
   await db.transaction(async (tx) => {
     const business = await businessForNumber(to, tx);
     if (!business) {

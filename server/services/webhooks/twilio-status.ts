@@ -5,6 +5,7 @@ import { QUEUES } from '@/server/jobs/queues';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { mapTwilioMessageStatus } from '@/server/providers/twilio-status';
 import { EVENTS_CHANNEL } from '@/server/realtime/publish';
+import { storedDedupeKey } from './events';
 
 export type StatusCallbackResult = 'applied' | 'ignored' | 'duplicate' | 'unmatched';
 
@@ -15,6 +16,8 @@ type Pending = {
   dedupeKey: string;
   headers: string;
   payload: string;
+  /** The exact body, base64, when the payload had to be cleaned (else null). */
+  rawBody: string | null;
   resolve: (r: StatusCallbackResult) => void;
   reject: (e: unknown) => void;
 };
@@ -35,7 +38,7 @@ const MAX_BATCH = 500;
 let queue: Pending[] = [];
 let flushing = false;
 
-export function handleSmsStatusCallback(params: FormParams, headers: Record<string, string>): Promise<StatusCallbackResult> {
+export function handleSmsStatusCallback(params: FormParams, headers: Record<string, string>, rawBody: Buffer | null = null): Promise<StatusCallbackResult> {
   const sid = param(params, 'MessageSid') ?? param(params, 'SmsSid') ?? '';
   const twilioStatus = param(params, 'MessageStatus') ?? param(params, 'SmsStatus') ?? '';
   const errorCode = param(params, 'ErrorCode') ?? null;
@@ -44,9 +47,10 @@ export function handleSmsStatusCallback(params: FormParams, headers: Record<stri
       sid,
       status: mapTwilioMessageStatus(twilioStatus),
       errorCode,
-      dedupeKey: `${sid}:${twilioStatus}:${errorCode ?? ''}`,
+      dedupeKey: storedDedupeKey(`${sid}:${twilioStatus}:${errorCode ?? ''}`),
       headers: JSON.stringify(headers),
       payload: JSON.stringify(params),
+      rawBody: rawBody?.toString('base64') ?? null,
       resolve,
       reject,
     });
@@ -76,8 +80,9 @@ async function writeBatch(batch: Pending[]): Promise<StatusCallbackResult[]> {
   const rows = await db.execute<{ ord: number; event_id: number | null; matched: boolean; moved: boolean }>(sql`
     with input as (
       select * from unnest(${col((p) => p.sid)}::text[], ${col((p) => p.status)}::text[], ${col((p) => p.errorCode)}::text[],
-                           ${col((p) => p.dedupeKey)}::text[], ${col((p) => p.headers)}::text[], ${col((p) => p.payload)}::text[])
-        with ordinality as i(sid, status, error_code, dedupe_key, headers, payload, ord)
+                           ${col((p) => p.dedupeKey)}::text[], ${col((p) => p.headers)}::text[], ${col((p) => p.payload)}::text[],
+                           ${col((p) => p.rawBody)}::text[])
+        with ordinality as i(sid, status, error_code, dedupe_key, headers, payload, raw_body, ord)
     ), target as (
       select i.ord, m.id, m.business_id, m.status as current, m.message_type
       from input i
@@ -92,8 +97,8 @@ async function writeBatch(batch: Pending[]): Promise<StatusCallbackResult[]> {
       where t.id is not null and i.status is not null
       order by t.id, message_status_rank(i.status, t.message_type) desc nulls last, i.ord
     ), ev as (
-      insert into webhook_events (provider, kind, dedupe_key, headers, payload, outcome, business_id, processed_at, attempts)
-      select distinct on (i.dedupe_key) 'twilio', 'sms_status', i.dedupe_key, i.headers::jsonb, i.payload::jsonb,
+      insert into webhook_events (provider, kind, dedupe_key, headers, payload, raw_body, outcome, business_id, processed_at, attempts)
+      select distinct on (i.dedupe_key) 'twilio', 'sms_status', i.dedupe_key, i.headers::jsonb, i.payload::jsonb, decode(i.raw_body, 'base64'),
         case when t.id is null then 'pending'
              when b.ord is not null and message_status_rank(t.current, t.message_type) < message_status_rank(i.status, t.message_type) then 'processed'
              else 'ignored' end,

@@ -2,15 +2,18 @@ import { z } from 'zod';
 import { MESSAGE_FILTERS } from '@/db/schema/enums';
 import { businessEvents } from '@/server/realtime/listen';
 import { ConversationListQuery, StatusRequest } from '@/server/schemas/businesses';
-import { id } from '@/server/schemas/common';
-import { EmailAttachment, MAX_SMS_LENGTH } from '@/server/schemas/messages';
+import { email, id, MAX_PAGE } from '@/server/schemas/common';
+import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, MAX_SMS_LENGTH, SEARCH_RESULT_WINDOW } from '@/server/schemas/messages';
 import * as conversationMessages from '@/server/services/conversation-messages';
 import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
 import { emailView } from '@/server/services/email-view';
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
-import { searchMessages } from '@/server/services/search';
+import { MAX_SEARCH_TERM_LENGTH, searchMessages } from '@/server/services/search';
 import { router, staffProcedure } from '../init';
+
+/** A page number (or an infinite list's cursor): the same bound as REST's `page`. */
+const pageNumber = z.number().int().min(1).max(MAX_PAGE);
 
 /**
  * The inbox's procedures, over the same services as REST. `conversationProcedure` loads the
@@ -25,7 +28,7 @@ const conversationProcedure = staffProcedure.input(z.object({ conversationId: id
 export const inboxRouter = router({
   /** `cursor` is the page number, for React Query's infinite list (it wins over `page`). */
   list: staffProcedure
-    .input(ConversationListQuery.omit({ staff_id: true }).partial({ assignment: true, page: true, page_size: true }).extend({ cursor: z.number().int().min(1).nullish() }))
+    .input(ConversationListQuery.omit({ staff_id: true }).partial({ assignment: true, page: true, page_size: true }).extend({ cursor: pageNumber.nullish() }))
     .query(({ ctx, input: { cursor, ...input } }) =>
       conversations.listConversations(ctx.caller.businessId, { assignment: 'all', page: 1, page_size: 25, ...input, ...(cursor ? { page: cursor } : {}) }, ctx.caller.staffId),
     ),
@@ -36,8 +39,8 @@ export const inboxRouter = router({
     .input(
       z.object({
         filter: z.enum(MESSAGE_FILTERS).default('all'),
-        page: z.number().int().min(1).default(1),
-        cursor: z.number().int().min(1).nullish(),
+        page: pageNumber.default(1),
+        cursor: pageNumber.nullish(),
         pageSize: z.number().int().min(1).max(100).default(50),
       }),
     )
@@ -78,8 +81,8 @@ export const inboxRouter = router({
     .input(
       z.object({
         subject: z.string().trim().min(1).max(998),
-        message: z.string().min(1),
-        cc_email: z.array(z.email()).max(50).optional(),
+        message: z.string().min(1).max(MAX_EMAIL_TEXT_LENGTH),
+        cc_email: z.array(email).max(50).optional(),
         attachments: z.array(EmailAttachment).max(20).optional(),
       }),
     )
@@ -89,13 +92,18 @@ export const inboxRouter = router({
   /** Search for staff: like the REST search, plus internal notes (SPEC §6.1 Search). */
   search: staffProcedure
     .input(
-      z.object({
-        term: z.string(),
-        conversationId: id.optional(),
-        page: z.number().int().min(1).default(1),
-        cursor: z.number().int().min(1).nullish(),
-        pageSize: z.number().int().min(1).max(100).default(25),
-      }),
+      z
+        .object({
+          term: z.string().max(MAX_SEARCH_TERM_LENGTH),
+          conversationId: id.optional(),
+          page: pageNumber.default(1),
+          cursor: pageNumber.nullish(),
+          pageSize: z.number().int().min(1).max(100).default(25),
+        })
+        .refine((q) => (q.cursor ?? q.page) * q.pageSize <= SEARCH_RESULT_WINDOW, {
+          path: ['page'],
+          message: `search results are paged through the first ${SEARCH_RESULT_WINDOW} matches`,
+        }),
     )
     .query(({ ctx, input }) =>
       searchMessages({

@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { id } from '@/server/schemas/common';
+import { id, MAX_PAGE } from '@/server/schemas/common';
 import { MAX_SMS_LENGTH } from '@/server/schemas/messages';
 import { listSandboxClients, replyAsClient, sandboxEnabled, sandboxMailbox, sandboxPhone } from '@/server/services/sandbox-phone';
 import { router, staffProcedure } from '../init';
@@ -22,7 +22,7 @@ export const sandboxRouter = router({
     .input(
       z.object({
         search: z.string().trim().max(200).optional(),
-        page: z.number().int().min(1).default(1),
+        page: z.number().int().min(1).max(MAX_PAGE).default(1),
         pageSize: z.number().int().min(1).max(100).default(50),
       }),
     )

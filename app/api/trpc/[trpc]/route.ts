@@ -1,9 +1,47 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import { AppError } from '@/server/errors';
+import { logger } from '@/server/logger';
+import { errorResponse, MAX_BODY_BYTES, readBody, requestIdOf } from '@/server/http/route';
 import { createContext } from '@/server/trpc/init';
+import { MAX_TRPC_BATCH } from '@/server/trpc/limits';
 import { appRouter } from '@/server/trpc/root';
 
-// The inbox's only door to the server: queries, mutations and (later) the live-events subscription.
-const handler = (req: Request) =>
-  fetchRequestHandler({ endpoint: '/api/trpc', req, router: appRouter, createContext: () => createContext({ req }) });
+// The inbox's only door to the server: queries, mutations and the live-events subscription. Before
+// tRPC sees a request: the batch size from the URL, and the body read to at most the REST limit
+// (10 MiB, the largest input being an email with attachments), so neither costs more than it may.
+const handler = async (req: Request): Promise<Response> => {
+  const requestId = requestIdOf(req);
+  const headers = { 'X-Request-Id': requestId };
+  let request = req;
+  try {
+    const procedures = new URL(req.url).pathname.replace(/^\/api\/trpc\/?/, '');
+    if (procedures.split(',').length > MAX_TRPC_BATCH) {
+      throw new AppError('bad_request', `A batch may carry at most ${MAX_TRPC_BATCH} calls`);
+    }
+    if (req.method === 'POST') {
+      const body = await readBody(req, MAX_BODY_BYTES);
+      request = new Request(req.url, { method: 'POST', headers: withRequestId(req.headers, requestId), body: new Uint8Array(body), signal: req.signal });
+    } else {
+      request = new Request(req.url, { method: req.method, headers: withRequestId(req.headers, requestId), signal: req.signal });
+    }
+  } catch (err) {
+    const response = errorResponse(err, requestId, logger);
+    response.headers.set('X-Request-Id', requestId);
+    return response;
+  }
+  return fetchRequestHandler({
+    endpoint: '/api/trpc',
+    req: request,
+    router: appRouter,
+    createContext: () => createContext({ req: request }),
+    responseMeta: () => ({ headers }),
+  });
+};
+
+function withRequestId(source: Headers, requestId: string): Headers {
+  const headers = new Headers(source);
+  headers.set('x-request-id', requestId);
+  return headers;
+}
 
 export { handler as GET, handler as POST };

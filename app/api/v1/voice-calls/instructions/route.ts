@@ -5,6 +5,6 @@ import { callInstructions } from '@/server/services/voice/instructions';
 
 // POST (Twilio-signed): what a call does next, as TwiML.
 export const POST = route(op, async ({ req, rawBody, query }) => {
-  const params = verifyTwilioSignature(req, rawBody);
+  const { params } = verifyTwilioSignature(req, rawBody);
   return new Response(await callInstructions(params, query.step), { status: 200, headers: { 'Content-Type': 'text/xml' } });
 });

@@ -3,9 +3,10 @@ import { route } from '@/server/http/route';
 import { AppError } from '@/server/errors';
 import { verifySendgridSignature } from '@/server/providers/sendgrid-signature';
 import { headersWorthKeeping } from '@/server/services/webhooks/events';
-import { handleSendgridEvents, type SendgridEvent } from '@/server/services/webhooks/sendgrid-events';
+import { handleSendgridEvents } from '@/server/services/webhooks/sendgrid-events';
 
 // POST: the email provider's event webhook (SendGrid: a signed JSON array of events).
+// Verified before anything reads the body: an unsigned request is a 403 whatever it holds.
 export const POST = route(op, async ({ req, rawBytes, rawBody }) => {
   verifySendgridSignature(req, rawBytes);
   let body: unknown;
@@ -15,5 +16,5 @@ export const POST = route(op, async ({ req, rawBytes, rawBody }) => {
     throw new AppError('bad_request', 'Request body is not valid JSON');
   }
   if (!Array.isArray(body)) throw AppError.invalid(['body'], 'must be a JSON array of events', 'list_type');
-  return handleSendgridEvents(body as SendgridEvent[], headersWorthKeeping(req));
+  return handleSendgridEvents(body, headersWorthKeeping(req), rawBytes);
 });

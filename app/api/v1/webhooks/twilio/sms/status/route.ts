@@ -5,8 +5,8 @@ import { headersWorthKeeping } from '@/server/services/webhooks/events';
 import { handleSmsStatusCallback } from '@/server/services/webhooks/twilio-status';
 
 // POST (Twilio-signed): an SMS status callback; verify + one statement, empty 200.
-export const POST = route(op, async ({ req, rawBody }) => {
-  const params = verifyTwilioSignature(req, rawBody);
-  await handleSmsStatusCallback(params, headersWorthKeeping(req));
+export const POST = route(op, async ({ req, rawBody, rawBytes }) => {
+  const { params, cleaned } = verifyTwilioSignature(req, rawBody);
+  await handleSmsStatusCallback(params, headersWorthKeeping(req), cleaned ? rawBytes : null);
   return new Response(null, { status: 200 });
 });

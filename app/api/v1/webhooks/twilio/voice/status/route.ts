@@ -5,12 +5,12 @@ import { headersWorthKeeping, processOrRetry, storeEvent } from '@/server/servic
 import { processVoiceStatus } from '@/server/services/webhooks/twilio-voice';
 
 // POST (Twilio-signed): a call status callback; one CALL message per CallSid.
-export const POST = route(op, async ({ req, rawBody }) => {
-  const params = verifyTwilioSignature(req, rawBody);
+export const POST = route(op, async ({ req, rawBody, rawBytes }) => {
+  const { params, cleaned } = verifyTwilioSignature(req, rawBody);
   const callSid = param(params, 'CallSid');
   if (callSid) {
     const dedupeKey = [callSid, param(params, 'CallStatus'), param(params, 'SequenceNumber'), param(params, 'RecordingSid')].join(':');
-    const eventId = await storeEvent({ provider: 'twilio', kind: 'voice_status', dedupeKey, headers: headersWorthKeeping(req), payload: params });
+    const eventId = await storeEvent({ provider: 'twilio', kind: 'voice_status', dedupeKey, headers: headersWorthKeeping(req), payload: params, rawBody: cleaned ? rawBytes : null });
     if (eventId !== null) await processOrRetry(eventId, 'voice_status', () => processVoiceStatus(eventId, params));
   }
   return new Response(null, { status: 200 });
