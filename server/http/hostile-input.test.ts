@@ -189,3 +189,12 @@ describe('Idempotency-Key on every POST that creates messages', () => {
     expect(other.status).toBe(409);
   });
 });
+
+describe('found by the fuzzer', () => {
+  it('recording an item that names a message_id still needs its message (record mode ignores message_id): 422, not 500', async () => {
+    const t = await restTenant();
+    const res = await postJson(`${t.base}/sms/record`, t.key, { sender_type: 'system', messages: [{ message_id: 1, to_number: '+14155550201' }] });
+    expect(res.status).toBe(422);
+    expect(locs(res.body)).toEqual([['body', 'messages', 0, 'message']]);
+  });
+});

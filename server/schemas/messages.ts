@@ -75,8 +75,10 @@ function requireFields(
   ctx: z.RefinementCtx,
   required: string[],
   oneOf: [string, string],
+  mode: 'send' | 'record' = 'send',
 ) {
-  if (item.message_id !== undefined) return; // re-queue of a stored message: the rest is ignored
+  // Queueing a stored message_id re-queues it, and the rest is ignored; recording ignores message_id.
+  if (mode === 'send' && item.message_id !== undefined) return;
   for (const field of required) {
     if (item[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'Field required', params: { type: 'missing' } });
   }
@@ -143,12 +145,12 @@ const recordFields = { direction: Direction.default('outbound'), provider_messag
 
 export const RecordMessageItem = z
   .object({ ...smsItemFields, ...recordFields })
-  .superRefine((item, ctx) => requireFields(item, ctx, ['message'], ['to_number', 'client_id']))
+  .superRefine((item, ctx) => requireFields(item, ctx, ['message'], ['to_number', 'client_id'], 'record'))
   .meta({ id: 'RecordMessageItem' });
 
 export const RecordEmailItem = z
   .object({ ...emailItemFields, ...recordFields })
-  .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id']))
+  .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id'], 'record'))
   .meta({ id: 'RecordEmailItem' });
 
 // Over MAX_ITEMS is a 413 (SPEC §2.1), raised by the operation's preValidate before zod runs;
