@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { clients, messages } from '@/db/schema';
+import { businessEmailSenders, clients, messages } from '@/db/schema';
 import { createBusinessApiKey } from '@/server/services/auth';
 import { createBusiness, createClient, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
@@ -84,8 +84,9 @@ describe('POST /businesses/{id}/email', () => {
     expect(await rowOf((await jsonOf(res)).message_ids[0])).toMatchObject({ clientId: known.id, toAddress: 'spaces@example.test' });
   });
 
-  it('from_email overrides the business sender; a business without one and no from_email is a 422', async () => {
+  it('from_email (a declared sender of the business) overrides the default; a business without one and no from_email is a 422', async () => {
     const t = await tenant();
+    await db.insert(businessEmailSenders).values({ businessId: t.business.id, email: 'front.desk@studio.test' });
     const c = await createClient(t.business.id);
     const { message_ids } = await jsonOf(await t.send({ sender_type: 'staff', from_email: 'Front.Desk@Studio.test', messages: [{ subject: 's', message: 'm', client_id: c.id }] }));
     expect((await rowOf(message_ids[0])).fromAddress).toBe('front.desk@studio.test');

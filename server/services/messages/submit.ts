@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { db, type Tx } from '@/db/client';
 import {
   businesses,
+  businessEmailSenders,
   businessSmsNumbers,
   clients,
   conversations,
@@ -196,6 +197,12 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
   return { success: true, message: `${ids.length} ${channel === 'sms' ? 'SMS' : 'email'} message(s) ${verb}`, request_id: requestId, message_ids: ids };
 }
 
+/**
+ * The sender of a request: `from_number` / `from_email` when given, else the business's default.
+ * A given sender must be the business's own (one of its SMS numbers; its from_email or one of its
+ * declared sender addresses), else 422: a business never sends as another one (replies, and a
+ * STOP, would land at the other business).
+ */
 async function resolveSender(
   conn: Tx,
   business: typeof businesses.$inferSelect,
@@ -204,14 +211,22 @@ async function resolveSender(
   issues: ValidationIssue[],
 ): Promise<string> {
   if (channel === 'email') {
-    const fromEmail = (body as EmailBody).from_email ?? business.fromEmail;
-    if (!fromEmail) issues.push({ loc: ['body', 'from_email'], msg: 'The business has no sender address; give from_email', type: 'missing' });
-    return fromEmail ?? '';
+    const given = (body as EmailBody).from_email;
+    if (given !== undefined) {
+      const owned = given === business.fromEmail?.toLowerCase() || (await ownsSenderAddress(conn, business.id, given));
+      if (!owned) issues.push({ loc: ['body', 'from_email'], msg: 'is not a sender address of this business', type: 'value_error' });
+      return given;
+    }
+    if (!business.fromEmail) issues.push({ loc: ['body', 'from_email'], msg: 'The business has no sender address; give from_email', type: 'missing' });
+    return business.fromEmail ?? '';
   }
   const given = (body as SmsBody).from_number;
   if (given) {
     const normalised = normalizePhone(given, business.country);
     if (!normalised) issues.push({ loc: ['body', 'from_number'], msg: 'is not a phone number', type: 'value_error' });
+    else if (!(await ownsSmsNumber(conn, business.id, normalised))) {
+      issues.push({ loc: ['body', 'from_number'], msg: 'is not an SMS number of this business', type: 'value_error' });
+    }
     return normalised ?? '';
   }
   const [number] = await conn
@@ -222,6 +237,24 @@ async function resolveSender(
     .limit(1);
   if (!number) issues.push({ loc: ['body', 'from_number'], msg: 'The business has no SMS number; give from_number', type: 'missing' });
   return number?.phone ?? '';
+}
+
+async function ownsSmsNumber(conn: Tx, businessId: number, phone: string): Promise<boolean> {
+  const [row] = await conn
+    .select({ id: businessSmsNumbers.id })
+    .from(businessSmsNumbers)
+    .where(and(eq(businessSmsNumbers.businessId, businessId), eq(businessSmsNumbers.phoneNumber, phone)))
+    .limit(1);
+  return row !== undefined;
+}
+
+async function ownsSenderAddress(conn: Tx, businessId: number, address: string): Promise<boolean> {
+  const [row] = await conn
+    .select({ id: businessEmailSenders.id })
+    .from(businessEmailSenders)
+    .where(and(eq(businessEmailSenders.businessId, businessId), sql`lower(${businessEmailSenders.email}) = ${address}`))
+    .limit(1);
+  return row !== undefined;
 }
 
 /** Bytes a base64 attachment decodes to (line breaks and padding are not data). */
