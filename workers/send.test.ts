@@ -238,9 +238,11 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     }
   }, 30_000);
 
-  it('sends email over SMTP with cc, bcc (envelope only), a base64 and a URL attachment, and the tracking headers', async () => {
+  it('sends email over SMTP with cc, bcc (envelope only), a base64 attachment and the tracking headers', async () => {
     const fetched = randomBytes(3000);
+    const requests: string[] = [];
     const files = http.createServer((req, res) => {
+      requests.push(req.url ?? '');
       if (req.url === '/files/report.bin') {
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': fetched.length });
         res.end(fetched);
@@ -264,10 +266,7 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
           bcc_email: [bcc],
           subject,
           message: text,
-          attachments: [
-            { filename: 'note.txt', content_type: 'text/plain', content: inline.toString('base64') },
-            { filename: 'report.bin', content_type: 'application/octet-stream', url: `http://127.0.0.1:${port}/files/report.bin` },
-          ],
+          attachments: [{ filename: 'note.txt', content_type: 'text/plain', content: inline.toString('base64') }],
         },
       ]);
       const [row] = await settled([id!]);
@@ -284,13 +283,24 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
       const attachments = new Map(mail.parsed.attachments.map((a) => [a.filename, a]));
       expect(attachments.get('note.txt')!.content.equals(inline)).toBe(true);
       expect(attachments.get('note.txt')!.contentType).toBe('text/plain');
-      expect(attachments.get('report.bin')!.content.equals(fetched)).toBe(true);
       expect(mail.parsed.headers.get('x-message-id-internal')).toBe(String(id));
       const smtpApi = /^X-SMTPAPI: (.+)$/im.exec(mail.raw);
       expect(smtpApi).not.toBeNull();
       expect(JSON.parse(smtpApi![1]!.trim())).toEqual({ unique_args: { message_id: String(id) } });
       expect(mail.parsed.messageId).toMatch(/^<.+@.+>$/);
       expect(row).toMatchObject({ status: 'sent', provider: 'smtp', providerMessageId: mail.parsed.messageId, emailMessageId: mail.parsed.messageId, errorCode: null });
+
+      // The attack: an attachment URL inside our network (the metadata service, a database, this
+      // file server on 127.0.0.1). The worker refuses it without connecting: the message fails with
+      // the reason, nothing is mailed, and the server saw no request.
+      const probe = `Probe ${runId}`;
+      const [probeId] = await post('email', [
+        { to_email: to, subject: probe, message: 'x', attachments: [{ filename: 'report.bin', url: `http://127.0.0.1:${port}/files/report.bin` }] },
+      ]);
+      const [refused] = await settled([probeId!]);
+      expect(refused).toMatchObject({ status: 'failed', errorCode: 'attachment_url_refused' });
+      expect(atSink(probe)).toHaveLength(0);
+      expect(requests).toEqual([]);
     } finally {
       files.closeAllConnections();
       await new Promise((r) => files.close(r));

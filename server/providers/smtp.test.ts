@@ -3,6 +3,7 @@ import { createServer as createNetServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSmtpSink, type SmtpSink } from '@/server/testing/smtp-sink';
+import { isPublicAddress } from '@/server/lib/public-fetch';
 import { classifySmtpError, createSmtpProvider, newEmailMessageId, parseSmtpUrl } from './smtp';
 import { MESSAGE_ID_HEADER, ProviderError, type EmailProvider, type EmailSendRequest } from './types';
 
@@ -16,10 +17,17 @@ let httpRequests: string[] = [];
 
 beforeAll(async () => {
   sink = await startSmtpSink();
-  provider = createSmtpProvider({ url: sink.url });
+  // These tests serve attachments from 127.0.0.1, which production would refuse: admit it here only.
+  provider = createSmtpProvider({ url: sink.url, attachmentFetchPolicy: { isAllowedAddress: (a) => a === '127.0.0.1' } });
   http = createServer((req, res) => {
     httpRequests.push(req.url ?? '');
-    if (req.url === '/logo.png') {
+    if (req.url === '/big') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(Buffer.alloc(6 * 1024 * 1024));
+    } else if (req.url === '/to-metadata') {
+      res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
+      res.end();
+    } else if (req.url === '/logo.png') {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': LOGO.length });
       res.end(LOGO);
     } else if (req.url === '/to-file') {
@@ -236,18 +244,73 @@ describe('smtp provider against the sink', () => {
     const err = await expectProviderError(
       provider.send(request({ attachments: [{ filename: 'passwd', url: `${httpBase}/to-file` }] })),
     );
-    expect(err.code).toBe('EFETCH');
+    expect(err.kind).toBe('permanent');
+    expect(err.code).toBe('invalid_attachment');
     expect(sink.messages).toHaveLength(0);
     expect(httpRequests).toEqual(['/to-file']);
   });
 
-  it('an attachment URL answering 404 fails the send (transient EFETCH) and sends nothing', async () => {
+  it('an attachment URL answering 404 fails the send (transient: the host may be back) and sends nothing', async () => {
     const err = await expectProviderError(
       provider.send(request({ attachments: [{ filename: 'gone.pdf', url: `${httpBase}/gone.pdf` }] })),
     );
     expect(err.kind).toBe('transient');
-    expect(err.code).toBe('EFETCH');
+    expect(err.code).toBe('attachment_fetch_failed');
     expect(sink.messages).toHaveLength(0);
+  });
+});
+
+describe('attachments by URL: no request forgery', () => {
+  it('production refuses loopback, private, link-local and metadata addresses without connecting', async () => {
+    const strict = createSmtpProvider({ url: sink.url });
+    try {
+      for (const url of [`${httpBase}/logo.png`, 'http://localhost/x', 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.5/x', 'http://[::1]/x', 'http://[::ffff:127.0.0.1]/x', 'http://0x7f000001/x']) {
+        const err = await expectProviderError(strict.send(request({ attachments: [{ filename: 'x', url }] })));
+        expect(err.kind, url).toBe('permanent');
+        expect(err.code, url).toBe('attachment_url_refused');
+      }
+      expect(httpRequests).toEqual([]);
+      expect(sink.messages).toHaveLength(0);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('a public name whose page redirects to a private address is refused at the redirect (resolver simulated)', async () => {
+    // cdn.public.test plays a public host: it resolves to our local server, which this policy admits
+    // as if public; everything else keeps the production rule.
+    const port = Number(new URL(httpBase).port);
+    const simulated = createSmtpProvider({
+      url: sink.url,
+      attachmentFetchPolicy: {
+        resolve: async (host) => (host === 'cdn.public.test' ? [{ address: '127.0.0.1', family: 4 }] : []),
+        isAllowedAddress: (a) => a === '127.0.0.1' || isPublicAddress(a),
+      },
+    });
+    try {
+      const err = await expectProviderError(simulated.send(request({ attachments: [{ filename: 'x', url: `http://cdn.public.test:${port}/to-metadata` }] })));
+      expect(err.code).toBe('attachment_url_refused');
+      expect(err.message).toContain('169.254.169.254');
+      expect(httpRequests).toEqual(['/to-metadata']);
+      expect(sink.messages).toHaveLength(0);
+    } finally {
+      await simulated.close();
+    }
+  });
+
+  it('an attachment over 5 MiB is cut off while it streams: permanent attachment_too_large', async () => {
+    const err = await expectProviderError(provider.send(request({ attachments: [{ filename: 'big.bin', url: `${httpBase}/big` }] })));
+    expect(err.kind).toBe('permanent');
+    expect(err.code).toBe('attachment_too_large');
+    expect(sink.messages).toHaveLength(0);
+  });
+
+  it('isPublicAddress: only the public internet', () => {
+    for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111']) expect(isPublicAddress(a), a).toBe(true);
+    for (const a of ['127.0.0.1', '10.1.2.3', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255',
+      '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:8.8.8.8', '64:ff9b::a00:1', '2002:7f00:1::', 'not-an-ip']) {
+      expect(isPublicAddress(a), a).toBe(false);
+    }
   });
 
   it('50 concurrent sends through the pool all arrive', async () => {

@@ -9,7 +9,9 @@ import {
   type EmailSendRequest,
   type EmailSendResult,
 } from './types';
+import { fetchPublic, FetchRefused, type FetchPolicy } from '@/server/lib/public-fetch';
 import { isBase64, trimEnd } from '@/server/lib/text';
+import { MAX_ATTACHMENT_BYTES } from '@/server/schemas/messages';
 
 /**
  * SMTP email provider on nodemailer's pooled transport.
@@ -27,13 +29,18 @@ import { isBase64, trimEnd } from '@/server/lib/text';
  *   host is not loopback. `?requireTLS=false` turns that default off (a trusted relay on a private network).
  * - Anything else: nodemailer's default, opportunistic STARTTLS.
  *
- * `disableFileAccess` is always on: attachment content comes from users and must never read local files. URL
- * attachments are limited to http(s) before they reach nodemailer (nodemailer fetches them while sending).
- * Note: URL attachments are fetched from wherever they point, including private addresses; callers that accept
- * URLs from untrusted users should restrict hosts before queueing.
+ * nodemailer never reads a file or a URL (`disableFileAccess`, `disableUrlAccess`): attachment content comes
+ * from users. A URL attachment is fetched here, at send time, through fetchPublic (server/lib/public-fetch.ts):
+ * public addresses only, the resolved address pinned, redirects re-checked, 10 s, 5 MiB while streaming; a
+ * refused or oversized URL fails the message permanently with the reason, and nothing is sent.
  */
 export type SmtpProviderOptions = {
   url: string;
+  /**
+   * How URL attachments are fetched: public addresses only. Tests that serve attachments from a
+   * local server pass a policy that admits it; production never sets this.
+   */
+  attachmentFetchPolicy?: Partial<FetchPolicy>;
   /** Pool size (nodemailer default 5). */
   maxConnections?: number;
   /** Messages per connection before it is recycled (nodemailer default 100). */
@@ -116,7 +123,7 @@ function invalidAttachment(message: string): ProviderError {
   return new ProviderError('permanent', 'invalid_attachment', message);
 }
 
-function toNodemailerAttachment(input: EmailAttachmentInput, index: number): Attachment {
+async function toNodemailerAttachment(input: EmailAttachmentInput, index: number, policy: Partial<FetchPolicy> = {}): Promise<Attachment> {
   const label = `attachment ${index + 1} (${JSON.stringify(input.filename)})`;
   if (!input.filename || typeof input.filename !== 'string') {
     throw invalidAttachment(`attachment ${index + 1} has no filename`);
@@ -144,7 +151,17 @@ function toNodemailerAttachment(input: EmailAttachmentInput, index: number): Att
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw invalidAttachment(`${label}: only http(s) URLs are allowed, not ${url.protocol}`);
   }
-  return { ...base, href: url.toString() };
+  try {
+    const fetched = await fetchPublic(url.toString(), { maxBytes: MAX_ATTACHMENT_BYTES, ...policy });
+    return { ...base, content: fetched.bytes, ...(!input.contentType && fetched.contentType ? { contentType: fetched.contentType } : {}) };
+  } catch (err) {
+    if (!(err instanceof FetchRefused)) throw err;
+    if (err.reason === 'refused_address') throw new ProviderError('permanent', 'attachment_url_refused', `${label}: ${err.message}`);
+    if (err.reason === 'too_large') throw new ProviderError('permanent', 'attachment_too_large', `${label}: ${err.message}`);
+    if (err.reason === 'bad_url') throw invalidAttachment(`${label}: ${err.message}`);
+    // The host may be back later: retried with backoff like any transient fault.
+    throw new ProviderError('transient', 'attachment_fetch_failed', `${label}: ${err.message}`);
+  }
 }
 
 /** Maps whatever nodemailer threw to a ProviderError the send worker can act on. */
@@ -189,7 +206,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): EmailProvider 
     greetingTimeout: 15_000,
     socketTimeout: 60_000,
     disableFileAccess: true,
-    disableUrlAccess: false,
+    disableUrlAccess: true,
     logger: false,
   });
 
@@ -198,7 +215,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): EmailProvider 
 
     async send(req: EmailSendRequest): Promise<EmailSendResult> {
       // Validation errors are thrown before anything goes out.
-      const attachments = (req.attachments ?? []).map(toNodemailerAttachment);
+      const attachments = await Promise.all((req.attachments ?? []).map((a, i) => toNodemailerAttachment(a, i, options.attachmentFetchPolicy)));
       const messageId = req.emailMessageId ?? newEmailMessageId(req.from);
       const internalId = String(req.messageId);
 
@@ -221,6 +238,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): EmailProvider 
           'X-SMTPAPI': { prepared: true, value: JSON.stringify({ unique_args: { message_id: internalId } }) },
         },
         disableFileAccess: true,
+        disableUrlAccess: true,
       };
 
       try {
