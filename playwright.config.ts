@@ -67,6 +67,8 @@ export default defineConfig({
       TWILIO_AUTH_TOKEN: process.env.TWILIO_AUTH_TOKEN,
       EMAIL_INBOUND_SECRET: process.env.EMAIL_INBOUND_SECRET,
       SMS_PROVIDER: 'sandbox',
+      // The sandbox specs play the clients on /sandbox, which production serves only when asked.
+      SANDBOX_ENABLED: 'true',
       ...voice,
       LOG_LEVEL: 'warn',
     },

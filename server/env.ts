@@ -45,6 +45,7 @@ const schema = z
     SMTP_URL: urlString(['smtp:', 'smtps:']).optional(),
     SENDGRID_WEBHOOK_PUBLIC_KEY: optionalString,
     EMAIL_INBOUND_SECRET: optionalString,
+    SANDBOX_ENABLED: z.enum(['true', 'false']).optional(),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
     WORKER_MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -104,6 +105,8 @@ function derive(raw: z.output<typeof schema>) {
     emailInboundSecret:
       raw.EMAIL_INBOUND_SECRET ??
       (!production ? DEV_EMAIL_INBOUND_SECRET : emailProvider === 'sandbox' ? sandboxSecret('email-inbound-secret') : undefined),
+    /** /sandbox outside production, or in production only when asked for (SPEC: development only). */
+    sandboxAllowed: !production || raw.SANDBOX_ENABLED === 'true',
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
     logLevel: raw.LOG_LEVEL,
     workerMaintenanceIntervalSeconds: raw.WORKER_MAINTENANCE_INTERVAL_SECONDS,

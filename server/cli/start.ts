@@ -1,5 +1,6 @@
 import { migrateDatabase } from '@/db/migrate';
 import { parseEnv } from '@/server/env';
+import { sandboxEnabled } from '@/server/services/sandbox-phone';
 import { ensureDatabase } from './database';
 import { runProcesses } from './processes';
 
@@ -14,6 +15,12 @@ async function main() {
   process.env.DATABASE_URL = database.url;
   const config = parseEnv(process.env); // fails here, naming the variable, before anything starts
   if (only === 'both') await migrateDatabase(database.url);
+  if (sandboxEnabled(config)) {
+    console.warn(
+      '\n  WARNING: SANDBOX_ENABLED=true: /sandbox is served in production. Anyone signed in can post signed\n' +
+        '  webhooks as any client of their business. Use it for a demo, never for real clients.\n',
+    );
+  }
   const commands = [
     { name: 'web', command: 'next', args: ['start', '--port', String(config.port)] },
     { name: 'worker', command: 'tsx', args: ['workers/index.ts'] },

@@ -301,13 +301,28 @@ describe('gating: the sandbox exists only with the sandbox providers', () => {
     expect(await inboundOf(t.business.id, 'sms')).toHaveLength(0);
   });
 
+  it('in production the sandbox exists only with SANDBOX_ENABLED=true, even on the sandbox providers', async () => {
+    const base = { NODE_ENV: 'production', PLATFORM_API_KEY: 'p'.repeat(20), SESSION_SECRET: 's'.repeat(20) };
+    expect(sandboxEnabled(parseEnv(base))).toBe(false);
+    expect(sandboxEnabled(parseEnv({ ...base, SANDBOX_ENABLED: 'false' }))).toBe(false);
+    expect(sandboxEnabled(parseEnv({ ...base, SANDBOX_ENABLED: 'true' }))).toBe(true);
+    expect(sandboxEnabled(parseEnv({ ...base, SANDBOX_ENABLED: 'true', SMS_PROVIDER: 'twilio', TWILIO_AUTH_TOKEN: 'x' }))).toBe(false);
+    expect(sandboxEnabled(parseEnv({ NODE_ENV: 'development' }))).toBe(true);
+    const { t, client } = await phoneSetup();
+    const trpc = await callerFor(t.sessionToken);
+    envOverride.current = { sandboxAllowed: false };
+    await expect(trpc.sandbox.clients({})).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(trpc.sandbox.replySms({ clientId: client.id, body: 'hi' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await inboundOf(t.business.id, 'sms')).toHaveLength(0);
+  });
+
   it('without a session the procedures are UNAUTHORIZED', async () => {
     const trpc = createCaller(await createContext({ req: new Request('http://localhost:3000/api/trpc/x') }));
     await expect(trpc.sandbox.clients({})).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
   });
 
   it('a production build on the sandbox providers verifies with secrets derived from SESSION_SECRET, never the public development ones', () => {
-    const base = { NODE_ENV: 'production', PLATFORM_API_KEY: 'p'.repeat(20), SESSION_SECRET: 's'.repeat(20) };
+    const base = { NODE_ENV: 'production', PLATFORM_API_KEY: 'p'.repeat(20), SESSION_SECRET: 's'.repeat(20), SANDBOX_ENABLED: 'true' };
     const sandbox = parseEnv(base);
     expect(sandboxEnabled(sandbox)).toBe(true);
     expect(sandbox.twilio.authToken).toMatch(/^[\w-]{40,}$/);

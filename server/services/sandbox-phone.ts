@@ -16,12 +16,13 @@ import { escapeLike } from './search';
  * endpoint, so it travels the production path: signature check, raw event, dedupe, processing,
  * NOTIFY to open inboxes.
  *
- * Available only while both sandbox providers are in use (no Twilio, no SMTP configured): with a
- * real provider the page does not exist, and nothing here will sign a webhook.
+ * Available only while both sandbox providers are in use (no Twilio, no SMTP configured), and in
+ * production only with SANDBOX_ENABLED=true (the e2e server, a demo): otherwise the page does not
+ * exist, and nothing here will sign a webhook.
  */
 
 export function sandboxEnabled(config: Env = env()): boolean {
-  return config.smsProvider === 'sandbox' && config.emailProvider === 'sandbox';
+  return config.sandboxAllowed && config.smsProvider === 'sandbox' && config.emailProvider === 'sandbox';
 }
 
 export function assertSandboxEnabled(): void {
