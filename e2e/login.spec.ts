@@ -29,3 +29,14 @@ test('signing out ends the session, and a login link works only once', async ({ 
   await page.goto(await tenant.newLoginUrl());
   await expect(page.getByTestId('signed-in-as')).toBeVisible();
 });
+
+test('a session ended elsewhere signs the open inbox out: the live stream closes and says so', async ({ page, tenant }) => {
+  await page.goto(tenant.loginUrl);
+  await expect(page.getByTestId('signed-in-as')).toBeVisible();
+  // The platform expires the staff member's session (here straight in the database, as a revocation would).
+  const { createSql } = await import('../db/client');
+  const sql = createSql(process.env.E2E_DATABASE_URL!, { max: 1 });
+  await sql`update sessions set revoked_at = now() where staff_id = ${tenant.staffId}`;
+  await sql.end();
+  await expect(page.getByRole('alert').filter({ hasText: 'Signed out' })).toContainText('Signed out: this session has ended', { timeout: 15_000 });
+});

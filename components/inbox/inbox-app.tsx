@@ -48,7 +48,7 @@ export function InboxApp() {
     setSearchTerm(null);
   }, []);
 
-  useLiveInbox(selectedId);
+  const { signedOut } = useLiveInbox(selectedId);
   useUnreadTitle();
 
   const utils = trpc.useUtils();
@@ -82,6 +82,13 @@ export function InboxApp() {
   const input = useMemo(() => listInput(view), [view]);
 
   if (me.isPending) return <p role="status" className={styles.state}>Loading your inbox…</p>;
+  if (signedOut) {
+    return (
+      <p role="alert" className={`${styles.state} ${styles.error}`}>
+        Signed out: this session has ended. <a href="/login">Sign in again</a>
+      </p>
+    );
+  }
   if (me.error) {
     return (
       <p role="alert" className={`${styles.state} ${styles.error}`}>

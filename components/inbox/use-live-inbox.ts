@@ -53,4 +53,8 @@ export function useLiveInbox(openConversationId: number | null) {
       connection.current = 'lost';
     }
   }, [events.status, utils]);
+
+  // The server ends the stream with UNAUTHORIZED once the session is revoked or expires (the
+  // stream is not retried then): the inbox says so instead of showing stale data.
+  return { signedOut: events.status === 'error' && events.error?.data?.code === 'UNAUTHORIZED' };
 }

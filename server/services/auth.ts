@@ -102,6 +102,17 @@ export async function resolveSession(token: string, viaCookie: boolean, tx: Tx =
     : null;
 }
 
+/** Is this session still live (not revoked, not expired, its staff member active)? Does not slide it. */
+export async function sessionIsLive(sessionId: number, tx: Tx = db): Promise<boolean> {
+  const [row] = await tx
+    .select({ id: sessions.id })
+    .from(sessions)
+    .innerJoin(staff, eq(staff.id, sessions.staffId))
+    .where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt), sql`${sessions.expiresAt} > now()`, eq(staff.active, true)))
+    .limit(1);
+  return row !== undefined;
+}
+
 /**
  * Tenancy: may this caller act on this business? Platform → any existing business (404 otherwise);
  * business key or session → only its own (403 otherwise).

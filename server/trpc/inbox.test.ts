@@ -1,7 +1,11 @@
 import { spawn } from 'node:child_process';
+import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createClient, createConversation, createMessage, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
+import { db } from '@/db/client';
+import { sessions, staff } from '@/db/schema';
 import { createContext } from './init';
+import { SESSION_RECHECK_MS } from './routers/inbox';
 import { createCaller } from './root';
 
 async function callerFor(token: string, signal?: AbortSignal) {
@@ -133,5 +137,26 @@ describe('tRPC inbox router', () => {
     controller.abort();
     expect(received.every((e) => e.businessId === a.business.id)).toBe(true);
     expect(received.find((e) => e.type === 'message.created')!.conversationIds).toEqual([convA.id]);
+  });
+
+  it('the events stream ends with UNAUTHORIZED once its session is revoked or its staff member deactivated', async () => {
+    for (const end of ['revoke', 'deactivate'] as const) {
+      const a = await createTenant();
+      const controller = new AbortController();
+      const trpc = await callerFor(a.sessionToken, controller.signal);
+      const iterable = (await trpc.inbox.events()) as AsyncIterable<unknown>;
+      const ended = (async () => {
+        for await (const _ of iterable) void _;
+      })().then(
+        () => 'ended without an error',
+        (err: { code?: string }) => err.code,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      if (end === 'revoke') await db.update(sessions).set({ revokedAt: sql`now()` }).where(eq(sessions.staffId, a.owner.id));
+      else await db.update(staff).set({ active: false }).where(eq(staff.id, a.owner.id));
+      const outcome = await Promise.race([ended, new Promise((r) => setTimeout(() => r('still open'), SESSION_RECHECK_MS + 3_000))]);
+      controller.abort();
+      expect(outcome, end).toBe('UNAUTHORIZED');
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { MESSAGE_FILTERS } from '@/db/schema/enums';
 import { businessEvents } from '@/server/realtime/listen';
@@ -7,10 +8,14 @@ import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, MAX_SMS_LENGTH, SEARCH_RESULT_W
 import * as conversationMessages from '@/server/services/conversation-messages';
 import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
+import { sessionIsLive } from '@/server/services/auth';
 import { emailView } from '@/server/services/email-view';
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
 import { MAX_SEARCH_TERM_LENGTH, searchMessages } from '@/server/services/search';
 import { router, staffProcedure } from '../init';
+
+/** How often an open events stream checks that its session is still live. */
+export const SESSION_RECHECK_MS = 5_000;
 
 /** A page number (or an infinite list's cursor): the same bound as REST's `page`. */
 const pageNumber = z.number().int().min(1).max(MAX_PAGE);
@@ -115,8 +120,24 @@ export const inboxRouter = router({
         pageSize: input.pageSize,
       }),
     ),
-  /** Live events of the staff member's business (SSE), fed by PostgreSQL LISTEN/NOTIFY. */
+  /**
+   * Live events of the staff member's business (SSE), fed by PostgreSQL LISTEN/NOTIFY. The stream
+   * lives only as long as its session: checked every SESSION_RECHECK_MS, and once the session is
+   * revoked, expired or its staff member deactivated it ends with UNAUTHORIZED ("Signed out").
+   */
   events: staffProcedure.subscription(async function* ({ ctx, signal }) {
-    yield* businessEvents(ctx.caller.businessId, signal);
+    const ended = new AbortController();
+    const timer = setInterval(() => {
+      sessionIsLive(ctx.caller.sessionId).then(
+        (live) => live || ended.abort(),
+        () => {}, // a database hiccup is no reason to sign anyone out
+      );
+    }, SESSION_RECHECK_MS);
+    try {
+      yield* businessEvents(ctx.caller.businessId, signal ? AbortSignal.any([signal, ended.signal]) : ended.signal);
+    } finally {
+      clearInterval(timer);
+    }
+    if (ended.signal.aborted) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Signed out: this session has ended' });
   }),
 });
