@@ -9,5 +9,26 @@ const nextConfig = {
   // build (server/cli/e2e-server.ts) skips a second, identical check.
   typescript: { ignoreBuildErrors: process.env.NEXT_SKIP_TYPECHECK === '1' },
   typedRoutes: false,
+  // Headers every answer carries (pages also get a per-request CSP from proxy.ts, see
+  // server/http/security-headers.ts). A later entry overrides an earlier one for the same key.
+  async headers() {
+    const apiPolicy = (defaultSrc) => [{ key: 'Content-Security-Policy', value: `default-src ${defaultSrc}; frame-ancestors 'none'` }];
+    return [
+      {
+        source: '/:path*',
+        headers: [
+          { key: 'X-Content-Type-Options', value: 'nosniff' },
+          { key: 'X-Frame-Options', value: 'DENY' },
+          { key: 'Referrer-Policy', value: 'strict-origin-when-cross-origin' },
+        ],
+      },
+      // A login link carries a one-time code: never sent on as a Referer.
+      { source: '/login', headers: [{ key: 'Referrer-Policy', value: 'no-referrer' }] },
+      // JSON and XML answers load nothing; the API reference loads its own assets.
+      { source: '/api/:path*', headers: apiPolicy("'none'") },
+      { source: '/api/v1/docs', headers: apiPolicy("'self'") },
+      { source: '/api/v1/docs/:path*', headers: apiPolicy("'self'") },
+    ];
+  },
 };
 export default nextConfig;
