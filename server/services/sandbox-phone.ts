@@ -7,6 +7,7 @@ import { AppError } from '@/server/errors';
 import { sanitizeEmailHtml } from '@/server/lib/email-html';
 import { smsSegments } from '@/server/lib/sms-segments';
 import { inboundEmailPath, inboundParseForm, multipartBody, TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest } from '@/server/providers/webhook-requests';
+import { attachmentsWithoutBytes } from './messages/serialize';
 import { escapeLike } from './search';
 
 /**
@@ -131,7 +132,7 @@ export async function sandboxPhone(businessId: number, clientId: number) {
         errorMessage: messages.errorMessage,
         fromAddress: messages.fromAddress,
         toAddress: messages.toAddress,
-        attachments: messages.attachments,
+        attachments: attachmentsWithoutBytes,
         segments: messages.segments,
         sentAt: messages.sentAt,
         staffName: staff.name,
@@ -175,7 +176,7 @@ export async function sandboxMailbox(businessId: number, clientId: number) {
         errorMessage: messages.errorMessage,
         emailMessageId: messages.emailMessageId,
         inReplyTo: messages.inReplyTo,
-        attachments: messages.attachments,
+        attachments: attachmentsWithoutBytes,
         sentAt: messages.sentAt,
         staffName: staff.name,
       })

@@ -1,12 +1,27 @@
-import { eq, getTableColumns } from 'drizzle-orm';
+import { eq, getTableColumns, sql } from 'drizzle-orm';
 import type { z } from 'zod';
 import type { Tx } from '@/db/client';
-import { clients, messages, staff } from '@/db/schema';
+import { clients, messages, staff, type StoredAttachment } from '@/db/schema';
 import type { MessageItem } from '@/server/schemas/messages';
 
-/** The columns a MessageItem needs: the message, its client and its staff author. */
+/**
+ * A message's attachments as a list shows them: names, types, URLs and sizes, never the bytes
+ * (base64 `content`, up to 5 MiB each), which stay in the database for the worker.
+ */
+export const attachmentsWithoutBytes = sql<StoredAttachment[] | null>`(select jsonb_agg(a - 'content') from jsonb_array_elements(${messages.attachments}) a)`.as(
+  'attachments',
+);
+
+// provider_metadata holds an email's HTML (up to 5 MB): read only by the one-message email view.
+const { providerMetadata: _html, attachments: _bytes, ...listedColumns } = getTableColumns(messages);
+
+/**
+ * The columns a MessageItem needs: the message (without its heavy parts, so a page of 100 large
+ * emails reads kilobytes, not a gigabyte), its client and its staff author.
+ */
 export const messageItemColumns = {
-  ...getTableColumns(messages),
+  ...listedColumns,
+  attachments: attachmentsWithoutBytes,
   clientName: clients.name,
   clientGender: clients.gender,
   clientImageUrl: clients.imageUrl,
