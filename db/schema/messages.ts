@@ -91,7 +91,9 @@ export const messages = pgTable(
     // (server/services/search.ts, shape `walk`), stopping once it has a page and the capped total.
     index('messages_business_sent_idx').on(t.businessId, t.sentAt.desc(), t.id.desc()),
     index('messages_request_idx').on(t.requestId).where(sql`${t.requestId} is not null`),
-    uniqueIndex('messages_provider_id_key').on(t.provider, t.providerMessageId),
+    // A provider's id is unique per business: Twilio's SIDs are global anyway; an inbound email's
+    // Message-ID (its sender's choice) may reach several businesses. Lookups by (provider, id) use the prefix.
+    uniqueIndex('messages_provider_id_key').on(t.provider, t.providerMessageId, t.businessId),
     index('messages_business_email_message_id_idx')
       .on(t.businessId, t.emailMessageId)
       .where(sql`${t.emailMessageId} is not null`),

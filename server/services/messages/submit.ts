@@ -127,6 +127,7 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
 
   const fresh = items.flatMap((item, index) => (mode === 'record' || item.message_id === undefined ? [{ item, index }] : []));
   const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues);
+  if (mode === 'record') await refuseForeignProviderIds(conn, businessId, body.provider ?? null, fresh, issues);
 
   if (issues.length) throw new AppError('validation', 'Validation error', { issues });
   for (const { index, id } of requeueIds) {
@@ -255,6 +256,32 @@ async function ownsSenderAddress(conn: Tx, businessId: number, address: string):
     .where(and(eq(businessEmailSenders.businessId, businessId), sql`lower(${businessEmailSenders.email}) = ${address}`))
     .limit(1);
   return row !== undefined;
+}
+
+/**
+ * Record mode cannot claim a provider id another business's message already has: status callbacks
+ * and provider events find messages by that id, so a claimed id would capture another tenant's
+ * events. 422 naming the item's field.
+ */
+async function refuseForeignProviderIds(conn: Tx, businessId: number, provider: string | null, fresh: { item: AnyItem; index: number }[], issues: ValidationIssue[]) {
+  const given = fresh.flatMap(({ item, index }) => ('provider_message_id' in item && item.provider_message_id ? [{ id: item.provider_message_id, index }] : []));
+  if (given.length === 0) return;
+  const taken = await conn
+    .select({ id: messages.providerMessageId })
+    .from(messages)
+    .where(
+      and(
+        sql`${messages.provider} is not distinct from ${provider}`,
+        inArray(messages.providerMessageId, given.map((g) => g.id)),
+        sql`${messages.businessId} <> ${businessId}`,
+      ),
+    );
+  const takenIds = new Set(taken.map((t) => t.id));
+  for (const { id, index } of given) {
+    if (takenIds.has(id)) {
+      issues.push({ loc: ['body', 'messages', index, 'provider_message_id'], msg: 'is already used by a message of another business', type: 'value_error' });
+    }
+  }
 }
 
 /** Bytes a base64 attachment decodes to (line breaks and padding are not data). */

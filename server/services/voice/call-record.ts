@@ -95,7 +95,7 @@ export async function recordCall(tx: Tx, call: CallFacts): Promise<RecordedCall>
       isRead: !inbound,
     })
     .onConflictDoUpdate({
-      target: [messages.provider, messages.providerMessageId],
+      target: [messages.provider, messages.providerMessageId, messages.businessId],
       set: {
         status: sql`case when ${advanced} then excluded.status else ${messages.status} end`,
         statusUpdatedAt: sql`case when ${advanced} then now() else ${messages.statusUpdatedAt} end`,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, or, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { clients, conversations, messages, webhookEvents } from '@/db/schema';
@@ -81,8 +81,12 @@ function rawMultipart(parts: { name: string; value: Buffer | string }[]) {
 const eventCount = async () => (await db.select({ n: sql<number>`count(*)::int` }).from(webhookEvents))[0]!.n;
 const inboundEmailsOf = (businessId: number) =>
   db.select().from(messages).where(and(eq(messages.businessId, businessId), eq(messages.channel, 'email'), eq(messages.direction, 'inbound')));
+/** Events are keyed `<business id>:<Message-ID>` (deduplicated per receiving business), or the bare Message-ID when no business receives it. */
 const eventByMessageId = (messageId: string) =>
-  db.select().from(webhookEvents).where(and(eq(webhookEvents.kind, 'email_inbound'), eq(webhookEvents.dedupeKey, messageId)));
+  db
+    .select()
+    .from(webhookEvents)
+    .where(and(eq(webhookEvents.kind, 'email_inbound'), or(eq(webhookEvents.dedupeKey, messageId), sql`right(${webhookEvents.dedupeKey}, ${messageId.length + 1}) = ${`:${messageId}`}`)));
 
 /** A business with a client and an outbound email we sent them (stored Message-ID). */
 async function threadSetup() {

@@ -96,23 +96,27 @@ function decode(bytes: Buffer | undefined, charset: string | undefined): string 
   }
 }
 
-/** The business whose sender address the mail was sent to. */
-async function businessFor(recipients: string[], tx: Tx): Promise<number | null> {
-  if (recipients.length === 0) return null;
-  const [sender] = await tx
+/**
+ * The businesses whose sender addresses the mail was sent to, lowest id first (deterministic): a
+ * declared sender address or a business's from_email. One mail can reach several businesses.
+ */
+async function businessesFor(recipients: string[], tx: Tx = db): Promise<number[]> {
+  if (recipients.length === 0) return [];
+  const senders = await tx
     .select({ businessId: businessEmailSenders.businessId })
     .from(businessEmailSenders)
-    .where(inArray(sql`lower(${businessEmailSenders.email})`, recipients))
-    .limit(1);
-  if (sender) return sender.businessId;
-  const [business] = await tx
-    .select({ id: businesses.id })
+    .where(inArray(sql`lower(${businessEmailSenders.email})`, recipients));
+  const owners = await tx
+    .select({ businessId: businesses.id })
     .from(businesses)
-    .where(inArray(sql`lower(${businesses.fromEmail})`, recipients))
-    .orderBy(asc(businesses.id))
-    .limit(1);
-  return business?.id ?? null;
+    .where(inArray(sql`lower(${businesses.fromEmail})`, recipients));
+  return [...new Set([...senders, ...owners].map((r) => r.businessId))].sort((a, b) => a - b);
 }
+
+const recipientsOf = (mail: InboundEmail) => {
+  const envelope = mail.envelope?.to?.map((a) => a.toLowerCase()) ?? [];
+  return envelope.length ? envelope : addresses(mail.to);
+};
 
 /**
  * SPEC §6.1 Inbound email: a client's email becomes an inbound EMAIL in their conversation.
@@ -124,36 +128,47 @@ async function businessFor(recipients: string[], tx: Tx): Promise<number | null>
 export async function handleInboundEmail(mail: InboundEmail, headers: Record<string, string>, rawBytes: Buffer) {
   // Text PostgreSQL cannot store is cleaned; the exact bytes are then kept beside the payload.
   const { changed } = cleanJson(mail);
-  // The whole mail (attachments included) is the stored payload, so a retry has everything.
-  const eventId = await storeEvent({
-    provider: 'sendgrid',
-    kind: 'email_inbound',
-    dedupeKey: inboundDedupeKey(mail, rawBytes),
-    headers,
-    payload: mail,
-    rawBody: changed ? rawBytes : null,
-  });
-  if (eventId === null) return { status: 'duplicate' };
-  await processOrRetry(eventId, 'email_inbound', () => processInboundEmail(eventId, mail));
-  return { status: 'accepted' };
+  // One event per receiving business, deduplicated per business: the same Message-ID sent to two
+  // businesses reaches both (a mail to none is stored once, and ignored with the reason).
+  const key = inboundDedupeKey(mail, rawBytes);
+  const businessIds = await businessesFor(recipientsOf(mail));
+  let accepted = 0;
+  for (const businessId of businessIds.length ? businessIds : [null]) {
+    // The whole mail (attachments included) is the stored payload, so a retry has everything.
+    const eventId = await storeEvent({
+      provider: 'sendgrid',
+      kind: 'email_inbound',
+      dedupeKey: businessId === null ? key : `${businessId}:${key}`,
+      headers,
+      payload: mail,
+      rawBody: changed ? rawBytes : null,
+      businessId,
+    });
+    if (eventId === null) continue;
+    accepted++;
+    await processOrRetry(eventId, 'email_inbound', () => processInboundEmail(eventId, mail, businessId));
+  }
+  return { status: accepted ? 'accepted' : 'duplicate' };
 }
 
 function inboundDedupeKey(mail: InboundEmail, rawBytes: Buffer): string {
   return headerValue(mail.headers, 'Message-ID') ?? createHash('sha256').update(rawBytes).digest('hex');
 }
 
-export async function processInboundEmail(eventId: number, mail: InboundEmail): Promise<void> {
+export async function processInboundEmail(eventId: number, mail: InboundEmail, forBusiness: number | null = null): Promise<void> {
   const ownMessageId = headerValue(mail.headers, 'Message-ID');
   const dedupeKey = ownMessageId ?? `event:${eventId}`;
   const { attachments } = mail;
   await db.transaction(async (tx) => {
-    const [already] = await tx.execute(sql`select 1 from messages where provider = 'sendgrid' and provider_message_id = ${dedupeKey} limit 1`);
-    if (already) return markEvent(eventId, 'processed', {}, tx);
-    const recipients = mail.envelope?.to?.map((a) => a.toLowerCase()) ?? addresses(mail.to);
-    const businessId = await businessFor(recipients.length ? recipients : addresses(mail.to), tx);
+    const recipients = recipientsOf(mail);
+    const businessId = forBusiness ?? (await businessesFor(recipients, tx))[0];
     if (!businessId) {
       return markEvent(eventId, 'ignored', { error: `No business receives mail at ${recipients.join(', ') || mail.to}` }, tx);
     }
+    const [already] = await tx.execute(
+      sql`select 1 from messages where business_id = ${businessId} and provider = 'sendgrid' and provider_message_id = ${dedupeKey} limit 1`,
+    );
+    if (already) return markEvent(eventId, 'processed', { businessId }, tx);
     const sender = addresses(mail.envelope?.from ?? '')[0] ?? addresses(mail.from)[0] ?? '';
     const references = [...messageIds(headerValue(mail.headers, 'In-Reply-To')), ...messageIds(headerValue(mail.headers, 'References')).reverse()];
 

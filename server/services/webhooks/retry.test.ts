@@ -176,7 +176,7 @@ describe('processing fails, then recovers', () => {
     const event = await withBoomConstraint(async () => {
       const res = await postBytes('/api/v1/email/webhooks/sendgrid/inbound?secret=dev-inbound-secret', { 'content-type': contentType }, bytes);
       expect(res.status).toBe(200);
-      const [stored] = await db.select().from(webhookEvents).where(eq(webhookEvents.dedupeKey, messageId));
+      const [stored] = await db.select().from(webhookEvents).where(eq(webhookEvents.dedupeKey, `${t.business.id}:${messageId}`));
       expect(stored).toMatchObject({ kind: 'email_inbound', outcome: 'failed' });
       expect(await jobsWhere('webhook.retry', 'eventId', stored!.id)).toHaveLength(1);
       return stored!;

@@ -45,7 +45,7 @@ export async function reprocessEvent(eventId: number, lastAttempt: boolean): Pro
     case 'voice_recording':
       return processRecording(eventId, params, lastAttempt);
     case 'email_inbound':
-      return processInboundEmail(eventId, event.payload as InboundEmail);
+      return processInboundEmail(eventId, event.payload as InboundEmail, event.businessId);
     default:
       throw new Error(`No reprocessing for webhook kind ${event.kind}`);
   }
