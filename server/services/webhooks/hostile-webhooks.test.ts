@@ -53,7 +53,7 @@ describe('Twilio: text PostgreSQL cannot store, in signed parameters', () => {
     const conversation = await createConversation(t.business.id, client.id);
     const sid = twilioSid();
     await createMessage(conversation, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
-    const res = await postTwilio(TWILIO_PATHS.smsStatus, { MessageSid: sid, MessageStatus: 'delivered', AccountSid: 'AC1\u0000', To: '+14155550100' });
+    const res = await postTwilio(TWILIO_PATHS.smsStatus, { MessageSid: sid, MessageStatus: 'delivered', AccountSid: 'AC1\u0000', From: t.number, To: '+14155550100' });
     expect(res.status).toBe(200);
     const [stored] = await db.select().from(messages).where(eq(messages.providerMessageId, sid));
     expect(stored!.status).toBe('delivered');

@@ -27,9 +27,12 @@ async function tenantWithConversation() {
 const statusCallback = (sid: string, MessageStatus: string, extra: TwilioParams = {}) =>
   postTwilio(TWILIO_PATHS.smsStatus, { MessageSid: sid, MessageStatus, AccountSid: 'AC1', ApiVersion: '2010-04-01', ...extra });
 
-/** A status callback for a sid no message has yet: returns the stored (pending) event. */
-async function unmatchedStatus(sid: string, status = 'delivered') {
-  const res = await statusCallback(sid, status);
+/**
+ * A status callback for a sid no message has yet: returns the stored (pending) event. `from` is the
+ * sending number Twilio reports (the message is looked for in the business that owns it).
+ */
+async function unmatchedStatus(sid: string, status = 'delivered', from = '+14155550000') {
+  const res = await statusCallback(sid, status, { From: from });
   expect(res.status).toBe(200);
   const events = await eventsByPayload('MessageSid', sid);
   expect(events).toHaveLength(1);
@@ -64,9 +67,9 @@ describe('status callback for an unknown MessageSid → webhook.retry', () => {
   });
 
   it('once the message with that sid exists, reprocessEvent(eventId, false) applies it and marks the event processed', async () => {
-    const { conv } = await tenantWithConversation();
+    const { conv, number } = await tenantWithConversation();
     const sid = twilioSid('SM');
-    const event = await unmatchedStatus(sid, 'delivered');
+    const event = await unmatchedStatus(sid, 'delivered', number.phoneNumber);
     const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
     await reprocessEvent(event.id, false);
     expect((await messageOf(msg.id)).status).toBe('delivered');
@@ -78,9 +81,9 @@ describe('status callback for an unknown MessageSid → webhook.retry', () => {
   });
 
   it('a reprocessed undelivered keeps its ErrorCode', async () => {
-    const { conv } = await tenantWithConversation();
+    const { conv, number } = await tenantWithConversation();
     const sid = twilioSid('SM');
-    const event = await unmatchedStatus(sid, 'undelivered');
+    const event = await unmatchedStatus(sid, 'undelivered', number.phoneNumber);
     await db.execute(sql`update webhook_events set payload = payload || '{"ErrorCode":"30003"}'::jsonb where id = ${event.id}`);
     const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
     await reprocessEvent(event.id, false);
@@ -88,9 +91,9 @@ describe('status callback for an unknown MessageSid → webhook.retry', () => {
   });
 
   it('a reprocessed status that would move the message back is closed as ignored, and the message is untouched', async () => {
-    const { conv } = await tenantWithConversation();
+    const { conv, number } = await tenantWithConversation();
     const sid = twilioSid('SM');
-    const event = await unmatchedStatus(sid, 'sent');
+    const event = await unmatchedStatus(sid, 'sent', number.phoneNumber);
     const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'delivered' });
     await reprocessEvent(event.id, false);
     expect((await messageOf(msg.id)).status).toBe('delivered');
@@ -205,9 +208,9 @@ describe('the webhook.retry worker (in process)', () => {
   };
 
   it('applies a status callback that arrived before its message once the message exists', async () => {
-    const { conv } = await tenantWithConversation();
+    const { conv, number } = await tenantWithConversation();
     const sid = twilioSid('SM');
-    const event = await unmatchedStatus(sid, 'delivered');
+    const event = await unmatchedStatus(sid, 'delivered', number.phoneNumber);
     const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
     // Close the events earlier tests left pending on purpose, so no other job of the batch throws
     // (each job has its own outcome: one throwing job does not fail the others).
@@ -219,12 +222,12 @@ describe('the webhook.retry worker (in process)', () => {
   });
 
   it('one event that cannot be applied yet does not hold back the other events of its batch', async () => {
-    const { conv } = await tenantWithConversation();
+    const { conv, number } = await tenantWithConversation();
     await worker?.stop();
     worker = undefined;
     const never = await unmatchedStatus(twilioSid('SM'), 'delivered'); // its message never comes
     const sid = twilioSid('SM');
-    const ready = await unmatchedStatus(sid, 'delivered');
+    const ready = await unmatchedStatus(sid, 'delivered', number.phoneNumber);
     const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
     // Both jobs become due (startAfter 3 s) before the worker polls, so they are fetched together.
     await new Promise((r) => setTimeout(r, 3500));

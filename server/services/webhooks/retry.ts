@@ -27,7 +27,8 @@ export async function reprocessEvent(eventId: number, lastAttempt: boolean): Pro
       const status = mapTwilioMessageStatus(param(params, 'MessageStatus') ?? param(params, 'SmsStatus') ?? '');
       const errorCode = param(params, 'ErrorCode') ?? null;
       const [target] = await db.execute<{ id: number; business_id: number }>(
-        sql`select id::int as id, business_id from messages where provider_message_id = ${sid} and provider in ('twilio', 'sandbox') limit 1`,
+        sql`select id::int as id, business_id from messages where provider_message_id = ${sid} and provider in ('twilio', 'sandbox')
+              and business_id = (select business_id from business_sms_numbers where phone_number = ${param(params, 'From') ?? ''}) limit 1`,
       );
       if (!target) {
         if (lastAttempt) return markEvent(eventId, 'ignored', { error: `No message has MessageSid ${sid}` });

@@ -77,3 +77,22 @@ describe('record mode cannot claim another business’s provider id', () => {
     expect(rows).toEqual([{ businessId: b.business.id }]);
   });
 });
+
+describe('status callbacks find their message only in the business that owns the sending number', () => {
+  it('a callback naming a sid of business B but sent from business A’s number leaves B’s message untouched', async () => {
+    const { postTwilio, TWILIO_PATHS, twilioSid } = await import('@/server/testing/webhooks');
+    const a = await restTenant();
+    const b = await restTenant();
+    const aNumber = await createSmsNumber(a.business.id);
+    const bNumber = await createSmsNumber(b.business.id);
+    const conv = await createConversation(b.business.id, (await createClient(b.business.id)).id);
+    const sid = twilioSid('SM');
+    const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
+    const post = (from: string, status: string) => postTwilio(TWILIO_PATHS.smsStatus, { MessageSid: sid, MessageStatus: status, AccountSid: 'AC1', From: from, To: '+14155550001' });
+    expect((await post(aNumber.phoneNumber, 'failed')).status).toBe(200);
+    const statusOf = async () => (await db.select({ status: messages.status }).from(messages).where(eq(messages.id, msg.id)))[0]!.status;
+    expect(await statusOf()).toBe('sent');
+    expect((await post(bNumber.phoneNumber, 'delivered')).status).toBe(200);
+    expect(await statusOf()).toBe('delivered');
+  });
+});

@@ -375,8 +375,14 @@ describe('POST /webhooks/twilio/sms/status', () => {
     const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: twilioSid('SM'), status });
     return { t, conv, msg };
   }
-  const callback = (sid: string, MessageStatus: string, extra: TwilioParams = {}) =>
-    postTwilio(STATUS, { MessageSid: sid, SmsSid: sid, MessageStatus, SmsStatus: MessageStatus, AccountSid: 'AC1', From: '+14155550000', To: '+14155550001', ApiVersion: '2010-04-01', ...extra });
+  /** A status callback as Twilio sends it: From is the sending number, one of the message's business's numbers. */
+  const callback = async (sid: string, MessageStatus: string, extra: TwilioParams = {}) => {
+    const [owner] = await db.execute<{ phone_number: string }>(
+      sql`select n.phone_number from business_sms_numbers n join messages m on m.business_id = n.business_id where m.provider_message_id = ${sid} limit 1`,
+    );
+    const From = owner?.phone_number ?? '+14155550000';
+    return postTwilio(STATUS, { MessageSid: sid, SmsSid: sid, MessageStatus, SmsStatus: MessageStatus, AccountSid: 'AC1', From, To: '+14155550001', ApiVersion: '2010-04-01', ...extra });
+  };
 
   it('every order (all 24) of queued/sending/sent/delivered ends delivered', async () => {
     const statuses = ['queued', 'sending', 'sent', 'delivered'];

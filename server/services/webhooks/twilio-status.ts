@@ -11,6 +11,8 @@ export type StatusCallbackResult = 'applied' | 'ignored' | 'duplicate' | 'unmatc
 
 type Pending = {
   sid: string;
+  /** The sending number: the message is looked for only in the business that owns it. */
+  from: string;
   status: string | null;
   errorCode: string | null;
   dedupeKey: string;
@@ -29,6 +31,8 @@ type Pending = {
  * only after its batch committed: nothing acknowledged is lost.
  *
  * The statement: store every raw event, deduplicated by (MessageSid, MessageStatus, ErrorCode);
+ * find its message by MessageSid within the business that owns the sending number (`From`), so no
+ * other tenant's message can ever be moved by it;
  * per message, apply the highest-ranked new status only if it ranks above the stored one (SPEC
  * §4.1; reapplying a duplicate is harmless for the same reason); record each event's outcome;
  * NOTIFY the inbox. A MessageSid that matches no message yet (a callback racing the worker that
@@ -45,6 +49,7 @@ export function handleSmsStatusCallback(params: FormParams, headers: Record<stri
   return new Promise((resolve, reject) => {
     queue.push({
       sid,
+      from: param(params, 'From') ?? '',
       status: mapTwilioMessageStatus(twilioStatus),
       errorCode,
       dedupeKey: storedDedupeKey(`${sid}:${twilioStatus}:${errorCode ?? ''}`),
@@ -79,16 +84,18 @@ async function writeBatch(batch: Pending[]): Promise<StatusCallbackResult[]> {
   const col = <T>(f: (p: Pending) => T) => sql.param(batch.map(f));
   const rows = await db.execute<{ ord: number; event_id: number | null; matched: boolean; moved: boolean }>(sql`
     with input as (
-      select * from unnest(${col((p) => p.sid)}::text[], ${col((p) => p.status)}::text[], ${col((p) => p.errorCode)}::text[],
+      select * from unnest(${col((p) => p.sid)}::text[], ${col((p) => p.from)}::text[], ${col((p) => p.status)}::text[], ${col((p) => p.errorCode)}::text[],
                            ${col((p) => p.dedupeKey)}::text[], ${col((p) => p.headers)}::text[], ${col((p) => p.payload)}::text[],
                            ${col((p) => p.rawBody)}::text[])
-        with ordinality as i(sid, status, error_code, dedupe_key, headers, payload, raw_body, ord)
+        with ordinality as i(sid, from_number, status, error_code, dedupe_key, headers, payload, raw_body, ord)
     ), target as (
       select i.ord, m.id, m.business_id, m.status as current, m.message_type
       from input i
       left join lateral (
         select id, business_id, status, message_type from messages
-        where provider_message_id = i.sid and provider in ('twilio', 'sandbox') limit 1
+        where provider_message_id = i.sid and provider in ('twilio', 'sandbox')
+          and business_id = (select business_id from business_sms_numbers where phone_number = i.from_number)
+        limit 1
       ) m on true
     ), best as (
       -- Per message, the highest-ranked status this batch carries.
