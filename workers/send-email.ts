@@ -20,6 +20,7 @@ type Claimed = {
   id: number;
   from_address: string;
   from_name: string | null;
+  business_id: number;
   to_address: string;
   cc: string[] | null;
   bcc: string[] | null;
@@ -47,7 +48,7 @@ export async function sendEmailBatch(
 ): Promise<Map<string, JobOutcome>> {
   const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
   const ids = [...jobByMessage.keys()];
-  const columns = sql`m.id::int as id, m.from_address, b.from_name, m.to_address, m.cc, m.bcc, m.subject, m.content,
+  const columns = sql`m.id::int as id, m.business_id, m.from_address, b.from_name, m.to_address, m.cc, m.bcc, m.subject, m.content,
     m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to, c.opted_out_email as opted_out`;
   const claimed = await db.execute<Claimed>(sql`
     update messages m set status = 'sending', status_updated_at = now()
@@ -86,6 +87,7 @@ export async function sendEmailBatch(
           try {
             const sent = await provider.send({
               messageId: m.id,
+              businessId: m.business_id,
               emailMessageId: messageIds.get(m.id)!,
               from: m.from_address,
               fromName: m.from_name,

@@ -286,7 +286,7 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
       expect(mail.parsed.headers.get('x-message-id-internal')).toBe(String(id));
       const smtpApi = /^X-SMTPAPI: (.+)$/im.exec(mail.raw);
       expect(smtpApi).not.toBeNull();
-      expect(JSON.parse(smtpApi![1]!.trim())).toEqual({ unique_args: { message_id: String(id) } });
+      expect(JSON.parse(smtpApi![1]!.trim())).toEqual({ unique_args: { message_id: String(id), business_id: String(tenant.business.id) } });
       expect(mail.parsed.messageId).toMatch(/^<.+@.+>$/);
       expect(row).toMatchObject({ status: 'sent', provider: 'smtp', providerMessageId: mail.parsed.messageId, emailMessageId: mail.parsed.messageId, errorCode: null });
 

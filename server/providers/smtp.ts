@@ -235,7 +235,10 @@ export function createSmtpProvider(options: SmtpProviderOptions): EmailProvider 
           [MESSAGE_ID_HEADER]: internalId,
           // `prepared`: emitted as is. nodemailer would otherwise MIME-encode the JSON (=?UTF-8?Q?…?=), which
           // SendGrid does not decode. Safe: JSON.stringify escapes CR/LF, and the value is far below 998 chars.
-          'X-SMTPAPI': { prepared: true, value: JSON.stringify({ unique_args: { message_id: internalId } }) },
+          'X-SMTPAPI': {
+            prepared: true,
+            value: JSON.stringify({ unique_args: { message_id: internalId, ...(req.businessId ? { business_id: String(req.businessId) } : {}) } }),
+          },
         },
         disableFileAccess: true,
         disableUrlAccess: true,

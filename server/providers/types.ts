@@ -60,6 +60,8 @@ export type EmailAttachmentInput = {
 
 export type EmailSendRequest = {
   messageId: number;
+  /** Sent along (SendGrid unique args) so provider events are matched within this business only. */
+  businessId?: number;
   /** The RFC 5322 Message-ID to send with, stored before sending so a crash leaves a trace. */
   emailMessageId?: string;
   from: string;

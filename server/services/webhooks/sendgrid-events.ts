@@ -33,14 +33,18 @@ const str = (v: unknown) => (typeof v === 'string' && v.length ? v : typeof v ==
  */
 async function findMessage(event: SendgridEvent): Promise<{ id: number; businessId: number; clientId: number } | null> {
   const columns = { id: messages.id, businessId: messages.businessId, clientId: messages.clientId };
+  // The business_id unique argument we attach when sending scopes every lookup to that business
+  // (mail sent before it was attached is matched without it).
+  const business = str(event.business_id);
+  const scope = business && /^\d{1,10}$/.test(business) && Number(business) <= INT32_MAX ? eq(messages.businessId, Number(business)) : undefined;
   const ours = str(event.message_id);
   if (ours && /^\d{1,10}$/.test(ours) && Number(ours) <= INT32_MAX) {
-    const [row] = await db.select(columns).from(messages).where(and(eq(messages.id, Number(ours)), eq(messages.channel, 'email'))).limit(1);
+    const [row] = await db.select(columns).from(messages).where(and(eq(messages.id, Number(ours)), eq(messages.channel, 'email'), scope)).limit(1);
     if (row) return row;
   }
   const smtpId = str(event['smtp-id']);
   if (smtpId) {
-    const [row] = await db.select(columns).from(messages).where(and(eq(messages.emailMessageId, smtpId), eq(messages.channel, 'email'))).limit(1);
+    const [row] = await db.select(columns).from(messages).where(and(eq(messages.emailMessageId, smtpId), eq(messages.channel, 'email'), scope)).limit(1);
     if (row) return row;
   }
   const sgId = str(event.sg_message_id);
@@ -49,7 +53,7 @@ async function findMessage(event: SendgridEvent): Promise<{ id: number; business
     const [row] = await db
       .select(columns)
       .from(messages)
-      .where(and(eq(messages.channel, 'email'), sql`${messages.providerMessageId} in (${prefix}, ${sgId})`))
+      .where(and(eq(messages.channel, 'email'), sql`${messages.providerMessageId} in (${prefix}, ${sgId})`, scope))
       .limit(1);
     if (row) return row;
   }

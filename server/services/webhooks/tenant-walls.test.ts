@@ -96,3 +96,24 @@ describe('status callbacks find their message only in the business that owns the
     expect(await statusOf()).toBe('delivered');
   });
 });
+
+describe('SendGrid events are matched within the business named by their unique arguments', () => {
+  it('an event whose smtp-id is business B’s Message-ID but names business A changes nothing at B', async () => {
+    const { sendgridKeyPair, sendgridRequest } = await import('@/server/testing/webhooks');
+    const { api } = await import('@/server/testing/http');
+    const keys = sendgridKeyPair();
+    process.env.SENDGRID_WEBHOOK_PUBLIC_KEY = keys.publicKeyBase64;
+    const a = await restTenant();
+    const b = await restTenant();
+    const conv = await createConversation(b.business.id, (await createClient(b.business.id)).id);
+    const mid = `<${randomUUID()}@studio.test>`;
+    const msg = await createMessage(conv, { channel: 'email', messageType: 'EMAIL', provider: 'smtp', providerMessageId: mid, emailMessageId: mid, status: 'sent' });
+    const post = (businessId: number) =>
+      api.post('/api/v1/email/webhooks/sendgrid', sendgridRequest(keys.privateKey, [{ event: 'delivered', sg_event_id: randomUUID(), 'smtp-id': mid, business_id: String(businessId) }]));
+    expect((await post(a.business.id)).status).toBe(200);
+    const statusOf = async () => (await db.select({ status: messages.status }).from(messages).where(eq(messages.id, msg.id)))[0]!.status;
+    expect(await statusOf()).toBe('sent');
+    expect((await post(b.business.id)).status).toBe(200);
+    expect(await statusOf()).toBe('delivered');
+  });
+});
