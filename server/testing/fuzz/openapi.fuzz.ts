@@ -291,3 +291,92 @@ async function waitForWorker() {
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/**
+ * The tenant-wall attacks, replayed from outside against the production build: each once worked,
+ * each must now be refused and leave no trace (nothing stored, nothing at the fake Twilio, the
+ * SMTP sink or the private HTTP server).
+ */
+describe('attacks replayed against the production build', () => {
+  it('are refused and leave no trace', async () => {
+    const other = await api('POST', '/business/onboard', {
+      external_id: 'other-business',
+      name: 'Other Studio',
+      timezone: 'America/Chicago',
+      sms_numbers: ['+14155550900'],
+      from_email: 'hello@other.example.com',
+      staff: [{ external_id: 'owner', name: 'Other Owner' }],
+      clients: [{ external_id: 'c1', name: 'Other Client', phone_number: '+14155550901', email: 'oc@example.com' }],
+    });
+    expect(other.status).toBe(200);
+    const mine = await api('POST', '/business/onboard', {
+      external_id: 'attacker',
+      name: 'Attacker Studio',
+      timezone: 'America/Chicago',
+      sms_numbers: ['+14155550800'],
+      from_email: 'hello@attacker.example.com',
+      staff: [{ external_id: 'owner', name: 'Attacker' }],
+      clients: [{ external_id: 'v', name: 'Victim', phone_number: '+14155550801', email: 'victim@example.com' }],
+    });
+    const key = { 'x-api-key': mine.body.api_key as string };
+    const b = mine.body.business_id as number;
+    const clientId = (mine.body.clients as { client_id: number }[])[0]!.client_id;
+    const rows = async () => (await countsSql())[0]!.rows;
+    const before = await rows();
+
+    // Sending as another business.
+    const spoofSms = await api('POST', `/businesses/${b}/sms`, { sender_type: 'system', from_number: '+14155550900', messages: [{ client_id: clientId, message: 'hi' }] }, key);
+    expect(spoofSms.status).toBe(422);
+    const spoofEmail = await api('POST', `/businesses/${b}/email`, { sender_type: 'system', from_email: 'hello@other.example.com', messages: [{ client_id: clientId, subject: 's', message: 'm' }] }, key);
+    expect(spoofEmail.status).toBe(422);
+    expect(await rows()).toBe(before);
+
+    // Claiming another business's provider id in record mode.
+    const otherSent = await api('POST', `/businesses/${other.body.business_id}/sms/record`, { sender_type: 'system', provider: 'twilio', messages: [{ to_number: '+14155550901', message: 'x', provider_message_id: 'SMvictim0000000000000000000000000' }] });
+    expect(otherSent.status).toBe(200);
+    const beforeClaim = await rows();
+    const claim = await api('POST', `/businesses/${b}/sms/record`, { sender_type: 'system', provider: 'twilio', messages: [{ client_id: clientId, message: 'x', provider_message_id: 'SMvictim0000000000000000000000000' }] }, key);
+    expect(claim.status).toBe(422);
+    expect(await rows()).toBe(beforeClaim);
+
+    // An attachment URL inside the network: accepted as a message, refused by the worker without a
+    // single request reaching the private server, and nothing mailed.
+    const seen: string[] = [];
+    const { createServer } = await import('node:http');
+    const internal = createServer((req, res) => (seen.push(req.url ?? ''), res.end('secret')));
+    await new Promise<void>((r) => internal.listen(0, '127.0.0.1', r));
+    const port = (internal.address() as { port: number }).port;
+    try {
+      const ssrf = await api('POST', `/businesses/${b}/email`, {
+        sender_type: 'system',
+        messages: [{ client_id: clientId, subject: 'SSRF probe', message: 'm', attachments: [{ filename: 'meta.txt', url: `http://127.0.0.1:${port}/latest/meta-data/` }] }],
+      }, key);
+      expect(ssrf.status).toBe(200);
+      const id = (ssrf.body.message_ids as number[])[0]!;
+      let status = '';
+      for (let i = 0; i < 100 && !['failed', 'sent'].includes(status); i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        status = (await sql<{ status: string; error_code: string | null }[]>`select status, error_code from messages where id = ${id}`)[0]!.status;
+      }
+      const [row] = await sql<{ status: string; error_code: string | null }[]>`select status, error_code from messages where id = ${id}`;
+      expect(row).toEqual({ status: 'failed', error_code: 'attachment_url_refused' });
+      expect(seen).toEqual([]);
+      expect(stack.sink.messages.filter((m) => m.parsed.subject === 'SSRF probe')).toEqual([]);
+    } finally {
+      internal.close();
+    }
+
+    // A login link works once; /sandbox does not exist in production; pages cannot be framed.
+    const token = await api('POST', '/auth/token', { business_id: b, staff_id: (mine.body.staff as { staff_id: number }[])[0]!.staff_id });
+    const link = token.body.login_url.replace(/^https?:\/\/[^/]+/, stack.baseUrl);
+    expect((await fetch(link, { redirect: 'manual' })).status).toBe(303);
+    const replay = await fetch(link, { redirect: 'manual' });
+    expect(replay.status).toBe(401);
+    expect(replay.headers.get('set-cookie')).toBeNull();
+    expect(replay.headers.get('x-frame-options')).toBe('DENY');
+    expect((await fetch(`${stack.baseUrl}/sandbox`, { redirect: 'manual' })).status).toBe(404);
+
+    // Nothing was ever sent from the other business's number to the attacker's client.
+    expect(stack.twilio.messages.filter((m) => m.from === '+14155550900' && m.to === '+14155550801')).toEqual([]);
+  }, 120_000);
+});

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, startEmbeddedPostgres } from '@/db/embedded';
@@ -59,7 +59,7 @@ export async function startFuzzStack(): Promise<FuzzStack> {
     RATE_LIMIT_PER_MINUTE: '10000000',
     LOG_LEVEL: process.env.FUZZ_LOG_LEVEL ?? 'fatal',
   };
-  if (process.env.FUZZ_BUILD || !existsSync(path.join(DIST_DIR, 'BUILD_ID'))) {
+  if (process.env.FUZZ_BUILD || !existsSync(path.join(DIST_DIR, 'BUILD_ID')) || newestSource() > statSync(path.join(DIST_DIR, 'BUILD_ID')).mtimeMs) {
     const build = spawnSync(bin('next'), ['build'], { env: { ...env, NEXT_SKIP_TYPECHECK: '1' }, stdio: ['ignore', 'ignore', 'inherit'] });
     if (build.status !== 0) throw new Error('next build failed');
   }
@@ -90,4 +90,18 @@ export async function startFuzzStack(): Promise<FuzzStack> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The newest change to the code a build holds: an older build is rebuilt rather than fuzzed. */
+function newestSource(): number {
+  let newest = 0;
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/\.(ts|tsx|css|mjs)$/.test(entry.name) && !entry.name.includes('.test.')) newest = Math.max(newest, statSync(full).mtimeMs);
+    }
+  };
+  for (const dir of ['app', 'components', 'server', 'db']) walk(dir);
+  return newest;
 }
