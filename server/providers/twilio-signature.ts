@@ -31,6 +31,16 @@ export const param = (params: FormParams, name: string): string | undefined => {
 };
 
 /**
+ * A count Twilio sends (CallDuration, NumSegments, NumMedia…) as it may be stored in an `integer`
+ * column: a plain non-negative integer up to 2147483647, else null (a signed form can still carry
+ * anything, and an out-of-range value must not fail the statement that stores it).
+ */
+export function countParam(params: FormParams, name: string): number | null {
+  const v = param(params, name);
+  return v !== undefined && /^\d{1,10}$/.test(v) && Number(v) <= 2_147_483_647 ? Number(v) : null;
+}
+
+/**
  * X-Twilio-Signature over PUBLIC_BASE_URL + the request's path and query and every posted
  * parameter (Twilio's documented HMAC-SHA1 scheme). Behind a proxy the request URL is internal, so
  * the public one is rebuilt from configuration, never from forwarded headers. 403 on any mismatch,

@@ -3,7 +3,7 @@ import { db, type Tx } from '@/db/client';
 import { businesses, businessSmsNumbers, clients, conversations, staff, type BusinessSettings, type MessageStatus } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { logger } from '@/server/logger';
-import { param, type FormParams } from '@/server/providers/twilio-signature';
+import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import type { InstructionStep } from '@/server/schemas/voice';
 import { ensureConversations } from '@/server/services/messages/submit';
 import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/webhooks/twilio-inbound';
@@ -105,11 +105,10 @@ async function afterOutboundDial(params: FormParams): Promise<string> {
   await db.transaction(async (tx) => {
     const known = await findCall(tx, callSid);
     if (!known) return logger.warn({ call_sid: callSid }, 'dial result of a call that was never recorded');
-    const duration = param(params, 'DialCallDuration');
     await recordCall(tx, {
       ...known,
       status: callStatusOf(param(params, 'DialCallStatus')) ?? 'completed',
-      durationSeconds: duration ? Number(duration) : null,
+      durationSeconds: countParam(params, 'DialCallDuration'),
     });
   });
   return endCall();
@@ -177,8 +176,7 @@ async function decide(tx: Tx, inbound: Inbound, params: FormParams, step: Exclud
   if (step === 'voicemail') return { next: { kind: 'end' }, status: 'completed' };
   const dialStatus = param(params, 'DialCallStatus');
   if (dialStatus === 'completed' || dialStatus === 'answered') {
-    const duration = param(params, 'DialCallDuration');
-    return { next: { kind: 'end' }, status: 'completed', durationSeconds: duration ? Number(duration) : null };
+    return { next: { kind: 'end' }, status: 'completed', durationSeconds: countParam(params, 'DialCallDuration') };
   }
   // The caller hung up while it rang: a missed call, nothing left to ring.
   const callStatus = param(params, 'CallStatus') ?? '';

@@ -13,8 +13,9 @@ export const DIALER_TOKEN_TTL_SECONDS = 3600;
 /** The Twilio Client identity of a staff member; TwiML and callbacks carry it as `client:staff-<id>`. */
 export const dialerIdentity = (staffId: number) => `staff-${staffId}`;
 export const staffIdOfIdentity = (value: string | undefined): number | null => {
-  const id = value?.match(/^client:staff-(\d+)$/)?.[1];
-  return id ? Number(id) : null;
+  // At most 10 digits and within PostgreSQL integer: anything else names no staff member.
+  const id = value?.match(/^client:staff-(\d{1,10})$/)?.[1];
+  return id && Number(id) <= 2_147_483_647 ? Number(id) : null;
 };
 
 export type DialerToken = { token: string; identity: string; expires_at: string };

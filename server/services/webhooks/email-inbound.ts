@@ -59,6 +59,9 @@ export function parseInboundForm(rawBytes: Buffer, contentType: string): Promise
     parser.on('field', (name, value) => fields.set(name, Buffer.from(value, 'latin1')));
     parser.on('file', (name, stream, info) => {
       const chunks: Buffer[] = [];
+      // A body cut off inside a file part errors on the part's stream too: handled here, or it would
+      // be an uncaught exception (the request itself is answered 400 by the parser's error).
+      stream.on('error', reject);
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         if (!/^attachment\d+$/.test(name)) return;

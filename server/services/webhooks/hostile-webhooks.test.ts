@@ -138,3 +138,40 @@ describe('Inbound Parse', () => {
     expect(res.status).toBe(403);
   });
 });
+
+describe('found by the webhook property suite', () => {
+  it('a multipart body cut off inside a file part is a 400, with no uncaught error', async () => {
+    const { contentType, bytes } = await multipartBody({ from: 'a@example.com', to: 'b@example.com' }, [
+      { field: 'attachment1', filename: 'a.pdf', contentType: 'application/pdf', content: Buffer.alloc(5000, 1) },
+    ]);
+    const uncaught: unknown[] = [];
+    const onError = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onError);
+    try {
+      const res = await postBytes(INBOUND, { 'content-type': contentType }, bytes.subarray(0, bytes.length - 2000));
+      expect(res.status).toBe(400);
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      process.off('uncaughtException', onError);
+    }
+    expect(uncaught).toEqual([]);
+  });
+
+  it('a caller identity past PostgreSQL integer is no staff member (Reject), not a 500', async () => {
+    const res = await postTwilio('/api/v1/voice-calls/instructions', { CallSid: twilioSid('CA'), From: 'client:staff-99999999999', To: '+14155550123', AccountSid: 'AC1', CallStatus: 'ringing' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('<Reject');
+  });
+
+  it('an out-of-range CallDuration or NumSegments is dropped, and the event is still processed', async () => {
+    const t = await tenantWithNumber();
+    const callSid = twilioSid('CA');
+    const voice = await postTwilio(TWILIO_PATHS.voiceStatus, { CallSid: callSid, CallStatus: 'completed', CallDuration: '99999999999', From: '+14155550100', To: t.number, Direction: 'inbound', AccountSid: 'AC1' });
+    expect(voice.status).toBe(200);
+    expect((await eventsWith(`${callSid}:completed::`))[0]!.outcome).toBe('processed');
+    const sid = twilioSid();
+    const sms = await postTwilio(TWILIO_PATHS.smsIncoming, { MessageSid: sid, From: '+14155550100', To: t.number, Body: 'hi', NumSegments: '1e9', NumMedia: '99999999999', AccountSid: 'AC1' });
+    expect(sms.status).toBe(200);
+    expect((await eventsWith(sid))[0]!.outcome).toBe('processed');
+  });
+});

@@ -3,7 +3,7 @@ import { db, type Tx } from '@/db/client';
 import { clients, type StoredAttachment } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { trimEnd } from '@/server/lib/text';
-import { param, type FormParams } from '@/server/providers/twilio-signature';
+import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
 import { markClientOptedOut } from '@/server/services/messages/status';
@@ -67,7 +67,7 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
     const clientId = await findOrCreateClientByPhone(tx, business.businessId, from);
     const conversationId = (await ensureConversations(tx, business.businessId, [clientId])).get(clientId)!;
     const media: StoredAttachment[] = [];
-    const count = Number(param(params, 'NumMedia') ?? '0');
+    const count = countParam(params, 'NumMedia') ?? 0;
     for (let i = 0; i < count && i < 10; i++) {
       const url = param(params, `MediaUrl${i}`);
       if (url) media.push({ filename: `media-${i}`, content_type: param(params, `MediaContentType${i}`) ?? null, url, size: null });
@@ -95,7 +95,7 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
           providerMessageId: sid,
           providerMetadata: { AccountSid: param(params, 'AccountSid') ?? null, NumSegments: param(params, 'NumSegments') ?? null },
           isRead: false,
-          segments: Number(param(params, 'NumSegments') ?? segments.segments),
+          segments: countParam(params, 'NumSegments') ?? segments.segments,
           encoding: segments.encoding,
           sentAt: new Date(),
         },

@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { businesses, staff, type MessageStatus } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
-import { param, type FormParams } from '@/server/providers/twilio-signature';
+import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import { ensureConversations } from '@/server/services/messages/submit';
 import { callStatusOf, findCall, recordCall, UNANSWERED, type CallFacts } from '@/server/services/voice/call-record';
 import { ensureMissedCallText } from '@/server/services/voice/missed-call-text';
@@ -40,7 +40,7 @@ async function callOfCallback(tx: Tx, params: FormParams, status: MessageStatus)
   const parties = known ?? (await partiesOf(tx, params, callSid));
   if (typeof parties === 'string') return parties;
 
-  const duration = param(params, 'CallDuration') ?? param(params, 'DialCallDuration');
+  const duration = countParam(params, 'CallDuration') ?? countParam(params, 'DialCallDuration');
   const facts: CallFacts = {
     businessId: parties.businessId,
     clientId: parties.clientId,
@@ -51,7 +51,7 @@ async function callOfCallback(tx: Tx, params: FormParams, status: MessageStatus)
     from: parties.from,
     to: parties.to,
     status,
-    durationSeconds: duration ? Number(duration) : null,
+    durationSeconds: duration,
     recordingUrl: param(params, 'RecordingUrl') ?? null,
   };
   if (parties.direction === 'outbound' || parentSid === undefined) return facts;
