@@ -8,7 +8,8 @@ import type { Operation } from './operation';
 import { withIdempotency } from './idempotency';
 import { enforceRateLimit } from './rate-limit';
 import { assertStorableText } from './storable-text';
-import { parseOrThrow, searchParamsToObject } from './validation';
+import { groupPairs } from '@/server/lib/pairs';
+import { parseOrThrow } from './validation';
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -95,7 +96,8 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
   const url = new URL(req.url);
   let query: unknown;
   if (op.query) {
-    const rawQuery = searchParamsToObject(url.searchParams);
+    // A key given more than once becomes an array, in one linear pass.
+    const rawQuery = groupPairs(url.searchParams);
     assertStorableText('query', rawQuery);
     query = parseOrThrow('query', op.query, rawQuery);
   }
@@ -104,15 +106,13 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
   let body: unknown;
   if (req.method !== 'GET' && req.method !== 'HEAD') rawBytes = await readBody(req, op.maxBodyBytes ?? MAX_BODY_BYTES);
   const rawBody = rawBytes.toString('utf8');
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    // Webhooks parse their own raw body, after verifying its signature: an unsigned body is a 403
-    // whatever it holds, and costs no parsing.
-    if (op.auth !== 'webhook' && (op.body || (op.docBody && (op.bodyType ?? 'application/json') === 'application/json'))) {
-      const decoded = decodeBody(req, rawBody, op.bodyType ?? 'application/json');
-      op.preValidate?.(decoded);
-      assertStorableText('body', decoded);
-      body = op.body ? parseOrThrow('body', op.body, decoded) : decoded;
-    }
+  // Webhooks parse their own raw body (form, multipart or JSON), after verifying its signature: an
+  // unsigned body is a 403 whatever it holds, and costs no parsing. Every other body is JSON.
+  if (req.method !== 'GET' && req.method !== 'HEAD' && op.auth !== 'webhook' && (op.body || op.docBody)) {
+    const decoded = decodeJsonBody(req, rawBody);
+    op.preValidate?.(decoded);
+    assertStorableText('body', decoded);
+    body = op.body ? parseOrThrow('body', op.body, decoded) : decoded;
   }
 
   const invoke = async (): Promise<Response> => {
@@ -186,25 +186,18 @@ export async function readBody(req: Request, limit: number): Promise<Buffer> {
 
 const describeBytes = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${Math.round(n / 1024)} KiB`);
 
-function decodeBody(req: Request, raw: string, expected: string): unknown {
+function decodeJsonBody(req: Request, raw: string): unknown {
   const contentType = (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (expected === 'application/json') {
-    // An empty body with no declared type reads as {} so all-optional bodies may be omitted.
-    if (raw.trim() === '' && contentType === '') return {};
-    if (contentType !== 'application/json' && !contentType.endsWith('+json')) {
-      throw new AppError('bad_request', 'Content-Type must be application/json');
-    }
-    try {
-      return JSON.parse(raw);
-    } catch {
-      throw new AppError('bad_request', 'Request body is not valid JSON');
-    }
+  // An empty body with no declared type reads as {} so all-optional bodies may be omitted.
+  if (raw.trim() === '' && contentType === '') return {};
+  if (contentType !== 'application/json' && !contentType.endsWith('+json')) {
+    throw new AppError('bad_request', 'Content-Type must be application/json');
   }
-  if (expected === 'application/x-www-form-urlencoded') {
-    if (contentType !== expected) throw new AppError('bad_request', `Content-Type must be ${expected}`);
-    return Object.fromEntries(new URLSearchParams(raw));
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new AppError('bad_request', 'Request body is not valid JSON');
   }
-  return raw;
 }
 
 export function errorResponse(err: unknown, requestId: string, log: Logger): Response {

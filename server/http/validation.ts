@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { AppError, type ErrorLocation, type ValidationIssue } from '@/server/errors';
-import { groupPairs } from '@/server/lib/pairs';
 
 /** zod issues → FastAPI-style `detail` entries with `loc` starting at path/query/body. */
 export function toValidationIssues(where: ErrorLocation[0], error: z.ZodError): ValidationIssue[] {
@@ -23,9 +22,4 @@ export function parseOrThrow<T extends z.ZodType>(where: ErrorLocation[0], schem
   const result = schema.safeParse(value, { reportInput: true });
   if (!result.success) throw new AppError('validation', 'Validation error', { issues: toValidationIssues(where, result.error) });
   return result.data;
-}
-
-/** Query string → object; a key given more than once becomes an array (linear, see groupPairs). */
-export function searchParamsToObject(params: URLSearchParams): Record<string, string | string[]> {
-  return groupPairs(params);
 }

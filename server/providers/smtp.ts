@@ -142,17 +142,9 @@ async function toNodemailerAttachment(input: EmailAttachmentInput, index: number
     if (!isBase64(content)) throw invalidAttachment(`${label}: content is not base64`);
     return { ...base, content: Buffer.from(content, 'base64') };
   }
-  let url: URL;
+  // fetchPublic refuses anything but a public http(s) URL (bad_url, refused_address) before connecting.
   try {
-    url = new URL(input.url as string);
-  } catch {
-    throw invalidAttachment(`${label}: url is not a valid URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalidAttachment(`${label}: only http(s) URLs are allowed, not ${url.protocol}`);
-  }
-  try {
-    const fetched = await fetchPublic(url.toString(), { maxBytes: MAX_ATTACHMENT_BYTES, ...policy });
+    const fetched = await fetchPublic(input.url as string, { maxBytes: MAX_ATTACHMENT_BYTES, ...policy });
     return { ...base, content: fetched.bytes, ...(!input.contentType && fetched.contentType ? { contentType: fetched.contentType } : {}) };
   } catch (err) {
     if (!(err instanceof FetchRefused)) throw err;

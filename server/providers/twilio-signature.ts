@@ -3,6 +3,7 @@ import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { groupPairs } from '@/server/lib/pairs';
 import { cleanJson } from '@/server/lib/pg-text';
+import { int32FromDigits } from '@/server/schemas/common';
 
 export type FormParams = Record<string, string | string[]>;
 
@@ -35,10 +36,7 @@ export const param = (params: FormParams, name: string): string | undefined => {
  * column: a plain non-negative integer up to 2147483647, else null (a signed form can still carry
  * anything, and an out-of-range value must not fail the statement that stores it).
  */
-export function countParam(params: FormParams, name: string): number | null {
-  const v = param(params, name);
-  return v !== undefined && /^\d{1,10}$/.test(v) && Number(v) <= 2_147_483_647 ? Number(v) : null;
-}
+export const countParam = (params: FormParams, name: string): number | null => int32FromDigits(param(params, name));
 
 /**
  * X-Twilio-Signature over PUBLIC_BASE_URL + the request's path and query and every posted

@@ -3,6 +3,15 @@ import { z } from 'zod';
 /** The largest value of a PostgreSQL `integer`, the type of every id column. */
 export const INT32_MAX = 2_147_483_647;
 
+/**
+ * A non-negative integer written in plain digits that fits PostgreSQL `integer`, else null: how
+ * numbers inside provider payloads (Twilio counts, SendGrid unique args, dialer identities) are
+ * read, since a signed payload can still carry anything.
+ */
+export function int32FromDigits(value: string | null | undefined): number | null {
+  return value && /^\d{1,10}$/.test(value) && Number(value) <= INT32_MAX ? Number(value) : null;
+}
+
 const ID_MESSAGE = `must be an integer from 1 to ${INT32_MAX}`;
 
 /**

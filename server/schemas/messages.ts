@@ -9,7 +9,7 @@ import {
   PROVIDERS,
   USER_TYPES,
 } from '@/db/schema/enums';
-import { email, id, int32, isoTimestamp, paginationQuery, timestampOut, UpdateSuccessResponse } from './common';
+import { email, id, int32, isoTimestamp, MAX_PAGE, paginationQuery, timestampOut, UpdateSuccessResponse } from './common';
 
 export const MAX_ITEMS = 1000;
 export const MAX_SMS_LENGTH = 1600;
@@ -22,7 +22,7 @@ const MAX_BODY_CHARS = 10 * 1024 * 1024;
 /** SPEC §5 EmailContent: what an email says, apart from its envelope (registered by name in server/http/openapi.ts). */
 export const EmailContent = z.object({
   subject: z.string().max(998),
-  text: z.string().max(1_000_000),
+  text: z.string().max(MAX_EMAIL_TEXT_LENGTH),
   html: z.string().max(5_000_000).optional(),
 });
 
@@ -259,6 +259,20 @@ export const MessageItem = z
 export const SEARCH_TOTAL_CAP = 1000;
 /** Search pages reach this many matches (page × page_size); deeper pages are a 422. */
 export const SEARCH_RESULT_WINDOW = 10_000;
+
+/**
+ * The 422 of a search page past SEARCH_RESULT_WINDOW, on `page` (REST and tRPC alike): a deep page
+ * of a common term would read every match before it. A page over MAX_PAGE already has its own issue.
+ */
+export function refuseBeyondSearchWindow(page: number, pageSize: number, ctx: z.RefinementCtx) {
+  if (page <= MAX_PAGE && page * pageSize > SEARCH_RESULT_WINDOW) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['page'],
+      message: `search results are paged through the first ${SEARCH_RESULT_WINDOW.toLocaleString('en-US')} matches: page × page size must be at most ${SEARCH_RESULT_WINDOW}`,
+    });
+  }
+}
 const CAP = SEARCH_TOTAL_CAP.toLocaleString('en-US');
 export const PaginatedMessages = z
   .object({

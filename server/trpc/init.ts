@@ -15,8 +15,7 @@ type SessionCaller = Extract<Caller, { kind: 'session' }>;
  * tRPC context: the request, its id (the caller's X-Request-Id when well-formed, as over REST) and,
  * when a staff session is present, the staff caller.
  */
-export async function createContext({ req }: { req: Request }) {
-  const requestId = requestIdOf(req);
+export async function createContext({ req, requestId = requestIdOf(req) }: { req: Request; requestId?: string }) {
   const session = sessionTokenOf(req);
   const caller = session ? ((await resolveSession(session.token, session.viaCookie)) as SessionCaller | null) : null;
   return { req, requestId, caller };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { businessPath, id, MAX_PAGE, MIN_SEARCH_TERM_LENGTH, paginationQuery, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
-import { PaginatedMessages, SEARCH_RESULT_WINDOW, SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
+import { businessPath, id, MIN_SEARCH_TERM_LENGTH, paginationQuery, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
+import { PaginatedMessages, refuseBeyondSearchWindow, SEARCH_RESULT_WINDOW, SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
 import { MAX_SEARCH_TERM_LENGTH } from '@/server/services/search';
 import { defineOperation } from '../operation';
 
@@ -12,12 +12,7 @@ const searchTerm = z
   .max(MAX_SEARCH_TERM_LENGTH, `must be at most ${MAX_SEARCH_TERM_LENGTH} characters`)
   .meta({ description: `Case-insensitive substring of content or subject; trimmed, ${MIN_SEARCH_TERM_LENGTH}–${MAX_SEARCH_TERM_LENGTH} characters; % and _ are literal.` });
 
-/** A page past the first SEARCH_RESULT_WINDOW matches is a 422: a deep page of a common term would read every match before it. */
-function withinResultWindow(q: { page: number; page_size: number }, ctx: z.RefinementCtx) {
-  if (q.page <= MAX_PAGE && q.page * q.page_size > SEARCH_RESULT_WINDOW) {
-    ctx.addIssue({ code: 'custom', path: ['page'], message: `search results are paged through the first ${SEARCH_RESULT_WINDOW.toLocaleString('en-US')} matches: page × page_size must be at most ${SEARCH_RESULT_WINDOW}` });
-  }
-}
+const withinResultWindow = (q: { page: number; page_size: number }, ctx: z.RefinementCtx) => refuseBeyondSearchWindow(q.page, q.page_size, ctx);
 
 const conversationSearchPath = z.object({ business_id: id, conversation_id: id });
 const conversationSearchQuery = z.object({ search_term: searchTerm, ...paginationQuery }).superRefine(withinResultWindow);

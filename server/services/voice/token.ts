@@ -4,6 +4,7 @@ import { db, type Tx } from '@/db/client';
 import { businesses } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
+import { int32FromDigits } from '@/server/schemas/common';
 import { assertBusinessAccess, type Caller } from '@/server/services/auth';
 import { requireStaff } from '@/server/services/conversations';
 
@@ -13,9 +14,8 @@ export const DIALER_TOKEN_TTL_SECONDS = 3600;
 /** The Twilio Client identity of a staff member; TwiML and callbacks carry it as `client:staff-<id>`. */
 export const dialerIdentity = (staffId: number) => `staff-${staffId}`;
 export const staffIdOfIdentity = (value: string | undefined): number | null => {
-  // At most 10 digits and within PostgreSQL integer: anything else names no staff member.
-  const id = value?.match(/^client:staff-(\d{1,10})$/)?.[1];
-  return id && Number(id) <= 2_147_483_647 ? Number(id) : null;
+  // Within PostgreSQL integer: anything else names no staff member.
+  return int32FromDigits(value?.match(/^client:staff-(\d+)$/)?.[1]);
 };
 
 export type DialerToken = { token: string; identity: string; expires_at: string };

@@ -4,7 +4,6 @@ import { db, type Tx } from '@/db/client';
 import { webhookEvents, type WebhookOutcome } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
-import { cleanText } from '@/server/lib/pg-text';
 import { logger } from '@/server/logger';
 
 /**
@@ -19,7 +18,8 @@ export function headersWorthKeeping(req: Request): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const name of KEPT_HEADERS) {
     const value = req.headers.get(name);
-    if (value !== null) kept[name] = cleanText(value.slice(0, 1000));
+    // Header values are byte strings (no U+0000, no surrogates): only their length needs a bound.
+    if (value !== null) kept[name] = value.slice(0, 1000);
   }
   return kept;
 }

@@ -3,7 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { db } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { cleanJson } from '@/server/lib/pg-text';
-import { INT32_MAX } from '@/server/schemas/common';
+import { int32FromDigits } from '@/server/schemas/common';
 import { applyStatusUpdate, markClientOptedOut } from '@/server/services/messages/status';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
@@ -35,11 +35,11 @@ async function findMessage(event: SendgridEvent): Promise<{ id: number; business
   const columns = { id: messages.id, businessId: messages.businessId, clientId: messages.clientId };
   // The business_id unique argument we attach when sending scopes every lookup to that business
   // (mail sent before it was attached is matched without it).
-  const business = str(event.business_id);
-  const scope = business && /^\d{1,10}$/.test(business) && Number(business) <= INT32_MAX ? eq(messages.businessId, Number(business)) : undefined;
-  const ours = str(event.message_id);
-  if (ours && /^\d{1,10}$/.test(ours) && Number(ours) <= INT32_MAX) {
-    const [row] = await db.select(columns).from(messages).where(and(eq(messages.id, Number(ours)), eq(messages.channel, 'email'), scope)).limit(1);
+  const business = int32FromDigits(str(event.business_id));
+  const scope = business === null ? undefined : eq(messages.businessId, business);
+  const ours = int32FromDigits(str(event.message_id));
+  if (ours !== null) {
+    const [row] = await db.select(columns).from(messages).where(and(eq(messages.id, ours), eq(messages.channel, 'email'), scope)).limit(1);
     if (row) return row;
   }
   const smtpId = str(event['smtp-id']);

@@ -83,11 +83,11 @@ export function mutate(parts: Parts, m: Mutation): string {
       return 'a field repeated 5,000 times';
     default:
       place.set(m.value);
-      return `a field set to ${describe(m.value)}`;
+      return `a field set to ${describeValue(m.value)}`;
   }
 }
 
-export function describe(value: unknown): string {
+export function describeValue(value: unknown): string {
   const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
   return text.length > 80 ? `${text.slice(0, 60)}… (${text.length} chars)` : text;
 }

@@ -297,27 +297,24 @@ async function waitForWorker() {
  * each must now be refused and leave no trace (nothing stored, nothing at the fake Twilio, the
  * SMTP sink or the private HTTP server).
  */
+/** A business with one number, one sender address, an owner and one client. */
+const onboardSmallBusiness = (name: string, number: string, clientNumber: string) =>
+  api('POST', '/business/onboard', {
+    external_id: name,
+    name: `${name} studio`,
+    timezone: 'America/Chicago',
+    sms_numbers: [number],
+    from_email: `hello@${name}.example.com`,
+    staff: [{ external_id: 'owner', name: `${name} owner` }],
+    clients: [{ external_id: 'c1', name: `${name} client`, phone_number: clientNumber, email: `client@${name}.example.com` }],
+  });
+
 describe('attacks replayed against the production build', () => {
   it('are refused and leave no trace', async () => {
-    const other = await api('POST', '/business/onboard', {
-      external_id: 'other-business',
-      name: 'Other Studio',
-      timezone: 'America/Chicago',
-      sms_numbers: ['+14155550900'],
-      from_email: 'hello@other.example.com',
-      staff: [{ external_id: 'owner', name: 'Other Owner' }],
-      clients: [{ external_id: 'c1', name: 'Other Client', phone_number: '+14155550901', email: 'oc@example.com' }],
-    });
+    const other = await onboardSmallBusiness('other', '+14155550900', '+14155550901');
     expect(other.status).toBe(200);
-    const mine = await api('POST', '/business/onboard', {
-      external_id: 'attacker',
-      name: 'Attacker Studio',
-      timezone: 'America/Chicago',
-      sms_numbers: ['+14155550800'],
-      from_email: 'hello@attacker.example.com',
-      staff: [{ external_id: 'owner', name: 'Attacker' }],
-      clients: [{ external_id: 'v', name: 'Victim', phone_number: '+14155550801', email: 'victim@example.com' }],
-    });
+    const mine = await onboardSmallBusiness('attacker', '+14155550800', '+14155550801');
+    expect(mine.status).toBe(200);
     const key = { 'x-api-key': mine.body.api_key as string };
     const b = mine.body.business_id as number;
     const clientId = (mine.body.clients as { client_id: number }[])[0]!.client_id;

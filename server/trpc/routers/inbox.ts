@@ -4,7 +4,7 @@ import { MESSAGE_FILTERS } from '@/db/schema/enums';
 import { businessEvents } from '@/server/realtime/listen';
 import { ConversationListQuery, StatusRequest } from '@/server/schemas/businesses';
 import { email, id, MAX_PAGE } from '@/server/schemas/common';
-import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, MAX_SMS_LENGTH, SEARCH_RESULT_WINDOW } from '@/server/schemas/messages';
+import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, MAX_SMS_LENGTH, refuseBeyondSearchWindow } from '@/server/schemas/messages';
 import * as conversationMessages from '@/server/services/conversation-messages';
 import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
@@ -105,10 +105,7 @@ export const inboxRouter = router({
           cursor: pageNumber.nullish(),
           pageSize: z.number().int().min(1).max(100).default(25),
         })
-        .refine((q) => (q.cursor ?? q.page) * q.pageSize <= SEARCH_RESULT_WINDOW, {
-          path: ['page'],
-          message: `search results are paged through the first ${SEARCH_RESULT_WINDOW} matches`,
-        }),
+        .superRefine((q, ctx) => refuseBeyondSearchWindow(q.cursor ?? q.page, q.pageSize, ctx)),
     )
     .query(({ ctx, input }) =>
       searchMessages({

@@ -20,9 +20,7 @@ const handler = async (req: Request): Promise<Response> => {
     }
     if (req.method === 'POST') {
       const body = await readBody(req, MAX_BODY_BYTES);
-      request = new Request(req.url, { method: 'POST', headers: withRequestId(req.headers, requestId), body: new Uint8Array(body), signal: req.signal });
-    } else {
-      request = new Request(req.url, { method: req.method, headers: withRequestId(req.headers, requestId), signal: req.signal });
+      request = new Request(req.url, { method: 'POST', headers: req.headers, body: new Uint8Array(body), signal: req.signal });
     }
   } catch (err) {
     const response = errorResponse(err, requestId, logger);
@@ -33,15 +31,9 @@ const handler = async (req: Request): Promise<Response> => {
     endpoint: '/api/trpc',
     req: request,
     router: appRouter,
-    createContext: () => createContext({ req: request }),
+    createContext: () => createContext({ req: request, requestId }),
     responseMeta: () => ({ headers }),
   });
 };
-
-function withRequestId(source: Headers, requestId: string): Headers {
-  const headers = new Headers(source);
-  headers.set('x-request-id', requestId);
-  return headers;
-}
 
 export { handler as GET, handler as POST };
