@@ -11,11 +11,13 @@ import { EVENTS_CHANNEL, type InboxEvent } from './publish';
  */
 type Subscriber = { businessId: number; push: (event: InboxEvent) => void };
 
-const globalForListen = globalThis as unknown as { __inboxListen?: { subscribers: Set<Subscriber>; ready: Promise<unknown> } };
+type Hub = { subscribers: Map<number, Set<Subscriber>>; ready: Promise<unknown> };
+const globalForListen = globalThis as unknown as { __inboxListen?: Hub };
 
-function hub() {
+function hub(): Hub {
   if (!globalForListen.__inboxListen) {
-    const subscribers = new Set<Subscriber>();
+    // Subscribers by business: an event costs the streams of its own business, not all of them.
+    const subscribers = new Map<number, Set<Subscriber>>();
     const sql = createSql(env().databaseUrl!, { max: 1, idle_timeout: 0 });
     const ready = sql
       .listen(EVENTS_CHANNEL, (payload) => {
@@ -25,7 +27,7 @@ function hub() {
         } catch {
           return;
         }
-        for (const s of subscribers) if (s.businessId === event.businessId) s.push(event);
+        for (const s of subscribers.get(event.businessId) ?? []) s.push(event);
       })
       .catch((err) => logger.error({ err }, 'LISTEN failed'));
     globalForListen.__inboxListen = { subscribers, ready };
@@ -46,7 +48,9 @@ export async function* businessEvents(businessId: number, signal?: AbortSignal):
       wake?.();
     },
   };
-  subscribers.add(subscriber);
+  let ofBusiness = subscribers.get(businessId);
+  if (!ofBusiness) subscribers.set(businessId, (ofBusiness = new Set()));
+  ofBusiness.add(subscriber);
   const aborted = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
   try {
     await ready;
@@ -59,6 +63,7 @@ export async function* businessEvents(businessId: number, signal?: AbortSignal):
       yield buffered.shift()!;
     }
   } finally {
-    subscribers.delete(subscriber);
+    ofBusiness.delete(subscriber);
+    if (ofBusiness.size === 0 && subscribers.get(businessId) === ofBusiness) subscribers.delete(businessId);
   }
 }
