@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { env } from '@/server/env';
@@ -45,16 +46,36 @@ function databaseUrl(): string {
 function handles(): Handles {
   const url = databaseUrl();
   if (globalForDb.__db?.url !== url) {
-    const sql = createSql(url);
+    // DATABASE_PREPARE=false (behind a transaction-pooling PgBouncer): the connection-level
+    // `prepare: false` wins over every per-query `prepare: true` (executePrepared, drizzle's
+    // `.prepare(name)`), so every statement is sent unnamed (db/pgbouncer.test.ts).
+    const sql = createSql(url, { prepare: env().databasePrepare });
     globalForDb.__db = { sql, db: drizzle(sql, { schema, casing: undefined }), url };
   }
   return globalForDb.__db;
 }
 
-/** The process's drizzle database (lazily connected). */
+type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
+const ambient = new AsyncLocalStorage<Transaction>();
+
+/**
+ * Runs `fn` in one transaction that every use of `db` inside it joins (a service's own
+ * `db.transaction` becomes a savepoint). The idempotency layer uses it so a request's effects and
+ * its stored response commit together or not at all.
+ */
+export function inAmbientTransaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  return handles().db.transaction((tx) => ambient.run(tx, () => fn(tx)));
+}
+
+/** The ambient transaction, if the caller runs inside one. */
+export function ambientTransaction(): Transaction | undefined {
+  return ambient.getStore();
+}
+
+/** The process's drizzle database (lazily connected); inside `inAmbientTransaction`, that transaction. */
 export const db: Database = new Proxy({} as Database, {
   get(_t, prop) {
-    const target = handles().db as unknown as Record<string | symbol, unknown>;
+    const target = (ambient.getStore() ?? handles().db) as unknown as Record<string | symbol, unknown>;
     const value = target[prop];
     return typeof value === 'function' ? (value as Function).bind(target) : value;
   },

@@ -30,6 +30,10 @@ const schema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     DATABASE_URL: urlString(['postgres:', 'postgresql:']).optional(),
+    /** `false` behind a transaction-pooling PgBouncer (< 1.21): no named prepared statements. */
+    DATABASE_PREPARE: z.enum(['true', 'false']).default('true'),
+    /** A direct (session) connection for the one LISTEN per web process, when DATABASE_URL is a pooler. */
+    DATABASE_LISTEN_URL: urlString(['postgres:', 'postgresql:']).optional(),
     PORT: z.coerce.number().int().min(1).max(65535).default(3000),
     PUBLIC_BASE_URL: urlString(['http:', 'https:']).optional(),
     PLATFORM_API_KEY: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
@@ -48,6 +52,9 @@ const schema = z
     SANDBOX_ENABLED: z.enum(['true', 'false']).optional(),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
     WORKER_MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),
+    /** How long a web process drains on SIGTERM before it force-closes connections and exits 1. */
+    SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(20),
+    RECOVERY_SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(10),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((v, ctx) => {
@@ -83,6 +90,8 @@ function derive(raw: z.output<typeof schema>) {
     nodeEnv: raw.NODE_ENV,
     production,
     databaseUrl: raw.DATABASE_URL,
+    databasePrepare: raw.DATABASE_PREPARE === 'true',
+    databaseListenUrl: raw.DATABASE_LISTEN_URL ?? raw.DATABASE_URL,
     port: raw.PORT,
     publicBaseUrl,
     publicOrigin: new URL(publicBaseUrl).origin,
@@ -110,6 +119,8 @@ function derive(raw: z.output<typeof schema>) {
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
     logLevel: raw.LOG_LEVEL,
     workerMaintenanceIntervalSeconds: raw.WORKER_MAINTENANCE_INTERVAL_SECONDS,
+    shutdownTimeoutSeconds: raw.SHUTDOWN_TIMEOUT_SECONDS,
+    recoverySweepIntervalSeconds: raw.RECOVERY_SWEEP_INTERVAL_SECONDS,
   } as const;
 }
 

@@ -8,6 +8,7 @@ import { logger } from '@/server/logger';
 import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
 import { wakeSnoozedConversations } from '@/server/services/conversations';
 import { sweepExpiredRows } from '@/server/services/maintenance';
+import { requeueOrphanedSends, sweepUnprocessedEvents } from '@/server/services/recovery';
 import type { SendJob } from '@/server/services/messages/submit';
 import { applyStatusUpdate } from '@/server/services/messages/status';
 import { failureReason } from '@/server/services/webhooks/events';
@@ -79,6 +80,19 @@ export async function startWorker() {
       .then((woken) => woken && log.info({ woken }, 'snoozed conversations reopened'))
       .catch((err) => log.warn({ err: { message: (err as Error).message } }, 'wake snoozed failed'));
   }, 15_000);
+  // Recovery (server/services/recovery.ts): webhook events stored but never processed, and
+  // messages in flight whose send job is gone. Every 10 s, one sweep at a time per process.
+  let sweeping = false;
+  const recover = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    Promise.all([
+      sweepUnprocessedEvents(log).then((n) => n && log.info({ events: n }, 'unprocessed webhook events swept')),
+      requeueOrphanedSends(log),
+    ])
+      .catch((err) => log.warn({ err: { message: (err as Error).message } }, 'recovery sweep failed'))
+      .finally(() => (sweeping = false));
+  }, config.recoverySweepIntervalSeconds * 1000);
   await boss.work(QUEUES.maintenance, async () => {
     const swept = await sweepExpiredRows();
     log.info({ swept }, 'maintenance sweep');
@@ -90,6 +104,7 @@ export async function startWorker() {
     boss,
     async stop() {
       clearInterval(wake);
+      clearInterval(recover);
       await Promise.all(loops.map((l) => l.stop()));
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
       await closeProviders();

@@ -14,7 +14,16 @@ import { finishSends, type SendResult } from './send-results';
 
 const CONCURRENCY = 50;
 
-type Claimed = { id: number; business_id: number; to_address: string; from_address: string; content: string; opted_out: boolean };
+type Claimed = {
+  id: number;
+  business_id: number;
+  to_address: string;
+  from_address: string;
+  content: string;
+  opted_out: boolean;
+  /** Provider ids of earlier attempts (a retried message): never taken for this attempt's. */
+  previous: string[] | null;
+};
 
 /**
  * Sends a batch of SMS jobs (SPEC §6.1 Sending). A message is claimed `queued` → `sending` in one
@@ -34,7 +43,7 @@ export async function sendSmsBatch(
     update messages m set status = 'sending', status_updated_at = now()
     from clients c
     where m.id = any(${sql.param(ids)}::bigint[]) and m.status = 'queued' and c.id = m.client_id
-    returning m.id::int as id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out`);
+    returning m.id::int as id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out, m.previous_provider_message_ids as previous`);
   const claimedIds = new Set(claimed.map((c) => c.id));
 
   // Not claimable: either already handled (nothing to do) or stuck in `sending` by a dead attempt.
@@ -42,7 +51,7 @@ export async function sendSmsBatch(
   const stuck = others.length
     ? await db.execute<Claimed & { since: Date }>(sql`
         select m.id::int as id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out,
-               m.status_updated_at as since
+               m.previous_provider_message_ids as previous, m.status_updated_at as since
         from messages m join clients c on c.id = m.client_id
         where m.id = any(${sql.param(others)}::bigint[]) and m.status = 'sending' and m.provider_message_id is null`)
     : [];
@@ -55,19 +64,27 @@ export async function sendSmsBatch(
 
   async function attempt(m: Claimed, reconcileSince: Date | null): Promise<SendResult> {
     const job = jobByMessage.get(m.id)!;
+    const startedAt = new Date(Date.now() - 60_000);
+    const lookup = (since: Date) => provider.findSent({ to: m.to_address, from: m.from_address, body: m.content, since, excluding: m.previous ?? [] });
     if (m.opted_out) {
       return { messageId: m.id, kind: 'permanent', code: 'opted_out', message: 'The client has opted out of SMS (replied STOP); not sent' };
     }
     try {
       let sent: SmsSendResult | null = null;
       if (reconcileSince) {
-        sent = await provider.findSent({ to: m.to_address, from: m.from_address, body: m.content, since: reconcileSince });
+        sent = await lookup(reconcileSince);
         if (sent) log.info({ message_id: m.id, sid: sent.providerMessageId }, 'reconciled: already sent by an earlier attempt');
       }
       sent ??= await provider.send({ messageId: m.id, to: m.to_address, from: m.from_address, body: m.content, statusCallback });
       return { messageId: m.id, kind: 'sent', providerMessageId: sent.providerMessageId, status: sent.status, segments: sent.segments ?? null };
     } catch (err) {
-      return classify(err, m.id, job);
+      const result = classify(err, m.id, job);
+      // Out of attempts with the outcome unknown: ask the provider once more before calling it failed.
+      if (result.kind === 'unknown' && result.lastAttempt) {
+        const found = await lookup(reconcileSince ?? startedAt).catch(() => null);
+        if (found) return { messageId: m.id, kind: 'sent', providerMessageId: found.providerMessageId, status: found.status, segments: found.segments ?? null };
+      }
+      return result;
     }
   }
 
@@ -77,13 +94,16 @@ export async function sendSmsBatch(
   return outcomes;
 }
 
-/** Provider errors → what to do; anything unexpected is treated as "outcome unknown". */
+/**
+ * Provider errors → what to do. `unknown` (the provider may have accepted it) keeps the message
+ * `sending`, so the next attempt looks it up before sending; timeouts of providers that do not
+ * classify them (SMTP) count as unknown too; anything unexpected is unknown.
+ */
 export function classify(err: unknown, messageId: number, job: PgBoss.JobWithMetadata<SendJob>): SendResult {
   const lastAttempt = job.retryCount >= job.retryLimit;
   if (err instanceof ProviderError) {
     if (err.kind === 'permanent') return { messageId, kind: 'permanent', code: err.code, message: err.message, optedOut: err.optedOut };
-    // A timeout may have reached the provider: keep `sending` so the retry reconciles first.
-    const unknown = err.code === 'timeout' || err.code === 'ETIMEDOUT' || err.code === 'ECONNRESET';
+    const unknown = err.kind === 'unknown' || err.code === 'timeout' || err.code === 'ETIMEDOUT' || err.code === 'ECONNRESET';
     return { messageId, kind: unknown ? 'unknown' : 'transient', code: err.code, message: err.message, lastAttempt };
   }
   return { messageId, kind: 'unknown', code: 'internal', message: (err as Error)?.message ?? String(err), lastAttempt };

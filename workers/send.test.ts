@@ -155,6 +155,8 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     expect(sent).toHaveLength(1);
     expect(row).toMatchObject({ status: 'sent', provider: 'twilio', providerMessageId: sent[0]!.sid, errorCode: null, segments: 1 });
     expect(sent[0]).toMatchObject({ to: phone(1), from: fromNumber, statusCallback: STATUS_CALLBACK });
+    // The job is completed just after the message is written.
+    await until('the job to complete', async () => (await jobsOf('sms.send', id!))[0]?.state === 'completed');
     expect(await jobsOf('sms.send', id!)).toEqual([{ state: 'completed', retry_count: 0 }]);
   });
 
@@ -209,7 +211,7 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     expect((await rowsOf([invalidId!, optOutId!, laterId!])).map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
   });
 
-  it('retries transient errors with growing backoff and sends exactly once', async () => {
+  it('retries transient errors (429: certainly not sent) with growing backoff and sends exactly once', async () => {
     const body = `Transient ${runId}`;
     // Request arrival times at the fake (failNext answers never reach the behavior): sample the counter.
     const stamps: number[] = [];
@@ -221,12 +223,13 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
       }
     }, 5);
     try {
-      fake.failNext(2, { status: 500 });
+      fake.failNext(2, { status: 429, code: 20429 });
       const [id] = await post('sms', [{ to_number: phone(600), message: body }]);
       const [row] = await settled([id!], 25_000);
       const sent = atFake(body);
       expect(sent).toHaveLength(1);
       expect(row).toMatchObject({ status: 'sent', provider: 'twilio', providerMessageId: sent[0]!.sid, errorCode: null });
+      await until('the job to complete', async () => (await jobsOf('sms.send', id!))[0]?.state === 'completed');
       expect(await jobsOf('sms.send', id!)).toEqual([{ state: 'completed', retry_count: 2 }]);
       expect(stamps).toHaveLength(3);
       const [first, second] = [stamps[1]! - stamps[0]!, stamps[2]! - stamps[1]!];

@@ -86,6 +86,13 @@ export const idempotencyKeys = pgTable(
     state: text('state').$type<'running' | 'completed'>().notNull().default('running'),
     responseStatus: integer('response_status'),
     responseBody: jsonb('response_body').$type<unknown>(),
+    /**
+     * While `running`: the request holding the key renews this lease every few seconds; once it
+     * lapses the request is dead and another one with the key may take it over.
+     */
+    lockedUntil: timestamp('locked_until', { withTimezone: true }),
+    /** Which request holds the key (a random token): only the holder may complete or release it. */
+    holder: text('holder'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },

@@ -63,6 +63,12 @@ export const messages = pgTable(
     status: text('status').$type<MessageStatus>().notNull(),
     provider: text('provider').$type<Provider>(),
     providerMessageId: text('provider_message_id'),
+    /**
+     * Provider ids of earlier attempts (a retry or re-queue clears provider_message_id): never
+     * matched by a status callback, only kept so reconciliation does not take an earlier attempt
+     * for the current one.
+     */
+    previousProviderMessageIds: text('previous_provider_message_ids').array(),
     providerMetadata: jsonb('provider_metadata').$type<Record<string, unknown>>(),
     /** RFC 5322 Message-ID of an email we sent or received: threads replies. */
     emailMessageId: text('email_message_id'),
@@ -94,6 +100,14 @@ export const messages = pgTable(
     // A provider's id is unique per business: Twilio's SIDs are global anyway; an inbound email's
     // Message-ID (its sender's choice) may reach several businesses. Lookups by (provider, id) use the prefix.
     uniqueIndex('messages_provider_id_key').on(t.provider, t.providerMessageId, t.businessId),
+    // A late status callback for an earlier attempt of a retried message is recognised as such.
+    index('messages_previous_provider_ids_idx')
+      .using('gin', t.previousProviderMessageIds)
+      .where(sql`${t.previousProviderMessageIds} is not null`),
+    // Sends in flight: the worker's sweep finds a message stuck `queued`/`sending` (its job lost or exhausted).
+    index('messages_in_flight_idx')
+      .on(t.statusUpdatedAt)
+      .where(sql`${t.status} in ('queued', 'sending')`),
     index('messages_business_email_message_id_idx')
       .on(t.businessId, t.emailMessageId)
       .where(sql`${t.emailMessageId} is not null`),

@@ -29,6 +29,8 @@ export const webhookEvents = pgTable(
     attempts: integer('attempts').notNull().default(0),
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
     processedAt: timestamp('processed_at', { withTimezone: true }),
+    /** Processing claimed until then (the endpoint, a redelivery, the sweep or the retry job). */
+    processingUntil: timestamp('processing_until', { withTimezone: true }),
   },
   (t) => [
     uniqueIndex('webhook_events_dedupe_key').on(t.provider, t.kind, t.dedupeKey),

@@ -110,13 +110,18 @@ describe('twilio provider: send', () => {
     expect(await sendError(provider, request())).toMatchObject({ kind: 'permanent', code: String(code), optedOut: false });
   });
 
-  it('500 and 429 are transient', async () => {
+  it('a 5xx is an unknown outcome (Twilio may have created it); a 429 is transient (it did not)', async () => {
     fake.failNext(1, { status: 500, code: 20500, message: 'Internal Server Error' });
-    expect(await sendError(provider, request())).toMatchObject({ kind: 'transient', code: '20500' });
+    expect(await sendError(provider, request())).toMatchObject({ kind: 'unknown', code: '20500' });
     fake.failNext(1, { status: 429, code: 20429, message: 'Too Many Requests' });
     expect(await sendError(provider, request())).toMatchObject({ kind: 'transient', code: '20429' });
     fake.failNext(1, { status: 503 });
-    expect(await sendError(provider, request())).toMatchObject({ kind: 'transient' });
+    expect(await sendError(provider, request())).toMatchObject({ kind: 'unknown' });
+  });
+
+  it('a 2xx without a message SID is an unknown outcome', async () => {
+    fake.failNext(1, { status: 201, sidless: true, acceptedAnyway: true });
+    expect(await sendError(provider, request())).toMatchObject({ kind: 'unknown', code: 'bad_response' });
   });
 
   it('does not retry a 429 itself', async () => {
@@ -133,11 +138,11 @@ describe('twilio provider: send', () => {
     expect(await sendError(down, request())).toMatchObject({ kind: 'transient', code: 'ECONNREFUSED' });
   });
 
-  it('a server that never answers is a quick transient timeout', async () => {
+  it('a server that never answers is a quick timeout, outcome unknown', async () => {
     const slow = createTwilioProvider({ accountSid: fake.accountSid, authToken: fake.authToken, apiBaseUrl: fake.url, timeoutMs: 300 });
     fake.hangNext(1);
     const started = Date.now();
-    expect(await sendError(slow, request())).toMatchObject({ kind: 'transient', code: 'timeout' });
+    expect(await sendError(slow, request())).toMatchObject({ kind: 'unknown', code: 'timeout' });
     expect(Date.now() - started).toBeLessThan(2_000);
     // The provider still works afterwards.
     await expect(slow.send(request())).resolves.toMatchObject({ status: 'queued' });
@@ -154,7 +159,7 @@ describe('twilio provider: send', () => {
       const url = `http://127.0.0.1:${(trickle.address() as AddressInfo).port}`;
       const p = createTwilioProvider({ accountSid: fake.accountSid, authToken: fake.authToken, apiBaseUrl: url, timeoutMs: 300 });
       const started = Date.now();
-      expect(await sendError(p, request())).toMatchObject({ kind: 'transient', code: 'timeout' });
+      expect(await sendError(p, request())).toMatchObject({ kind: 'unknown', code: 'timeout' });
       expect(Date.now() - started).toBeLessThan(1_500);
     } finally {
       trickle.closeAllConnections();
@@ -162,9 +167,9 @@ describe('twilio provider: send', () => {
     }
   });
 
-  it('a dropped connection is transient ECONNRESET', async () => {
+  it('a dropped connection is ECONNRESET, outcome unknown', async () => {
     fake.hangNext(1, 'reset');
-    expect(await sendError(provider, request())).toMatchObject({ kind: 'transient', code: 'ECONNRESET' });
+    expect(await sendError(provider, request())).toMatchObject({ kind: 'unknown', code: 'ECONNRESET' });
   });
 });
 
@@ -200,10 +205,18 @@ describe('twilio provider: findSent', () => {
     expect(found).toMatchObject({ providerMessageId: sent.providerMessageId, status: 'delivered' });
   });
 
+  it('skips the provider ids of earlier attempts', async () => {
+    const to = '+14155550146';
+    const first = await provider.send(request({ to, body: 'same words' }));
+    const since = new Date(Date.now() - 5000);
+    expect(await provider.findSent({ to, from: FROM, body: 'same words', since })).toMatchObject({ providerMessageId: first.providerMessageId });
+    expect(await provider.findSent({ to, from: FROM, body: 'same words', since, excluding: [first.providerMessageId] })).toBeNull();
+  });
+
   it('a failing list is classified like send', async () => {
     fake.hangNext(1, 'reset');
     await expect(provider.findSent({ to: '+1', from: FROM, body: 'x', since: new Date() })).rejects.toMatchObject({
-      kind: 'transient',
+      kind: 'unknown',
       code: 'ECONNRESET',
     });
   });

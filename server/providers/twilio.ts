@@ -96,31 +96,24 @@ export { mapTwilioMessageStatus } from './twilio-status';
 import { mapTwilioMessageStatus } from './twilio-status';
 import { trimEnd } from '@/server/lib/text';
 
-/** Network-level error codes that mean "try again later" (outcome unknown or not reached). */
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EAI_AGAIN',
-  'ENOTFOUND',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'EADDRNOTAVAIL',
-  'ERR_SOCKET_CONNECTION_TIMEOUT',
-  'ERR_NETWORK',
-  'ERR_BAD_RESPONSE',
-]);
+/**
+ * Network errors raised before the request could reach Twilio: nothing was sent, so sending again
+ * is safe. Every other failure after the request left (a reset, a timeout, a 5xx, an answer we
+ * cannot read) may have created the message.
+ */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'EADDRNOTAVAIL']);
+
 /** Timeout/abort codes (axios' own timeout is ECONNABORTED; our deadline is a TimeoutError). */
-const TIMEOUT_CODES = new Set(['ECONNABORTED', 'ERR_CANCELED', 'ABORT_ERR', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']);
+const TIMEOUT_CODES = new Set(['ECONNABORTED', 'ERR_CANCELED', 'ABORT_ERR', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'ETIMEDOUT', 'ERR_SOCKET_CONNECTION_TIMEOUT']);
 
 /**
- * A ProviderError for anything the twilio client threw. HTTP answers (RestException,
- * TwilioServiceException: numeric `status`): 429 and ≥ 500 transient; other 4xx permanent with the
- * Twilio code (21610 = opted out). Network failures and timeouts transient. Anything else is
- * transient too (the outcome is unknown; the worker looks the message up before resending),
- * except the SDK's own parameter checks, which fail before any request.
+ * A ProviderError for anything the twilio client threw:
+ *  - `permanent`: a 4xx other than 429, with Twilio's code (21610 = opted out), or the SDK's own
+ *    parameter checks, which fail before any request;
+ *  - `transient`: certainly not sent — a 429, or a connection that was never made;
+ *  - `unknown`: Twilio may have created the message — a 5xx, a timeout or reset after the request
+ *    left, a 2xx we cannot read, anything else. The worker looks the message up at Twilio before
+ *    any resend, so an ambiguous answer never becomes a second text.
  */
 export function classifyTwilioError(err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
@@ -131,25 +124,24 @@ export function classifyTwilioError(err: unknown): ProviderError {
     const status = e.status;
     const twilioCode = typeof e.code === 'number' && e.code > 0 ? e.code : null;
     const code = twilioCode !== null ? String(twilioCode) : `http_${status}`;
-    if (status === 429 || status >= 500) return new ProviderError('transient', code, message);
-    if (status >= 400) return new ProviderError('permanent', code, message, twilioCode === 21610);
-    return new ProviderError('transient', code, message);
+    if (status === 429) return new ProviderError('transient', code, message);
+    if (status >= 400 && status < 500) return new ProviderError('permanent', code, message, twilioCode === 21610);
+    return new ProviderError('unknown', code, message);
   }
 
   const code = typeof e.code === 'string' ? e.code : undefined;
   const causeCode =
     e.cause && typeof (e.cause as { code?: unknown }).code === 'string' ? (e.cause as { code: string }).code : undefined;
   if ((code !== undefined && TIMEOUT_CODES.has(code)) || e.name === 'TimeoutError' || e.name === 'AbortError') {
-    return new ProviderError('transient', 'timeout', message);
+    return new ProviderError('unknown', 'timeout', message);
   }
-  if (code !== undefined && (NETWORK_CODES.has(code) || /^E[A-Z_]+$/.test(code))) {
-    return new ProviderError('transient', code, message);
-  }
-  if (/timeout|timed out/i.test(message)) return new ProviderError('transient', 'timeout', message);
-  if (causeCode !== undefined) return new ProviderError('transient', causeCode, message);
-  if (/socket hang up/i.test(message)) return new ProviderError('transient', 'ECONNRESET', message);
+  const networkCode = code !== undefined && /^E[A-Z_]+$/.test(code) ? code : causeCode;
+  if (networkCode !== undefined && NOT_SENT_CODES.has(networkCode)) return new ProviderError('transient', networkCode, message);
+  if (networkCode !== undefined) return new ProviderError('unknown', networkCode, message);
+  if (/timeout|timed out/i.test(message)) return new ProviderError('unknown', 'timeout', message);
+  if (/socket hang up/i.test(message)) return new ProviderError('unknown', 'ECONNRESET', message);
   if (/^Required parameter/.test(message)) return new ProviderError('permanent', 'invalid_request', message);
-  return new ProviderError('transient', code ?? 'unknown', message);
+  return new ProviderError('unknown', code ?? 'unknown', message);
 }
 
 type TwilioMessageLike = { sid: string; status: string; numSegments?: string | number | null };
@@ -157,7 +149,7 @@ type TwilioMessageLike = { sid: string; status: string; numSegments?: string | n
 function toResult(message: TwilioMessageLike): SmsSendResult {
   if (typeof message.sid !== 'string' || !message.sid) {
     // A 2xx without a SID: we cannot tell whether Twilio created the message.
-    throw new ProviderError('transient', 'bad_response', 'Twilio answered without a message SID');
+    throw new ProviderError('unknown', 'bad_response', 'Twilio answered without a message SID');
   }
   const segments = Number(message.numSegments);
   return {
@@ -205,12 +197,12 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
       return toResult(message);
     },
 
-    async findSent({ to, from, body, since }) {
+    async findSent({ to, from, body, since, excluding = [] }) {
       const cutoff = since.getTime() - FIND_SENT_SKEW_MS;
       const pick = (messages: Array<TwilioMessageLike & { body: string; dateCreated: Date }>) => {
         let best: (typeof messages)[number] | null = null;
         for (const m of messages) {
-          if (m.body !== body) continue;
+          if (m.body !== body || excluding.includes(m.sid)) continue;
           const created = m.dateCreated instanceof Date ? m.dateCreated.getTime() : NaN;
           if (!(created >= cutoff)) continue;
           if (!best || created > best.dateCreated.getTime()) best = m;

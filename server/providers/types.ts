@@ -6,7 +6,11 @@ import type { MessageStatus } from '@/db/schema';
  */
 
 /** transient: retry later with backoff (network, 5xx, 429, SMTP 4xx). permanent: fail the message now. */
-export type ProviderErrorKind = 'transient' | 'permanent';
+/**
+ * `transient`: not sent, safe to send again later; `permanent`: refused, never retried; `unknown`:
+ * the provider may have accepted it (timeout, reset, 5xx), so it is looked up before any resend.
+ */
+export type ProviderErrorKind = 'transient' | 'permanent' | 'unknown';
 
 export class ProviderError extends Error {
   constructor(
@@ -47,7 +51,8 @@ export interface SmsProvider {
    * After a crash with an unknown outcome: a message this account already sent to `to` from
    * `from` with this exact body at or after `since`, or null. Never guess: null means "not sent".
    */
-  findSent(query: { to: string; from: string; body: string; since: Date }): Promise<SmsSendResult | null>;
+  /** `excluding`: provider ids of this message's earlier attempts, which are not the one looked for. */
+  findSent(query: { to: string; from: string; body: string; since: Date; excluding?: string[] }): Promise<SmsSendResult | null>;
 }
 
 export type EmailAttachmentInput = {

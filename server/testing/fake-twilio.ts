@@ -46,6 +46,13 @@ export type FakeTwilioReply = {
   message?: string;
   messageStatus?: string;
   numSegments?: number;
+  /**
+   * Create the message anyway, then answer `status` (an error, or a 2xx with `sidless` set): the
+   * ambiguous outcomes a client cannot tell from a refusal.
+   */
+  acceptedAnyway?: boolean;
+  /** With a 2xx: answer a body without a `sid`. */
+  sidless?: boolean;
 };
 
 export type FakeTwilioCreateRequest = {
@@ -188,7 +195,7 @@ export async function startFakeTwilio(
     } else if (behavior) {
       reply = behavior(req) ?? null;
     }
-    if (reply && (reply.status < 200 || reply.status >= 300)) {
+    if (reply && (reply.status < 200 || reply.status >= 300) && !reply.acceptedAnyway) {
       return sendError(res, reply.status, reply.code, reply.message);
     }
     if (!req.to) return sendError(res, 400, 21604, "A 'To' phone number is required.");
@@ -215,6 +222,8 @@ export async function startFakeTwilio(
     };
     messages.push(message);
     bySid.set(message.sid, message);
+    if (reply && (reply.status < 200 || reply.status >= 300)) return sendError(res, reply.status, reply.code, reply.message);
+    if (reply?.sidless) return send(res, reply.status, { ...toJson(message), sid: null });
     send(res, reply?.status ?? 201, toJson(message));
   }
 

@@ -6,6 +6,7 @@ import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import { publish } from '@/server/realtime/publish';
 import { selectMessageItems, toMessageItem } from './serialize';
+import { NEW_ATTEMPT } from './status';
 import type { SendJob } from './submit';
 
 /**
@@ -75,7 +76,7 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
     if (candidates.length === 0) return [];
     const rows = await tx
       .update(messages)
-      .set({ status: 'queued', errorCode: null, errorMessage: null, attempts: sql`${messages.attempts} + 1`, statusUpdatedAt: sql`now()` })
+      .set(NEW_ATTEMPT)
       .where(and(eq(messages.businessId, businessId), inArray(messages.id, candidates), inArray(messages.status, RETRYABLE)))
       .returning({ id: messages.id, channel: messages.channel, conversationId: messages.conversationId });
     const jobs = (channel: string) => rows.filter((r) => r.channel === channel).map((r) => ({ data: { messageId: r.id, businessId } }));

@@ -6,6 +6,24 @@ import { publish } from '@/server/realtime/publish';
 
 const ERROR_STATUSES: MessageStatus[] = ['failed', 'undelivered', 'bounced'];
 
+/**
+ * The columns a message gets when it goes back to `queued` for another attempt (retry, re-queue):
+ * the earlier attempt's provider id is moved aside, so that attempt's late callbacks no longer
+ * match the message, a crash of the new attempt is recognised (`sending` without a provider id)
+ * and reconciliation never takes the earlier attempt for the new one.
+ */
+export const NEW_ATTEMPT = {
+  status: 'queued' as const,
+  errorCode: null,
+  errorMessage: null,
+  attempts: sql`${messages.attempts} + 1`,
+  statusUpdatedAt: sql`now()`,
+  previousProviderMessageIds: sql`case when ${messages.providerMessageId} is null then ${messages.previousProviderMessageIds}
+    else array_append(coalesce(${messages.previousProviderMessageIds}, '{}'), ${messages.providerMessageId}) end`,
+  providerMessageId: null,
+  emailMessageId: null,
+};
+
 export type StatusUpdate = {
   status: MessageStatus;
   errorCode?: string | null;

@@ -30,6 +30,7 @@ import {
 } from '@/server/schemas/messages';
 import { insertMessages } from './insert';
 import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
+import { NEW_ATTEMPT } from './status';
 
 /**
  * Queue and record operations for SMS and email (SPEC §6.1 Queueing). The whole request is
@@ -167,7 +168,7 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
     if (requeueIds.length) {
       requeued = await tx
         .update(messages)
-        .set({ status: 'queued', errorCode: null, errorMessage: null, requestId, attempts: sql`${messages.attempts} + 1`, statusUpdatedAt: sql`now()` })
+        .set({ ...NEW_ATTEMPT, requestId })
         .where(and(eq(messages.businessId, businessId), inArray(messages.id, requeueIds.map((r) => r.id)), inArray(messages.status, REQUEUEABLE)))
         .returning({ id: messages.id, conversationId: messages.conversationId });
       if (requeued.length !== new Set(requeueIds.map((r) => r.id)).size) {

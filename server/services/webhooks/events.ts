@@ -30,9 +30,17 @@ export function headersWorthKeeping(req: Request): Record<string, string> {
  */
 export const storedDedupeKey = (key: string) => (key.length <= 200 ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`);
 
+/** How long one processing of an event may hold it; past that its holder is taken for dead. */
+export const EVENT_LEASE_SECONDS = 30;
+const lease = () => sql`now() + make_interval(secs => ${EVENT_LEASE_SECONDS})`;
+const claimable = sql`${webhookEvents.outcome} in ('pending', 'failed') and (${webhookEvents.processingUntil} is null or ${webhookEvents.processingUntil} < now())`;
+
 /**
- * Inserts the event; `null` when the same event was already received (a duplicate). `rawBody`:
- * the exact request bytes, passed when the payload had to be cleaned to be storable.
+ * Inserts the event, claimed for processing by the caller; `null` when there is nothing for the
+ * caller to do: the same event was already received and processed, or is being processed right
+ * now. A redelivery of an event that was stored but never processed (its processor died, or the
+ * database failed under it) takes the event over and processes it. `rawBody`: the exact request
+ * bytes, passed when the payload had to be cleaned to be storable.
  */
 export async function storeEvent(
   input: { provider: string; kind: WebhookKind; dedupeKey: string; headers: Record<string, string>; payload: unknown; rawBody?: Buffer | null; businessId?: number | null },
@@ -48,12 +56,24 @@ export async function storeEvent(
       payload: input.payload,
       rawBody: input.rawBody ?? null,
       businessId: input.businessId ?? null,
+      processingUntil: lease(),
     })
-    .onConflictDoNothing()
+    .onConflictDoUpdate({ target: [webhookEvents.provider, webhookEvents.kind, webhookEvents.dedupeKey], set: { processingUntil: lease() }, setWhere: claimable })
     .returning({ id: webhookEvents.id });
   return row?.id ?? null;
 }
 
+/** Claims a stored event for processing (the retry job, the sweep); null when done or held. */
+export async function claimEvent(id: number) {
+  const [row] = await db
+    .update(webhookEvents)
+    .set({ processingUntil: lease() })
+    .where(and(eq(webhookEvents.id, id), claimable))
+    .returning();
+  return row ?? null;
+}
+
+/** Records an outcome and releases the event's claim. */
 export async function markEvent(id: number, outcome: WebhookOutcome, details: { error?: string | null; businessId?: number | null } = {}, tx: Tx = db) {
   await tx
     .update(webhookEvents)
@@ -63,19 +83,24 @@ export async function markEvent(id: number, outcome: WebhookOutcome, details: { 
       businessId: details.businessId ?? undefined,
       processedAt: outcome === 'pending' ? null : sql`now()`,
       attempts: sql`${webhookEvents.attempts} + 1`,
+      processingUntil: null,
     })
     .where(eq(webhookEvents.id, id));
 }
 
-export async function loadEvent(id: number) {
-  const [row] = await db.select().from(webhookEvents).where(eq(webhookEvents.id, id)).limit(1);
-  return row ?? null;
+/** A processing attempt that threw: counted, its error kept, the claim released; the outcome stays. */
+export async function releaseEvent(id: number, err: unknown) {
+  await db
+    .update(webhookEvents)
+    .set({ error: failureReason(err), attempts: sql`${webhookEvents.attempts} + 1`, processingUntil: null })
+    .where(eq(webhookEvents.id, id));
 }
 
 /**
  * Runs a stored event's processing. A failure is recorded on the event (`failed`, with the
- * error) and handed to the webhook retry job, so nothing received is lost; the caller still
- * answers the provider 200.
+ * error) and handed to the webhook retry job; the caller still answers the provider 200. If even
+ * that cannot be written (the database is down), the event stays stored and unprocessed, and the
+ * worker's sweep (server/services/recovery.ts) processes it once its claim lapses.
  */
 export async function processOrRetry(eventId: number, kind: WebhookKind, process: () => Promise<void>): Promise<void> {
   try {
@@ -84,7 +109,7 @@ export async function processOrRetry(eventId: number, kind: WebhookKind, process
     logger.error({ err, event_id: eventId, kind }, 'webhook processing failed; will retry');
     await markEvent(eventId, 'failed', { error: failureReason(err) }).catch(() => {});
     await enqueue(db, QUEUES.webhookRetry, [{ data: { eventId }, startAfterSeconds: 5 }]).catch((e) =>
-      logger.error({ err: e, event_id: eventId }, 'could not enqueue webhook retry; the event stays failed and visible'),
+      logger.error({ err: e, event_id: eventId }, 'could not enqueue webhook retry; the sweep will process the event'),
     );
   }
 }

@@ -4,20 +4,31 @@ import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { mapTwilioMessageStatus } from '@/server/providers/twilio-status';
 import { applyStatusUpdate } from '@/server/services/messages/status';
 import { processRecording } from '@/server/services/voice/recording';
-import { loadEvent, markEvent } from './events';
+import { claimEvent, markEvent, releaseEvent } from './events';
 import { processInboundEmail, type InboundEmail } from './email-inbound';
 import { applySendgridEvent, type SendgridEvent } from './sendgrid-events';
 import { processInboundSms } from './twilio-inbound';
 import { processVoiceStatus } from './twilio-voice';
 
 /**
- * The `webhook.retry` job: processes a stored event again, the same way the endpoint would have.
- * Throwing makes pg-boss retry with backoff; on the last attempt an event that still cannot be
- * applied is closed as `ignored` with the reason, so it stays visible.
+ * The `webhook.retry` job and the worker's sweep: processes a stored event again, the same way the
+ * endpoint would have, after claiming it (so two processors never run one event at once). Throwing
+ * makes pg-boss retry with backoff; on the last attempt an event that still cannot be applied is
+ * closed as `ignored` with the reason, so it stays visible.
  */
 export async function reprocessEvent(eventId: number, lastAttempt: boolean): Promise<void> {
-  const event = await loadEvent(eventId);
-  if (!event || event.outcome === 'processed' || event.outcome === 'ignored') return;
+  const event = await claimEvent(eventId);
+  if (!event) return; // processed, ignored, or being processed by someone else
+  try {
+    await processEvent(event, lastAttempt);
+  } catch (err) {
+    await releaseEvent(eventId, err).catch(() => {});
+    throw err;
+  }
+}
+
+async function processEvent(event: NonNullable<Awaited<ReturnType<typeof claimEvent>>>, lastAttempt: boolean): Promise<void> {
+  const eventId = event.id;
   const params = event.payload as FormParams;
   switch (event.kind) {
     case 'sms_incoming':
@@ -31,6 +42,11 @@ export async function reprocessEvent(eventId: number, lastAttempt: boolean): Pro
               and business_id = (select business_id from business_sms_numbers where phone_number = ${param(params, 'From') ?? ''}) limit 1`,
       );
       if (!target) {
+        const [earlier] = await db.execute<{ id: number; business_id: number }>(
+          sql`select id::int as id, business_id from messages where previous_provider_message_ids @> array[${sid}]::text[]
+              and business_id = (select business_id from business_sms_numbers where phone_number = ${param(params, 'From') ?? ''}) limit 1`,
+        );
+        if (earlier) return markEvent(eventId, 'ignored', { error: `MessageSid ${sid} is an earlier attempt of message ${earlier.id}`, businessId: earlier.business_id });
         if (lastAttempt) return markEvent(eventId, 'ignored', { error: `No message has MessageSid ${sid}` });
         throw new Error(`No message has MessageSid ${sid} yet`);
       }
