@@ -8,8 +8,8 @@ import { runProcesses } from './processes';
 
 /**
  * The server Playwright tests run against: a throw-away embedded PostgreSQL, migrations, a
- * production build in .next-e2e/ (kept apart from a developer's .next/), then `next start` and
- * the worker, exactly as `npm start` runs them.
+ * production build in .next-e2e/ (kept apart from a developer's .next/), then the production web
+ * server (server/cli/web-server.ts) and the worker, exactly as `npm start` runs them.
  */
 const port = Number(process.env.E2E_WEB_PORT ?? 3100);
 const pgPort = Number(process.env.E2E_PG_PORT ?? 54339);
@@ -28,7 +28,7 @@ if (!process.env.E2E_SKIP_BUILD) {
 }
 runProcesses(
   [
-    { name: 'web', command: 'next', args: ['start', '--port', String(port)] },
+    { name: 'web', command: 'node', args: ['--import', 'tsx', 'server/cli/web-server.ts', '--port', String(port)] },
     { name: 'worker', command: 'tsx', args: ['workers/index.ts'] },
   ],
   env,

@@ -7,6 +7,7 @@ import { runProcesses } from './processes';
 /**
  * `npm start` (production): migrations, then the web server and the worker as two processes.
  * `--web` / `--worker` run one of them alone (to scale each out); those expect migrations done.
+ * `--hostname H` binds the web server to one address (every interface otherwise).
  */
 async function main() {
   const only = process.argv.includes('--web') ? 'web' : process.argv.includes('--worker') ? 'worker' : 'both';
@@ -21,8 +22,10 @@ async function main() {
         '  webhooks as any client of their business. Use it for a demo, never for real clients.\n',
     );
   }
+  // The web server drains on SIGTERM (server/cli/web-server.ts); `--hostname H` is passed on.
+  const hostname = process.argv.includes('--hostname') ? ['--hostname', process.argv[process.argv.indexOf('--hostname') + 1] ?? ''] : [];
   const commands = [
-    { name: 'web', command: 'next', args: ['start', '--port', String(config.port)] },
+    { name: 'web', command: 'node', args: ['--import', 'tsx', 'server/cli/web-server.ts', '--port', String(config.port), ...hostname] },
     { name: 'worker', command: 'tsx', args: ['workers/index.ts'] },
   ].filter((c) => only === 'both' || c.name === only);
   runProcesses(commands, process.env, database.stop);

@@ -1,5 +1,6 @@
 import { createSql } from '@/db/client';
 import { env } from '@/server/env';
+import { shutdownSignal } from '@/server/http/shutdown';
 import { logger } from '@/server/logger';
 import { EVENTS_CHANNEL, type InboxEvent } from './publish';
 
@@ -7,9 +8,18 @@ import { EVENTS_CHANNEL, type InboxEvent } from './publish';
  * One LISTEN connection per web process fans PostgreSQL NOTIFY events out to the inbox
  * subscriptions open on this process. Because events travel through the database, a change made
  * by any process (another web instance, the worker, a webhook) reaches every open inbox.
- * postgres.js re-establishes the LISTEN after a connection loss.
+ * postgres.js re-establishes the LISTEN after a connection loss (a PostgreSQL restart); whatever was
+ * NOTIFYed in between never reached this process, so every stream open then is interrupted
+ * (EventsInterrupted): its client reconnects and refetches, as after any dropped stream.
  */
-type Subscriber = { businessId: number; push: (event: InboxEvent) => void };
+type Subscriber = { businessId: number; push: (event: InboxEvent) => void; interrupt: () => void };
+
+/** The stream may have missed events (the LISTEN connection was lost and re-established). */
+export class EventsInterrupted extends Error {
+  constructor() {
+    super('Live events were interrupted; reconnect and refetch');
+  }
+}
 
 type Hub = { subscribers: Map<number, Set<Subscriber>>; ready: Promise<unknown> };
 const globalForListen = globalThis as unknown as { __inboxListen?: Hub };
@@ -18,30 +28,51 @@ function hub(): Hub {
   if (!globalForListen.__inboxListen) {
     // Subscribers by business: an event costs the streams of its own business, not all of them.
     const subscribers = new Map<number, Set<Subscriber>>();
-    const sql = createSql(env().databaseUrl!, { max: 1, idle_timeout: 0 });
+    // LISTEN needs a session of its own: DATABASE_LISTEN_URL (direct) when DATABASE_URL is a pooler.
+    const sql = createSql(env().databaseListenUrl!, { max: 1, idle_timeout: 0 });
+    let listened = false;
     const ready = sql
-      .listen(EVENTS_CHANNEL, (payload) => {
-        let event: InboxEvent;
-        try {
-          event = JSON.parse(payload) as InboxEvent;
-        } catch {
-          return;
-        }
-        for (const s of subscribers.get(event.businessId) ?? []) s.push(event);
-      })
+      .listen(
+        EVENTS_CHANNEL,
+        (payload) => {
+          let event: InboxEvent;
+          try {
+            event = JSON.parse(payload) as InboxEvent;
+          } catch {
+            return;
+          }
+          for (const s of subscribers.get(event.businessId) ?? []) s.push(event);
+        },
+        () => {
+          // Called on every (re)LISTEN: after the first, the connection was lost in between.
+          if (listened) {
+            logger.warn('LISTEN re-established; interrupting open event streams so their clients catch up');
+            for (const ofBusiness of subscribers.values()) for (const s of ofBusiness) s.interrupt();
+          }
+          listened = true;
+        },
+      )
       .catch((err) => logger.error({ err }, 'LISTEN failed'));
     globalForListen.__inboxListen = { subscribers, ready };
   }
   return globalForListen.__inboxListen;
 }
 
-/** The events of one business as an async iterable, until `signal` aborts. */
+/**
+ * The events of one business as an async iterable, until `signal` aborts or this process starts
+ * shutting down (server/http/shutdown.ts), so no stream holds a draining web process open.
+ */
 export async function* businessEvents(businessId: number, signal?: AbortSignal): AsyncGenerator<InboxEvent> {
   const { subscribers, ready } = hub();
   const buffered: InboxEvent[] = [];
   let wake: (() => void) | null = null;
+  let interrupted = false;
   const subscriber: Subscriber = {
     businessId,
+    interrupt() {
+      interrupted = true;
+      wake?.();
+    },
     push(event) {
       // A slow client must not grow memory without bound; it refetches on reconnect anyway.
       if (buffered.length < 1000) buffered.push(event);
@@ -51,10 +82,15 @@ export async function* businessEvents(businessId: number, signal?: AbortSignal):
   let ofBusiness = subscribers.get(businessId);
   if (!ofBusiness) subscribers.set(businessId, (ofBusiness = new Set()));
   ofBusiness.add(subscriber);
-  const aborted = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
+  const shutdown = shutdownSignal();
+  let stop = () => {};
+  const aborted = new Promise<void>((resolve) => (stop = resolve));
+  signal?.addEventListener('abort', stop, { once: true });
+  shutdown.addEventListener('abort', stop, { once: true });
   try {
     await ready;
-    while (!signal?.aborted) {
+    while (!signal?.aborted && !shutdown.aborted) {
+      if (interrupted) throw new EventsInterrupted();
       if (buffered.length === 0) {
         await Promise.race([new Promise<void>((resolve) => (wake = resolve)), aborted]);
         wake = null;
@@ -63,6 +99,9 @@ export async function* businessEvents(businessId: number, signal?: AbortSignal):
       yield buffered.shift()!;
     }
   } finally {
+    // The shutdown signal lives as long as the process: leave no listener behind on it.
+    shutdown.removeEventListener('abort', stop);
+    signal?.removeEventListener('abort', stop);
     ofBusiness.delete(subscriber);
     if (ofBusiness.size === 0 && subscribers.get(businessId) === ofBusiness) subscribers.delete(businessId);
   }

@@ -31,7 +31,11 @@ export const getLiveness = defineOperation({
   path: '/health/live',
   tag: 'health',
   summary: 'Liveness',
-  description: 'Answers as long as the process serves requests; checks no dependency (use /health for that).',
+  description:
+    'Answers 200 as long as the process serves requests; checks no dependency (use /health for that). ' +
+    'While the web process shuts down (SIGTERM: it finishes the requests it has, then exits) it answers 503 ' +
+    '`{"status": "draining", "detail": …}` so a load balancer takes it out of rotation.',
   auth: 'none',
   response: z.object({ status: z.literal('ok') }),
+  errors: [503],
 });

@@ -1,7 +1,8 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { MESSAGE_FILTERS } from '@/db/schema/enums';
-import { businessEvents } from '@/server/realtime/listen';
+import { isDraining } from '@/server/http/shutdown';
+import { businessEvents, EventsInterrupted } from '@/server/realtime/listen';
 import { ConversationListQuery, StatusRequest } from '@/server/schemas/businesses';
 import { email, id, MAX_PAGE } from '@/server/schemas/common';
 import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, MAX_SMS_LENGTH, refuseBeyondSearchWindow } from '@/server/schemas/messages';
@@ -120,7 +121,8 @@ export const inboxRouter = router({
   /**
    * Live events of the staff member's business (SSE), fed by PostgreSQL LISTEN/NOTIFY. The stream
    * lives only as long as its session: checked every SESSION_RECHECK_MS, and once the session is
-   * revoked, expired or its staff member deactivated it ends with UNAUTHORIZED ("Signed out").
+   * revoked, expired or its staff member deactivated it ends with UNAUTHORIZED ("Signed out"); when
+   * this web process shuts down, with SERVICE_UNAVAILABLE, which the client retries.
    */
   events: staffProcedure.subscription(async function* ({ ctx, signal }) {
     const ended = new AbortController();
@@ -132,9 +134,16 @@ export const inboxRouter = router({
     }, SESSION_RECHECK_MS);
     try {
       yield* businessEvents(ctx.caller.businessId, signal ? AbortSignal.any([signal, ended.signal]) : ended.signal);
+    } catch (err) {
+      // Events may have been missed (PostgreSQL restarted under the LISTEN): the client reconnects and refetches.
+      if (err instanceof EventsInterrupted) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: err.message });
+      throw err;
     } finally {
       clearInterval(timer);
     }
     if (ended.signal.aborted) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Signed out: this session has ended' });
+    // This web process is draining: a retryable code (not a plain end, which the client would take
+    // as final) makes the browser's EventSource reconnect, through the balancer, to another process.
+    if (isDraining()) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'This server is restarting; reconnecting' });
   }),
 });

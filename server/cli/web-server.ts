@@ -1,0 +1,104 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import path from 'node:path';
+import next from 'next';
+import { closeDb } from '@/db/client';
+import { loadEnv } from '@/server/env';
+import { beginShutdown, isDraining } from '@/server/http/shutdown';
+import { logger } from '@/server/logger';
+
+/**
+ * The production web server (`npm run start:web`, and the web half of `npm start`): Next.js's
+ * request handler (`next({ dev: false })`, the build next.config.mjs names: `NEXT_DIST_DIR` or
+ * `.next`) inside a plain Node HTTP server, so that shutdown is ours to run. `next start` exits at
+ * once on SIGTERM, cutting requests in flight and every open inbox stream.
+ *
+ * On SIGTERM or SIGINT:
+ *  1. draining: `GET /api/v1/health/live` answers 503, so the balancer stops routing here;
+ *  2. the listening socket closes: new connections are refused (a balancer retries them elsewhere);
+ *  3. the open inbox events streams end at once (server/http/shutdown.ts → server/realtime/listen.ts)
+ *     with a retryable error, so browsers reconnect to another process;
+ *  4. requests in flight finish; idle keep-alive connections are closed, and answers given while
+ *     draining carry `Connection: close`;
+ *  5. the database pool closes and the process exits 0; past SHUTDOWN_TIMEOUT_SECONDS (default 20)
+ *     the remaining connections are cut and it exits 1.
+ *
+ * Flags: `--port N` (else PORT, else 3000), `--hostname H` (else every interface).
+ */
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function main() {
+  (process.env as Record<string, string>).NODE_ENV = 'production';
+  const config = loadEnv();
+  const port = Number(flag('port') ?? config.port);
+  const hostname = flag('hostname') || undefined;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: not a port number: ${flag('port')}`);
+  const log = logger.child({ process: 'web' });
+
+  const app = next({ dev: false, dir: ROOT, port, hostname });
+  await app.prepare();
+  const handle = app.getRequestHandler();
+
+  const server = http.createServer((req, res) => {
+    // A connection that outlives the drain would keep the process up: answer, then close it.
+    if (isDraining()) res.setHeader('Connection', 'close');
+    handle(req, res).catch((err: unknown) => {
+      log.error({ err }, 'request handler failed');
+      if (!res.headersSent) res.statusCode = 500;
+      res.end();
+    });
+  });
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, hostname, () => resolve());
+  });
+  log.info({ port, hostname: hostname ?? '*', shutdownTimeoutSeconds: config.shutdownTimeoutSeconds }, 'web server ready');
+
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    // tsx and `npm start` pass a signal on to the whole group: the second delivery changes nothing.
+    if (stopping) return;
+    stopping = true;
+    const started = Date.now();
+    const deadline = started + config.shutdownTimeoutSeconds * 1000;
+    log.info({ signal, connections: sockets.size }, 'web draining');
+    beginShutdown();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Keep-alive connections whose request finished are closed as they become idle.
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
+    const outcome = await Promise.race([closed.then(() => 'drained' as const), sleep(deadline - Date.now()).then(() => 'timeout' as const)]);
+    clearInterval(sweep);
+    if (outcome === 'timeout') {
+      log.warn({ connections: sockets.size, timeoutSeconds: config.shutdownTimeoutSeconds }, 'drain timed out: closing the remaining connections');
+      server.closeAllConnections();
+      for (const socket of sockets) socket.destroy();
+    }
+    // What is left of the bound (at least 1 s, for handlers cut short above) to close the pool.
+    await Promise.race([
+      closeDb().catch((err: unknown) => log.warn({ err }, 'closing the database pool failed')),
+      sleep(Math.max(deadline - Date.now(), 1_000)),
+    ]);
+    log.info({ ms: Date.now() - started, outcome }, 'web stopped');
+    process.exit(outcome === 'drained' ? 0 : 1);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(ms, 0)));
+
+main().catch((err) => {
+  logger.fatal({ err }, 'web server failed to start');
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
