@@ -8,7 +8,7 @@ import { clients, messages } from '@/db/schema';
 import { createClient, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { startFakeTwilio, type FakeTwilio, type FakeTwilioCreateRequest, type FakeTwilioReply } from '@/server/testing/fake-twilio';
 import { api, jsonOf } from '@/server/testing/http';
-import { startSmtpSink, type SmtpSink } from '@/server/testing/smtp-sink';
+import { fakeProvidersEnv, startSmtpSink, type SmtpSink } from '@/server/testing/smtp-sink';
 import { startWorkerProcess, type WorkerProcess } from '@/server/testing/worker-process';
 import { startWorker } from './index';
 
@@ -53,14 +53,7 @@ let onCreate: ((req: FakeTwilioCreateRequest) => void) | null = null;
 beforeAll(async () => {
   fake = await startFakeTwilio();
   sink = await startSmtpSink();
-  Object.assign(process.env, {
-    SMS_PROVIDER: 'twilio',
-    TWILIO_ACCOUNT_SID: fake.accountSid,
-    TWILIO_AUTH_TOKEN: fake.authToken,
-    TWILIO_API_BASE_URL: fake.url,
-    EMAIL_PROVIDER: 'smtp',
-    SMTP_URL: sink.url,
-  });
+  Object.assign(process.env, fakeProvidersEnv(fake, sink));
   fake.setBehavior((req) => {
     creates.push({ at: Date.now(), to: req.to, body: req.body });
     onCreate?.(req);
@@ -457,7 +450,7 @@ describe('send worker as a process, killed mid-send', () => {
       expect(creates.filter((c) => c.body === optBody)).toHaveLength(0);
 
       // The fresh worker drains and exits cleanly on SIGTERM.
-      expect(await second.stop()).toEqual({ code: 0, signal: null });
+      expect(await second.stop()).toMatchObject({ code: 0, signal: null });
     } finally {
       onCreate = null;
       await relay.close();

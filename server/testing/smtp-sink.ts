@@ -154,3 +154,15 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     },
   };
 }
+
+/** The environment that points the product's providers at the fakes: the fake Twilio API and this sink. */
+export function fakeProvidersEnv(fake: { accountSid: string; authToken: string; url: string }, sink: { url: string }) {
+  return {
+    SMS_PROVIDER: 'twilio',
+    TWILIO_ACCOUNT_SID: fake.accountSid,
+    TWILIO_AUTH_TOKEN: fake.authToken,
+    TWILIO_API_BASE_URL: fake.url,
+    EMAIL_PROVIDER: 'smtp',
+    SMTP_URL: sink.url,
+  };
+}

@@ -17,7 +17,14 @@ type SessionCaller = Extract<Caller, { kind: 'session' }>;
  */
 export async function createContext({ req, requestId = requestIdOf(req) }: { req: Request; requestId?: string }) {
   const session = sessionTokenOf(req);
-  const caller = session ? ((await resolveSession(session.token, session.viaCookie)) as SessionCaller | null) : null;
+  let caller: SessionCaller | null = null;
+  try {
+    caller = session ? ((await resolveSession(session.token, session.viaCookie)) as SessionCaller | null) : null;
+  } catch (err) {
+    // The session is looked up before any procedure runs, so its middleware's mapping never sees this.
+    if (isDatabaseUnavailable(err)) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'Database unavailable', cause: err });
+    throw err;
+  }
   return { req, requestId, caller };
 }
 
