@@ -27,7 +27,7 @@ test('the inbox runs under its CSP with no violation, and carries the security h
   expect(headers['permissions-policy']).toContain('microphone=(self)');
 
   await page.getByRole('option', { name: /^Ana Lopez/ }).click();
-  await expect(page.getByText('Is Friday free?')).toBeVisible();
+  await expect(page.getByRole('log', { name: 'Messages' }).getByText('Is Friday free?')).toBeVisible();
   expect(violations).toEqual([]);
 });
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { type AnyPgColumn, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, foreignKey, index, integer, jsonb, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 import { staff } from './staff';
 
@@ -28,15 +28,13 @@ export const sessions = pgTable(
     businessId: integer('business_id')
       .notNull()
       .references(() => businesses.id, { onDelete: 'cascade' }),
-    staffId: integer('staff_id')
-      .notNull()
-      .references(() => staff.id, { onDelete: 'cascade' }),
+    staffId: integer('staff_id').notNull(),
     tokenHash: text('token_hash').notNull(),
     /**
      * The session whose login link opened this one (a browser session gets its own token, never
      * the API's bearer token); revoking the parent revokes it too.
      */
-    parentId: integer('parent_id').references((): AnyPgColumn => sessions.id, { onDelete: 'cascade' }),
+    parentId: integer('parent_id'),
     ttlSeconds: integer('ttl_seconds').notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
@@ -45,6 +43,9 @@ export const sessions = pgTable(
   },
   (t) => [
     uniqueIndex('sessions_token_hash_key').on(t.tokenHash),
+    unique('sessions_business_id_id_key').on(t.businessId, t.id),
+    foreignKey({ name: 'sessions_staff_fk', columns: [t.businessId, t.staffId], foreignColumns: [staff.businessId, staff.id] }).onDelete('cascade'),
+    foreignKey({ name: 'sessions_parent_fk', columns: [t.businessId, t.parentId], foreignColumns: [t.businessId, t.id] }).onDelete('cascade'),
     index('sessions_staff_idx').on(t.businessId, t.staffId),
     index('sessions_parent_idx').on(t.parentId),
     check('sessions_ttl_check', sql`${t.ttlSeconds} between 60 and 604800`),

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, check, foreignKey, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 import { CLIENT_TYPES, oneOf, type ClientType } from './enums';
 import { locations } from './locations';
@@ -19,7 +19,7 @@ export const clients = pgTable(
     gender: text('gender'),
     imageUrl: text('image_url'),
     clientType: text('client_type').$type<ClientType>().notNull().default('lead'),
-    locationId: integer('location_id').references(() => locations.id, { onDelete: 'set null' }),
+    locationId: integer('location_id'),
     optedOutSms: boolean('opted_out_sms').notNull().default(false),
     optedOutEmail: boolean('opted_out_email').notNull().default(false),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
@@ -27,6 +27,8 @@ export const clients = pgTable(
   },
   (t) => [
     uniqueIndex('clients_business_external_id_key').on(t.businessId, t.externalId),
+    unique('clients_business_id_id_key').on(t.businessId, t.id),
+    foreignKey({ name: 'clients_location_fk', columns: [t.businessId, t.locationId], foreignColumns: [locations.businessId, locations.id] }),
     // Inbound SMS/calls and sends find the client by number; inbound email by address.
     index('clients_business_phone_idx').on(t.businessId, t.phoneNumber),
     index('clients_business_email_idx').on(t.businessId, sql`lower(${t.email})`),

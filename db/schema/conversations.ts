@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, foreignKey, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 import { clients } from './clients';
 import { CHANNELS, CONVERSATION_STATUSES, oneOf, type Channel, type ConversationStatus } from './enums';
@@ -19,15 +19,13 @@ export const conversations = pgTable(
     businessId: integer('business_id')
       .notNull()
       .references(() => businesses.id, { onDelete: 'cascade' }),
-    clientId: integer('client_id')
-      .notNull()
-      .references(() => clients.id, { onDelete: 'cascade' }),
-    locationId: integer('location_id').references(() => locations.id, { onDelete: 'set null' }),
+    clientId: integer('client_id').notNull(),
+    locationId: integer('location_id'),
     status: text('status').$type<ConversationStatus>().notNull().default('open'),
     snoozedUntil: timestamp('snoozed_until', { withTimezone: true }),
-    assignedStaffId: integer('assigned_staff_id').references(() => staff.id, { onDelete: 'set null' }),
-    resolvedByStaffId: integer('resolved_by_staff_id').references(() => staff.id, { onDelete: 'set null' }),
-    updatedByStaffId: integer('updated_by_staff_id').references(() => staff.id, { onDelete: 'set null' }),
+    assignedStaffId: integer('assigned_staff_id'),
+    resolvedByStaffId: integer('resolved_by_staff_id'),
+    updatedByStaffId: integer('updated_by_staff_id'),
     label: text('label'),
     lastMessageId: bigint('last_message_id', { mode: 'number' }),
     lastMessageContent: text('last_message_content'),
@@ -40,6 +38,13 @@ export const conversations = pgTable(
   },
   (t) => [
     uniqueIndex('conversations_business_client_key').on(t.businessId, t.clientId),
+    unique('conversations_business_id_id_key').on(t.businessId, t.id),
+    // Every reference stays inside the business (and includes the distribution column Citus needs).
+    foreignKey({ name: 'conversations_client_fk', columns: [t.businessId, t.clientId], foreignColumns: [clients.businessId, clients.id] }).onDelete('cascade'),
+    foreignKey({ name: 'conversations_location_fk', columns: [t.businessId, t.locationId], foreignColumns: [locations.businessId, locations.id] }),
+    foreignKey({ name: 'conversations_assigned_staff_fk', columns: [t.businessId, t.assignedStaffId], foreignColumns: [staff.businessId, staff.id] }),
+    foreignKey({ name: 'conversations_resolved_by_staff_fk', columns: [t.businessId, t.resolvedByStaffId], foreignColumns: [staff.businessId, staff.id] }),
+    foreignKey({ name: 'conversations_updated_by_staff_fk', columns: [t.businessId, t.updatedByStaffId], foreignColumns: [staff.businessId, staff.id] }),
     // The inbox list: newest activity first, optionally narrowed by status or assignee.
     index('conversations_business_activity_idx').on(t.businessId, t.lastActivityAt.desc(), t.id.desc()),
     index('conversations_business_status_activity_idx').on(t.businessId, t.status, t.lastActivityAt.desc(), t.id.desc()),

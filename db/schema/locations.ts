@@ -1,4 +1,4 @@
-import { index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { foreignKey, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 
 export const locations = pgTable(
@@ -17,6 +17,8 @@ export const locations = pgTable(
   },
   (t) => [
     uniqueIndex('locations_business_external_id_key').on(t.businessId, t.externalId),
+    // Tenant rows point at each other by (business_id, id): see docs/production.md (Citus).
+    unique('locations_business_id_id_key').on(t.businessId, t.id),
     index('locations_business_id_idx').on(t.businessId),
   ],
 );

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, foreignKey, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 import { clients } from './clients';
 import { conversations } from './conversations';
@@ -34,12 +34,8 @@ export const messages = pgTable(
     businessId: integer('business_id')
       .notNull()
       .references(() => businesses.id, { onDelete: 'cascade' }),
-    conversationId: integer('conversation_id')
-      .notNull()
-      .references(() => conversations.id, { onDelete: 'cascade' }),
-    clientId: integer('client_id')
-      .notNull()
-      .references(() => clients.id, { onDelete: 'cascade' }),
+    conversationId: integer('conversation_id').notNull(),
+    clientId: integer('client_id').notNull(),
     channel: text('channel').$type<Channel>(),
     direction: text('direction').$type<Direction>().notNull(),
     messageType: text('message_type').$type<MessageType>().notNull(),
@@ -50,7 +46,7 @@ export const messages = pgTable(
     receiverType: text('receiver_type').$type<UserType>(),
     receiverId: integer('receiver_id'),
     /** The staff member who wrote or placed it (notes, calls, staff sends). */
-    staffId: integer('staff_id').references(() => staff.id, { onDelete: 'set null' }),
+    staffId: integer('staff_id'),
     sentBy: integer('sent_by'),
     wlUserId: integer('wl_user_id'),
     content: text('content'),
@@ -100,6 +96,10 @@ export const messages = pgTable(
     // A provider's id is unique per business: Twilio's SIDs are global anyway; an inbound email's
     // Message-ID (its sender's choice) may reach several businesses. Lookups by (provider, id) use the prefix.
     uniqueIndex('messages_provider_id_key').on(t.provider, t.providerMessageId, t.businessId),
+    // References stay inside the business (and carry the distribution column Citus needs).
+    foreignKey({ name: 'messages_conversation_fk', columns: [t.businessId, t.conversationId], foreignColumns: [conversations.businessId, conversations.id] }).onDelete('cascade'),
+    foreignKey({ name: 'messages_client_fk', columns: [t.businessId, t.clientId], foreignColumns: [clients.businessId, clients.id] }).onDelete('cascade'),
+    foreignKey({ name: 'messages_staff_fk', columns: [t.businessId, t.staffId], foreignColumns: [staff.businessId, staff.id] }),
     // A late status callback for an earlier attempt of a retried message is recognised as such.
     index('messages_previous_provider_ids_idx')
       .using('gin', t.previousProviderMessageIds)

@@ -166,7 +166,7 @@ describe('text PostgreSQL cannot store', () => {
       const [issue] = (await jsonOf(res)).detail;
       expect(issue.type).toBe('too_deep');
       expect(issue.loc.slice(0, 6)).toEqual(['body', 'messages', 0, 'provider_metadata', 'a', 0]);
-      expect(performance.now() - started).toBeLessThan(1000);
+      expect(performance.now() - started).toBeLessThan(3000);
     }
     expect(await messageCount(t.business.id)).toBe(0);
   });

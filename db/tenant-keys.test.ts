@@ -1,0 +1,40 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { db } from '@/db/client';
+import { conversations, messages, staff } from '@/db/schema';
+import { createClient, createConversation, createLocation, createTenant } from '@/server/testing/factories';
+
+/**
+ * Tenant rows reference each other by (business_id, id) (migration 0009): whatever a service
+ * forgets, the database itself refuses a row that points into another business.
+ */
+const refused = (p: Promise<unknown>) => expect(p).rejects.toMatchObject({ cause: { code: '23503' } });
+
+describe('references stay inside the business', () => {
+  it('refuses a conversation, message, staff location or assignee from another business', async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const clientOfB = await createClient(b.business.id);
+    const locationOfB = await createLocation(b.business.id);
+    const clientOfA = await createClient(a.business.id);
+    const conversationOfA = await createConversation(a.business.id, clientOfA.id);
+
+    await refused(db.insert(conversations).values({ businessId: a.business.id, clientId: clientOfB.id }));
+    await refused(db.insert(staff).values({ businessId: a.business.id, name: 'Elsewhere', locationId: locationOfB.id }));
+    await refused(
+      db.insert(messages).values({
+        businessId: a.business.id,
+        conversationId: conversationOfA.id,
+        clientId: clientOfB.id,
+        direction: 'outbound',
+        messageType: 'NOTE',
+        senderType: 'staff',
+        status: 'sent',
+      }),
+    );
+    await refused(db.update(conversations).set({ assignedStaffId: b.owner.id }).where(eq(conversations.id, conversationOfA.id)));
+    // Within the business everything is accepted as before.
+    await db.update(conversations).set({ assignedStaffId: a.owner.id }).where(eq(conversations.id, conversationOfA.id));
+  });
+});
+
