@@ -29,7 +29,7 @@ if (!process.env.E2E_SKIP_BUILD) {
 runProcesses(
   [
     { name: 'web', command: 'node', args: ['--import', 'tsx', 'server/cli/web-server.ts', '--port', String(port)] },
-    { name: 'worker', command: 'tsx', args: ['workers/index.ts'] },
+    { name: 'worker', command: 'node', args: ['--import', 'tsx', 'workers/index.ts'] },
   ],
   env,
   async () => {

@@ -26,7 +26,8 @@ async function main() {
   const hostname = process.argv.includes('--hostname') ? ['--hostname', process.argv[process.argv.indexOf('--hostname') + 1] ?? ''] : [];
   const commands = [
     { name: 'web', command: 'node', args: ['--import', 'tsx', 'server/cli/web-server.ts', '--port', String(config.port), ...hostname] },
-    { name: 'worker', command: 'tsx', args: ['workers/index.ts'] },
+    // Without tsx's wrapper process, which SIGKILLs a child that is slow to acknowledge a relayed SIGTERM.
+    { name: 'worker', command: 'node', args: ['--import', 'tsx', 'workers/index.ts'] },
   ].filter((c) => only === 'both' || c.name === only);
   runProcesses(commands, process.env, database.stop);
 }

@@ -150,9 +150,15 @@ async function main() {
   report({ load, chaos, checks, streams: streams.subscribers, settleMs: settle.ms });
   await notifies.stop();
   await q.end({ timeout: 2 });
+  const procs = [...cluster.webs, ...cluster.workers];
+  const diedEarly = procs.filter((p) => !p.alive());
   const exits = await cluster.stop();
   const unclean = exits.filter((e) => e.exit.code !== 0 && e.name !== 'haproxy');
-  if (unclean.length) console.log(`  processes that did not stop cleanly: ${unclean.map((e) => `${e.name} (${e.exit.code ?? e.exit.signal})`).join(', ')}`);
+  for (const e of unclean) {
+    const proc = procs.find((p) => p.name === e.name);
+    console.log(`  ${e.name} did not stop cleanly (${e.exit.code ?? e.exit.signal})${proc && diedEarly.includes(proc) ? ', and had exited before the stop' : ''}; its last lines:`);
+    for (const line of (proc?.output() ?? '').trim().split('\n').slice(-12)) console.log(`    ${line.slice(0, 300)}`);
+  }
   await pg?.stop();
   await fake.close();
   await sink.close();
