@@ -6,6 +6,7 @@ import { closeDb } from '@/db/client';
 import { loadEnv } from '@/server/env';
 import { beginShutdown, isDraining } from '@/server/http/shutdown';
 import { logger } from '@/server/logger';
+import { EVENTS_PATH, serveEventStream } from '@/server/realtime/event-stream';
 
 /**
  * The production web server (`npm run start:web`, and the web half of `npm start`): Next.js's
@@ -16,7 +17,7 @@ import { logger } from '@/server/logger';
  * On SIGTERM or SIGINT:
  *  1. draining: `GET /api/v1/health/live` answers 503, so the balancer stops routing here;
  *  2. the listening socket closes: new connections are refused (a balancer retries them elsewhere);
- *  3. the open inbox events streams end at once (server/http/shutdown.ts → server/realtime/listen.ts)
+ *  3. the open inbox events streams end at once (server/http/shutdown.ts → server/realtime/event-stream.ts)
  *     with a retryable error, so browsers reconnect to another process;
  *  4. requests in flight finish; idle keep-alive connections are closed, and answers given while
  *     draining carry `Connection: close`;
@@ -44,14 +45,23 @@ async function main() {
   await app.prepare();
   const handle = app.getRequestHandler();
 
-  const server = http.createServer((req, res) => {
-    // A connection that outlives the drain would keep the process up: answer, then close it.
-    if (isDraining()) res.setHeader('Connection', 'close');
+  const nextHandle = (req: http.IncomingMessage, res: http.ServerResponse) =>
     handle(req, res).catch((err: unknown) => {
       log.error({ err }, 'request handler failed');
       if (!res.headersSent) res.statusCode = 500;
       res.end();
     });
+  const server = http.createServer((req, res) => {
+    // A connection that outlives the drain would keep the process up: answer, then close it.
+    if (isDraining()) res.setHeader('Connection', 'close');
+    // The inbox's live events: served here, in tRPC's wire format, without Next.js (server/realtime/event-stream.ts).
+    if (req.method === 'GET' && req.url?.split('?')[0] === EVENTS_PATH) {
+      void serveEventStream(req, res).then((served) => {
+        if (!served) void nextHandle(req, res);
+      });
+      return;
+    }
+    void nextHandle(req, res);
   });
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {

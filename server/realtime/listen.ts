@@ -12,7 +12,12 @@ import { EVENTS_CHANNEL, type InboxEvent } from './publish';
  * NOTIFYed in between never reached this process, so every stream open then is interrupted
  * (EventsInterrupted): its client reconnects and refetches, as after any dropped stream.
  */
-type Subscriber = { businessId: number; push: (event: InboxEvent) => void; interrupt: () => void };
+type Subscriber = {
+  businessId: number;
+  /** `frame()`: the event as one SSE frame, serialized once per event for all its subscribers. */
+  push: (event: InboxEvent, frame: () => Buffer) => void;
+  interrupt: () => void;
+};
 
 /** The stream may have missed events (the LISTEN connection was lost and re-established). */
 export class EventsInterrupted extends Error {
@@ -41,7 +46,11 @@ function hub(): Hub {
           } catch {
             return;
           }
-          for (const s of subscribers.get(event.businessId) ?? []) s.push(event);
+          const ofBusiness = subscribers.get(event.businessId);
+          if (!ofBusiness) return;
+          let bytes: Buffer | undefined;
+          const frame = () => (bytes ??= sseFrame(event));
+          for (const s of ofBusiness) s.push(event, frame);
         },
         () => {
           // Called on every (re)LISTEN: after the first, the connection was lost in between.
@@ -59,11 +68,38 @@ function hub(): Hub {
 }
 
 /**
+ * An event as the tRPC SSE wire format carries it (a `data:` line holding the superjson-serialized
+ * value, then a blank line): the frame the fast path (server/realtime/event-stream.ts) writes.
+ */
+export function sseFrame(event: InboxEvent): Buffer {
+  // superjson.serialize of plain JSON (numbers, strings, arrays) is `{ json: value }`, no meta.
+  return Buffer.from(`data: ${JSON.stringify({ json: event })}\n\n\n`);
+}
+
+/**
+ * Subscribes `subscriber` to its business's events until the returned function is called. The
+ * hub (one LISTEN per process) is started on first use; `ready` resolves once it listens.
+ */
+export function subscribeBusiness(subscriber: Subscriber): { ready: Promise<unknown>; unsubscribe: () => void } {
+  const { subscribers, ready } = hub();
+  let ofBusiness = subscribers.get(subscriber.businessId);
+  if (!ofBusiness) subscribers.set(subscriber.businessId, (ofBusiness = new Set()));
+  ofBusiness.add(subscriber);
+  const set = ofBusiness;
+  return {
+    ready,
+    unsubscribe() {
+      set.delete(subscriber);
+      if (set.size === 0 && subscribers.get(subscriber.businessId) === set) subscribers.delete(subscriber.businessId);
+    },
+  };
+}
+
+/**
  * The events of one business as an async iterable, until `signal` aborts or this process starts
  * shutting down (server/http/shutdown.ts), so no stream holds a draining web process open.
  */
 export async function* businessEvents(businessId: number, signal?: AbortSignal): AsyncGenerator<InboxEvent> {
-  const { subscribers, ready } = hub();
   const buffered: InboxEvent[] = [];
   let wake: (() => void) | null = null;
   let interrupted = false;
@@ -79,9 +115,7 @@ export async function* businessEvents(businessId: number, signal?: AbortSignal):
       wake?.();
     },
   };
-  let ofBusiness = subscribers.get(businessId);
-  if (!ofBusiness) subscribers.set(businessId, (ofBusiness = new Set()));
-  ofBusiness.add(subscriber);
+  const { ready, unsubscribe } = subscribeBusiness(subscriber);
   const shutdown = shutdownSignal();
   let stop = () => {};
   const aborted = new Promise<void>((resolve) => (stop = resolve));
@@ -102,7 +136,6 @@ export async function* businessEvents(businessId: number, signal?: AbortSignal):
     // The shutdown signal lives as long as the process: leave no listener behind on it.
     shutdown.removeEventListener('abort', stop);
     signal?.removeEventListener('abort', stop);
-    ofBusiness.delete(subscriber);
-    if (ofBusiness.size === 0 && subscribers.get(businessId) === ofBusiness) subscribers.delete(businessId);
+    unsubscribe();
   }
 }

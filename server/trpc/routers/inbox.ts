@@ -2,6 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { MESSAGE_FILTERS } from '@/db/schema/enums';
 import { isDraining } from '@/server/http/shutdown';
+import { SESSION_RECHECK_MS } from '@/server/realtime/event-stream';
 import { businessEvents, EventsInterrupted } from '@/server/realtime/listen';
 import { ConversationListQuery, StatusRequest } from '@/server/schemas/businesses';
 import { email, id, MAX_PAGE } from '@/server/schemas/common';
@@ -15,8 +16,7 @@ import { submitEmail, submitSms } from '@/server/services/messages/submit';
 import { MAX_SEARCH_TERM_LENGTH, searchMessages } from '@/server/services/search';
 import { router, staffProcedure } from '../init';
 
-/** How often an open events stream checks that its session is still live. */
-export const SESSION_RECHECK_MS = 5_000;
+export { SESSION_RECHECK_MS };
 
 /** A page number (or an infinite list's cursor): the same bound as REST's `page`. */
 const pageNumber = z.number().int().min(1).max(MAX_PAGE);
@@ -119,7 +119,9 @@ export const inboxRouter = router({
       }),
     ),
   /**
-   * Live events of the staff member's business (SSE), fed by PostgreSQL LISTEN/NOTIFY. The stream
+   * Live events of the staff member's business (SSE), fed by PostgreSQL LISTEN/NOTIFY. The
+   * production web server serves this path itself, faster, in the same wire format
+   * (server/realtime/event-stream.ts); this procedure serves it under `next dev` and tests. The stream
    * lives only as long as its session: checked every SESSION_RECHECK_MS, and once the session is
    * revoked, expired or its staff member deactivated it ends with UNAUTHORIZED ("Signed out"); when
    * this web process shuts down, with SERVICE_UNAVAILABLE, which the client retries.
