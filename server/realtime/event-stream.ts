@@ -113,7 +113,9 @@ function open(res: ServerResponse, businessId: number, sessionId: number) {
 
 /** One query for every open stream's session; a stream whose session ended is ended with UNAUTHORIZED. */
 async function recheckSessions() {
-  const ids = [...new Set([...streams].map((s) => s.sessionId))];
+  // Only the streams open now: one opened while the query runs is not in its answer.
+  const checked = [...streams];
+  const ids = [...new Set(checked.map((s) => s.sessionId))];
   if (ids.length === 0) return;
   let live: Set<number>;
   try {
@@ -126,7 +128,7 @@ async function recheckSessions() {
     logger.warn({ err: { message: (err as Error).message } }, 'event stream session re-check failed');
     return;
   }
-  for (const s of streams) if (!live.has(s.sessionId)) s.end('UNAUTHORIZED', 'Signed out: this session has ended');
+  for (const s of checked) if (!live.has(s.sessionId)) s.end('UNAUTHORIZED', 'Signed out: this session has ended');
 }
 
 /** tRPC's `serialized-error` frame with the error shape its client reads (the JSON-RPC code decides a retry). */
