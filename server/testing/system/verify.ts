@@ -165,7 +165,16 @@ function statusTally(rows: { status: string }[]) {
 /** A fresh key's burst through the balancer: exactly the limit is served within one minute, whichever web serves. */
 async function rateLimitHolds(ctx: { cluster: Cluster; businesses: Business[]; rateLimit: number }): Promise<Check> {
   const b = ctx.businesses[0]!;
-  const key = await createBusinessApiKey(b.id);
+  // The harness's `db` pool sat idle through the PostgreSQL restart: its first query may meet the
+  // goodbye of a connection that is gone (57P01); the next one reconnects.
+  let key = '';
+  for (let attempt = 1; !key; attempt++) {
+    try {
+      key = await createBusinessApiKey(b.id);
+    } catch (err) {
+      if (attempt >= 5) throw err;
+    }
+  }
   // Inside one fixed minute window: start early in a minute.
   const second = new Date().getSeconds();
   if (second > 25) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
