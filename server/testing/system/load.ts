@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FakeTwilio } from '@/server/testing/fake-twilio';
-import { multipartBody, twilioSid } from '@/server/providers/webhook-requests';
-import { twilioWebhookRequest, TWILIO_WEBHOOK_PATHS } from '@/server/providers/webhook-requests';
+import { multipartBody, twilioSid, twilioWebhookRequest, TWILIO_WEBHOOK_PATHS } from '@/server/providers/webhook-requests';
 
 /**
  * The system test's traffic, every kind at once, through the balancer, each request logged with
