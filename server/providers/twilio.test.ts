@@ -205,6 +205,17 @@ describe('twilio provider: findSent', () => {
     expect(found).toMatchObject({ providerMessageId: sent.providerMessageId, status: 'delivered' });
   });
 
+  it('finds the message however many were sent to the number after it (pages back to the attempt)', async () => {
+    const to = '+14155550147';
+    const since = new Date(Date.now() - 1000);
+    const target = await provider.send(request({ to, body: 'the one looked for' }));
+    // A busy client: 250 more texts after it, so it is far past the first page (the system test found this).
+    for (let i = 0; i < 250; i++) await provider.send(request({ to, body: `later ${i}` }));
+    const requestsBefore = fake.requests;
+    expect(await provider.findSent({ to, from: FROM, body: 'the one looked for', since })).toMatchObject({ providerMessageId: target.providerMessageId });
+    expect(fake.requests - requestsBefore).toBe(3); // three pages of 100, then it stops
+  });
+
   it('skips the provider ids of earlier attempts', async () => {
     const to = '+14155550146';
     const first = await provider.send(request({ to, body: 'same words' }));

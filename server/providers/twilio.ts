@@ -159,6 +159,9 @@ function toResult(message: TwilioMessageLike): SmsSendResult {
   };
 }
 
+const FIND_SENT_PAGE_SIZE = 100;
+const FIND_SENT_MAX_PAGES = 20;
+
 /** How far before `since` a message may have been created and still count (clock skew). */
 const FIND_SENT_SKEW_MS = 60_000;
 
@@ -170,9 +173,28 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
     autoRetry: false,
   });
 
-  async function list(query: { to: string; from: string; dateSentAfter?: Date }) {
+  /**
+   * The pair's messages, newest first, page by page until one created before `cutoff`: however
+   * many were sent to the client since (a busy client, a bulk send), the one looked for is among
+   * them. Past FIND_SENT_MAX_PAGES pages the answer is "unknown", never "not sent".
+   */
+  async function createdSince(query: { to: string; from: string }, cutoff: number) {
     try {
-      return await client.messages.list({ ...query, limit: 50 });
+      const seen = [];
+      // nextPage() is typed as the generic Page; the instances are the same MessageInstance.
+      let page: { instances: Awaited<ReturnType<typeof client.messages.page>>['instances']; nextPage(): Promise<unknown> | undefined } =
+        await client.messages.page({ ...query, pageSize: FIND_SENT_PAGE_SIZE });
+      for (let pages = 1; ; pages++) {
+        seen.push(...page.instances);
+        const oldest = page.instances.at(-1);
+        if (!oldest || oldest.dateCreated.getTime() < cutoff) return seen;
+        if (pages >= FIND_SENT_MAX_PAGES) {
+          throw new ProviderError('unknown', 'lookup_too_long', `Over ${FIND_SENT_MAX_PAGES * FIND_SENT_PAGE_SIZE} messages to this number since the attempt; cannot tell whether it was sent`);
+        }
+        const next = page.nextPage();
+        if (!next) return seen;
+        page = (await next) as typeof page;
+      }
     } catch (err) {
       throw classifyTwilioError(err);
     }
@@ -209,13 +231,8 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
         }
         return best;
       };
-      // `DateSent>` is day-granular on Twilio's side; the dateCreated check above does the rest.
-      let found = pick(await list({ to, from, dateSentAfter: since }));
-      if (!found) {
-        // A message still queued at Twilio has no date_sent yet and may not match a DateSent
-        // filter: look at the newest messages for the pair before declaring "not sent".
-        found = pick(await list({ to, from }));
-      }
+      // By creation time, not DateSent: a message still queued at Twilio has no date_sent yet.
+      const found = pick(await createdSince({ to, from }, cutoff));
       return found ? toResult(found) : null;
     },
   };
