@@ -7,7 +7,7 @@ import type { SendJob } from '@/server/services/messages/submit';
 import type { JobOutcome } from './batch-loop';
 
 export type SendResult =
-  | { messageId: number; kind: 'sent'; providerMessageId: string; status: MessageStatus; segments: number | null; emailMessageId?: string }
+  | { messageId: number; kind: 'sent'; providerMessageId: string; status: MessageStatus; segments: number | null; emailMessageId?: string; errorCode?: string | null }
   | { messageId: number; kind: 'permanent'; code: string; message: string; optedOut?: boolean }
   | { messageId: number; kind: 'transient' | 'unknown'; code: string; message: string; lastAttempt: boolean };
 
@@ -41,12 +41,15 @@ export async function finishSends(
         status = case when message_status_rank(v.status, m.message_type) > message_status_rank('sent', m.message_type)
                       then v.status else 'sent' end,
         segments = coalesce(v.segments, m.segments),
-        error_code = null, error_message = null,
+        -- Reconciliation can find a message that already failed at the provider: keep why.
+        error_code = case when v.status in ('failed', 'undelivered') then coalesce(v.error_code, 'provider_failed') end,
+        error_message = case when v.status in ('failed', 'undelivered')
+                             then coalesce('Twilio error ' || v.error_code, 'The provider reports the message ' || v.status) end,
         status_updated_at = now()
       from unnest(${sql.param(sent.map((r) => r.messageId))}::bigint[], ${sql.param(sent.map((r) => r.providerMessageId))}::text[],
                   ${sql.param(sent.map((r) => r.status))}::text[], ${sql.param(sent.map((r) => r.segments))}::int[],
-                  ${sql.param(sent.map((r) => r.emailMessageId ?? null))}::text[])
-           as v(id, sid, status, segments, email_message_id)
+                  ${sql.param(sent.map((r) => r.emailMessageId ?? null))}::text[], ${sql.param(sent.map((r) => r.errorCode ?? null))}::text[])
+           as v(id, sid, status, segments, email_message_id, error_code)
       where m.id = v.id and m.status = 'sending'
       returning m.id::int as id, m.business_id, m.conversation_id`);
     touched.push(...rows);

@@ -76,13 +76,13 @@ export async function sendSmsBatch(
         if (sent) log.info({ message_id: m.id, sid: sent.providerMessageId }, 'reconciled: already sent by an earlier attempt');
       }
       sent ??= await provider.send({ messageId: m.id, to: m.to_address, from: m.from_address, body: m.content, statusCallback });
-      return { messageId: m.id, kind: 'sent', providerMessageId: sent.providerMessageId, status: sent.status, segments: sent.segments ?? null };
+      return { messageId: m.id, kind: 'sent', providerMessageId: sent.providerMessageId, status: sent.status, segments: sent.segments ?? null, errorCode: sent.errorCode };
     } catch (err) {
       const result = classify(err, m.id, job);
       // Out of attempts with the outcome unknown: ask the provider once more before calling it failed.
       if (result.kind === 'unknown' && result.lastAttempt) {
         const found = await lookup(reconcileSince ?? startedAt).catch(() => null);
-        if (found) return { messageId: m.id, kind: 'sent', providerMessageId: found.providerMessageId, status: found.status, segments: found.segments ?? null };
+        if (found) return { messageId: m.id, kind: 'sent', providerMessageId: found.providerMessageId, status: found.status, segments: found.segments ?? null, errorCode: found.errorCode };
       }
       return result;
     }

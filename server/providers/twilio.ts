@@ -144,7 +144,7 @@ export function classifyTwilioError(err: unknown): ProviderError {
   return new ProviderError('unknown', code ?? 'unknown', message);
 }
 
-type TwilioMessageLike = { sid: string; status: string; numSegments?: string | number | null };
+type TwilioMessageLike = { sid: string; status: string; numSegments?: string | number | null; errorCode?: number | null };
 
 function toResult(message: TwilioMessageLike): SmsSendResult {
   if (typeof message.sid !== 'string' || !message.sid) {
@@ -156,6 +156,8 @@ function toResult(message: TwilioMessageLike): SmsSendResult {
     providerMessageId: message.sid,
     status: mapTwilioMessageStatus(String(message.status ?? '')) ?? 'queued',
     ...(Number.isFinite(segments) && segments > 0 ? { segments } : {}),
+    // A message found by reconciliation may already have failed at Twilio: keep its reason.
+    ...(message.errorCode ? { errorCode: String(message.errorCode) } : {}),
   };
 }
 

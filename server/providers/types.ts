@@ -42,6 +42,8 @@ export type SmsSendResult = {
   /** Our status for the provider's answer (Twilio `queued`/`accepted` → `queued`, `sent` → `sent`…). */
   status: MessageStatus;
   segments?: number;
+  /** The provider's error code when the message already failed there (found by reconciliation). */
+  errorCode?: string | null;
 };
 
 export interface SmsProvider {

@@ -87,6 +87,17 @@ describe('ambiguous Twilio answers are reconciled before any resend', () => {
     expect(await messageOf(m.id)).toMatchObject({ status: 'sent', providerMessageId: atFake(m.toAddress!)[0]!.sid });
   });
 
+  it('a message that already failed at Twilio is reconciled as failed with its reason, not as failed without one', async () => {
+    const m = await queuedSms();
+    fake.failNext(1, { status: 502, acceptedAnyway: true });
+    await sendSmsBatch([job(m.id)], provider, CALLBACK, log);
+    const atTwilio = atFake(m.toAddress!)[0]!;
+    Object.assign(atTwilio, { status: 'undelivered', errorCode: 30003 }); // its callback has not reached us yet
+    await sendSmsBatch([job(m.id, 1)], provider, CALLBACK, log);
+    expect(await messageOf(m.id)).toMatchObject({ status: 'undelivered', providerMessageId: atTwilio.sid, errorCode: '30003', errorMessage: 'Twilio error 30003' });
+    expect(atFake(m.toAddress!)).toHaveLength(1);
+  });
+
   it('a 429 is not ambiguous: it goes back to queued and is sent once on the next attempt', async () => {
     const m = await queuedSms();
     fake.failNext(1, { status: 429, code: 20429 });
