@@ -11,6 +11,8 @@ const WAIT_FOR_FIRST_MS = 10_000;
 const RENEW_EVERY_MS = 1_500;
 const LEASE_SECONDS = 5;
 const KEY = /^[\x21-\x7e]{1,255}$/;
+/** The holder stopped renewing (rows written before leases existed count from their creation). */
+const lapsed = sql<boolean>`coalesce(${idempotencyKeys.lockedUntil}, ${idempotencyKeys.createdAt} + make_interval(secs => ${LEASE_SECONDS})) < now()`;
 
 /** Thrown inside the request's transaction to roll its effects back while keeping its answer. */
 class Rejected extends Error {
@@ -67,8 +69,7 @@ export async function withIdempotency(
         state: idempotencyKeys.state,
         responseStatus: idempotencyKeys.responseStatus,
         responseBody: idempotencyKeys.responseBody,
-        // Rows written before leases existed have none: their creation time stands in for it.
-        lapsed: sql<boolean>`coalesce(${idempotencyKeys.lockedUntil}, ${idempotencyKeys.createdAt} + make_interval(secs => ${LEASE_SECONDS})) < now()`,
+        lapsed,
       })
       .from(idempotencyKeys)
       .where(match)
@@ -87,7 +88,7 @@ export async function withIdempotency(
       const [taken] = await db
         .update(idempotencyKeys)
         .set({ holder, lockedUntil: lease })
-        .where(and(eq(idempotencyKeys.id, row.id), eq(idempotencyKeys.state, 'running'), sql`coalesce(${idempotencyKeys.lockedUntil}, ${idempotencyKeys.createdAt} + make_interval(secs => ${LEASE_SECONDS})) < now()`))
+        .where(and(eq(idempotencyKeys.id, row.id), eq(idempotencyKeys.state, 'running'), lapsed))
         .returning({ id: idempotencyKeys.id });
       if (taken) {
         logger.warn({ idempotency_key_id: row.id }, 'idempotency key taken over from a request that stopped renewing it');

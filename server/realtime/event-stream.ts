@@ -2,13 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
-import { sql } from 'drizzle-orm';
-import { db } from '@/db/client';
 import { sessionTokenOf } from '@/server/http/credentials';
 import { enforceRateLimit } from '@/server/http/rate-limit';
 import { isDraining, shutdownSignal } from '@/server/http/shutdown';
 import { logger } from '@/server/logger';
-import { resolveSession } from '@/server/services/auth';
+import { liveSessionIds, resolveSession } from '@/server/services/auth';
 import { subscribeBusiness } from './listen';
 
 /**
@@ -119,10 +117,7 @@ async function recheckSessions() {
   if (ids.length === 0) return;
   let live: Set<number>;
   try {
-    const rows = await db.execute<{ id: number }>(sql`
-      select s.id from sessions s join staff st on st.id = s.staff_id and st.business_id = s.business_id
-      where s.id = any(${sql.param(ids)}::int[]) and s.revoked_at is null and s.expires_at > now() and st.active`);
-    live = new Set(rows.map((r) => r.id));
+    live = await liveSessionIds(ids);
   } catch (err) {
     // A database hiccup is no reason to sign anyone out.
     logger.warn({ err: { message: (err as Error).message } }, 'event stream session re-check failed');

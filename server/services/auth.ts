@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, eq, isNull, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { apiKeys, businesses, loginCodes, sessions, staff } from '@/db/schema';
 import { env } from '@/server/env';
@@ -104,13 +104,18 @@ export async function resolveSession(token: string, viaCookie: boolean, tx: Tx =
 
 /** Is this session still live (not revoked, not expired, its staff member active)? Does not slide it. */
 export async function sessionIsLive(sessionId: number, tx: Tx = db): Promise<boolean> {
-  const [row] = await tx
+  return (await liveSessionIds([sessionId], tx)).has(sessionId);
+}
+
+/** Which of these sessions are still live (not revoked or expired, staff member active): one query for many. */
+export async function liveSessionIds(sessionIds: number[], tx: Tx = db): Promise<Set<number>> {
+  if (sessionIds.length === 0) return new Set();
+  const rows = await tx
     .select({ id: sessions.id })
     .from(sessions)
     .innerJoin(staff, eq(staff.id, sessions.staffId))
-    .where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt), sql`${sessions.expiresAt} > now()`, eq(staff.active, true)))
-    .limit(1);
-  return row !== undefined;
+    .where(and(inArray(sessions.id, sessionIds), isNull(sessions.revokedAt), sql`${sessions.expiresAt} > now()`, eq(staff.active, true)));
+  return new Set(rows.map((r) => r.id));
 }
 
 /**
