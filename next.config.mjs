@@ -12,7 +12,9 @@ const nextConfig = {
   // Headers every answer carries (pages also get a per-request CSP from proxy.ts, see
   // server/http/security-headers.ts). A later entry overrides an earlier one for the same key.
   async headers() {
-    const apiPolicy = (defaultSrc) => [{ key: 'Content-Security-Policy', value: `default-src ${defaultSrc}; frame-ancestors 'none'` }];
+    const apiPolicy = (defaultSrc) => [
+      { key: 'Content-Security-Policy', value: `default-src ${defaultSrc}; frame-ancestors 'none'` },
+    ];
     return [
       {
         source: '/:path*',

@@ -21,7 +21,12 @@ process.env.TWILIO_AUTH_TOKEN ??= 'e2e-twilio-auth-token';
 process.env.EMAIL_INBOUND_SECRET ??= 'e2e-inbound-secret';
 // Voice is configured with made-up credentials (tokens are signed offline; Twilio is never
 // reached from the tests), while SMS and email stay on the sandbox providers.
-const voice = { TWILIO_ACCOUNT_SID: 'AC' + '0'.repeat(32), TWILIO_API_KEY_SID: 'SK' + '0'.repeat(32), TWILIO_API_KEY_SECRET: 'e2e-api-key-secret', TWILIO_TWIML_APP_SID: 'AP' + '0'.repeat(32) };
+const voice = {
+  TWILIO_ACCOUNT_SID: 'AC' + '0'.repeat(32),
+  TWILIO_API_KEY_SID: 'SK' + '0'.repeat(32),
+  TWILIO_API_KEY_SECRET: 'e2e-api-key-secret',
+  TWILIO_TWIML_APP_SID: 'AP' + '0'.repeat(32),
+};
 
 export default defineConfig({
   testDir: 'e2e',
@@ -45,7 +50,14 @@ export default defineConfig({
         viewport: { width: 1280, height: 800 },
         launchOptions: {
           executablePath: chromium,
-          args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+          args: [
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+            '--no-first-run',
+          ],
         },
       },
     },

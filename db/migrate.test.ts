@@ -65,7 +65,9 @@ describe('migrations', () => {
 describe('a wrong DATABASE_URL', () => {
   it('is refused at configuration time when it is not a postgres URL', () => {
     expect(() => parseEnv({ DATABASE_URL: 'mysql://root@localhost/db' })).toThrow(ConfigError);
-    expect(() => parseEnv({ DATABASE_URL: 'mysql://root@localhost/db' })).toThrow(/DATABASE_URL: must be a URL starting with postgres:/);
+    expect(() => parseEnv({ DATABASE_URL: 'mysql://root@localhost/db' })).toThrow(
+      /DATABASE_URL: must be a URL starting with postgres:/,
+    );
     expect(() => parseEnv({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => parseEnv({ NODE_ENV: 'production' })).toThrow(/PLATFORM_API_KEY: is required in production/);
   });

@@ -43,7 +43,11 @@ describe('seedDemoData', () => {
     const conversations = await count(sql`select count(*) as n from conversations`);
     expect(conversations).toBeGreaterThanOrEqual(220);
     expect(conversations).toBeLessThan(300);
-    expect(await count(sql`select count(*) as n from conversations c where not exists (select 1 from messages m where m.conversation_id = c.id)`)).toBe(0);
+    expect(
+      await count(
+        sql`select count(*) as n from conversations c where not exists (select 1 from messages m where m.conversation_id = c.id)`,
+      ),
+    ).toBe(0);
 
     // Every channel and message type is represented.
     const kinds = await rows<{ message_type: string; channel: string | null }>(
@@ -154,7 +158,9 @@ describe('seedDemoData', () => {
       expect(r.managers).toBeGreaterThanOrEqual(1);
     }
     for (const b of summary.businesses) {
-      const [owner] = await rows<{ role: string; business_id: number }>(sql`select role, business_id from staff where id = ${b.ownerStaffId}`);
+      const [owner] = await rows<{ role: string; business_id: number }>(
+        sql`select role, business_id from staff where id = ${b.ownerStaffId}`,
+      );
       expect(owner).toEqual({ role: 'owner', business_id: b.id });
     }
 
@@ -181,8 +187,14 @@ describe('seedDemoData', () => {
     const total = await count(sql`select count(*) as n from conversations`);
     expect(assigned / total).toBeGreaterThan(0.3);
     expect(assigned / total).toBeLessThan(0.7);
-    expect(await count(sql`select count(*) as n from conversations where status = 'resolved' and resolved_by_staff_id is null`)).toBe(0);
-    expect(await count(sql`select count(*) as n from conversations where status = 'snoozed' and (snoozed_until is null or snoozed_until <= now())`)).toBe(0);
+    expect(
+      await count(sql`select count(*) as n from conversations where status = 'resolved' and resolved_by_staff_id is null`),
+    ).toBe(0);
+    expect(
+      await count(
+        sql`select count(*) as n from conversations where status = 'snoozed' and (snoozed_until is null or snoozed_until <= now())`,
+      ),
+    ).toBe(0);
   });
 
   it('writes messages that look like the providers wrote them, all within the last week', async () => {
@@ -191,27 +203,59 @@ describe('seedDemoData', () => {
         select provider, provider_message_id from messages where provider_message_id is not null
         group by 1, 2 having count(*) > 1) d`);
     expect(dupes).toBe(0);
-    expect(await count(sql`select count(*) as n from messages where message_type = 'TEXT' and provider_message_id !~ '^SM[0-9a-f]{32}$'`)).toBe(0);
-    expect(await count(sql`select count(*) as n from messages where message_type = 'CALL' and provider_message_id !~ '^CA[0-9a-f]{32}$'`)).toBe(0);
-    expect(await count(sql`select count(*) as n from messages where message_type = 'EMAIL' and (subject is null or subject = '')`)).toBe(0);
-    expect(await count(sql`select count(*) as n from messages where message_type = 'TEXT' and (segments is null or segments < 1 or encoding is null)`)).toBe(0);
     expect(
-      await count(sql`select count(*) as n from messages where direction = 'inbound' and (status <> 'received' or sender_type <> 'client') and message_type <> 'CALL'`),
+      await count(
+        sql`select count(*) as n from messages where message_type = 'TEXT' and provider_message_id !~ '^SM[0-9a-f]{32}$'`,
+      ),
+    ).toBe(0);
+    expect(
+      await count(
+        sql`select count(*) as n from messages where message_type = 'CALL' and provider_message_id !~ '^CA[0-9a-f]{32}$'`,
+      ),
+    ).toBe(0);
+    expect(
+      await count(sql`select count(*) as n from messages where message_type = 'EMAIL' and (subject is null or subject = '')`),
+    ).toBe(0);
+    expect(
+      await count(
+        sql`select count(*) as n from messages where message_type = 'TEXT' and (segments is null or segments < 1 or encoding is null)`,
+      ),
+    ).toBe(0);
+    expect(
+      await count(
+        sql`select count(*) as n from messages where direction = 'inbound' and (status <> 'received' or sender_type <> 'client') and message_type <> 'CALL'`,
+      ),
     ).toBe(0);
     // Failures carry the provider's error; successes do not.
-    expect(await count(sql`select count(*) as n from messages where status in ('failed', 'undelivered', 'bounced') and error_code is null`)).toBe(0);
-    expect(await count(sql`select count(*) as n from messages where status not in ('failed', 'undelivered', 'bounced') and error_code is not null`)).toBe(0);
+    expect(
+      await count(
+        sql`select count(*) as n from messages where status in ('failed', 'undelivered', 'bounced') and error_code is null`,
+      ),
+    ).toBe(0);
+    expect(
+      await count(
+        sql`select count(*) as n from messages where status not in ('failed', 'undelivered', 'bounced') and error_code is not null`,
+      ),
+    ).toBe(0);
     expect(await count(sql`select count(*) as n from messages where status in ('failed', 'undelivered')`)).toBeGreaterThan(0);
     // Missed calls and voicemails.
-    expect(await count(sql`select count(*) as n from messages where message_type = 'CALL' and call_outcome in ('missed', 'voicemail')`)).toBeGreaterThan(0);
-    expect(await count(sql`select count(*) as n from messages where message_type = 'CALL' and recording_url is not null`)).toBeGreaterThan(0);
+    expect(
+      await count(
+        sql`select count(*) as n from messages where message_type = 'CALL' and call_outcome in ('missed', 'voicemail')`,
+      ),
+    ).toBeGreaterThan(0);
+    expect(
+      await count(sql`select count(*) as n from messages where message_type = 'CALL' and recording_url is not null`),
+    ).toBeGreaterThan(0);
     // Delivered is the most common outbound SMS status.
     const [top] = await rows<{ status: string }>(sql`
       select status from messages where message_type = 'TEXT' and direction = 'outbound'
       group by status order by count(*) desc limit 1`);
     expect(top!.status).toBe('delivered');
 
-    const outside = await count(sql`select count(*) as n from messages where sent_at > now() or sent_at < now() - interval '7 days 1 hour'`);
+    const outside = await count(
+      sql`select count(*) as n from messages where sent_at > now() or sent_at < now() - interval '7 days 1 hour'`,
+    );
     expect(outside).toBe(0);
   });
 

@@ -145,9 +145,18 @@ const BUSINESSES: BizDef[] = [
       'no ponytails, clips or tucking behind the ears for 48 hours, and skip the gym until Thursday.',
     ],
     aftercareQa: [
-      ['Thank you! Is it normal for my scalp to feel a bit tender?', "Totally normal for a day or two after lightener. If it's still sore Friday, text us and we'll take a look."],
-      ['Love it!! Which purple shampoo do you recommend?', 'We love the Olaplex No.4P - we have it at the front desk, or any sulfate-free violet shampoo works.'],
-      ['The color looks a little warmer at home than in the salon, is that ok?', 'Send us a photo in daylight? If it is too warm we will book you a free toner in the next 2 weeks.'],
+      [
+        'Thank you! Is it normal for my scalp to feel a bit tender?',
+        "Totally normal for a day or two after lightener. If it's still sore Friday, text us and we'll take a look.",
+      ],
+      [
+        'Love it!! Which purple shampoo do you recommend?',
+        'We love the Olaplex No.4P - we have it at the front desk, or any sulfate-free violet shampoo works.',
+      ],
+      [
+        'The color looks a little warmer at home than in the salon, is that ok?',
+        'Send us a photo in daylight? If it is too warm we will book you a free toner in the next 2 weeks.',
+      ],
     ],
     marketing: [
       'Bloom Hair Studio: add a gloss to any color service for $35 this week only. Book at https://bloomhairstudio.example/book Reply STOP to opt out.',
@@ -155,8 +164,14 @@ const BUSINESSES: BizDef[] = [
       'Bloom Hair Studio: refer a friend and you both get $25 off your next visit. Reply STOP to opt out.',
     ],
     inquirySubjects: [
-      ['Bridal hair for an October wedding', 'I am getting married on October 12 and would love a trial run with one of your stylists. Do you also do hair for bridesmaids (4 of them)? Ideally everyone would be ready by 11am.'],
-      ['Question about going blonde', 'I have dark box-dyed hair and would like to go lighter gradually. How many sessions would that take, and roughly what would it cost?'],
+      [
+        'Bridal hair for an October wedding',
+        'I am getting married on October 12 and would love a trial run with one of your stylists. Do you also do hair for bridesmaids (4 of them)? Ideally everyone would be ready by 11am.',
+      ],
+      [
+        'Question about going blonde',
+        'I have dark box-dyed hair and would like to go lighter gradually. How many sessions would that take, and roughly what would it cost?',
+      ],
       ['Gift card', 'Do you sell gift cards? I would like to get one for my sister for her birthday next week, around $150.'],
     ],
   },
@@ -200,18 +215,36 @@ const BUSINESSES: BizDef[] = [
       'avoid direct sun for a week and do not pick at any flaking - it means the peel is working!',
     ],
     aftercareQa: [
-      ['Is it normal to still be a little red this morning?', 'Yes, mild redness for 24-48 hours is normal. A cool compress helps. If you notice swelling or itching, send us a photo.'],
-      ['Can I wear makeup to a wedding on Saturday?', 'Yes, by Saturday you are fine - just use clean brushes and a gentle cleanser that night.'],
-      ['My skin is peeling a lot on day 3, should I worry?', 'Day 3-4 is peak peeling, totally expected. Keep moisturizing and let it shed on its own.'],
+      [
+        'Is it normal to still be a little red this morning?',
+        'Yes, mild redness for 24-48 hours is normal. A cool compress helps. If you notice swelling or itching, send us a photo.',
+      ],
+      [
+        'Can I wear makeup to a wedding on Saturday?',
+        'Yes, by Saturday you are fine - just use clean brushes and a gentle cleanser that night.',
+      ],
+      [
+        'My skin is peeling a lot on day 3, should I worry?',
+        'Day 3-4 is peak peeling, totally expected. Keep moisturizing and let it shed on its own.',
+      ],
     ],
     marketing: [
       'Lumen Skin Clinic: HydraFacial + LED add-on for $229 (save $65) through Sunday. Book: https://lumenskinclinic.example/book Reply STOP to opt out.',
       'Lumen Skin Clinic: laser hair removal packages are 20% off this month. Reply for details. Reply STOP to opt out.',
     ],
     inquirySubjects: [
-      ['Question about microneedling', 'I have some acne scarring on my cheeks. Would microneedling help, and how many sessions would you recommend? Is there any downtime?'],
-      ['Consultation for melasma', 'I have melasma on my forehead and upper lip that gets worse in summer. Do you offer consultations, and is there a treatment that is safe for darker skin?'],
-      ['Lash lift and pregnancy', 'I am 5 months pregnant - is a lash lift safe? I would love to book one before the baby comes.'],
+      [
+        'Question about microneedling',
+        'I have some acne scarring on my cheeks. Would microneedling help, and how many sessions would you recommend? Is there any downtime?',
+      ],
+      [
+        'Consultation for melasma',
+        'I have melasma on my forehead and upper lip that gets worse in summer. Do you offer consultations, and is there a treatment that is safe for darker skin?',
+      ],
+      [
+        'Lash lift and pregnancy',
+        'I am 5 months pregnant - is a lash lift safe? I would love to book one before the baby comes.',
+      ],
     ],
   },
 ];
@@ -272,7 +305,13 @@ const client = (t: string, gap: [number, number] = [2, 120], extra: Partial<Step
 const staffSays = (t: string, gap: [number, number] = [3, 45], extra: Partial<Step> = {}) => text('staff', t, gap, extra);
 const system = (t: string, category: MessageCategory, nt: NotificationType, gap: [number, number] = [1, 5]) =>
   text('system', t, gap, { category, nt });
-const note = (t: string, gap: [number, number] = [1, 30], flag = 0.05): Step => ({ kind: 'note', by: 'staff', text: t, gap, flag });
+const note = (t: string, gap: [number, number] = [1, 30], flag = 0.05): Step => ({
+  kind: 'note',
+  by: 'staff',
+  text: t,
+  gap,
+  flag,
+});
 const call = (kind: CallKind, gap: [number, number] = [5, 120]): Step => ({
   kind: 'call',
   by: kind.startsWith('outbound') ? 'staff' : 'client',
@@ -344,7 +383,12 @@ const SCRIPTS: Record<string, Script> = {
           staffSays(`Done! You're moved to ${day} at ${t2}. See you then, ${first}!`, [1, 20]),
         );
       } else if (r < 0.85) {
-        steps.push(client(f.helpers.arrayElement(['See you tomorrow!', 'Thank you, looking forward to it', 'Yep I will be there']), [5, 300]));
+        steps.push(
+          client(
+            f.helpers.arrayElement(['See you tomorrow!', 'Thank you, looking forward to it', 'Yep I will be there']),
+            [5, 300],
+          ),
+        );
       }
       return { steps, subject: 'Appointment reminder' };
     },
@@ -393,7 +437,14 @@ const SCRIPTS: Record<string, Script> = {
       ];
       if (f.datatype.boolean(0.75)) {
         steps.push(
-          client(f.helpers.arrayElement([`Yes please, anything ${day}?`, 'Do you have anything Saturday morning?', 'Yes! Evenings work best for me']), [5, 240]),
+          client(
+            f.helpers.arrayElement([
+              `Yes please, anything ${day}?`,
+              'Do you have anything Saturday morning?',
+              'Yes! Evenings work best for me',
+            ]),
+            [5, 240],
+          ),
           staffSays(`${stylist} has ${day} at ${time} open. Shall I book it for you?`, [3, 60]),
         );
         if (f.datatype.boolean(0.8)) {
@@ -437,7 +488,14 @@ const SCRIPTS: Record<string, Script> = {
       ];
       if (f.datatype.boolean(0.3)) {
         steps.push(
-          client(f.helpers.arrayElement([`Done! ${stylist} is the best`, 'Just left one - 5 stars!', `Of course! Tell ${stylist} thank you again`]), [30, 600]),
+          client(
+            f.helpers.arrayElement([
+              `Done! ${stylist} is the best`,
+              'Just left one - 5 stars!',
+              `Of course! Tell ${stylist} thank you again`,
+            ]),
+            [30, 600],
+          ),
           staffSays(`Thank you so much, ${first}! That means a lot to us.`, [5, 120]),
         );
       }
@@ -451,7 +509,10 @@ const SCRIPTS: Record<string, Script> = {
       const steps: Step[] = [system(f.helpers.arrayElement(biz.marketing), 'campaign', 'marketing')];
       if (f.datatype.boolean(0.15)) {
         steps.push(
-          client(f.helpers.arrayElement(['Ooh can I add that to my appointment next week?', 'Is this still available Saturday?']), [20, 600]),
+          client(
+            f.helpers.arrayElement(['Ooh can I add that to my appointment next week?', 'Is this still available Saturday?']),
+            [20, 600],
+          ),
           staffSays('Absolutely - I added it to your booking!', [5, 120]),
         );
       }
@@ -502,7 +563,11 @@ const SCRIPTS: Record<string, Script> = {
       if (f.datatype.boolean(0.5)) {
         steps.push(
           email('client', `Perfect, ${f.helpers.arrayElement(DAYS)} afternoon works for me. Thank you!\n\n${first}`, [60, 900]),
-          email('staff', `Great, you're all set for ${f.helpers.arrayElement(DAYS)} at ${f.helpers.arrayElement(TIMES)}. See you then!\n\n${stylist}`, [10, 120]),
+          email(
+            'staff',
+            `Great, you're all set for ${f.helpers.arrayElement(DAYS)} at ${f.helpers.arrayElement(TIMES)}. See you then!\n\n${stylist}`,
+            [10, 120],
+          ),
         );
       }
       return { steps, subject };
@@ -524,7 +589,7 @@ const SCRIPTS: Record<string, Script> = {
         ),
         staffSays(`So sorry about that, ${first}! Let me look into it right now.`, [5, 60]),
         note(`Refunded duplicate charge of ${money(svc.price)} in Square`, [5, 40]),
-        staffSays("Found it - the duplicate charge has been refunded. It should show up in 3-5 business days.", [1, 10]),
+        staffSays('Found it - the duplicate charge has been refunded. It should show up in 3-5 business days.', [1, 10]),
         client(f.helpers.arrayElement(['Thank you!', 'Thanks for sorting that out so quickly']), [5, 240]),
       ],
     }),
@@ -568,7 +633,14 @@ const SCRIPTS: Record<string, Script> = {
       if (f.datatype.boolean(0.5)) {
         const time = f.helpers.arrayElement(TIMES);
         steps.push(
-          client(f.helpers.arrayElement(['Yes! Any Friday afternoon?', 'Yes please, next Tuesday?', 'Not yet, will text you next month']), [30, 900]),
+          client(
+            f.helpers.arrayElement([
+              'Yes! Any Friday afternoon?',
+              'Yes please, next Tuesday?',
+              'Not yet, will text you next month',
+            ]),
+            [30, 900],
+          ),
           staffSays(`${stylist} can do ${time} - I'll pencil you in!`, [5, 120]),
         );
       }
@@ -594,7 +666,8 @@ const SCRIPTS: Record<string, Script> = {
     weight: (c) => (c.canCall ? 4 : 0),
     build: ({ f, svc }) => {
       const steps: Step[] = [call('answered', [0, 0])];
-      if (f.datatype.boolean(0.5)) steps.push(note(`Called about ${svc.name} pricing and availability, sent options by text`, [2, 15]));
+      if (f.datatype.boolean(0.5))
+        steps.push(note(`Called about ${svc.name} pricing and availability, sent options by text`, [2, 15]));
       return { steps, subject: '' };
     },
   },
@@ -607,7 +680,10 @@ const SCRIPTS: Record<string, Script> = {
         if (f.datatype.boolean(0.6)) {
           steps.push(
             client(`Hi! I wanted to book a ${svc.name} for next week`, [2, 30]),
-            staffSays(`Hi ${first}! Happy to help - does ${f.helpers.arrayElement(DAYS)} at ${f.helpers.arrayElement(TIMES)} work?`, [5, 60]),
+            staffSays(
+              `Hi ${first}! Happy to help - does ${f.helpers.arrayElement(DAYS)} at ${f.helpers.arrayElement(TIMES)} work?`,
+              [5, 60],
+            ),
           );
         }
       } else if (f.datatype.boolean(0.5)) {
@@ -637,7 +713,10 @@ const SCRIPTS: Record<string, Script> = {
       steps.push(
         note(
           answered
-            ? f.helpers.arrayElement(['Confirmed deposit and consult notes by phone', 'Went over pricing for the package, she will think about it'])
+            ? f.helpers.arrayElement([
+                'Confirmed deposit and consult notes by phone',
+                'Went over pricing for the package, she will think about it',
+              ])
             : 'Tried to call to confirm, no answer - left voicemail',
           [1, 10],
         ),
@@ -831,15 +910,19 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
 
   // ---- phone number pool: fictional 555-01xx numbers, minus the businesses' own
   const reserved = new Set(BUSINESSES.flatMap((b) => [b.smsNumber, ...b.locations.map((l) => l.phone)]));
-  const pool = f.helpers.shuffle(
-    AREA_CODES.flatMap((area) => Array.from({ length: 100 }, (_, i) => `+1${area}55501${String(i).padStart(2, '0')}`)),
-  ).filter((n) => !reserved.has(n));
+  const pool = f.helpers
+    .shuffle(AREA_CODES.flatMap((area) => Array.from({ length: 100 }, (_, i) => `+1${area}55501${String(i).padStart(2, '0')}`)))
+    .filter((n) => !reserved.has(n));
   const takePhone = () => pool.pop()!;
   const usedEmails = new Set<string>();
   const emailFor = (first: string, last: string, domain?: string) => {
     for (let i = 0; ; i++) {
       const e = f.internet
-        .email({ firstName: first, lastName: last, provider: domain ?? f.helpers.arrayElement(['example.com', 'example.net', 'example.org']) })
+        .email({
+          firstName: first,
+          lastName: last,
+          provider: domain ?? f.helpers.arrayElement(['example.com', 'example.net', 'example.org']),
+        })
         .toLowerCase();
       if (!usedEmails.has(e)) {
         usedEmails.add(e);
@@ -912,8 +995,16 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
     }
   });
   // A handful of opt-outs: 6 from SMS, 4 from email.
-  for (const c of f.helpers.arrayElements(clientPlans.filter((c) => c.phone), 6)) c.optedOutSms = true;
-  for (const c of f.helpers.arrayElements(clientPlans.filter((c) => c.email), 4)) c.optedOutEmail = true;
+  for (const c of f.helpers.arrayElements(
+    clientPlans.filter((c) => c.phone),
+    6,
+  ))
+    c.optedOutSms = true;
+  for (const c of f.helpers.arrayElements(
+    clientPlans.filter((c) => c.email),
+    4,
+  ))
+    c.optedOutEmail = true;
   const clientRows: (typeof clients.$inferInsert)[] = clientPlans.map((c) => ({
     businessId: bizIds[c.biz]!,
     externalId: c.externalId,
@@ -998,7 +1089,8 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
     }
     total += cv.episodes.reduce((n, e) => n + e.steps.length, 0);
   }
-  const busyWeight = (cv: ConvPlan) => (cv.client.type === 'vip' ? 4 : cv.client.type === 'returning' ? 3 : cv.client.type === 'new' ? 2 : 1);
+  const busyWeight = (cv: ConvPlan) =>
+    cv.client.type === 'vip' ? 4 : cv.client.type === 'returning' ? 3 : cv.client.type === 'new' ? 2 : 1;
   const weightedConvs = convs.map((cv) => ({ weight: busyWeight(cv), value: cv }));
   for (let guard = 0; total < TARGET_MESSAGES && guard < 10_000; guard++) {
     const cv = f.helpers.weightedArrayElement(weightedConvs);
@@ -1055,8 +1147,10 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
           // Clients text late, but rarely before 7am.
           t = zoned(p.y, p.mo, p.d, 7, f.number.int({ min: 0, max: 90 }), tz) + f.number.int({ min: 0, max: 59 }) * 1000;
         }
-        const kind: MessageType = step.kind === 'text' ? 'TEXT' : step.kind === 'email' ? 'EMAIL' : step.kind === 'call' ? 'CALL' : 'NOTE';
-        const staffIdx = step.kind === 'note' || step.by === 'staff' || (step.kind === 'call' && step.call === 'answered') ? author : null;
+        const kind: MessageType =
+          step.kind === 'text' ? 'TEXT' : step.kind === 'email' ? 'EMAIL' : step.kind === 'call' ? 'CALL' : 'NOTE';
+        const staffIdx =
+          step.kind === 'note' || step.by === 'staff' || (step.kind === 'call' && step.call === 'answered') ? author : null;
         const prev = drafts[drafts.length - 1];
         if (prev && si > 0 && step.by === 'client') prev.replyTo = true;
         const earlierEmail = drafts.slice(start).some((d) => d.kind === 'EMAIL');
@@ -1114,7 +1208,11 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
     const lastStaffAt = staffTimes.length ? Math.max(...staffTimes) : null;
     const r = f.number.float({ min: 0, max: 1 });
     const cutoff =
-      r < 0.4 ? now : r < 0.93 ? Math.max(lastStaffAt ?? 0, now - 36 * HOUR + f.number.int({ min: 0, max: 12 }) * HOUR) : (lastStaffAt ?? now - 3 * DAY);
+      r < 0.4
+        ? now
+        : r < 0.93
+          ? Math.max(lastStaffAt ?? 0, now - 36 * HOUR + f.number.int({ min: 0, max: 12 }) * HOUR)
+          : (lastStaffAt ?? now - 3 * DAY);
     let unread = 0;
     for (const d of cv.drafts) {
       const inbound = d.step.by === 'client';
@@ -1124,12 +1222,13 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
     }
     let status: ConversationStatus;
     if (unread > 0) status = f.datatype.boolean(0.85) ? 'open' : 'pending';
-    else status = f.helpers.weightedArrayElement([
-      { weight: 45, value: 'open' as const },
-      { weight: 20, value: 'pending' as const },
-      { weight: 28, value: 'resolved' as const },
-      { weight: 7, value: 'snoozed' as const },
-    ]);
+    else
+      status = f.helpers.weightedArrayElement([
+        { weight: 45, value: 'open' as const },
+        { weight: 20, value: 'pending' as const },
+        { weight: 28, value: 'resolved' as const },
+        { weight: 7, value: 'snoozed' as const },
+      ]);
     const actor = cv.assigned ?? f.helpers.arrayElement(team).i;
     const labels = cv.episodes.map((e) => e.label).filter((l): l is string => !!l);
     const svcLabel =
@@ -1158,7 +1257,10 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
   }
   const convIdByClient = new Map<number, number>();
   await chunked(convRows, async (chunk) => {
-    const rows = await tx.insert(conversations).values(chunk).returning({ id: conversations.id, clientId: conversations.clientId });
+    const rows = await tx
+      .insert(conversations)
+      .values(chunk)
+      .returning({ id: conversations.id, clientId: conversations.clientId });
     for (const r of rows) convIdByClient.set(r.clientId, r.id);
   });
   for (const cv of convs) cv.id = convIdByClient.get(cv.client.id)!;
@@ -1186,7 +1288,8 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
       const s = d.step;
       const inbound = s.by === 'client';
       const isNote = d.kind === 'NOTE';
-      const channel: Channel | null = d.kind === 'TEXT' ? 'sms' : d.kind === 'EMAIL' ? 'email' : d.kind === 'CALL' ? 'voice' : null;
+      const channel: Channel | null =
+        d.kind === 'TEXT' ? 'sms' : d.kind === 'EMAIL' ? 'email' : d.kind === 'CALL' ? 'voice' : null;
       const staffId = d.staff === null ? null : staffPlans[d.staff]!.id;
       const age = now - d.at;
       const row: MsgRow = {
@@ -1284,10 +1387,12 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
             status = f.helpers.weightedArrayElement([
               { weight: 88, value: 'delivered' as const },
               { weight: 6, value: 'sent' as const },
-              ...(d.replyTo ? [] : [
-                { weight: 3, value: 'undelivered' as const },
-                { weight: 3, value: 'failed' as const },
-              ]),
+              ...(d.replyTo
+                ? []
+                : [
+                    { weight: 3, value: 'undelivered' as const },
+                    { weight: 3, value: 'failed' as const },
+                  ]),
             ]);
           } else {
             status = f.helpers.weightedArrayElement([
@@ -1309,7 +1414,7 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
               ['30008', 'Unknown error'],
             ] as const);
           } else if (status === 'bounced') {
-            [row.errorCode, row.errorMessage] = ['550', "550 5.1.1 The email account that you tried to reach does not exist"];
+            [row.errorCode, row.errorMessage] = ['550', '550 5.1.1 The email account that you tried to reach does not exist'];
           }
           row.statusUpdatedAt = new Date(d.at + f.number.int({ min: 2, max: status === 'read' ? 7200 : 20 }) * 1000);
         }
@@ -1375,7 +1480,13 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
   `);
 
   // ---- API keys and summary
-  const summary: SeedSummary = { businesses: [], locations: 0, staff: staffRows.length, clients: clientRows.length, messages: all.length };
+  const summary: SeedSummary = {
+    businesses: [],
+    locations: 0,
+    staff: staffRows.length,
+    clients: clientRows.length,
+    messages: all.length,
+  };
   for (let bi = 0; bi < BUSINESSES.length; bi++) {
     const businessId = bizIds[bi]!;
     const apiKey = await createBusinessApiKey(businessId, tx);

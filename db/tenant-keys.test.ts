@@ -37,4 +37,3 @@ describe('references stay inside the business', () => {
     await db.update(conversations).set({ assignedStaffId: a.owner.id }).where(eq(conversations.id, conversationOfA.id));
   });
 });
-

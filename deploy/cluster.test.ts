@@ -46,7 +46,14 @@ const refused = (port: number) =>
 const twilioToken = () => parseEnv(cluster.env).twilio.authToken!;
 
 function inboundSms(to: string, body: string) {
-  return { MessageSid: twilioSid('SM'), AccountSid: `AC${'f'.repeat(32)}`, From: '+16465550199', To: to, Body: body, NumMedia: '0' };
+  return {
+    MessageSid: twilioSid('SM'),
+    AccountSid: `AC${'f'.repeat(32)}`,
+    From: '+16465550199',
+    To: to,
+    Body: body,
+    NumMedia: '0',
+  };
 }
 
 /** Posts a Twilio webhook to the balancer, signed over PUBLIC_BASE_URL + path as Twilio signs it. */
@@ -90,7 +97,10 @@ describe('local deployment behind HAProxy', () => {
     const read = async (until: string, timeoutMs: number) => {
       const deadline = Date.now() + timeoutMs;
       while (!text.includes(until)) {
-        const chunk = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), Math.max(deadline - Date.now(), 0)))]);
+        const chunk = await Promise.race([
+          reader.read(),
+          new Promise<null>((r) => setTimeout(() => r(null), Math.max(deadline - Date.now(), 0))),
+        ]);
         if (!chunk || chunk.done) break;
         text += decoder.decode(chunk.value, { stream: true });
       }
@@ -124,7 +134,10 @@ describe('local deployment behind HAProxy', () => {
       statuses.push(res.status);
       await res.arrayBuffer();
     }
-    expect(statuses.every((s) => s === 200), statuses.join(',')).toBe(true);
+    expect(
+      statuses.every((s) => s === 200),
+      statuses.join(','),
+    ).toBe(true);
     expect(survivor.alive()).toBe(true);
     expect(cluster.haproxy.output()).toMatch(/web1 is DOWN/);
 

@@ -66,7 +66,12 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const TEMPLATE = path.join(ROOT, 'deploy', 'haproxy.cfg.template');
 
 /** Fills the template's {{…}} fields. */
-export function haproxyConfig(fields: { bind: string; forwardedProto: 'http' | 'https'; logLevel?: string; servers: { name: string; address: string }[] }): string {
+export function haproxyConfig(fields: {
+  bind: string;
+  forwardedProto: 'http' | 'https';
+  logLevel?: string;
+  servers: { name: string; address: string }[];
+}): string {
   const values: Record<string, string> = {
     BIND: fields.bind,
     FORWARDED_PROTO: fields.forwardedProto,
@@ -76,7 +81,9 @@ export function haproxyConfig(fields: { bind: string; forwardedProto: 'http' | '
   // Comment lines name the fields too: they are left as they are.
   return readFileSync(TEMPLATE, 'utf8')
     .split('\n')
-    .map((line) => (line.trimStart().startsWith('#') ? line : line.replace(/\{\{([A-Z_]+)\}\}/g, (whole, key: string) => values[key] ?? whole)))
+    .map((line) =>
+      line.trimStart().startsWith('#') ? line : line.replace(/\{\{([A-Z_]+)\}\}/g, (whole, key: string) => values[key] ?? whole),
+    )
     .join('\n');
 }
 
@@ -86,8 +93,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   if (webCount < 1 || workerCount < 0) throw new Error('a cluster needs at least one web process');
   const haproxyBin = options.haproxyBin ?? findHaproxy();
   const distDir = options.distDir ?? options.env?.NEXT_DIST_DIR ?? '.next';
-  if (options.build !== false) await ensureProductionBuild(distDir, { force: options.build === 'force', log: (l) => options.onLine?.('build', l) });
-  else if (!existsSync(path.join(ROOT, distDir, 'BUILD_ID'))) throw new Error(`no production build in ${distDir}/: run \`npm run build\``);
+  if (options.build !== false)
+    await ensureProductionBuild(distDir, { force: options.build === 'force', log: (l) => options.onLine?.('build', l) });
+  else if (!existsSync(path.join(ROOT, distDir, 'BUILD_ID')))
+    throw new Error(`no production build in ${distDir}/: run \`npm run build\``);
 
   const line = (name: string) => (options.onLine ? (l: string) => options.onLine!(name, l) : undefined);
   const cleanup: (() => Promise<unknown> | void)[] = [];
@@ -130,13 +139,26 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
 
   const spawnApp = (kind: 'web' | 'worker', name: string, appPort?: number): Proc => {
-    const args = ['--import', 'tsx', 'server/cli/start.ts', kind === 'web' ? '--web' : '--worker', ...(kind === 'web' ? ['--hostname', '127.0.0.1'] : [])];
-    const proc = spawnProc(name, process.execPath, args, { env: { ...env, ...(appPort ? { PORT: String(appPort) } : {}) }, onLine: line(name) });
+    const args = [
+      '--import',
+      'tsx',
+      'server/cli/start.ts',
+      kind === 'web' ? '--web' : '--worker',
+      ...(kind === 'web' ? ['--hostname', '127.0.0.1'] : []),
+    ];
+    const proc = spawnProc(name, process.execPath, args, {
+      env: { ...env, ...(appPort ? { PORT: String(appPort) } : {}) },
+      onLine: line(name),
+    });
     return Object.assign(proc, { kind, port: appPort });
   };
   const ready = async (proc: Proc) => {
     if (proc.kind === 'web') {
-      await waitForOk(`http://127.0.0.1:${proc.port}/api/v1/health/live`, { alive: proc.alive, what: `${proc.name}\n${proc.output()}`, timeoutMs: 90_000 });
+      await waitForOk(`http://127.0.0.1:${proc.port}/api/v1/health/live`, {
+        alive: proc.alive,
+        what: `${proc.name}\n${proc.output()}`,
+        timeoutMs: 90_000,
+      });
     } else if (['trace', 'debug', 'info'].includes(env.LOG_LEVEL ?? 'info')) {
       const deadline = Date.now() + 90_000;
       while (!proc.output().includes('worker started')) {
@@ -167,12 +189,22 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     );
     const check = spawnSync(haproxyBin, ['-c', '-f', configFile], { encoding: 'utf8' });
     if (check.status !== 0) throw new Error(`HAProxy refused ${configFile}:\n${check.stdout}${check.stderr}`);
-    haproxy = Object.assign(spawnProc('haproxy', haproxyBin, ['-f', configFile, '-db'], { env: { PATH: process.env.PATH ?? '' }, onLine: line('haproxy') }), {
-      kind: 'haproxy' as const,
-      port,
-    });
+    haproxy = Object.assign(
+      spawnProc('haproxy', haproxyBin, ['-f', configFile, '-db'], {
+        env: { PATH: process.env.PATH ?? '' },
+        onLine: line('haproxy'),
+      }),
+      {
+        kind: 'haproxy' as const,
+        port,
+      },
+    );
     procs.push(haproxy);
-    await waitForOk(`${url}/api/v1/health/live`, { alive: haproxy.alive, what: `haproxy\n${haproxy.output()}`, timeoutMs: 15_000 });
+    await waitForOk(`${url}/api/v1/health/live`, {
+      alive: haproxy.alive,
+      what: `haproxy\n${haproxy.output()}`,
+      timeoutMs: 15_000,
+    });
   } catch (err) {
     return abort(err);
   }
@@ -222,8 +254,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
  * The embedded PostgreSQL (deploy/embedded-postgres.ts) in a process group of its own, so that a
  * terminal's Ctrl-C does not stop it under processes still draining; stopped by the last cleanup.
  */
-async function startEmbeddedDatabase(cleanup: (() => Promise<unknown> | void)[], onLine?: (line: string) => void): Promise<string> {
-  const holder = spawnProc('postgres', process.execPath, ['--import', 'tsx', 'deploy/embedded-postgres.ts'], { env: { ...process.env }, onLine });
+async function startEmbeddedDatabase(
+  cleanup: (() => Promise<unknown> | void)[],
+  onLine?: (line: string) => void,
+): Promise<string> {
+  const holder = spawnProc('postgres', process.execPath, ['--import', 'tsx', 'deploy/embedded-postgres.ts'], {
+    env: { ...process.env },
+    onLine,
+  });
   cleanup.push(async () => {
     holder.kill('SIGTERM', 'leader');
     const timer = setTimeout(() => holder.kill('SIGKILL'), 20_000);
@@ -240,7 +278,13 @@ async function startEmbeddedDatabase(cleanup: (() => Promise<unknown> | void)[],
 }
 
 function findHaproxy(): string {
-  for (const candidate of [process.env.HAPROXY_BIN, '/usr/sbin/haproxy', '/usr/local/sbin/haproxy', '/usr/bin/haproxy', '/usr/local/bin/haproxy']) {
+  for (const candidate of [
+    process.env.HAPROXY_BIN,
+    '/usr/sbin/haproxy',
+    '/usr/local/sbin/haproxy',
+    '/usr/bin/haproxy',
+    '/usr/local/bin/haproxy',
+  ]) {
     if (candidate && existsSync(candidate)) return candidate;
   }
   const which = spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' });

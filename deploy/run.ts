@@ -89,11 +89,18 @@ async function main() {
   if (interrupted) return stop('SIGINT');
   // A process that dies on its own is reported; HAProxy keeps routing around it.
   for (const proc of [...cluster.webs, ...cluster.workers, cluster.haproxy]) {
-    void proc.exited.then((exit) => stopping || console.error(`${proc.name} exited (${exit.code ?? exit.signal}); the others keep serving`));
+    void proc.exited.then(
+      (exit) => stopping || console.error(`${proc.name} exited (${exit.code ?? exit.signal}); the others keep serving`),
+    );
   }
 
   // A login link for the first business's owner, signed with the cluster's secrets and origin.
-  Object.assign(process.env, { DATABASE_URL: cluster.databaseUrl, PUBLIC_BASE_URL: cluster.env.PUBLIC_BASE_URL, SESSION_SECRET: cluster.env.SESSION_SECRET, PLATFORM_API_KEY: cluster.env.PLATFORM_API_KEY });
+  Object.assign(process.env, {
+    DATABASE_URL: cluster.databaseUrl,
+    PUBLIC_BASE_URL: cluster.env.PUBLIC_BASE_URL,
+    SESSION_SECRET: cluster.env.SESSION_SECRET,
+    PLATFORM_API_KEY: cluster.env.PLATFORM_API_KEY,
+  });
   const { loginLinkForOwner } = await import('@/server/cli/login-link');
   const { closeDb } = await import('@/db/client');
   const link = await loginLinkForOwner().catch((err: Error) => `(no login link: ${err.message})`);

@@ -33,7 +33,14 @@ export const test = base.extend<{ tenant: Tenant }>({
       if (!res.ok()) throw new Error(`auth/token answered ${res.status()}: ${await res.text()}`);
       return ((await res.json()) as { login_url: string }).login_url;
     };
-    await use({ businessId: business!.id, staffId: member!.id, staffName, businessName, loginUrl: await newLoginUrl(), newLoginUrl });
+    await use({
+      businessId: business!.id,
+      staffId: member!.id,
+      staffName,
+      businessName,
+      loginUrl: await newLoginUrl(),
+      newLoginUrl,
+    });
   },
 });
 

@@ -71,11 +71,20 @@ test('filter, open a conversation, send an SMS and watch it reach delivered', as
   // Switching between conversations already visited (warm cache).
   await switchTo(page, 'Ben Carter');
   const switches = [await switchTo(page, 'Ana Lopez'), await switchTo(page, 'Ben Carter'), await switchTo(page, 'Ana Lopez')];
-  test.info().annotations.push({ type: 'conversation switch, warm (ms)', description: switches.map((ms) => ms.toFixed(0)).join(', ') });
-  console.log(`inbox interactive ${interactiveMs.toFixed(0)} ms; warm switches ${switches.map((ms) => ms.toFixed(0)).join(', ')} ms`);
+  test
+    .info()
+    .annotations.push({ type: 'conversation switch, warm (ms)', description: switches.map((ms) => ms.toFixed(0)).join(', ') });
+  console.log(
+    `inbox interactive ${interactiveMs.toFixed(0)} ms; warm switches ${switches.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+  );
 });
 
-test('a reply from the sandbox phone appears live in the inbox, with the unread badge and title', async ({ page, browser, tenant, request }) => {
+test('a reply from the sandbox phone appears live in the inbox, with the unread badge and title', async ({
+  page,
+  browser,
+  tenant,
+  request,
+}) => {
   const business = await equipBusiness(tenant.businessId);
   const ana = await addClient(tenant.businessId, 'Ana Lopez');
   await inboundSms(request, ana.phone, business.smsNumber, 'First question');
@@ -109,7 +118,10 @@ test('a reply from the sandbox phone appears live in the inbox, with the unread 
   const colleague = await addStaff(tenant.businessId, 'Sarah Colorist');
   const conversationId = Number(new URL(page.url()).searchParams.get('c'));
   const api = (path: string, data: unknown) =>
-    request.post(`/api/v1/businesses/${tenant.businessId}/conversations/${conversationId}/${path}`, { headers: { 'x-api-key': process.env.PLATFORM_API_KEY! }, data });
+    request.post(`/api/v1/businesses/${tenant.businessId}/conversations/${conversationId}/${path}`, {
+      headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },
+      data,
+    });
   expect((await api('notes', { content: 'I will call her back', staff_id: colleague })).status()).toBe(200);
   await expect(page.locator('[data-message-type=NOTE]')).toContainText('I will call her back');
   expect((await api('assign', { staff_id: colleague })).status()).toBe(200);
@@ -175,7 +187,11 @@ test('the composer says why a channel cannot be used', async ({ page, tenant, re
     [...document.querySelectorAll('button, input, select, textarea, [role=option], [role=tab]')]
       .filter((el) => (el as HTMLElement).offsetParent !== null)
       .filter((el) => {
-        const labelled = el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || (el.id && document.querySelector(`label[for="${el.id}"]`)) || el.closest('label');
+        const labelled =
+          el.getAttribute('aria-label') ||
+          el.getAttribute('aria-labelledby') ||
+          (el.id && document.querySelector(`label[for="${el.id}"]`)) ||
+          el.closest('label');
         return !labelled && !(el.textContent ?? '').trim();
       })
       .map((el) => el.outerHTML.slice(0, 80)),
@@ -262,7 +278,11 @@ test('search across the business and within a conversation, with highlighting', 
   await expect(hit).not.toHaveClass(/targeted/);
 });
 
-test('keyboard: j/k move, a assigns to me, e resolves, / searches, c composes, Esc goes back', async ({ page, tenant, request }) => {
+test('keyboard: j/k move, a assigns to me, e resolves, / searches, c composes, Esc goes back', async ({
+  page,
+  tenant,
+  request,
+}) => {
   const business = await equipBusiness(tenant.businessId);
   for (const name of ['Cara One', 'Dan Two', 'Eve Three']) {
     const client = await addClient(tenant.businessId, name);

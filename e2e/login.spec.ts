@@ -38,5 +38,7 @@ test('a session ended elsewhere signs the open inbox out: the live stream closes
   const sql = createSql(process.env.E2E_DATABASE_URL!, { max: 1 });
   await sql`update sessions set revoked_at = now() where staff_id = ${tenant.staffId}`;
   await sql.end();
-  await expect(page.getByRole('alert').filter({ hasText: 'Signed out' })).toContainText('Signed out: this session has ended', { timeout: 15_000 });
+  await expect(page.getByRole('alert').filter({ hasText: 'Signed out' })).toContainText('Signed out: this session has ended', {
+    timeout: 15_000,
+  });
 });

@@ -36,12 +36,20 @@ async function seedClient(businessId: number) {
   return { clientId, name, phone, email, businessNumber, fromEmail };
 }
 
-test('replying as a client by SMS lands the reply in the conversation through the signed webhook', async ({ page, tenant, request }) => {
+test('replying as a client by SMS lands the reply in the conversation through the signed webhook', async ({
+  page,
+  tenant,
+  request,
+}) => {
   const client = await seedClient(tenant.businessId);
   // A text from the business (REST, platform key): the sandbox worker plays sent → delivered.
   const sent = await request.post(`/api/v1/businesses/${tenant.businessId}/sms`, {
     headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },
-    data: { sender_type: 'staff', staff_id: tenant.staffId, messages: [{ client_id: client.clientId, message: 'Hi Ava, see you Thursday at 3?' }] },
+    data: {
+      sender_type: 'staff',
+      staff_id: tenant.staffId,
+      messages: [{ client_id: client.clientId, message: 'Hi Ava, see you Thursday at 3?' }],
+    },
   });
   expect(sent.status(), await sent.text()).toBe(200);
 
@@ -77,7 +85,15 @@ test('replying as a client by SMS lands the reply in the conversation through th
       select content, status, from_address, to_address, provider from messages
       where business_id = ${tenant.businessId} and client_id = ${client.clientId} and direction = 'inbound'`,
   );
-  expect(rows).toEqual([{ content: 'Yes! See you then.', status: 'received', from_address: client.phone, to_address: client.businessNumber, provider: 'twilio' }]);
+  expect(rows).toEqual([
+    {
+      content: 'Yes! See you then.',
+      status: 'received',
+      from_address: client.phone,
+      to_address: client.businessNumber,
+      provider: 'twilio',
+    },
+  ]);
   await page.screenshot({ path: test.info().outputPath('sandbox-phone.png') });
 });
 
@@ -85,7 +101,11 @@ test('replying as a client by email threads to the business’s last email', asy
   const client = await seedClient(tenant.businessId);
   const sent = await request.post(`/api/v1/businesses/${tenant.businessId}/email`, {
     headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },
-    data: { sender_type: 'staff', staff_id: tenant.staffId, messages: [{ client_id: client.clientId, subject: 'Your appointment', message: 'See you Thursday at 3.' }] },
+    data: {
+      sender_type: 'staff',
+      staff_id: tenant.staffId,
+      messages: [{ client_id: client.clientId, subject: 'Your appointment', message: 'See you Thursday at 3.' }],
+    },
   });
   expect(sent.status(), await sent.text()).toBe(200);
 
@@ -113,12 +133,25 @@ test('replying as a client by email threads to the business’s last email', asy
 
   // Threaded by In-Reply-To into the client's conversation.
   const rows = await withDb(
-    (sql) => sql<{ direction: string; subject: string; email_message_id: string | null; in_reply_to: string | null; conversation_id: number }[]>`
+    (sql) => sql<
+      {
+        direction: string;
+        subject: string;
+        email_message_id: string | null;
+        in_reply_to: string | null;
+        conversation_id: number;
+      }[]
+    >`
       select direction, subject, email_message_id, in_reply_to, conversation_id from messages
       where business_id = ${tenant.businessId} and client_id = ${client.clientId} and channel = 'email' order by id`,
   );
   expect(rows).toHaveLength(2);
-  expect(rows[1]).toMatchObject({ direction: 'inbound', subject: 'Re: Your appointment', in_reply_to: rows[0]!.email_message_id, conversation_id: rows[0]!.conversation_id });
+  expect(rows[1]).toMatchObject({
+    direction: 'inbound',
+    subject: 'Re: Your appointment',
+    in_reply_to: rows[0]!.email_message_id,
+    conversation_id: rows[0]!.conversation_id,
+  });
   await page.screenshot({ path: test.info().outputPath('sandbox-mailbox.png') });
 });
 

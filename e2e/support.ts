@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { APIRequestContext } from '@playwright/test';
 import { createSql } from '../db/client';
-import { inboundEmailPath, inboundParseForm, multipartBody, TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest } from '../server/providers/webhook-requests';
+import {
+  inboundEmailPath,
+  inboundParseForm,
+  multipartBody,
+  TWILIO_WEBHOOK_PATHS,
+  twilioSid,
+  twilioWebhookRequest,
+} from '../server/providers/webhook-requests';
 
 /**
  * Test data for the browser tests: rows the business already has (numbers, clients) are
@@ -40,7 +47,9 @@ export async function addClient(businessId: number, name: string): Promise<Seede
 
 export async function addStaff(businessId: number, name: string): Promise<number> {
   const sql = database();
-  const [row] = await sql<{ id: number }[]>`insert into staff (business_id, name, role) values (${businessId}, ${name}, 'staff') returning id`;
+  const [row] = await sql<
+    { id: number }[]
+  >`insert into staff (business_id, name, role) values (${businessId}, ${name}, 'staff') returning id`;
   await sql.end();
   return row!.id;
 }
@@ -55,12 +64,23 @@ export async function postTwilio(request: APIRequestContext, path: string, param
 
 /** An inbound SMS, posted to the real webhook with Twilio's signature. */
 export async function inboundSms(request: APIRequestContext, from: string, to: string, body: string) {
-  const params = { MessageSid: twilioSid('SM'), AccountSid: twilioSid('AC'), From: from, To: to, Body: body, NumMedia: '0', NumSegments: '1' };
+  const params = {
+    MessageSid: twilioSid('SM'),
+    AccountSid: twilioSid('AC'),
+    From: from,
+    To: to,
+    Body: body,
+    NumMedia: '0',
+    NumSegments: '1',
+  };
   await postTwilio(request, TWILIO_WEBHOOK_PATHS.smsIncoming, params);
 }
 
 /** An inbound email, posted like SendGrid Inbound Parse (multipart) to the real endpoint. */
-export async function inboundEmail(request: APIRequestContext, mail: { from: string; to: string; subject: string; text: string; html?: string; attachmentName?: string }) {
+export async function inboundEmail(
+  request: APIRequestContext,
+  mail: { from: string; to: string; subject: string; text: string; html?: string; attachmentName?: string },
+) {
   const form = inboundParseForm({
     from: mail.from,
     to: mail.to,
@@ -69,7 +89,9 @@ export async function inboundEmail(request: APIRequestContext, mail: { from: str
     html: mail.html ?? null,
     messageId: `<${randomBytes(8).toString('hex')}@client.test>`,
     envelope: { from: mail.from, to: [mail.to] },
-    attachments: mail.attachmentName ? [{ filename: mail.attachmentName, contentType: 'text/plain', content: Buffer.from('hello') }] : [],
+    attachments: mail.attachmentName
+      ? [{ filename: mail.attachmentName, contentType: 'text/plain', content: Buffer.from('hello') }]
+      : [],
   });
   const body = await multipartBody(form.fields, form.files);
   const res = await request.post(`${inboundEmailPath()}?secret=${encodeURIComponent(process.env.EMAIL_INBOUND_SECRET!)}`, {

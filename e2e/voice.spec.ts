@@ -12,7 +12,10 @@ test('the dialer opens, obtains a token, and shows the offline state without net
   const ana = await addClient(tenant.businessId, 'Ana Lopez');
   await inboundSms(request, ana.phone, business.smsNumber, 'Can you call me back?');
   // No network beyond this machine: Twilio's signalling servers are unreachable.
-  await page.context().route((url) => url.hostname !== 'localhost', (route) => route.abort('internetdisconnected'));
+  await page.context().route(
+    (url) => url.hostname !== 'localhost',
+    (route) => route.abort('internetdisconnected'),
+  );
 
   const token = page.waitForResponse((res) => res.url().includes('voice.token') && res.status() === 200);
   await page.goto(tenant.loginUrl);
@@ -26,7 +29,11 @@ test('the dialer opens, obtains a token, and shows the offline state without net
   await page.screenshot({ path: test.info().outputPath('dialer-offline.png') });
 });
 
-test('a completed call shows in the timeline once, with its duration and a recording player', async ({ page, tenant, request }) => {
+test('a completed call shows in the timeline once, with its duration and a recording player', async ({
+  page,
+  tenant,
+  request,
+}) => {
   const business = await equipBusiness(tenant.businessId);
   const ana = await addClient(tenant.businessId, 'Ana Lopez');
   await inboundSms(request, ana.phone, business.smsNumber, 'Call me when you can');
@@ -35,16 +42,36 @@ test('a completed call shows in the timeline once, with its duration and a recor
 
   // The browser places the call: Twilio asks for instructions, then reports the call's progress
   // (twice, and out of order, as it may), then the recording.
-  const twiml = await postTwilio(request, '/api/v1/voice-calls/instructions', { ...account, ...call, Direction: 'inbound', CallStatus: 'ringing', ClientId: String(ana.id) });
+  const twiml = await postTwilio(request, '/api/v1/voice-calls/instructions', {
+    ...account,
+    ...call,
+    Direction: 'inbound',
+    CallStatus: 'ringing',
+    ClientId: String(ana.id),
+  });
   expect(twiml).toContain('<Dial');
   const status = (CallStatus: string, extra: Record<string, string> = {}) =>
-    postTwilio(request, '/api/v1/webhooks/twilio/voice/status', { ...account, ...call, Direction: 'inbound', CallbackSource: 'call-progress-events', CallStatus, ...extra });
+    postTwilio(request, '/api/v1/webhooks/twilio/voice/status', {
+      ...account,
+      ...call,
+      Direction: 'inbound',
+      CallbackSource: 'call-progress-events',
+      CallStatus,
+      ...extra,
+    });
   await status('completed', { CallDuration: '95' });
   await status('in-progress');
   await status('completed', { CallDuration: '95' });
   const recordingSid = twilioSid('RE');
   const recording = `https://api.twilio.com/2010-04-01/Accounts/${account.AccountSid}/Recordings/${recordingSid}`;
-  await postTwilio(request, '/api/v1/webhooks/twilio/voice/recording', { ...account, CallSid: call.CallSid, RecordingSid: recordingSid, RecordingUrl: recording, RecordingStatus: 'completed', RecordingDuration: '90' });
+  await postTwilio(request, '/api/v1/webhooks/twilio/voice/recording', {
+    ...account,
+    CallSid: call.CallSid,
+    RecordingSid: recordingSid,
+    RecordingUrl: recording,
+    RecordingStatus: 'completed',
+    RecordingDuration: '90',
+  });
 
   await page.goto(tenant.loginUrl);
   await page.getByRole('option', { name: /^Ana Lopez/ }).click();
@@ -59,7 +86,11 @@ test('a completed call shows in the timeline once, with its duration and a recor
  * The dialer's states in the real page, with the Voice SDK replaced through its one seam
  * (`window.__voiceSdkOverride`) by a fake that plays Twilio's events on demand.
  */
-test('dialer states: an outgoing call rings, connects with a timer, mutes and ends; an incoming call shows a toast', async ({ page, tenant, request }) => {
+test('dialer states: an outgoing call rings, connects with a timer, mutes and ends; an incoming call shows a toast', async ({
+  page,
+  tenant,
+  request,
+}) => {
   await page.addInitScript(() => {
     class Emitter {
       listeners = new Map<string, ((...args: unknown[]) => void)[]>();
@@ -78,14 +109,28 @@ test('dialer states: an outgoing call rings, connects with a timer, mutes and en
     }
     class FakeCall extends Emitter {
       muted = false;
-      constructor(public parameters: Record<string, string>, public customParameters: Map<string, string>) {
+      constructor(
+        public parameters: Record<string, string>,
+        public customParameters: Map<string, string>,
+      ) {
         super();
       }
-      accept() { this.emit('accept', this); }
-      reject() { this.emit('reject'); }
-      disconnect() { this.emit('disconnect', this); }
-      mute(should = true) { this.muted = should; this.emit('mute', should, this); }
-      isMuted() { return this.muted; }
+      accept() {
+        this.emit('accept', this);
+      }
+      reject() {
+        this.emit('reject');
+      }
+      disconnect() {
+        this.emit('disconnect', this);
+      }
+      mute(should = true) {
+        this.muted = should;
+        this.emit('mute', should, this);
+      }
+      isMuted() {
+        return this.muted;
+      }
       sendDigits() {}
     }
     class FakeDevice extends Emitter {
@@ -95,7 +140,10 @@ test('dialer states: an outgoing call rings, connects with a timer, mutes and en
         super();
         (window as unknown as { __device: FakeDevice }).__device = this;
       }
-      async register() { this.state = 'registered'; this.emit('registered'); }
+      async register() {
+        this.state = 'registered';
+        this.emit('registered');
+      }
       async connect(options?: { params?: Record<string, string> }) {
         const call = new FakeCall({ To: options?.params?.To ?? '' }, new Map(Object.entries(options?.params ?? {})));
         (window as unknown as { __call: FakeCall }).__call = call;
@@ -106,7 +154,9 @@ test('dialer states: an outgoing call rings, connects with a timer, mutes and en
         (window as unknown as { __call: FakeCall }).__call = call;
         this.emit('incoming', call);
       }
-      updateToken(token: string) { this.token = token; }
+      updateToken(token: string) {
+        this.token = token;
+      }
       disconnectAll() {}
       destroy() {}
     }
@@ -122,8 +172,20 @@ test('dialer states: an outgoing call rings, connects with a timer, mutes and en
   const dialer = page.getByRole('dialog', { name: 'Dialer' });
   await expect(dialer.getByRole('status')).toContainText('Ready to call');
   await dialer.getByRole('button', { name: /^Call / }).click();
-  const callEvent = (event: string) => page.evaluate((e) => (window as unknown as { __call: { emit(e: string, ...a: unknown[]): void } }).__call.emit(e, (window as unknown as { __call: unknown }).__call), event);
-  expect(await page.evaluate(() => Object.fromEntries((window as unknown as { __call: { customParameters: Map<string, string> } }).__call.customParameters))).toMatchObject({ To: ana.phone, ClientId: String(ana.id) });
+  const callEvent = (event: string) =>
+    page.evaluate(
+      (e) =>
+        (window as unknown as { __call: { emit(e: string, ...a: unknown[]): void } }).__call.emit(
+          e,
+          (window as unknown as { __call: unknown }).__call,
+        ),
+      event,
+    );
+  expect(
+    await page.evaluate(() =>
+      Object.fromEntries((window as unknown as { __call: { customParameters: Map<string, string> } }).__call.customParameters),
+    ),
+  ).toMatchObject({ To: ana.phone, ClientId: String(ana.id) });
   await callEvent('ringing');
   await expect(dialer.getByRole('status')).toContainText('Ringing');
   await callEvent('accept');
@@ -135,7 +197,10 @@ test('dialer states: an outgoing call rings, connects with a timer, mutes and en
   await expect(dialer.getByRole('status')).toContainText('Call ended');
   await dialer.getByRole('button', { name: 'Close dialer' }).click();
 
-  await page.evaluate((from) => (window as unknown as { __device: { incoming(f: string, n: string): void } }).__device.incoming(from, 'Ana Lopez'), ana.phone);
+  await page.evaluate(
+    (from) => (window as unknown as { __device: { incoming(f: string, n: string): void } }).__device.incoming(from, 'Ana Lopez'),
+    ana.phone,
+  );
   const toast = page.getByRole('region', { name: /Incoming call/ });
   await expect(toast).toContainText('Ana Lopez');
   await toast.getByRole('button', { name: 'Accept call from Ana Lopez' }).click();

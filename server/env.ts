@@ -18,13 +18,16 @@ const urlString = (protocols: string[]) =>
   z
     .string()
     .trim()
-    .refine((v) => {
-      try {
-        return protocols.includes(new URL(v).protocol);
-      } catch {
-        return false;
-      }
-    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+    .refine(
+      (v) => {
+        try {
+          return protocols.includes(new URL(v).protocol);
+        } catch {
+          return false;
+        }
+      },
+      `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+    );
 
 const schema = z
   .object({
@@ -102,7 +105,8 @@ function derive(raw: z.output<typeof schema>) {
     twilio: {
       accountSid: raw.TWILIO_ACCOUNT_SID,
       authToken:
-        raw.TWILIO_AUTH_TOKEN ?? (!production ? DEV_TWILIO_AUTH_TOKEN : smsProvider === 'sandbox' ? sandboxSecret('twilio-auth-token') : undefined),
+        raw.TWILIO_AUTH_TOKEN ??
+        (!production ? DEV_TWILIO_AUTH_TOKEN : smsProvider === 'sandbox' ? sandboxSecret('twilio-auth-token') : undefined),
       apiKeySid: raw.TWILIO_API_KEY_SID,
       apiKeySecret: raw.TWILIO_API_KEY_SECRET,
       twimlAppSid: raw.TWILIO_TWIML_APP_SID,

@@ -8,14 +8,7 @@ export const logger = pino({
   level: process.env.LOG_LEVEL ?? 'info',
   base: { pid: process.pid },
   redact: {
-    paths: [
-      'headers["x-api-key"]',
-      'headers.cookie',
-      'headers.authorization',
-      '*.access_token',
-      '*.api_key',
-      '*.password',
-    ],
+    paths: ['headers["x-api-key"]', 'headers.cookie', 'headers.authorization', '*.access_token', '*.api_key', '*.password'],
     censor: '[redacted]',
   },
 });

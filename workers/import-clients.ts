@@ -12,26 +12,39 @@ export type { ClientsImportJob };
  * One outcome per job: a chunk that fails does not hold back the others of its batch; the last
  * allowed attempt marks the clients step and the business `failed`.
  */
-export async function importClientsBatch(jobs: PgBoss.JobWithMetadata<ClientsImportJob>[], log: Logger): Promise<Map<string, JobOutcome>> {
+export async function importClientsBatch(
+  jobs: PgBoss.JobWithMetadata<ClientsImportJob>[],
+  log: Logger,
+): Promise<Map<string, JobOutcome>> {
   const outcomes = new Map<string, JobOutcome>();
   for (const job of jobs) {
     const started = performance.now();
     try {
       const result = await importClientsChunk(job.data);
       log.info(
-        { business_id: job.data.business_id, import_id: job.data.import_id, chunk: job.data.chunk, ...result, ms: Math.round(performance.now() - started) },
+        {
+          business_id: job.data.business_id,
+          import_id: job.data.import_id,
+          chunk: job.data.chunk,
+          ...result,
+          ms: Math.round(performance.now() - started),
+        },
         'clients chunk imported',
       );
       outcomes.set(job.id, { ok: true });
     } catch (err) {
       const error = (err as Error).message ?? String(err);
-      log.error({ business_id: job.data.business_id, import_id: job.data.import_id, chunk: job.data.chunk, err: { message: error } }, 'clients chunk failed');
+      log.error(
+        { business_id: job.data.business_id, import_id: job.data.import_id, chunk: job.data.chunk, err: { message: error } },
+        'clients chunk failed',
+      );
       if (job.retryCount >= job.retryLimit) {
-        await markClientsImportFailed(job.data, error).catch((e) => log.error({ err: { message: (e as Error).message } }, 'could not mark the import failed'));
+        await markClientsImportFailed(job.data, error).catch((e) =>
+          log.error({ err: { message: (e as Error).message } }, 'could not mark the import failed'),
+        );
       }
       outcomes.set(job.id, { ok: false, error });
     }
   }
   return outcomes;
 }
-

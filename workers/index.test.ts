@@ -23,7 +23,9 @@ describe('worker process', () => {
     expect(out).toContain('worker started');
     const queues = await db.execute<{ name: string }>(sql`select name from pgboss.queue order by name`);
     expect(queues.map((q) => q.name)).toEqual(expect.arrayContaining(Object.keys(QUEUE_OPTIONS)));
-    const dead = await db.execute<{ dead_letter: string | null }>(sql`select dead_letter from pgboss.queue where name = 'sms.send'`);
+    const dead = await db.execute<{ dead_letter: string | null }>(
+      sql`select dead_letter from pgboss.queue where name = 'sms.send'`,
+    );
     expect(dead[0]!.dead_letter).toBe('sms.send.dead');
 
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

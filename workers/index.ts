@@ -44,8 +44,20 @@ export async function startWorker() {
   const email = emailProvider();
   const statusCallback = smsStatusCallbackUrl();
   const loops = [
-    startBatchLoop<SendJob>(boss, QUEUES.smsSend, { batchSize: 50, loops: 4, idleMs: 200 }, (jobs) => sendSmsBatch(jobs, sms, statusCallback, log), log),
-    startBatchLoop<SendJob>(boss, QUEUES.emailSend, { batchSize: 20, loops: 2, idleMs: 250 }, (jobs) => sendEmailBatch(jobs, email, log), log),
+    startBatchLoop<SendJob>(
+      boss,
+      QUEUES.smsSend,
+      { batchSize: 50, loops: 4, idleMs: 200 },
+      (jobs) => sendSmsBatch(jobs, sms, statusCallback, log),
+      log,
+    ),
+    startBatchLoop<SendJob>(
+      boss,
+      QUEUES.emailSend,
+      { batchSize: 20, loops: 2, idleMs: 250 },
+      (jobs) => sendEmailBatch(jobs, email, log),
+      log,
+    ),
   ];
 
   await boss.work<SandboxStatusJob>(QUEUES.sandboxStatus, { batchSize: 100, pollingIntervalSeconds: 0.5 }, async (jobs) => {
@@ -56,21 +68,33 @@ export async function startWorker() {
   });
   // One outcome per job: an event that still fails must not hold back the others of its batch.
   loops.push(
-    startBatchLoop<{ eventId: number }>(boss, QUEUES.webhookRetry, { batchSize: 20, loops: 1, idleMs: 1000 }, async (jobs) => {
-      const outcomes = new Map<string, JobOutcome>();
-      for (const job of jobs) {
-        try {
-          await reprocessEvent(job.data.eventId, job.retryCount >= job.retryLimit);
-          outcomes.set(job.id, { ok: true });
-        } catch (err) {
-          outcomes.set(job.id, { ok: false, error: failureReason(err) });
+    startBatchLoop<{ eventId: number }>(
+      boss,
+      QUEUES.webhookRetry,
+      { batchSize: 20, loops: 1, idleMs: 1000 },
+      async (jobs) => {
+        const outcomes = new Map<string, JobOutcome>();
+        for (const job of jobs) {
+          try {
+            await reprocessEvent(job.data.eventId, job.retryCount >= job.retryLimit);
+            outcomes.set(job.id, { ok: true });
+          } catch (err) {
+            outcomes.set(job.id, { ok: false, error: failureReason(err) });
+          }
         }
-      }
-      return outcomes;
-    }, log),
+        return outcomes;
+      },
+      log,
+    ),
   );
   loops.push(
-    startBatchLoop<ClientsImportJob>(boss, QUEUES.clientsImport, { batchSize: 1, loops: 2, idleMs: 1000 }, (jobs) => importClientsBatch(jobs, log), log),
+    startBatchLoop<ClientsImportJob>(
+      boss,
+      QUEUES.clientsImport,
+      { batchSize: 1, loops: 2, idleMs: 1000 },
+      (jobs) => importClientsBatch(jobs, log),
+      log,
+    ),
   );
   // SPEC §6.1 Snooze: a snoozed conversation is open again within 60 s after its time passes.
   // Every 15 s from each worker (an idempotent UPDATE over a partial index), which is tighter
@@ -118,7 +142,10 @@ async function main() {
   // #1192, #1205). A lost connection is survivable; anything else still stops the process.
   process.on('unhandledRejection', (err) => {
     if (isDatabaseUnavailable(err)) {
-      logger.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'database connection lost (unhandled in driver); continuing');
+      logger.warn(
+        { err: { message: (err as Error).message, code: (err as { code?: string }).code } },
+        'database connection lost (unhandled in driver); continuing',
+      );
       return;
     }
     logger.fatal({ err }, 'unhandled rejection');

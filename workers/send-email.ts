@@ -83,7 +83,13 @@ export async function sendEmailBatch(
     ...(await Promise.all(
       toSend.map((m) =>
         limit(async (): Promise<SendResult> => {
-          if (m.opted_out) return { messageId: m.id, kind: 'permanent', code: 'opted_out', message: 'The client has opted out of email; not sent' };
+          if (m.opted_out)
+            return {
+              messageId: m.id,
+              kind: 'permanent',
+              code: 'opted_out',
+              message: 'The client has opted out of email; not sent',
+            };
           try {
             const sent = await provider.send({
               messageId: m.id,
@@ -97,10 +103,22 @@ export async function sendEmailBatch(
               subject: m.subject ?? '',
               text: m.content ?? '',
               html: m.html,
-              attachments: m.attachments?.map((a) => ({ filename: a.filename, contentType: a.content_type, content: a.content ?? null, url: a.url })),
+              attachments: m.attachments?.map((a) => ({
+                filename: a.filename,
+                contentType: a.content_type,
+                content: a.content ?? null,
+                url: a.url,
+              })),
               inReplyTo: m.in_reply_to,
             });
-            return { messageId: m.id, kind: 'sent', providerMessageId: sent.messageId, emailMessageId: sent.messageId, status: 'sent', segments: null };
+            return {
+              messageId: m.id,
+              kind: 'sent',
+              providerMessageId: sent.messageId,
+              emailMessageId: sent.messageId,
+              status: 'sent',
+              segments: null,
+            };
           } catch (err) {
             return classify(err, m.id, jobByMessage.get(m.id)!);
           }
@@ -113,7 +131,16 @@ export async function sendEmailBatch(
   if (provider.name === 'sandbox') {
     const sids = results.flatMap((r) => (r.kind === 'sent' ? [r.providerMessageId] : []));
     const delivered = SANDBOX_PLAYBACK.filter((s) => s.status === 'delivered');
-    await enqueue(db, QUEUES.sandboxStatus, delivered.flatMap((s) => sids.map((sid) => ({ data: { provider: 'sandbox', providerMessageId: sid, status: s.status }, startAfterSeconds: s.afterSeconds }))));
+    await enqueue(
+      db,
+      QUEUES.sandboxStatus,
+      delivered.flatMap((s) =>
+        sids.map((sid) => ({
+          data: { provider: 'sandbox', providerMessageId: sid, status: s.status },
+          startAfterSeconds: s.afterSeconds,
+        })),
+      ),
+    );
   }
   const handled = new Set(results.map((r) => r.messageId));
   for (const id of others) if (!handled.has(id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });

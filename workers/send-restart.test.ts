@@ -76,7 +76,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function queueBulk(tag: string, first: number): Promise<number[]> {
   const res = await api.post(`/api/v1/businesses/${tenant.business.id}/sms`, {
     headers: { 'x-api-key': tenant.apiKey },
-    body: { sender_type: 'staff', messages: Array.from({ length: 300 }, (_, i) => ({ to_number: `+1415${first + i}`, message: `${tag} ${i}` })) },
+    body: {
+      sender_type: 'staff',
+      messages: Array.from({ length: 300 }, (_, i) => ({ to_number: `+1415${first + i}`, message: `${tag} ${i}` })),
+    },
   });
   expect(res.status).toBe(200);
   const ids = (await jsonOf(res)).message_ids as number[];

@@ -7,7 +7,15 @@ import type { SendJob } from '@/server/services/messages/submit';
 import type { JobOutcome } from './batch-loop';
 
 export type SendResult =
-  | { messageId: number; kind: 'sent'; providerMessageId: string; status: MessageStatus; segments: number | null; emailMessageId?: string; errorCode?: string | null }
+  | {
+      messageId: number;
+      kind: 'sent';
+      providerMessageId: string;
+      status: MessageStatus;
+      segments: number | null;
+      emailMessageId?: string;
+      errorCode?: string | null;
+    }
   | { messageId: number; kind: 'permanent'; code: string; message: string; optedOut?: boolean }
   | { messageId: number; kind: 'transient' | 'unknown'; code: string; message: string; lastAttempt: boolean };
 
@@ -27,7 +35,8 @@ export async function finishSends(
   const outcomes = new Map<string, JobOutcome>();
   const sent = results.filter((r) => r.kind === 'sent');
   const failedNow = results.filter(
-    (r): r is Exclude<SendResult, { kind: 'sent' }> => r.kind === 'permanent' || ((r.kind === 'transient' || r.kind === 'unknown') && r.lastAttempt),
+    (r): r is Exclude<SendResult, { kind: 'sent' }> =>
+      r.kind === 'permanent' || ((r.kind === 'transient' || r.kind === 'unknown') && r.lastAttempt),
   );
   const requeue = results.filter((r) => r.kind === 'transient' && !r.lastAttempt).map((r) => r.messageId);
   const touched: { id: number; business_id: number; conversation_id: number }[] = [];
@@ -83,7 +92,12 @@ export async function finishSends(
   const byBusiness = new Map<number, typeof touched>();
   for (const row of touched) byBusiness.set(row.business_id, [...(byBusiness.get(row.business_id) ?? []), row]);
   for (const [businessId, rows] of byBusiness) {
-    await publish(db, { type: 'message.status', businessId, conversationIds: rows.map((r) => r.conversation_id), messageIds: rows.map((r) => r.id) });
+    await publish(db, {
+      type: 'message.status',
+      businessId,
+      conversationIds: rows.map((r) => r.conversation_id),
+      messageIds: rows.map((r) => r.id),
+    });
   }
   return outcomes;
 }

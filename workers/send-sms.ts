@@ -65,9 +65,15 @@ export async function sendSmsBatch(
   async function attempt(m: Claimed, reconcileSince: Date | null): Promise<SendResult> {
     const job = jobByMessage.get(m.id)!;
     const startedAt = new Date(Date.now() - 60_000);
-    const lookup = (since: Date) => provider.findSent({ to: m.to_address, from: m.from_address, body: m.content, since, excluding: m.previous ?? [] });
+    const lookup = (since: Date) =>
+      provider.findSent({ to: m.to_address, from: m.from_address, body: m.content, since, excluding: m.previous ?? [] });
     if (m.opted_out) {
-      return { messageId: m.id, kind: 'permanent', code: 'opted_out', message: 'The client has opted out of SMS (replied STOP); not sent' };
+      return {
+        messageId: m.id,
+        kind: 'permanent',
+        code: 'opted_out',
+        message: 'The client has opted out of SMS (replied STOP); not sent',
+      };
     }
     try {
       let sent: SmsSendResult | null = null;
@@ -76,13 +82,28 @@ export async function sendSmsBatch(
         if (sent) log.info({ message_id: m.id, sid: sent.providerMessageId }, 'reconciled: already sent by an earlier attempt');
       }
       sent ??= await provider.send({ messageId: m.id, to: m.to_address, from: m.from_address, body: m.content, statusCallback });
-      return { messageId: m.id, kind: 'sent', providerMessageId: sent.providerMessageId, status: sent.status, segments: sent.segments ?? null, errorCode: sent.errorCode };
+      return {
+        messageId: m.id,
+        kind: 'sent',
+        providerMessageId: sent.providerMessageId,
+        status: sent.status,
+        segments: sent.segments ?? null,
+        errorCode: sent.errorCode,
+      };
     } catch (err) {
       const result = classify(err, m.id, job);
       // Out of attempts with the outcome unknown: ask the provider once more before calling it failed.
       if (result.kind === 'unknown' && result.lastAttempt) {
         const found = await lookup(reconcileSince ?? startedAt).catch(() => null);
-        if (found) return { messageId: m.id, kind: 'sent', providerMessageId: found.providerMessageId, status: found.status, segments: found.segments ?? null, errorCode: found.errorCode };
+        if (found)
+          return {
+            messageId: m.id,
+            kind: 'sent',
+            providerMessageId: found.providerMessageId,
+            status: found.status,
+            segments: found.segments ?? null,
+            errorCode: found.errorCode,
+          };
       }
       return result;
     }
@@ -102,7 +123,8 @@ export async function sendSmsBatch(
 export function classify(err: unknown, messageId: number, job: PgBoss.JobWithMetadata<SendJob>): SendResult {
   const lastAttempt = job.retryCount >= job.retryLimit;
   if (err instanceof ProviderError) {
-    if (err.kind === 'permanent') return { messageId, kind: 'permanent', code: err.code, message: err.message, optedOut: err.optedOut };
+    if (err.kind === 'permanent')
+      return { messageId, kind: 'permanent', code: err.code, message: err.message, optedOut: err.optedOut };
     const unknown = err.kind === 'unknown' || err.code === 'timeout' || err.code === 'ETIMEDOUT' || err.code === 'ECONNRESET';
     return { messageId, kind: unknown ? 'unknown' : 'transient', code: err.code, message: err.message, lastAttempt };
   }
@@ -116,7 +138,10 @@ async function playSandboxStatuses(results: SendResult[]) {
     db,
     QUEUES.sandboxStatus,
     SANDBOX_PLAYBACK.flatMap((step) =>
-      sids.map((sid) => ({ data: { provider: 'sandbox', providerMessageId: sid, status: step.status as MessageStatus }, startAfterSeconds: step.afterSeconds })),
+      sids.map((sid) => ({
+        data: { provider: 'sandbox', providerMessageId: sid, status: step.status as MessageStatus },
+        startAfterSeconds: step.afterSeconds,
+      })),
     ),
   );
 }

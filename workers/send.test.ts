@@ -6,7 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { clients, messages } from '@/db/schema';
 import { createClient, createSmsNumber, createTenant } from '@/server/testing/factories';
-import { startFakeTwilio, type FakeTwilio, type FakeTwilioCreateRequest, type FakeTwilioReply } from '@/server/testing/fake-twilio';
+import {
+  startFakeTwilio,
+  type FakeTwilio,
+  type FakeTwilioCreateRequest,
+  type FakeTwilioReply,
+} from '@/server/testing/fake-twilio';
 import { api, jsonOf } from '@/server/testing/http';
 import { fakeProvidersEnv, startSmtpSink, type SmtpSink } from '@/server/testing/smtp-sink';
 import { startWorkerProcess, type WorkerProcess } from '@/server/testing/worker-process';
@@ -146,7 +151,13 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     const [row] = await settled([id!]);
     const sent = atFake(body);
     expect(sent).toHaveLength(1);
-    expect(row).toMatchObject({ status: 'sent', provider: 'twilio', providerMessageId: sent[0]!.sid, errorCode: null, segments: 1 });
+    expect(row).toMatchObject({
+      status: 'sent',
+      provider: 'twilio',
+      providerMessageId: sent[0]!.sid,
+      errorCode: null,
+      segments: 1,
+    });
     expect(sent[0]).toMatchObject({ to: phone(1), from: fromNumber, statusCallback: STATUS_CALLBACK });
     // The job is completed just after the message is written.
     await until('the job to complete', async () => (await jobsOf('sms.send', id!))[0]?.state === 'completed');
@@ -156,7 +167,10 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
   it('sends a bulk request of 200: every row sent with its own sid, exactly one fake message per row', async () => {
     const bodies = Array.from({ length: 200 }, (_, i) => `Bulk ${i} ${runId}`);
     const started = Date.now();
-    const ids = await post('sms', bodies.map((message, i) => ({ to_number: phone(100 + i), message })));
+    const ids = await post(
+      'sms',
+      bodies.map((message, i) => ({ to_number: phone(100 + i), message })),
+    );
     expect(ids).toHaveLength(200);
     const rows = await settled(ids, 20_000);
     const elapsed = Date.now() - started;
@@ -190,7 +204,12 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     // A new SMS to the opted-out client is recorded failed and never reaches the fake.
     const [laterId] = await post('sms', [{ to_number: phone(501), message: `After STOP ${runId}` }]);
     const [later] = await rowsOf([laterId!]);
-    expect(later).toMatchObject({ status: 'failed', errorCode: 'opted_out', clientId: optedOut!.clientId, providerMessageId: null });
+    expect(later).toMatchObject({
+      status: 'failed',
+      errorCode: 'opted_out',
+      clientId: optedOut!.clientId,
+      providerMessageId: null,
+    });
     expect(await jobsOf('sms.send', laterId!)).toEqual([]);
 
     // Retries would come ≥ 2 s after the failure (retryDelay 2, backoff): give them 3 s.
@@ -282,16 +301,29 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
       expect(mail.parsed.headers.get('x-message-id-internal')).toBe(String(id));
       const smtpApi = /^X-SMTPAPI: (.+)$/im.exec(mail.raw);
       expect(smtpApi).not.toBeNull();
-      expect(JSON.parse(smtpApi![1]!.trim())).toEqual({ unique_args: { message_id: String(id), business_id: String(tenant.business.id) } });
+      expect(JSON.parse(smtpApi![1]!.trim())).toEqual({
+        unique_args: { message_id: String(id), business_id: String(tenant.business.id) },
+      });
       expect(mail.parsed.messageId).toMatch(/^<.+@.+>$/);
-      expect(row).toMatchObject({ status: 'sent', provider: 'smtp', providerMessageId: mail.parsed.messageId, emailMessageId: mail.parsed.messageId, errorCode: null });
+      expect(row).toMatchObject({
+        status: 'sent',
+        provider: 'smtp',
+        providerMessageId: mail.parsed.messageId,
+        emailMessageId: mail.parsed.messageId,
+        errorCode: null,
+      });
 
       // The attack: an attachment URL inside our network (the metadata service, a database, this
       // file server on 127.0.0.1). The worker refuses it without connecting: the message fails with
       // the reason, nothing is mailed, and the server saw no request.
       const probe = `Probe ${runId}`;
       const [probeId] = await post('email', [
-        { to_email: to, subject: probe, message: 'x', attachments: [{ filename: 'report.bin', url: `http://127.0.0.1:${port}/files/report.bin` }] },
+        {
+          to_email: to,
+          subject: probe,
+          message: 'x',
+          attachments: [{ filename: 'report.bin', url: `http://127.0.0.1:${port}/files/report.bin` }],
+        },
       ]);
       const [refused] = await settled([probeId!]);
       expect(refused).toMatchObject({ status: 'failed', errorCode: 'attachment_url_refused' });
@@ -319,7 +351,10 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
  * sockets and a per-connection state object.
  */
 type Pair = { client: net.Socket; upstream: net.Socket; state: Record<string, unknown> };
-async function startTcpRelay(targetPort: number, hooks: { up?: (d: Buffer, p: Pair) => boolean; down?: (d: Buffer, p: Pair) => boolean }) {
+async function startTcpRelay(
+  targetPort: number,
+  hooks: { up?: (d: Buffer, p: Pair) => boolean; down?: (d: Buffer, p: Pair) => boolean },
+) {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(targetPort, '127.0.0.1');
@@ -395,7 +430,9 @@ describe('send worker as a process, killed mid-send', () => {
       // 1. An email the SMTP server accepts, whose answer never reaches the worker.
       const subject = `Crash email ${runId}`;
       const emailAccepted = relay.withholdNextAcceptance();
-      const [emailId] = await post('email', [{ to_email: `crash.${runId}@example.test`, subject, message: 'Sent once, at most.' }]);
+      const [emailId] = await post('email', [
+        { to_email: `crash.${runId}@example.test`, subject, message: 'Sent once, at most.' },
+      ]);
       await within(emailAccepted, 15_000, 'the sink to accept the email');
 
       // 2. An SMS the fake accepts, the worker killed (SIGKILL, whole process group) before it hears so.
@@ -475,12 +512,20 @@ describe('send worker as a process, killed mid-send', () => {
     });
     url.port = String(relay.port);
     try {
-      const worker = await startWorkerProcess({ DATABASE_URL: url.toString(), WORKER_MAINTENANCE_INTERVAL_SECONDS: '1', LOG_LEVEL: 'info' });
+      const worker = await startWorkerProcess({
+        DATABASE_URL: url.toString(),
+        WORKER_MAINTENANCE_INTERVAL_SECONDS: '1',
+        LOG_LEVEL: 'info',
+      });
       workers.push(worker);
       const body = `Fresh connection ${runId}`;
       const [id] = await post('sms', [{ to_number: phone(800), message: body }]);
       await until('the relay to reset the types query', async () => resets === 1, 10_000);
-      await until('the worker to send the SMS or exit', async () => !worker.alive() || (await rowsOf([id!]))[0]!.status === 'sent', 10_000).catch(() => {});
+      await until(
+        'the worker to send the SMS or exit',
+        async () => !worker.alive() || (await rowsOf([id!]))[0]!.status === 'sent',
+        10_000,
+      ).catch(() => {});
       const [row] = await rowsOf([id!]);
       expect(worker.alive(), `the worker exited:\n${worker.output().split('\n').slice(-12).join('\n')}`).toBe(true);
       expect(row).toMatchObject({ status: 'sent' });

@@ -17,7 +17,11 @@ function page(status: number, title: string, text: string): Response {
 export async function GET(req: Request) {
   const token = new URL(req.url).searchParams.get('token');
   if (!token) {
-    return page(200, 'Sign in', 'Open the sign-in link your business platform gave you (it ends in <code>/login?token=…</code>).');
+    return page(
+      200,
+      'Sign in',
+      'Open the sign-in link your business platform gave you (it ends in <code>/login?token=…</code>).',
+    );
   }
   let session: Awaited<ReturnType<typeof redeemLoginCode>>;
   try {
@@ -27,7 +31,11 @@ export async function GET(req: Request) {
     return page(503, 'Sign-in is unavailable right now', 'Please open the same link again in a minute.');
   }
   if (!session) {
-    return page(401, 'This sign-in link was already used or has expired', 'Sign-in links work once, for 10 minutes. Ask your business platform for a new link.');
+    return page(
+      401,
+      'This sign-in link was already used or has expired',
+      'Sign-in links work once, for 10 minutes. Ask your business platform for a new link.',
+    );
   }
   return new Response(null, {
     status: 303,

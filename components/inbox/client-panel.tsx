@@ -9,13 +9,25 @@ const CLIENT_TYPE = { lead: 'Lead', new: 'New client', returning: 'Returning cli
 export function ClientPanel({ conversationId }: { conversationId: number }) {
   const details = trpc.inbox.conversation.useQuery({ conversationId });
   const filters = trpc.inbox.filters.useQuery();
-  if (details.isPending) return <p role="status" className={styles.state}>Loading client…</p>;
-  if (details.error) return <p role="alert" className={`${styles.state} ${styles.error}`}>Client details unavailable.</p>;
+  if (details.isPending)
+    return (
+      <p role="status" className={styles.state}>
+        Loading client…
+      </p>
+    );
+  if (details.error)
+    return (
+      <p role="alert" className={`${styles.state} ${styles.error}`}>
+        Client details unavailable.
+      </p>
+    );
   const c = details.data;
   const location = filters.data?.locations.find((l) => l.location_id === c.location_id)?.name;
   return (
     <>
-      <span className={`${styles.avatar} ${styles.bigAvatar}`} aria-hidden>{initials(c.client_name)}</span>
+      <span className={`${styles.avatar} ${styles.bigAvatar}`} aria-hidden>
+        {initials(c.client_name)}
+      </span>
       <h2>{c.client_name ?? 'Unknown client'}</h2>
       <span className={styles.chip}>{CLIENT_TYPE[c.client_type ?? ''] ?? c.client_type ?? 'Client'}</span>
       <dl className={styles.dl}>

@@ -35,7 +35,13 @@ async function readAttachment(file: File): Promise<Attachment> {
  * SMS / Email / Note. Sends through the same services as REST; the message appears at once as
  * "Sending…" (optimistic) and its real status arrives by live events. Ctrl/⌘+Enter sends.
  */
-export function Composer({ conversation: c, composerRef }: { conversation: ConversationDetails; composerRef: RefObject<HTMLTextAreaElement | null> }) {
+export function Composer({
+  conversation: c,
+  composerRef,
+}: {
+  conversation: ConversationDetails;
+  composerRef: RefObject<HTMLTextAreaElement | null>;
+}) {
   const conversationId = c.conversation_id!;
   const [mode, setMode] = useState<Mode>(c.last_updated_channel === 'email' ? 'email' : 'sms');
   const [text, setText] = useState('');
@@ -79,52 +85,115 @@ export function Composer({ conversation: c, composerRef }: { conversation: Conve
     },
   };
   const sendSms = trpc.inbox.sendSms.useMutation({ ...settle, onMutate: (v) => addPending('TEXT', v.message) });
-  const sendEmail = trpc.inbox.sendEmail.useMutation({ ...settle, onMutate: (v) => addPending('EMAIL', v.message, { subject: v.subject }) });
+  const sendEmail = trpc.inbox.sendEmail.useMutation({
+    ...settle,
+    onMutate: (v) => addPending('EMAIL', v.message, { subject: v.subject }),
+  });
   const addNote = trpc.inbox.addNote.useMutation({ ...settle, onMutate: (v) => addPending('NOTE', v.content) });
   const busy = sendSms.isPending || sendEmail.isPending || addNote.isPending;
   const error = localError ?? (sendSms.error ?? sendEmail.error ?? addNote.error)?.message ?? null;
 
   const blocked = blockedReason(c, mode);
   const segments = mode === 'sms' ? smsSegments(text) : null;
-  const canSend = !busy && !blocked && text.trim().length > 0 && (mode !== 'email' || subject.trim().length > 0) && (mode !== 'sms' || text.length <= MAX_SMS_LENGTH);
+  const canSend =
+    !busy &&
+    !blocked &&
+    text.trim().length > 0 &&
+    (mode !== 'email' || subject.trim().length > 0) &&
+    (mode !== 'sms' || text.length <= MAX_SMS_LENGTH);
 
   function send() {
     if (!canSend) return;
     setLocalError(null);
-    const done = { onSuccess: () => { setText(''); setSubject(''); setCc(''); setAttachments([]); setFileInputKey((k) => k + 1); } };
+    const done = {
+      onSuccess: () => {
+        setText('');
+        setSubject('');
+        setCc('');
+        setAttachments([]);
+        setFileInputKey((k) => k + 1);
+      },
+    };
     if (mode === 'sms') sendSms.mutate({ conversationId, message: text }, done);
     else if (mode === 'note') addNote.mutate({ conversationId, content: text }, done);
     else {
-      const ccList = cc.split(/[,;\s]+/).map((s) => s.trim()).filter(Boolean);
-      sendEmail.mutate({ conversationId, subject, message: text, cc_email: ccList.length ? ccList : undefined, attachments: attachments.length ? attachments : undefined }, done);
+      const ccList = cc
+        .split(/[,;\s]+/)
+        .map((s) => s.trim())
+        .filter(Boolean);
+      sendEmail.mutate(
+        {
+          conversationId,
+          subject,
+          message: text,
+          cc_email: ccList.length ? ccList : undefined,
+          attachments: attachments.length ? attachments : undefined,
+        },
+        done,
+      );
     }
   }
 
   const tab = (value: Mode, label: string) => (
-    <button type="button" role="tab" aria-selected={mode === value} className={`${styles.tab} ${value === 'note' ? styles.tabNote : ''}`} onClick={() => setMode(value)}>
+    <button
+      type="button"
+      role="tab"
+      aria-selected={mode === value}
+      className={`${styles.tab} ${value === 'note' ? styles.tabNote : ''}`}
+      onClick={() => setMode(value)}
+    >
       {label}
     </button>
   );
 
   return (
-    <form className={styles.composer} aria-label="Composer" onSubmit={(e) => { e.preventDefault(); send(); }}>
+    <form
+      className={styles.composer}
+      aria-label="Composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        send();
+      }}
+    >
       <div className={styles.tabs} role="tablist" aria-label="Reply with">
         {tab('sms', 'SMS')}
         {tab('email', 'Email')}
         {tab('note', 'Note')}
       </div>
-      {blocked ? <p className={styles.disabledReason} role="note" data-testid="composer-blocked">{blocked}</p> : null}
+      {blocked ? (
+        <p className={styles.disabledReason} role="note" data-testid="composer-blocked">
+          {blocked}
+        </p>
+      ) : null}
       {mode === 'email' && !blocked ? (
         <div className={styles.fields}>
-          <input className={styles.input} aria-label="Subject" placeholder="Subject" value={subject} onChange={(e) => setSubject(e.target.value)} />
-          <input className={styles.input} aria-label="Cc" placeholder="Cc (comma separated)" value={cc} onChange={(e) => setCc(e.target.value)} />
+          <input
+            className={styles.input}
+            aria-label="Subject"
+            placeholder="Subject"
+            value={subject}
+            onChange={(e) => setSubject(e.target.value)}
+          />
+          <input
+            className={styles.input}
+            aria-label="Cc"
+            placeholder="Cc (comma separated)"
+            value={cc}
+            onChange={(e) => setCc(e.target.value)}
+          />
         </div>
       ) : null}
       <textarea
         ref={composerRef}
         className={styles.textarea}
         aria-label={mode === 'note' ? 'Internal note' : mode === 'email' ? 'Email message' : 'SMS message'}
-        placeholder={mode === 'note' ? 'Internal note: only staff see this' : blocked ? '' : `Reply by ${mode === 'sms' ? 'text' : 'email'}…  (Ctrl+Enter sends)`}
+        placeholder={
+          mode === 'note'
+            ? 'Internal note: only staff see this'
+            : blocked
+              ? ''
+              : `Reply by ${mode === 'sms' ? 'text' : 'email'}…  (Ctrl+Enter sends)`
+        }
         value={text}
         disabled={Boolean(blocked)}
         onChange={(e) => setText(e.target.value)}
@@ -139,9 +208,13 @@ export function Composer({ conversation: c, composerRef }: { conversation: Conve
         <span aria-live="polite" data-testid="sms-counter">
           {segments ? (
             <>
-              {text.length}/{MAX_SMS_LENGTH} characters · {segments.segments} segment{segments.segments === 1 ? '' : 's'} · {segments.encoding}
+              {text.length}/{MAX_SMS_LENGTH} characters · {segments.segments} segment{segments.segments === 1 ? '' : 's'} ·{' '}
+              {segments.encoding}
               {segments.encoding === 'UCS-2' && text.length > 0 ? (
-                <span className={styles.warn}> · Special characters (emoji, accents outside GSM-7) cut each segment to 70 characters</span>
+                <span className={styles.warn}>
+                  {' '}
+                  · Special characters (emoji, accents outside GSM-7) cut each segment to 70 characters
+                </span>
               ) : null}
             </>
           ) : mode === 'email' && !blocked ? (
@@ -178,7 +251,11 @@ export function Composer({ conversation: c, composerRef }: { conversation: Conve
           {busy ? 'Sending…' : mode === 'note' ? 'Add note' : mode === 'email' ? 'Send email' : 'Send SMS'}
         </button>
       </div>
-      {error ? <p role="alert" className={styles.error} style={{ margin: 0, fontSize: 13 }}>{error}</p> : null}
+      {error ? (
+        <p role="alert" className={styles.error} style={{ margin: 0, fontSize: 13 }}>
+          {error}
+        </p>
+      ) : null}
     </form>
   );
 }

@@ -46,17 +46,26 @@ export function ConversationHeader({
   return (
     <>
       <header className={styles.convHead}>
-        <button type="button" className={`${styles.button} ${styles.ghost} ${styles.backButton}`} onClick={onBack} aria-label="Back to conversations">
+        <button
+          type="button"
+          className={`${styles.button} ${styles.ghost} ${styles.backButton}`}
+          onClick={onBack}
+          aria-label="Back to conversations"
+        >
           ←
         </button>
         <h2 title={c.client_name ?? undefined}>{c.client_name ?? c.client_phone_number ?? c.client_email ?? 'Unknown client'}</h2>
         <span className={styles.chip} data-testid="conversation-status">
           {c.status}
-          {c.status === 'snoozed' && c.snoozed_until ? ` until ${new Date(c.snoozed_until).toLocaleString('en-US', { weekday: 'short', hour: 'numeric', minute: '2-digit' })}` : ''}
+          {c.status === 'snoozed' && c.snoozed_until
+            ? ` until ${new Date(c.snoozed_until).toLocaleString('en-US', { weekday: 'short', hour: 'numeric', minute: '2-digit' })}`
+            : ''}
         </span>
         <div className={styles.convTools}>
           {callButton}
-          <label className={styles.srOnly} htmlFor={`assignee-${id}`}>Assignee</label>
+          <label className={styles.srOnly} htmlFor={`assignee-${id}`}>
+            Assignee
+          </label>
           <select
             id={`assignee-${id}`}
             className={styles.select}
@@ -73,7 +82,9 @@ export function ConversationHeader({
                 </option>
               ))}
           </select>
-          <label className={styles.srOnly} htmlFor={`status-${id}`}>Pending or snooze</label>
+          <label className={styles.srOnly} htmlFor={`status-${id}`}>
+            Pending or snooze
+          </label>
           <select
             id={`status-${id}`}
             className={styles.select}
@@ -82,7 +93,8 @@ export function ConversationHeader({
             onChange={(e) => {
               const choice = e.target.value;
               if (choice === 'pending') setStatus.mutate({ conversationId: id, status: 'pending' });
-              else if (choice) setStatus.mutate({ conversationId: id, status: 'snoozed', snoozed_until: snoozeUntil(choice).toISOString() });
+              else if (choice)
+                setStatus.mutate({ conversationId: id, status: 'snoozed', snoozed_until: snoozeUntil(choice).toISOString() });
             }}
           >
             <option value="">Snooze…</option>
@@ -90,7 +102,9 @@ export function ConversationHeader({
             <option value="3h">3 hours</option>
             <option value="tomorrow">Tomorrow 9:00</option>
             <option value="week">Next week</option>
-            <option value="pending" disabled={c.status === 'pending'}>Mark pending</option>
+            <option value="pending" disabled={c.status === 'pending'}>
+              Mark pending
+            </option>
           </select>
           <button
             type="button"
@@ -100,11 +114,24 @@ export function ConversationHeader({
           >
             {resolved ? 'Reopen' : 'Resolve'}
           </button>
-          <button type="button" className={styles.button} aria-pressed={searching} aria-label="Search in conversation" onClick={() => { setSearching(!searching); if (searching) onSearchTerm(''); }}>
+          <button
+            type="button"
+            className={styles.button}
+            aria-pressed={searching}
+            aria-label="Search in conversation"
+            onClick={() => {
+              setSearching(!searching);
+              if (searching) onSearchTerm('');
+            }}
+          >
             Find
           </button>
         </div>
-        {error ? <p role="alert" className={styles.error} style={{ width: '100%', margin: 0, fontSize: 13 }}>{error.message}</p> : null}
+        {error ? (
+          <p role="alert" className={styles.error} style={{ width: '100%', margin: 0, fontSize: 13 }}>
+            {error.message}
+          </p>
+        ) : null}
       </header>
       {searching ? <ConversationSearch conversationId={id} term={searchTerm} onTerm={onSearchTerm} onJump={onJump} /> : null}
     </>
@@ -112,13 +139,29 @@ export function ConversationHeader({
 }
 
 /** Search in this conversation: matches highlighted in the timeline, each result jumps to its message. */
-function ConversationSearch({ conversationId, term, onTerm, onJump }: { conversationId: number; term: string; onTerm: (t: string) => void; onJump: (id: number) => void }) {
+function ConversationSearch({
+  conversationId,
+  term,
+  onTerm,
+  onJump,
+}: {
+  conversationId: number;
+  term: string;
+  onTerm: (t: string) => void;
+  onJump: (id: number) => void;
+}) {
   const [draft, setDraft] = useState(term);
   const active = term.trim().length >= 3;
   const results = trpc.inbox.search.useQuery({ term, conversationId, pageSize: 50 }, { enabled: active });
   return (
     <div className={styles.convSearch} role="search">
-      <form onSubmit={(e) => { e.preventDefault(); onTerm(draft.trim()); }} style={{ display: 'flex', gap: 6 }}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          onTerm(draft.trim());
+        }}
+        style={{ display: 'flex', gap: 6 }}
+      >
         <input
           autoFocus
           className={styles.input}
@@ -130,11 +173,33 @@ function ConversationSearch({ conversationId, term, onTerm, onJump }: { conversa
         />
       </form>
       <span aria-live="polite" data-testid="conversation-search-count">
-        {!active ? (draft.trim().length > 0 && draft.trim().length < 3 ? 'Type at least 3 characters' : '') : results.isPending ? 'Searching…' : results.error ? 'Search failed' : `${results.data.total_messages}${results.data.total_capped ? '+' : ''} match${results.data.total_messages === 1 ? '' : 'es'}`}
+        {!active
+          ? draft.trim().length > 0 && draft.trim().length < 3
+            ? 'Type at least 3 characters'
+            : ''
+          : results.isPending
+            ? 'Searching…'
+            : results.error
+              ? 'Search failed'
+              : `${results.data.total_messages}${results.data.total_capped ? '+' : ''} match${results.data.total_messages === 1 ? '' : 'es'}`}
       </span>
       {results.data?.messages.slice(0, 5).map((m) => (
-        <button key={m.message_id} type="button" className={styles.chip} style={{ border: 0, cursor: 'pointer' }} onClick={() => onJump(m.message_id)}>
-          {splitMatches((m.content ?? m.subject ?? '').slice(0, 40), term).map((p, i) => (p.match ? <mark key={i} className={styles.hit}>{p.text}</mark> : p.text))}
+        <button
+          key={m.message_id}
+          type="button"
+          className={styles.chip}
+          style={{ border: 0, cursor: 'pointer' }}
+          onClick={() => onJump(m.message_id)}
+        >
+          {splitMatches((m.content ?? m.subject ?? '').slice(0, 40), term).map((p, i) =>
+            p.match ? (
+              <mark key={i} className={styles.hit}>
+                {p.text}
+              </mark>
+            ) : (
+              p.text
+            ),
+          )}
         </button>
       ))}
     </div>

@@ -33,7 +33,12 @@ export function ConversationList({
   const total = query.data?.pages[0]?.total_conversations;
 
   const scrollRef = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scrollRef.current, estimateSize: () => ROW_HEIGHT, overscan: 8 });
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 8,
+  });
   const items = virtualizer.getVirtualItems();
   const lastIndex = items.at(-1)?.index ?? -1;
 
@@ -57,15 +62,24 @@ export function ConversationList({
       </div>
       {query.error ? (
         <p role="alert" className={`${styles.state} ${styles.error}`}>
-          Could not load conversations. <button type="button" className={styles.button} onClick={() => void query.refetch()}>Retry</button>
+          Could not load conversations.{' '}
+          <button type="button" className={styles.button} onClick={() => void query.refetch()}>
+            Retry
+          </button>
         </p>
       ) : query.isPending ? (
-        <p role="status" className={styles.state}>Loading conversations…</p>
+        <p role="status" className={styles.state}>
+          Loading conversations…
+        </p>
       ) : rows.length === 0 ? (
         <p className={styles.state}>No conversations here.</p>
       ) : null}
       <div ref={scrollRef} className={styles.scroller} data-conversation-list data-testid="conversation-scroller">
-        <ul role="listbox" aria-label="Conversations" style={{ height: virtualizer.getTotalSize(), position: 'relative', margin: 0, padding: 0, listStyle: 'none' }}>
+        <ul
+          role="listbox"
+          aria-label="Conversations"
+          style={{ height: virtualizer.getTotalSize(), position: 'relative', margin: 0, padding: 0, listStyle: 'none' }}
+        >
           {items.map((item) => {
             const row = rows[item.index]!;
             const unread = row.unread_messages_count > 0;
@@ -87,17 +101,27 @@ export function ConversationList({
                 }}
                 data-conversation-id={row.conversation_id}
               >
-                <span className={styles.avatar} aria-hidden>{initials(row.client_name)}</span>
-                <span className={styles.rowName}>{row.client_name ?? row.client_phone_number ?? row.client_email ?? 'Unknown'}</span>
+                <span className={styles.avatar} aria-hidden>
+                  {initials(row.client_name)}
+                </span>
+                <span className={styles.rowName}>
+                  {row.client_name ?? row.client_phone_number ?? row.client_email ?? 'Unknown'}
+                </span>
                 <span className={styles.rowTime}>
                   <time dateTime={row.last_updated_at ?? undefined}>{relativeTime(row.last_updated_at)}</time>
                 </span>
                 <span className={styles.rowPreview}>
-                  {row.last_updated_channel ? <span className={styles.chip}>{CHANNEL_LABEL[row.last_updated_channel]}</span> : null}
+                  {row.last_updated_channel ? (
+                    <span className={styles.chip}>{CHANNEL_LABEL[row.last_updated_channel]}</span>
+                  ) : null}
                   <span style={{ overflow: 'hidden', textOverflow: 'ellipsis' }}>{row.last_message_content ?? ''}</span>
                 </span>
                 <span className={styles.rowMeta}>
-                  {row.assigned_to ? <span className={styles.assignee} title={`Assigned to ${row.assigned_to}`}>{row.assigned_to}</span> : null}
+                  {row.assigned_to ? (
+                    <span className={styles.assignee} title={`Assigned to ${row.assigned_to}`}>
+                      {row.assigned_to}
+                    </span>
+                  ) : null}
                   {unread ? (
                     <span className={styles.badge} data-testid="unread-badge">
                       {row.unread_messages_count}

@@ -51,12 +51,21 @@ export function ConversationPane({
     if (unread > 0 && !markRead.isPending) markRead.mutate({ conversationId, isRead: true });
   }, [unread, conversationId]);
 
-  if (details.isPending) return <p role="status" className={styles.state}>Loading conversation…</p>;
+  if (details.isPending)
+    return (
+      <p role="status" className={styles.state}>
+        Loading conversation…
+      </p>
+    );
   if (details.error) {
     return (
       <p role="alert" className={`${styles.state} ${styles.error}`}>
-        {details.error.data?.code === 'NOT_FOUND' ? 'This conversation does not exist in your business.' : 'Could not load the conversation.'}{' '}
-        <button type="button" className={styles.button} onClick={onBack}>Back</button>
+        {details.error.data?.code === 'NOT_FOUND'
+          ? 'This conversation does not exist in your business.'
+          : 'Could not load the conversation.'}{' '}
+        <button type="button" className={styles.button} onClick={onBack}>
+          Back
+        </button>
       </p>
     );
   }
@@ -70,7 +79,13 @@ export function ConversationPane({
         searchTerm={searchTerm}
         onSearchTerm={setSearchTerm}
         onJump={(messageId) => setTarget({ messageId })}
-        callButton={<CallButton clientId={c.client_id} clientName={c.client_name ?? undefined} phoneNumber={c.client_phone_number ?? undefined} />}
+        callButton={
+          <CallButton
+            clientId={c.client_id}
+            clientName={c.client_name ?? undefined}
+            phoneNumber={c.client_phone_number ?? undefined}
+          />
+        }
       />
       <Timeline conversationId={conversationId} highlight={searchTerm} target={target} />
       <Composer conversation={c} composerRef={composerRef} />

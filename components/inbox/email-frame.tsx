@@ -20,7 +20,9 @@ export function EmailFrame({ messageId, fallback }: { messageId: number; fallbac
       {view.data.blockedImages > 0 && !allowRemoteImages ? (
         <p className={styles.meta}>
           {view.data.blockedImages} remote image{view.data.blockedImages === 1 ? '' : 's'} hidden.{' '}
-          <button type="button" className={styles.button} onClick={() => setAllowRemoteImages(true)}>Show images</button>
+          <button type="button" className={styles.button} onClick={() => setAllowRemoteImages(true)}>
+            Show images
+          </button>
         </p>
       ) : null}
       <iframe

@@ -43,8 +43,15 @@ describe('inbox formatting', () => {
   });
 
   it('pages fetched by offset while the list re-sorts: each row once, the first copy kept', () => {
-    const page1 = [{ id: 9, v: 'new' }, { id: 8, v: 'a' }, { id: 7, v: 'b' }];
-    const page2 = [{ id: 7, v: 'b-again' }, { id: 6, v: 'c' }]; // shifted by one new row
+    const page1 = [
+      { id: 9, v: 'new' },
+      { id: 8, v: 'a' },
+      { id: 7, v: 'b' },
+    ];
+    const page2 = [
+      { id: 7, v: 'b-again' },
+      { id: 6, v: 'c' },
+    ]; // shifted by one new row
     expect(uniqueBy([...page1, ...page2], (r) => r.id)).toEqual([...page1, { id: 6, v: 'c' }]);
     expect(uniqueBy([], (r: { id: number }) => r.id)).toEqual([]);
   });

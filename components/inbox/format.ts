@@ -26,7 +26,12 @@ export function dayLabel(iso: string, now = new Date()): string {
   const diffDays = Math.round((startOf(now) - startOf(day)) / 86_400_000);
   if (diffDays === 0) return 'Today';
   if (diffDays === 1) return 'Yesterday';
-  return day.toLocaleDateString('en-US', { weekday: 'long', month: 'long', day: 'numeric', year: day.getFullYear() === now.getFullYear() ? undefined : 'numeric' });
+  return day.toLocaleDateString('en-US', {
+    weekday: 'long',
+    month: 'long',
+    day: 'numeric',
+    year: day.getFullYear() === now.getFullYear() ? undefined : 'numeric',
+  });
 }
 
 export function clockTime(iso: string): string {

@@ -81,7 +81,12 @@ export function InboxApp() {
 
   const input = useMemo(() => listInput(view), [view]);
 
-  if (me.isPending) return <p role="status" className={styles.state}>Loading your inbox…</p>;
+  if (me.isPending)
+    return (
+      <p role="status" className={styles.state}>
+        Loading your inbox…
+      </p>
+    );
   if (signedOut) {
     return (
       <p role="alert" className={`${styles.state} ${styles.error}`}>
@@ -106,14 +111,25 @@ export function InboxApp() {
       </nav>
       <section className={styles.list} aria-label={searchTerm !== null ? 'Search results' : 'Conversations'}>
         {searchTerm !== null ? (
-          <SearchResults term={searchTerm} onOpen={(conversationId, messageId) => open(conversationId, { messageId, term: searchTerm })} onClose={() => setSearchTerm(null)} />
+          <SearchResults
+            term={searchTerm}
+            onOpen={(conversationId, messageId) => open(conversationId, { messageId, term: searchTerm })}
+            onClose={() => setSearchTerm(null)}
+          />
         ) : (
           <ConversationList input={input} selectedId={selectedId} onOpen={open} rowsRef={rowsRef} />
         )}
       </section>
       <main className={styles.main}>
         {selectedId ? (
-          <ConversationPane key={selectedId} conversationId={selectedId} me={me.data} jumpTo={jumpTo} composerRef={composerRef} onBack={() => open(null)} />
+          <ConversationPane
+            key={selectedId}
+            conversationId={selectedId}
+            me={me.data}
+            jumpTo={jumpTo}
+            composerRef={composerRef}
+            onBack={() => open(null)}
+          />
         ) : (
           <p className={styles.state}>Select a conversation. Use j / k to move, / to search.</p>
         )}

@@ -9,7 +9,15 @@ import type { MessageItem } from './types';
 export function Highlighted({ text, term }: { text: string; term: string }) {
   return (
     <>
-      {splitMatches(text, term).map((part, i) => (part.match ? <mark key={i} className={styles.hit}>{part.text}</mark> : part.text))}
+      {splitMatches(text, term).map((part, i) =>
+        part.match ? (
+          <mark key={i} className={styles.hit}>
+            {part.text}
+          </mark>
+        ) : (
+          part.text
+        ),
+      )}
     </>
   );
 }
@@ -43,7 +51,13 @@ function FlagToggle({ m }: { m: MessageItem }) {
   });
   const flagged = flag.isPending ? flag.variables.flagged : m.flagged;
   return (
-    <button type="button" className={styles.flag} aria-pressed={flagged} aria-label={flagged ? 'Unflag message' : 'Flag message'} onClick={() => flag.mutate({ messageId: m.message_id, flagged: !flagged })}>
+    <button
+      type="button"
+      className={styles.flag}
+      aria-pressed={flagged}
+      aria-label={flagged ? 'Unflag message' : 'Flag message'}
+      onClick={() => flag.mutate({ messageId: m.message_id, flagged: !flagged })}
+    >
       ⚑
     </button>
   );
@@ -59,9 +73,15 @@ function CallEntry({ m }: { m: MessageItem }) {
     <div className={styles.call} data-testid="call-entry">
       <span aria-hidden>📞</span>
       <strong className={missed && !voicemail ? styles.failed : undefined}>{label}</strong>
-      {m.call_duration_seconds ? <span data-testid="call-duration">{duration(m.call_duration_seconds)}</span> : <span className={styles.meta}>{STATUS_LABEL[status] ?? status}</span>}
+      {m.call_duration_seconds ? (
+        <span data-testid="call-duration">{duration(m.call_duration_seconds)}</span>
+      ) : (
+        <span className={styles.meta}>{STATUS_LABEL[status] ?? status}</span>
+      )}
       {m.staff_name ? <span className={styles.meta}>{m.staff_name}</span> : null}
-      {m.recording_url ? <audio controls preload="none" src={m.recording_url} aria-label={`${label} recording`} style={{ height: 32 }} /> : null}
+      {m.recording_url ? (
+        <audio controls preload="none" src={m.recording_url} aria-label={`${label} recording`} style={{ height: 32 }} />
+      ) : null}
     </div>
   );
 }
@@ -78,7 +98,11 @@ function EmailCard({ m, highlight }: { m: MessageItem; highlight: string }) {
         </span>
         {m.cc_email?.length ? <span>Cc {m.cc_email.join(', ')}</span> : null}
       </div>
-      {m.message_id > 0 ? <EmailFrame messageId={m.message_id} fallback={<Highlighted text={m.content ?? ''} term={highlight} />} /> : <div className={styles.emailText}>{m.content}</div>}
+      {m.message_id > 0 ? (
+        <EmailFrame messageId={m.message_id} fallback={<Highlighted text={m.content ?? ''} term={highlight} />} />
+      ) : (
+        <div className={styles.emailText}>{m.content}</div>
+      )}
       {m.attachments?.length ? (
         <div className={styles.attachments} aria-label="Attachments">
           {m.attachments.map((a, i) =>
@@ -87,7 +111,9 @@ function EmailCard({ m, highlight }: { m: MessageItem; highlight: string }) {
                 📎 {a.filename}
               </a>
             ) : (
-              <span key={i} className={styles.chip}>📎 {a.filename}</span>
+              <span key={i} className={styles.chip}>
+                📎 {a.filename}
+              </span>
             ),
           )}
         </div>
@@ -108,7 +134,11 @@ export function MessageView({ message: m, highlight, targeted }: { message: Mess
         <EmailCard m={m} highlight={highlight} />
       ) : (
         <div className={styles.bubble}>
-          {m.message_type === 'NOTE' ? <span className={styles.meta} style={{ display: 'block' }}>Internal note · {m.staff_name ?? 'API'}</span> : null}
+          {m.message_type === 'NOTE' ? (
+            <span className={styles.meta} style={{ display: 'block' }}>
+              Internal note · {m.staff_name ?? 'API'}
+            </span>
+          ) : null}
           <Highlighted text={m.content ?? ''} term={highlight} />
         </div>
       )}

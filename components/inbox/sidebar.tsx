@@ -14,7 +14,8 @@ const CHANNEL_NAMES = { sms: 'SMS', email: 'Email', voice: 'Calls' } as const;
 /** Views with their counts (from `inbox.filters`, refreshed by live events). */
 export function Sidebar({ view, onChange }: { view: View; onChange: (view: View) => void }) {
   const filters = trpc.inbox.filters.useQuery();
-  const count = <T extends string>(list: { value: T; count: number }[] | undefined, value: T) => list?.find((x) => x.value === value)?.count;
+  const count = <T extends string>(list: { value: T; count: number }[] | undefined, value: T) =>
+    list?.find((x) => x.value === value)?.count;
   const data = filters.data;
 
   const item = (label: string, pressed: boolean, n: number | undefined, next: View, key: string | number = label) => (
@@ -26,20 +27,29 @@ export function Sidebar({ view, onChange }: { view: View; onChange: (view: View)
 
   return (
     <>
-      {filters.error ? <p role="alert" className={`${styles.state} ${styles.error}`}>Counts unavailable</p> : null}
+      {filters.error ? (
+        <p role="alert" className={`${styles.state} ${styles.error}`}>
+          Counts unavailable
+        </p>
+      ) : null}
       <div className={styles.sideGroup} role="group" aria-label="Status">
         <h2>Status</h2>
         {STATUSES.map((s) => item(STATUS_NAMES[s], view.status === s, count(data?.statuses, s), { ...view, status: s }))}
       </div>
       <div className={styles.sideGroup} role="group" aria-label="Assignment">
         <h2>Assigned</h2>
-        {ASSIGNMENTS.map(([value, label]) => item(label, view.assignment === value, count(data?.assignments, value), { ...view, assignment: value }))}
+        {ASSIGNMENTS.map(([value, label]) =>
+          item(label, view.assignment === value, count(data?.assignments, value), { ...view, assignment: value }),
+        )}
         {item('Unread', view.unread === true, undefined, { ...view, unread: view.unread ? undefined : true })}
       </div>
       <div className={styles.sideGroup} role="group" aria-label="Channel">
         <h2>Channel</h2>
         {(['sms', 'email', 'voice'] as const).map((ch) =>
-          item(CHANNEL_NAMES[ch], view.channel === ch, count(data?.channels, ch), { ...view, channel: view.channel === ch ? undefined : ch }),
+          item(CHANNEL_NAMES[ch], view.channel === ch, count(data?.channels, ch), {
+            ...view,
+            channel: view.channel === ch ? undefined : ch,
+          }),
         )}
       </div>
       {data?.locations.length ? (
@@ -47,14 +57,22 @@ export function Sidebar({ view, onChange }: { view: View; onChange: (view: View)
           <h2>Location</h2>
           {data.locations.map((l) =>
             // Keyed by id: two locations may share a name.
-            item(l.name, view.location_id === l.location_id, l.count, { ...view, location_id: view.location_id === l.location_id ? undefined : l.location_id }, l.location_id),
+            item(
+              l.name,
+              view.location_id === l.location_id,
+              l.count,
+              { ...view, location_id: view.location_id === l.location_id ? undefined : l.location_id },
+              l.location_id,
+            ),
           )}
         </div>
       ) : null}
       {data?.labels.length ? (
         <div className={styles.sideGroup} role="group" aria-label="Label">
           <h2>Labels</h2>
-          {data.labels.map((l) => item(l.value, view.label === l.value, l.count, { ...view, label: view.label === l.value ? undefined : l.value }))}
+          {data.labels.map((l) =>
+            item(l.value, view.label === l.value, l.count, { ...view, label: view.label === l.value ? undefined : l.value }),
+          )}
         </div>
       ) : null}
     </>

@@ -12,7 +12,15 @@ const PAGE_SIZE = 50;
  * 50 come newest-first from the server; scrolling to the top loads earlier ones. A search hit
  * (`target`) is loaded page by page if needed, scrolled into view and outlined.
  */
-export function Timeline({ conversationId, highlight, target }: { conversationId: number; highlight: string; target: { messageId: number } | null }) {
+export function Timeline({
+  conversationId,
+  highlight,
+  target,
+}: {
+  conversationId: number;
+  highlight: string;
+  target: { messageId: number } | null;
+}) {
   const query = trpc.inbox.messages.useInfiniteQuery(
     { conversationId, pageSize: PAGE_SIZE },
     { getNextPageParam: (last) => (last.next_page ? last.page + 1 : undefined) },
@@ -56,12 +64,22 @@ export function Timeline({ conversationId, highlight, target }: { conversationId
     }
   }
 
-  if (query.isPending) return <div className={styles.timeline}><p role="status" className={styles.state}>Loading messages…</p></div>;
+  if (query.isPending)
+    return (
+      <div className={styles.timeline}>
+        <p role="status" className={styles.state}>
+          Loading messages…
+        </p>
+      </div>
+    );
   if (query.error) {
     return (
       <div className={styles.timeline}>
         <p role="alert" className={`${styles.state} ${styles.error}`}>
-          Could not load messages. <button type="button" className={styles.button} onClick={() => void query.refetch()}>Retry</button>
+          Could not load messages.{' '}
+          <button type="button" className={styles.button} onClick={() => void query.refetch()}>
+            Retry
+          </button>
         </p>
       </div>
     );
@@ -69,9 +87,23 @@ export function Timeline({ conversationId, highlight, target }: { conversationId
 
   let lastDay = '';
   return (
-    <div ref={scrollRef} className={styles.timeline} onScroll={onScroll} role="log" aria-label="Messages" aria-live="polite" tabIndex={0}>
+    <div
+      ref={scrollRef}
+      className={styles.timeline}
+      onScroll={onScroll}
+      role="log"
+      aria-label="Messages"
+      aria-live="polite"
+      tabIndex={0}
+    >
       {query.hasNextPage ? (
-        <button type="button" className={styles.button} style={{ alignSelf: 'center' }} onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
+        <button
+          type="button"
+          className={styles.button}
+          style={{ alignSelf: 'center' }}
+          onClick={() => void query.fetchNextPage()}
+          disabled={query.isFetchingNextPage}
+        >
           {query.isFetchingNextPage ? 'Loading…' : 'Load earlier messages'}
         </button>
       ) : null}
@@ -82,7 +114,11 @@ export function Timeline({ conversationId, highlight, target }: { conversationId
         lastDay = day;
         return (
           <Fragment key={m.message_id}>
-            {separator ? <div className={styles.separator} role="separator">{day}</div> : null}
+            {separator ? (
+              <div className={styles.separator} role="separator">
+                {day}
+              </div>
+            ) : null}
             <MessageView message={m} highlight={highlight} targeted={m.message_id === targetId} />
           </Fragment>
         );

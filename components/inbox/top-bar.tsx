@@ -5,7 +5,15 @@ import styles from './inbox.module.css';
 import type { Me } from './types';
 
 /** Business name, business-wide message search (`/`), who is signed in, sign out. */
-export function TopBar({ me, searchInputRef, onSearch }: { me: Me; searchInputRef: RefObject<HTMLInputElement | null>; onSearch: (term: string) => void }) {
+export function TopBar({
+  me,
+  searchInputRef,
+  onSearch,
+}: {
+  me: Me;
+  searchInputRef: RefObject<HTMLInputElement | null>;
+  onSearch: (term: string) => void;
+}) {
   const [term, setTerm] = useState('');
   const signOut = trpc.session.signOut.useMutation({ onSuccess: () => window.location.assign('/login') });
   return (
@@ -32,7 +40,12 @@ export function TopBar({ me, searchInputRef, onSearch }: { me: Me; searchInputRe
       <span className={styles.me} data-testid="signed-in-as">
         Signed in as {me.staffName}
       </span>
-      <button type="button" className={`${styles.button} ${styles.ghost}`} onClick={() => signOut.mutate()} disabled={signOut.isPending}>
+      <button
+        type="button"
+        className={`${styles.button} ${styles.ghost}`}
+        onClick={() => signOut.mutate()}
+        disabled={signOut.isPending}
+      >
         Sign out
       </button>
     </header>

@@ -9,7 +9,10 @@ import { trpc } from '@/components/trpc/client';
  */
 export function useLiveInbox(openConversationId: number | null) {
   const utils = trpc.useUtils();
-  const pending = useRef<{ timer: ReturnType<typeof setTimeout> | null; conversations: Set<number> }>({ timer: null, conversations: new Set() });
+  const pending = useRef<{ timer: ReturnType<typeof setTimeout> | null; conversations: Set<number> }>({
+    timer: null,
+    conversations: new Set(),
+  });
   const openRef = useRef(openConversationId);
   openRef.current = openConversationId;
   // A burst pending when the inbox unmounts is dropped, not refetched after it is gone.

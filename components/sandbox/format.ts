@@ -17,7 +17,9 @@ export function shortTime(value: Date | string | null | undefined): string {
   if (!value) return '';
   const d = new Date(value);
   const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  return d.toDateString() === new Date().toDateString() ? time : `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })}, ${time}`;
+  return d.toDateString() === new Date().toDateString()
+    ? time
+    : `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })}, ${time}`;
 }
 
 export function fileSize(bytes: number | null): string {
@@ -27,7 +29,8 @@ export function fileSize(bytes: number | null): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-export const clientLabel = (c: { name: string | null; phone: string | null; email: string | null }) => c.name || c.phone || c.email || 'Unnamed client';
+export const clientLabel = (c: { name: string | null; phone: string | null; email: string | null }) =>
+  c.name || c.phone || c.email || 'Unnamed client';
 
 /** A tRPC error's message, with the two cases a person can act on spelled out. */
 export function errorText(error: { message: string; data?: { code?: string } | null } | null | undefined): string {
@@ -37,4 +40,5 @@ export function errorText(error: { message: string; data?: { code?: string } | n
 }
 
 /** A link target only for http(s) URLs (an attachment's stored URL is not trusted to be one). */
-export const httpUrl = (url: string | null | undefined): string | null => (url && /^https?:\/\//i.test(url.trim()) ? url.trim() : null);
+export const httpUrl = (url: string | null | undefined): string | null =>
+  url && /^https?:\/\//i.test(url.trim()) ? url.trim() : null;

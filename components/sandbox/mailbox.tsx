@@ -1,7 +1,17 @@
 'use client';
 import { useState, type ChangeEvent, type FormEvent } from 'react';
 import { trpc } from '@/components/trpc/client';
-import { clientLabel, errorText, fileSize, isBadStatus, isGoodStatus, shortTime, statusLabel, type MailItem, type SandboxClient } from './format';
+import {
+  clientLabel,
+  errorText,
+  fileSize,
+  isBadStatus,
+  isGoodStatus,
+  shortTime,
+  statusLabel,
+  type MailItem,
+  type SandboxClient,
+} from './format';
 import styles from './sandbox.module.css';
 
 const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
@@ -42,11 +52,18 @@ export function Mailbox({ client }: { client: SandboxClient }) {
         {emails.length === 0 ? <li className={styles.state}>No emails yet.</li> : null}
         {emails.map((e) => (
           <li key={e.id}>
-            <button type="button" className={styles.mailRow} aria-pressed={e.id === openId} onClick={() => setOpenId(e.id === openId ? null : e.id)}>
+            <button
+              type="button"
+              className={styles.mailRow}
+              aria-pressed={e.id === openId}
+              onClick={() => setOpenId(e.id === openId ? null : e.id)}
+            >
               <span className={styles.mailSubject}>{e.subject || '(no subject)'}</span>
               <span className={styles.clientWhen}>{shortTime(e.sentAt)}</span>
               <span className={styles.mailMeta}>
-                <span className={`${styles.tag} ${e.direction === 'inbound' ? styles.tagOut : styles.tagIn}`}>{e.direction === 'inbound' ? 'Sent' : 'Inbox'}</span>
+                <span className={`${styles.tag} ${e.direction === 'inbound' ? styles.tagOut : styles.tagIn}`}>
+                  {e.direction === 'inbound' ? 'Sent' : 'Inbox'}
+                </span>
                 {e.direction === 'inbound' ? `to ${e.to ?? ''}` : `${statusLabel(e.status)} · from ${e.from ?? ''}`}
               </span>
             </button>
@@ -54,8 +71,17 @@ export function Mailbox({ client }: { client: SandboxClient }) {
         ))}
       </ul>
       <div className={styles.reader}>
-        {open ? <OpenEmail email={open} /> : <p className={`${styles.muted} ${styles.small}`}>{emails.length ? 'Open an email to read it, or write below.' : ''}</p>}
-        <ReplyForm client={client} answering={open?.direction === 'outbound' ? open : null} businessAddress={box.data?.businessAddress ?? null} lastSubject={emails.find((e) => e.direction === 'outbound')?.subject ?? null} />
+        {open ? (
+          <OpenEmail email={open} />
+        ) : (
+          <p className={`${styles.muted} ${styles.small}`}>{emails.length ? 'Open an email to read it, or write below.' : ''}</p>
+        )}
+        <ReplyForm
+          client={client}
+          answering={open?.direction === 'outbound' ? open : null}
+          businessAddress={box.data?.businessAddress ?? null}
+          lastSubject={emails.find((e) => e.direction === 'outbound')?.subject ?? null}
+        />
         {box.error ? (
           <div className={`${styles.muted} ${styles.small}`} role="status">
             Could not refresh: {errorText(box.error)}
@@ -140,7 +166,17 @@ function readAsBase64(file: File): Promise<string> {
   });
 }
 
-function ReplyForm({ client, answering, businessAddress, lastSubject }: { client: SandboxClient; answering: MailItem | null; businessAddress: string | null; lastSubject: string | null }) {
+function ReplyForm({
+  client,
+  answering,
+  businessAddress,
+  lastSubject,
+}: {
+  client: SandboxClient;
+  answering: MailItem | null;
+  businessAddress: string | null;
+  lastSubject: string | null;
+}) {
   const utils = trpc.useUtils();
   const [subject, setSubject] = useState('');
   const [text, setText] = useState('');
@@ -173,7 +209,12 @@ function ReplyForm({ client, answering, businessAddress, lastSubject }: { client
       return;
     }
     try {
-      setAttachment({ filename: file.name, contentType: file.type || 'application/octet-stream', contentBase64: await readAsBase64(file), size: file.size });
+      setAttachment({
+        filename: file.name,
+        contentType: file.type || 'application/octet-stream',
+        contentBase64: await readAsBase64(file),
+        size: file.size,
+      });
     } catch (err) {
       setFileError((err as Error).message);
     }
@@ -186,7 +227,9 @@ function ReplyForm({ client, answering, businessAddress, lastSubject }: { client
       subject: subject.trim() || undefined,
       text,
       html: html.trim() || null,
-      attachment: attachment ? { filename: attachment.filename, contentType: attachment.contentType, contentBase64: attachment.contentBase64 } : null,
+      attachment: attachment
+        ? { filename: attachment.filename, contentType: attachment.contentType, contentBase64: attachment.contentBase64 }
+        : null,
       replyToMessageId: answering?.id,
     });
   };
@@ -204,22 +247,60 @@ function ReplyForm({ client, answering, businessAddress, lastSubject }: { client
       <label className={styles.label} htmlFor="sandbox-subject">
         Subject
       </label>
-      <input id="sandbox-subject" className={styles.input} aria-label="Subject" placeholder={defaultSubject} value={subject} maxLength={998} onChange={(e) => setSubject(e.target.value)} disabled={!canWrite} />
+      <input
+        id="sandbox-subject"
+        className={styles.input}
+        aria-label="Subject"
+        placeholder={defaultSubject}
+        value={subject}
+        maxLength={998}
+        onChange={(e) => setSubject(e.target.value)}
+        disabled={!canWrite}
+      />
       <label className={styles.label} htmlFor="sandbox-body">
         Message
       </label>
-      <textarea id="sandbox-body" className={styles.textarea} aria-label="Email body" rows={5} value={text} onChange={(e) => setText(e.target.value)} disabled={!canWrite} />
+      <textarea
+        id="sandbox-body"
+        className={styles.textarea}
+        aria-label="Email body"
+        rows={5}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        disabled={!canWrite}
+      />
       <details>
         <summary className={`${styles.small} ${styles.muted}`}>HTML body and attachment (for testing)</summary>
         <label className={styles.label} htmlFor="sandbox-html">
           HTML body (optional)
         </label>
-        <textarea id="sandbox-html" className={`${styles.textarea} ${styles.mono}`} aria-label="HTML body (optional)" rows={4} placeholder="<p>Hello</p>" value={html} onChange={(e) => setHtml(e.target.value)} disabled={!canWrite} />
+        <textarea
+          id="sandbox-html"
+          className={`${styles.textarea} ${styles.mono}`}
+          aria-label="HTML body (optional)"
+          rows={4}
+          placeholder="<p>Hello</p>"
+          value={html}
+          onChange={(e) => setHtml(e.target.value)}
+          disabled={!canWrite}
+        />
         <label className={styles.label} htmlFor="sandbox-file">
           Attachment (optional, up to 5 MB)
         </label>
-        <input key={fileKey} id="sandbox-file" type="file" aria-label="Attachment (optional)" onChange={onFile} disabled={!canWrite} />
-        {attachment ? <span className={`${styles.small} ${styles.muted}`}> {attachment.filename} ({fileSize(attachment.size)})</span> : null}
+        <input
+          key={fileKey}
+          id="sandbox-file"
+          type="file"
+          aria-label="Attachment (optional)"
+          onChange={onFile}
+          disabled={!canWrite}
+        />
+        {attachment ? (
+          <span className={`${styles.small} ${styles.muted}`}>
+            {' '}
+            {attachment.filename} ({fileSize(attachment.size)})
+          </span>
+        ) : null}
         {fileError ? (
           <div className={styles.error} role="alert">
             {fileError}
@@ -227,11 +308,22 @@ function ReplyForm({ client, answering, businessAddress, lastSubject }: { client
         ) : null}
       </details>
       <div className={styles.replyActions}>
-        <button type="submit" className={`${styles.button} ${styles.primary}`} aria-label="Send email reply" disabled={!canWrite || !text.trim() || send.isPending}>
+        <button
+          type="submit"
+          className={`${styles.button} ${styles.primary}`}
+          aria-label="Send email reply"
+          disabled={!canWrite || !text.trim() || send.isPending}
+        >
           {send.isPending ? 'Sending…' : 'Send email'}
         </button>
-        {answering ? <span className={`${styles.small} ${styles.muted}`}>Threads to “{answering.subject || '(no subject)'}”</span> : null}
-        {send.isSuccess && !send.data.messageId ? <span className={`${styles.small} ${styles.muted}`}>Posted; the webhook stored it but made no message (see the server log).</span> : null}
+        {answering ? (
+          <span className={`${styles.small} ${styles.muted}`}>Threads to “{answering.subject || '(no subject)'}”</span>
+        ) : null}
+        {send.isSuccess && !send.data.messageId ? (
+          <span className={`${styles.small} ${styles.muted}`}>
+            Posted; the webhook stored it but made no message (see the server log).
+          </span>
+        ) : null}
       </div>
       {send.error ? (
         <div className={styles.error} role="alert">

@@ -2,7 +2,17 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { smsSegments } from '@/server/lib/sms-segments';
-import { clientLabel, errorText, httpUrl, isBadStatus, isGoodStatus, shortTime, statusLabel, type PhoneMessage, type SandboxClient } from './format';
+import {
+  clientLabel,
+  errorText,
+  httpUrl,
+  isBadStatus,
+  isGoodStatus,
+  shortTime,
+  statusLabel,
+  type PhoneMessage,
+  type SandboxClient,
+} from './format';
 import styles from './sandbox.module.css';
 
 const MAX_SMS = 1600;
@@ -74,8 +84,14 @@ export function Phone({ client }: { client: SandboxClient }) {
         )}
 
         <form className={styles.composer} onSubmit={send}>
-          {client.optedOutSms ? <div className={styles.notice}>{name} has opted out of SMS (texts from the business fail). Text START to opt back in.</div> : null}
-          {thread.data && !thread.data.businessNumber ? <div className={styles.notice}>The business has no SMS number, so there is nothing to text.</div> : null}
+          {client.optedOutSms ? (
+            <div className={styles.notice}>
+              {name} has opted out of SMS (texts from the business fail). Text START to opt back in.
+            </div>
+          ) : null}
+          {thread.data && !thread.data.businessNumber ? (
+            <div className={styles.notice}>The business has no SMS number, so there is nothing to text.</div>
+          ) : null}
           <div className={styles.composerRow}>
             <textarea
               className={styles.textarea}
@@ -88,7 +104,12 @@ export function Phone({ client }: { client: SandboxClient }) {
               onKeyDown={onKeyDown}
               disabled={!canText}
             />
-            <button type="submit" className={`${styles.button} ${styles.primary}`} aria-label="Send SMS reply" disabled={!canText || !body.trim() || reply.isPending}>
+            <button
+              type="submit"
+              className={`${styles.button} ${styles.primary}`}
+              aria-label="Send SMS reply"
+              disabled={!canText || !body.trim() || reply.isPending}
+            >
               {reply.isPending ? 'Sending…' : 'Send'}
             </button>
           </div>
@@ -119,21 +140,36 @@ function Bubble({ message: m }: { message: PhoneMessage }) {
   const tone = mine ? '' : isBadStatus(m.status) ? styles.statusBad : isGoodStatus(m.status) ? styles.statusGood : '';
   const error = !mine && (m.errorCode || m.errorMessage) ? ` (${[m.errorCode, m.errorMessage].filter(Boolean).join(': ')})` : '';
   return (
-    <li className={`${styles.bubbleRow} ${mine ? styles.mine : styles.theirs}`} data-direction={m.direction} data-testid="sms-bubble">
+    <li
+      className={`${styles.bubbleRow} ${mine ? styles.mine : styles.theirs}`}
+      data-direction={m.direction}
+      data-testid="sms-bubble"
+    >
       <div className={styles.bubble}>
         {m.content}
         {m.attachments.map((a, i) => {
           const href = httpUrl(a.url);
           return (
             <div key={i} className={styles.small}>
-              📎 {href ? <a href={href} target="_blank" rel="noopener noreferrer nofollow">{a.filename}</a> : a.filename}
+              📎{' '}
+              {href ? (
+                <a href={href} target="_blank" rel="noopener noreferrer nofollow">
+                  {a.filename}
+                </a>
+              ) : (
+                a.filename
+              )}
             </div>
           );
         })}
       </div>
       <div className={styles.bubbleMeta}>
         {shortTime(m.sentAt)}
-        {!mine && m.staffName ? ` · ${m.staffName}` : ''} · <span className={tone} data-testid="sms-status">{status}{error}</span>
+        {!mine && m.staffName ? ` · ${m.staffName}` : ''} ·{' '}
+        <span className={tone} data-testid="sms-status">
+          {status}
+          {error}
+        </span>
       </div>
     </li>
   );

@@ -44,7 +44,9 @@ export function SandboxApp() {
       <header className={styles.top}>
         <h1>Sandbox</h1>
         <span className={styles.badge}>Development</span>
-        <span className={styles.hint}>Reply as a client: the reply is posted as a signed provider webhook and arrives in the inbox.</span>
+        <span className={styles.hint}>
+          Reply as a client: the reply is posted as a signed provider webhook and arrives in the inbox.
+        </span>
         <span className={styles.topLinks}>
           {me.data ? (
             <span className={styles.muted} data-testid="sandbox-business">
@@ -76,7 +78,12 @@ export function SandboxApp() {
         />
         {list.data && (list.data.total > PAGE_SIZE || page > 1) ? (
           <div className={styles.pager}>
-            <button type="button" className={styles.button} onClick={() => setPage((p) => Math.max(1, p - 1))} disabled={page === 1}>
+            <button
+              type="button"
+              className={styles.button}
+              onClick={() => setPage((p) => Math.max(1, p - 1))}
+              disabled={page === 1}
+            >
               Previous
             </button>
             <span>
@@ -93,22 +100,52 @@ export function SandboxApp() {
         {current ? (
           <>
             <div className={styles.detailHead}>
-              <button type="button" className={`${styles.button} ${styles.backButton}`} onClick={() => setSelected(null)} aria-label="Back to clients">
+              <button
+                type="button"
+                className={`${styles.button} ${styles.backButton}`}
+                onClick={() => setSelected(null)}
+                aria-label="Back to clients"
+              >
                 ←
               </button>
               <h2 data-testid="sandbox-client-name">{clientLabel(current)}</h2>
-              <span className={`${styles.muted} ${styles.small}`}>{[current.phone, current.email].filter(Boolean).join(' · ')}</span>
+              <span className={`${styles.muted} ${styles.small}`}>
+                {[current.phone, current.email].filter(Boolean).join(' · ')}
+              </span>
               <div className={styles.tabs} role="tablist" aria-label="Client views">
-                <button type="button" role="tab" className={styles.tab} aria-selected={tab === 'phone'} aria-controls="sandbox-panel" onClick={() => setTab('phone')}>
+                <button
+                  type="button"
+                  role="tab"
+                  className={styles.tab}
+                  aria-selected={tab === 'phone'}
+                  aria-controls="sandbox-panel"
+                  onClick={() => setTab('phone')}
+                >
                   Phone
                 </button>
-                <button type="button" role="tab" className={styles.tab} aria-selected={tab === 'mailbox'} aria-controls="sandbox-panel" onClick={() => setTab('mailbox')}>
+                <button
+                  type="button"
+                  role="tab"
+                  className={styles.tab}
+                  aria-selected={tab === 'mailbox'}
+                  aria-controls="sandbox-panel"
+                  onClick={() => setTab('mailbox')}
+                >
                   Mailbox
                 </button>
               </div>
             </div>
-            <div className={styles.detailBody} id="sandbox-panel" role="tabpanel" aria-label={tab === 'phone' ? 'Phone' : 'Mailbox'}>
-              {tab === 'phone' ? <Phone key={current.clientId} client={current} /> : <Mailbox key={current.clientId} client={current} />}
+            <div
+              className={styles.detailBody}
+              id="sandbox-panel"
+              role="tabpanel"
+              aria-label={tab === 'phone' ? 'Phone' : 'Mailbox'}
+            >
+              {tab === 'phone' ? (
+                <Phone key={current.clientId} client={current} />
+              ) : (
+                <Mailbox key={current.clientId} client={current} />
+              )}
             </div>
           </>
         ) : (
@@ -126,12 +163,29 @@ type ClientsQuery = {
   refetch: () => unknown;
 };
 
-function ClientList({ query, selectedId, onSelect, searching }: { query: ClientsQuery; selectedId: number | null; onSelect: (c: SandboxClient) => void; searching: boolean }) {
-  if (query.isPending) return <p className={styles.state} role="status">Loading clients…</p>;
+function ClientList({
+  query,
+  selectedId,
+  onSelect,
+  searching,
+}: {
+  query: ClientsQuery;
+  selectedId: number | null;
+  onSelect: (c: SandboxClient) => void;
+  searching: boolean;
+}) {
+  if (query.isPending)
+    return (
+      <p className={styles.state} role="status">
+        Loading clients…
+      </p>
+    );
   if (query.error && !query.data) {
     return (
       <div className={styles.error} role="alert">
-        {query.error.data?.code === 'NOT_FOUND' ? 'The sandbox is not available here.' : `Could not load clients: ${errorText(query.error)}`}
+        {query.error.data?.code === 'NOT_FOUND'
+          ? 'The sandbox is not available here.'
+          : `Could not load clients: ${errorText(query.error)}`}
         <button type="button" className={styles.button} onClick={() => query.refetch()}>
           Retry
         </button>
@@ -146,7 +200,12 @@ function ClientList({ query, selectedId, onSelect, searching }: { query: Clients
     <ul className={styles.clientList}>
       {clients.map((c) => (
         <li key={c.clientId}>
-          <button type="button" className={styles.clientItem} aria-pressed={c.clientId === selectedId} onClick={() => onSelect(c)}>
+          <button
+            type="button"
+            className={styles.clientItem}
+            aria-pressed={c.clientId === selectedId}
+            onClick={() => onSelect(c)}
+          >
             <span className={styles.clientName}>{clientLabel(c)}</span>
             <span className={styles.clientWhen}>{shortTime(c.lastActivityAt)}</span>
             <span className={styles.clientMeta}>

@@ -62,7 +62,12 @@ export function CallButton({ phoneNumber: phone, clientId, clientName, className
         Call
       </button>
       {showReason && (
-        <span id={reasonId} role="status" className={styles.reason} title={state.kind === 'not-configured' ? state.reason : undefined}>
+        <span
+          id={reasonId}
+          role="status"
+          className={styles.reason}
+          title={state.kind === 'not-configured' ? state.reason : undefined}
+        >
           {disabledReason}
         </span>
       )}

@@ -91,7 +91,13 @@ export function DialerPanel({ defaultNumber, clientId, clientName, id, onClose, 
   const unavailable = state.kind === 'not-configured' || state.kind === 'offline';
 
   return (
-    <section id={id} role={onClose ? 'dialog' : 'region'} aria-labelledby={headingId} className={[styles.panel, className].filter(Boolean).join(' ')} onKeyDown={onKeyDown}>
+    <section
+      id={id}
+      role={onClose ? 'dialog' : 'region'}
+      aria-labelledby={headingId}
+      className={[styles.panel, className].filter(Boolean).join(' ')}
+      onKeyDown={onKeyDown}
+    >
       <div className={styles.head}>
         <h2 id={headingId} className={styles.title}>
           Dialer
@@ -186,10 +192,20 @@ export function DialerPanel({ defaultNumber, clientId, clientName, id, onClose, 
       <div className={styles.actions}>
         {state.kind === 'incoming' ? (
           <>
-            <button type="button" className={styles.primary} onClick={dialer.accept} aria-label={`Accept call from ${state.clientName ?? state.from}`}>
+            <button
+              type="button"
+              className={styles.primary}
+              onClick={dialer.accept}
+              aria-label={`Accept call from ${state.clientName ?? state.from}`}
+            >
               Accept
             </button>
-            <button type="button" className={styles.danger} onClick={dialer.reject} aria-label={`Reject call from ${state.clientName ?? state.from}`}>
+            <button
+              type="button"
+              className={styles.danger}
+              onClick={dialer.reject}
+              aria-label={`Reject call from ${state.clientName ?? state.from}`}
+            >
               Reject
             </button>
           </>

@@ -52,7 +52,11 @@ function sharedDevice(client: TrpcClient): VoiceDevice | null {
           if (!holder.client) return null;
           const found = await holder.client.voice.clientForCaller.query({ phone: from });
           if (!found?.name) return null;
-          return { clientName: found.name, clientId: String(found.clientId), ...(found.conversationId ? { conversationId: String(found.conversationId) } : {}) };
+          return {
+            clientName: found.name,
+            clientId: String(found.clientId),
+            ...(found.conversationId ? { conversationId: String(found.conversationId) } : {}),
+          };
         },
       }),
     };
@@ -65,7 +69,10 @@ function sharedDevice(client: TrpcClient): VoiceDevice | null {
 const noop = () => {};
 const noopAsync = async () => {};
 
-export type Dialer = Pick<VoiceDevice, 'start' | 'retry' | 'connect' | 'accept' | 'reject' | 'setMuted' | 'sendDigits' | 'hangUp' | 'dismiss'> & {
+export type Dialer = Pick<
+  VoiceDevice,
+  'start' | 'retry' | 'connect' | 'accept' | 'reject' | 'setMuted' | 'sendDigits' | 'hangUp' | 'dismiss'
+> & {
   state: DialerState;
 };
 

@@ -214,7 +214,9 @@ describe('formatDuration / elapsedSeconds', () => {
 describe('describeState', () => {
   it('has stable texts for the unavailable states', () => {
     expect(describeState({ kind: 'not-configured', reason: 'x' })).toBe('Voice calling is not configured');
-    expect(describeState({ kind: 'offline', reason: 'cannot reach Twilio (31005)' })).toBe('Voice offline: cannot reach Twilio (31005)');
+    expect(describeState({ kind: 'offline', reason: 'cannot reach Twilio (31005)' })).toBe(
+      'Voice offline: cannot reach Twilio (31005)',
+    );
     expect(describeState({ kind: 'incoming', from: '+14155550123', clientName: 'Ada' })).toBe('Incoming call from Ada');
   });
 });
@@ -235,7 +237,10 @@ describe('start', () => {
 
   it('is not-configured when the token service says so, without loading the SDK', async () => {
     const loadSdk = vi.fn();
-    const t = setup({ fetchToken: async () => Promise.reject(new VoiceNotConfiguredError('Twilio voice is not configured')), loadSdk });
+    const t = setup({
+      fetchToken: async () => Promise.reject(new VoiceNotConfiguredError('Twilio voice is not configured')),
+      loadSdk,
+    });
     await t.dialer.start();
     expect(t.dialer.getState()).toEqual({ kind: 'not-configured', reason: 'Twilio voice is not configured' });
     expect(loadSdk).not.toHaveBeenCalled();
@@ -443,13 +448,28 @@ describe('incoming call', () => {
   it('shows the caller from the TwiML parameters; accept → in call; hang-up by the caller → ended', async () => {
     const t = setup();
     await t.ready();
-    const call = new FakeCall({ From: '+14155550123', CallSid: 'CA1' }, { ClientName: 'Ada Lovelace', ClientId: '7', ConversationId: '3' });
+    const call = new FakeCall(
+      { From: '+14155550123', CallSid: 'CA1' },
+      { ClientName: 'Ada Lovelace', ClientId: '7', ConversationId: '3' },
+    );
     t.device().emit('incoming', call);
-    expect(t.dialer.getState()).toEqual({ kind: 'incoming', from: '+14155550123', clientName: 'Ada Lovelace', clientId: '7', conversationId: '3' });
+    expect(t.dialer.getState()).toEqual({
+      kind: 'incoming',
+      from: '+14155550123',
+      clientName: 'Ada Lovelace',
+      clientId: '7',
+      conversationId: '3',
+    });
 
     t.dialer.accept();
     expect(call.accepted).toBe(1);
-    const info = { direction: 'incoming', number: '+14155550123', clientId: '7', conversationId: '3', clientName: 'Ada Lovelace' };
+    const info = {
+      direction: 'incoming',
+      number: '+14155550123',
+      clientId: '7',
+      conversationId: '3',
+      clientName: 'Ada Lovelace',
+    };
     expect(t.dialer.getState()).toEqual({ kind: 'connecting', call: info });
     call.emit('accept', call);
     expect(t.dialer.getState()).toEqual({ kind: 'in-call', since: 1_000_000, muted: false, call: info });
@@ -472,7 +492,10 @@ describe('incoming call', () => {
     // the name found stays with the call once answered
     t.dialer.accept();
     call.emit('accept', call);
-    expect(t.dialer.getState()).toMatchObject({ kind: 'in-call', call: { direction: 'incoming', number: '+14155550199', clientName: 'Grace', clientId: '9' } });
+    expect(t.dialer.getState()).toMatchObject({
+      kind: 'in-call',
+      call: { direction: 'incoming', number: '+14155550199', clientName: 'Grace', clientId: '9' },
+    });
   });
 
   it('reject and a caller giving up both go back to ready', async () => {

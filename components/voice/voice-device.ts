@@ -234,7 +234,8 @@ export function describeError(err: unknown): string {
     const code = typeof e.code === 'number' ? e.code : undefined;
     if (code !== undefined && CONNECTION_ERROR.test(String(code))) return `cannot reach Twilio (${code})`;
     if (code === 31401 || code === 31208 || (err as Error).name === 'NotAllowedError') return 'microphone permission denied';
-    const text = typeof e.description === 'string' && e.description ? e.description : typeof e.message === 'string' ? e.message : '';
+    const text =
+      typeof e.description === 'string' && e.description ? e.description : typeof e.message === 'string' ? e.message : '';
     if (text) return code !== undefined && !text.includes(String(code)) ? `${text} (${code})` : text;
   }
   return typeof err === 'string' && err ? err : 'unknown error';

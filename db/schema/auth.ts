@@ -44,8 +44,16 @@ export const sessions = pgTable(
   (t) => [
     uniqueIndex('sessions_token_hash_key').on(t.tokenHash),
     unique('sessions_business_id_id_key').on(t.businessId, t.id),
-    foreignKey({ name: 'sessions_staff_fk', columns: [t.businessId, t.staffId], foreignColumns: [staff.businessId, staff.id] }).onDelete('cascade'),
-    foreignKey({ name: 'sessions_parent_fk', columns: [t.businessId, t.parentId], foreignColumns: [t.businessId, t.id] }).onDelete('cascade'),
+    foreignKey({
+      name: 'sessions_staff_fk',
+      columns: [t.businessId, t.staffId],
+      foreignColumns: [staff.businessId, staff.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'sessions_parent_fk',
+      columns: [t.businessId, t.parentId],
+      foreignColumns: [t.businessId, t.id],
+    }).onDelete('cascade'),
     index('sessions_staff_idx').on(t.businessId, t.staffId),
     index('sessions_parent_idx').on(t.parentId),
     check('sessions_ttl_check', sql`${t.ttlSeconds} between 60 and 604800`),
@@ -115,5 +123,8 @@ export const rateLimitBuckets = pgTable(
     windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
     count: integer('count').notNull().default(0),
   },
-  (t) => [uniqueIndex('rate_limit_buckets_pkey_idx').on(t.callerScope, t.windowStart), index('rate_limit_buckets_window_idx').on(t.windowStart)],
+  (t) => [
+    uniqueIndex('rate_limit_buckets_pkey_idx').on(t.callerScope, t.windowStart),
+    index('rate_limit_buckets_window_idx').on(t.windowStart),
+  ],
 );

@@ -28,7 +28,11 @@ export const clients = pgTable(
   (t) => [
     uniqueIndex('clients_business_external_id_key').on(t.businessId, t.externalId),
     unique('clients_business_id_id_key').on(t.businessId, t.id),
-    foreignKey({ name: 'clients_location_fk', columns: [t.businessId, t.locationId], foreignColumns: [locations.businessId, locations.id] }),
+    foreignKey({
+      name: 'clients_location_fk',
+      columns: [t.businessId, t.locationId],
+      foreignColumns: [locations.businessId, locations.id],
+    }),
     // Inbound SMS/calls and sends find the client by number; inbound email by address.
     index('clients_business_phone_idx').on(t.businessId, t.phoneNumber),
     index('clients_business_email_idx').on(t.businessId, sql`lower(${t.email})`),

@@ -40,11 +40,31 @@ export const conversations = pgTable(
     uniqueIndex('conversations_business_client_key').on(t.businessId, t.clientId),
     unique('conversations_business_id_id_key').on(t.businessId, t.id),
     // Every reference stays inside the business (and includes the distribution column Citus needs).
-    foreignKey({ name: 'conversations_client_fk', columns: [t.businessId, t.clientId], foreignColumns: [clients.businessId, clients.id] }).onDelete('cascade'),
-    foreignKey({ name: 'conversations_location_fk', columns: [t.businessId, t.locationId], foreignColumns: [locations.businessId, locations.id] }),
-    foreignKey({ name: 'conversations_assigned_staff_fk', columns: [t.businessId, t.assignedStaffId], foreignColumns: [staff.businessId, staff.id] }),
-    foreignKey({ name: 'conversations_resolved_by_staff_fk', columns: [t.businessId, t.resolvedByStaffId], foreignColumns: [staff.businessId, staff.id] }),
-    foreignKey({ name: 'conversations_updated_by_staff_fk', columns: [t.businessId, t.updatedByStaffId], foreignColumns: [staff.businessId, staff.id] }),
+    foreignKey({
+      name: 'conversations_client_fk',
+      columns: [t.businessId, t.clientId],
+      foreignColumns: [clients.businessId, clients.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'conversations_location_fk',
+      columns: [t.businessId, t.locationId],
+      foreignColumns: [locations.businessId, locations.id],
+    }),
+    foreignKey({
+      name: 'conversations_assigned_staff_fk',
+      columns: [t.businessId, t.assignedStaffId],
+      foreignColumns: [staff.businessId, staff.id],
+    }),
+    foreignKey({
+      name: 'conversations_resolved_by_staff_fk',
+      columns: [t.businessId, t.resolvedByStaffId],
+      foreignColumns: [staff.businessId, staff.id],
+    }),
+    foreignKey({
+      name: 'conversations_updated_by_staff_fk',
+      columns: [t.businessId, t.updatedByStaffId],
+      foreignColumns: [staff.businessId, staff.id],
+    }),
     // The inbox list: newest activity first, optionally narrowed by status or assignee.
     index('conversations_business_activity_idx').on(t.businessId, t.lastActivityAt.desc(), t.id.desc()),
     index('conversations_business_status_activity_idx').on(t.businessId, t.status, t.lastActivityAt.desc(), t.id.desc()),
@@ -58,7 +78,9 @@ export const conversations = pgTable(
       .on(t.businessId, t.lastActivityAt.desc(), t.id.desc())
       .where(sql`${t.unreadCount} > 0`),
     // The snooze sweeper looks only at snoozed rows.
-    index('conversations_snoozed_until_idx').on(t.snoozedUntil).where(sql`${t.status} = 'snoozed'`),
+    index('conversations_snoozed_until_idx')
+      .on(t.snoozedUntil)
+      .where(sql`${t.status} = 'snoozed'`),
     check('conversations_status_check', oneOf(t.status, CONVERSATION_STATUSES)),
     check('conversations_last_channel_check', sql`${t.lastChannel} is null or ${oneOf(t.lastChannel, CHANNELS)}`),
     check('conversations_counts_check', sql`${t.unreadCount} >= 0 and ${t.flaggedCount} >= 0`),

@@ -1,5 +1,18 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, foreignKey, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  check,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 import { clients } from './clients';
 import { conversations } from './conversations';
@@ -24,7 +37,13 @@ import {
 } from './enums';
 import { staff } from './staff';
 
-export type StoredAttachment = { filename: string; content_type: string | null; url: string | null; size: number | null; content?: string };
+export type StoredAttachment = {
+  filename: string;
+  content_type: string | null;
+  url: string | null;
+  size: number | null;
+  content?: string;
+};
 
 /** One SMS, email, call or internal note. Every status change moves forward only (SPEC §4.1). */
 export const messages = pgTable(
@@ -92,13 +111,23 @@ export const messages = pgTable(
     // A business's messages newest first: business-wide search walks it for common terms
     // (server/services/search.ts, shape `walk`), stopping once it has a page and the capped total.
     index('messages_business_sent_idx').on(t.businessId, t.sentAt.desc(), t.id.desc()),
-    index('messages_request_idx').on(t.requestId).where(sql`${t.requestId} is not null`),
+    index('messages_request_idx')
+      .on(t.requestId)
+      .where(sql`${t.requestId} is not null`),
     // A provider's id is unique per business: Twilio's SIDs are global anyway; an inbound email's
     // Message-ID (its sender's choice) may reach several businesses. Lookups by (provider, id) use the prefix.
     uniqueIndex('messages_provider_id_key').on(t.provider, t.providerMessageId, t.businessId),
     // References stay inside the business (and carry the distribution column Citus needs).
-    foreignKey({ name: 'messages_conversation_fk', columns: [t.businessId, t.conversationId], foreignColumns: [conversations.businessId, conversations.id] }).onDelete('cascade'),
-    foreignKey({ name: 'messages_client_fk', columns: [t.businessId, t.clientId], foreignColumns: [clients.businessId, clients.id] }).onDelete('cascade'),
+    foreignKey({
+      name: 'messages_conversation_fk',
+      columns: [t.businessId, t.conversationId],
+      foreignColumns: [conversations.businessId, conversations.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'messages_client_fk',
+      columns: [t.businessId, t.clientId],
+      foreignColumns: [clients.businessId, clients.id],
+    }).onDelete('cascade'),
     foreignKey({ name: 'messages_staff_fk', columns: [t.businessId, t.staffId], foreignColumns: [staff.businessId, staff.id] }),
     // A late status callback for an earlier attempt of a retried message is recognised as such.
     index('messages_previous_provider_ids_idx')

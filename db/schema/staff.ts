@@ -27,7 +27,11 @@ export const staff = pgTable(
     uniqueIndex('staff_business_external_id_key').on(t.businessId, t.externalId),
     unique('staff_business_id_id_key').on(t.businessId, t.id),
     // Within the business: a staff member's location is one of its own.
-    foreignKey({ name: 'staff_location_fk', columns: [t.businessId, t.locationId], foreignColumns: [locations.businessId, locations.id] }),
+    foreignKey({
+      name: 'staff_location_fk',
+      columns: [t.businessId, t.locationId],
+      foreignColumns: [locations.businessId, locations.id],
+    }),
     index('staff_business_name_idx').on(t.businessId, sql`lower(${t.name})`),
     check('staff_role_check', oneOf(t.role, STAFF_ROLES)),
   ],

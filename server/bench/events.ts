@@ -45,7 +45,15 @@ type ToReader =
   | { cmd: 'collect'; run: number }
   | { cmd: 'close' };
 type Opened = { type: 'opened'; connectMs: number[]; failures: { idx: number; reason: string }[] };
-type Status = { type: 'status'; open: number; probed: number; ended: { idx: number; reason: string }[]; bytes: number; kinds: Record<string, number>; encodings: Record<string, number> };
+type Status = {
+  type: 'status';
+  open: number;
+  probed: number;
+  ended: { idx: number; reason: string }[];
+  bytes: number;
+  kinds: Record<string, number>;
+  encodings: Record<string, number>;
+};
 type Count = { type: 'count'; received: number };
 type Collected = {
   type: 'collected';
@@ -136,7 +144,11 @@ function reader() {
           path: url.pathname,
           method: 'GET',
           agent: false,
-          headers: { accept: 'text/event-stream', cookie: `session=${encodeURIComponent(s.spec.cookie)}`, ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}) },
+          headers: {
+            accept: 'text/event-stream',
+            cookie: `session=${encodeURIComponent(s.spec.cookie)}`,
+            ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}),
+          },
         },
         (res) => {
           if (res.statusCode !== 200 || !String(res.headers['content-type']).startsWith('text/event-stream')) {
@@ -150,10 +162,13 @@ function reader() {
           const encoding = String(res.headers['content-encoding'] ?? 'identity');
           encodings[encoding] = (encodings[encoding] ?? 0) + 1;
           const body: NodeJS.ReadableStream =
-            encoding === 'gzip' ? res.pipe(zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH }))
-            : encoding === 'deflate' ? res.pipe(zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH }))
-            : encoding === 'br' ? res.pipe(zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH }))
-            : res;
+            encoding === 'gzip'
+              ? res.pipe(zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH }))
+              : encoding === 'deflate'
+                ? res.pipe(zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH }))
+                : encoding === 'br'
+                  ? res.pipe(zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH }))
+                  : res;
           body.setEncoding('utf8');
           let buffer = '';
           body.on('data', (chunk: string) => {
@@ -220,7 +235,15 @@ function reader() {
       send({ type: 'opened', connectMs, failures });
     } else if (m.cmd === 'status') {
       const ended = streams.filter((s) => s.ended).map((s) => ({ idx: s.spec.idx, reason: s.ended! }));
-      send({ type: 'status', open: streams.filter((s) => s.connected && !s.ended).length, probed: streams.filter((s) => s.lastProbe >= m.probe).length, ended, bytes, kinds, encodings });
+      send({
+        type: 'status',
+        open: streams.filter((s) => s.connected && !s.ended).length,
+        probed: streams.filter((s) => s.lastProbe >= m.probe).length,
+        ended,
+        bytes,
+        kinds,
+        encodings,
+      });
     } else if (m.cmd === 'run') {
       run = m.run;
       latencies = [];
@@ -281,7 +304,9 @@ function cpuMsOf(pid: number, children = false): number {
 }
 
 function statusKb(pid: number, key: 'VmRSS' | 'VmHWM'): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${key}:`));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${key}:`));
   return Number(line?.match(/(\d+)/)?.[1] ?? NaN);
 }
 
@@ -295,7 +320,9 @@ function parentOf(pid: number): number {
 }
 
 function allPids(): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
 }
 
 function descendants(root: number): number[] {
@@ -362,7 +389,11 @@ async function mintSessions(who: { businessId: number; staffId: number }[], conc
         const i = next++;
         const { businessId, staffId } = who[i]!;
         const code = await db.transaction(async (tx) => {
-          const session = await issueSession({ kind: 'platform', scope: 'platform:bench' }, { business_id: businessId, staff_id: staffId }, tx);
+          const session = await issueSession(
+            { kind: 'platform', scope: 'platform:bench' },
+            { business_id: businessId, staff_id: staffId },
+            tx,
+          );
           return issueLoginCode(session.id, undefined, tx);
         });
         const browser = await redeemLoginCode(code);
@@ -381,7 +412,10 @@ type Reader = { child: ChildProcess; ask: <T extends FromReader>(m: ToReader, ty
 
 function startReader(): Reader {
   // Forked with this process's flags (tsx's loader): a direct child, so it exits when this one does.
-  const child = fork(path.resolve('server/bench/events.ts'), ['--reader'], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(path.resolve('server/bench/events.ts'), ['--reader'], {
+    execArgv: process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const waiting: { type: string; resolve: (m: FromReader) => void }[] = [];
   child.on('message', (m: FromReader) => {
     const i = waiting.findIndex((w) => w.type === m.type);
@@ -478,7 +512,11 @@ async function main() {
       from unnest(${sql.array(businessIds)}::int[]) b cross join generate_series(1, ${STAFF}) g
       returning id, business_id`;
     const staffOf = new Map<number, number[]>();
-    for (const r of staffRows) staffOf.set(r.business_id, [...(staffOf.get(r.business_id) ?? []), r.id].sort((a, b) => a - b));
+    for (const r of staffRows)
+      staffOf.set(
+        r.business_id,
+        [...(staffOf.get(r.business_id) ?? []), r.id].sort((a, b) => a - b),
+      );
 
     // ---- the production server
     const port = await freePort();
@@ -501,7 +539,11 @@ async function main() {
     let build = 'reused (BENCH_SKIP_BUILD=1)';
     if (!process.env.BENCH_SKIP_BUILD) {
       const t0 = performance.now();
-      await ensureProductionBuild(DIST_DIR, { env: serverEnv, force: Boolean(process.env.BENCH_BUILD), log: (line) => console.log(line) });
+      await ensureProductionBuild(DIST_DIR, {
+        env: serverEnv,
+        force: Boolean(process.env.BENCH_BUILD),
+        log: (line) => console.log(line),
+      });
       build = `${DIST_DIR} checked/built in ${fmt((performance.now() - t0) / 1000, 0)} s`;
     }
     // The production web server as `npm start` runs it (server/cli/web-server.ts: Next.js's handler in
@@ -510,18 +552,37 @@ async function main() {
     const nodeArgs = process.env.BENCH_WEB_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
     const spawnedAt = performance.now();
     /** With BENCH_DEBUG, phases stamped in seconds since the server was spawned (a --cpu-prof's clock). */
-    const phase = (what: string) => process.env.BENCH_DEBUG && console.log(`  [server t+${fmt((performance.now() - spawnedAt) / 1000)} s] ${what}`);
-    web = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'server/cli/web-server.ts', '--port', String(port), '--hostname', '127.0.0.1'], {
-      env: serverEnv,
-      // BENCH_WEB_LOG=file keeps the server's stdout and stderr (e.g. with BENCH_WEB_NODE_ARGS=--trace-gc).
-      stdio: ['ignore', process.env.BENCH_WEB_LOG ? openSync(process.env.BENCH_WEB_LOG, 'a') : 'ignore', process.env.BENCH_WEB_LOG ? openSync(process.env.BENCH_WEB_LOG, 'a') : 'inherit'],
-    });
-    const up = await waitUntil(async () => fetch(`${base}/api/v1/health/live`).then((r) => r.ok, () => false), 60_000, 200);
+    const phase = (what: string) =>
+      process.env.BENCH_DEBUG && console.log(`  [server t+${fmt((performance.now() - spawnedAt) / 1000)} s] ${what}`);
+    web = spawn(
+      process.execPath,
+      [...nodeArgs, '--import', 'tsx', 'server/cli/web-server.ts', '--port', String(port), '--hostname', '127.0.0.1'],
+      {
+        env: serverEnv,
+        // BENCH_WEB_LOG=file keeps the server's stdout and stderr (e.g. with BENCH_WEB_NODE_ARGS=--trace-gc).
+        stdio: [
+          'ignore',
+          process.env.BENCH_WEB_LOG ? openSync(process.env.BENCH_WEB_LOG, 'a') : 'ignore',
+          process.env.BENCH_WEB_LOG ? openSync(process.env.BENCH_WEB_LOG, 'a') : 'inherit',
+        ],
+      },
+    );
+    const up = await waitUntil(
+      async () =>
+        fetch(`${base}/api/v1/health/live`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      60_000,
+      200,
+    );
     if (!up) throw new Error('the production server did not start within 60 s');
     const pid = listeningPid(web.pid!, port);
     if (!pid) throw new Error(`no process listens on port ${port}`);
     const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
-    console.log(`web server: pid ${pid} (${pid === web.pid ? 'the spawned process' : `child of ${parentOf(pid)}`}): ${cmd.slice(0, 100)}`);
+    console.log(
+      `web server: pid ${pid} (${pid === web.pid ? 'the spawned process' : `child of ${parentOf(pid)}`}): ${cmd.slice(0, 100)}`,
+    );
 
     // PostgreSQL: the postmaster is the parent of our backend; its children are all of PostgreSQL.
     const [{ pid: backend }] = (await sql`select pg_backend_pid() as pid`) as unknown as [{ pid: number }];
@@ -535,7 +596,14 @@ async function main() {
           return sum; // exited meanwhile
         }
       }, 0);
-    const xacts = async () => Number(((await sql`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`) as unknown as [{ n: string }])[0].n);
+    const xacts = async () =>
+      Number(
+        (
+          (await sql`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`) as unknown as [
+            { n: string },
+          ]
+        )[0].n,
+      );
     /** Web and PostgreSQL CPU (% of one core) and PostgreSQL transactions/s over `ms`. */
     const sample = async (ms: number) => {
       const [w0, p0, x0, t0] = [cpuMsOf(pid), pgCpuMs(), await xacts(), performance.now()];
@@ -579,7 +647,13 @@ async function main() {
         lastStatuses = statuses;
         const probed = statuses.reduce((s, x) => s + x.probed, 0);
         if (probed >= expect || Date.now() > deadline) {
-          if (process.env.BENCH_DEBUG) console.log('readers:', JSON.stringify(statuses.map((s) => ({ open: s.open, probed: s.probed, bytes: s.bytes, kinds: s.kinds, encodings: s.encodings }))));
+          if (process.env.BENCH_DEBUG)
+            console.log(
+              'readers:',
+              JSON.stringify(
+                statuses.map((s) => ({ open: s.open, probed: s.probed, bytes: s.bytes, kinds: s.kinds, encodings: s.encodings })),
+              ),
+            );
           return { probed, ended: statuses.flatMap((s) => s.ended) };
         }
       }
@@ -587,7 +661,10 @@ async function main() {
     {
       const warm = startReader();
       children.push(warm.child);
-      const opened = await warm.ask<Opened>({ cmd: 'open', base, streams: specs.slice(0, 1), concurrency: 1, acceptEncoding: ACCEPT_ENCODING }, 'opened');
+      const opened = await warm.ask<Opened>(
+        { cmd: 'open', base, streams: specs.slice(0, 1), concurrency: 1, acceptEncoding: ACCEPT_ENCODING },
+        'opened',
+      );
       if (opened.failures.length) throw new Error(`the first stream did not connect: ${opened.failures[0]!.reason}`);
       const { probed } = await awaitProbe([warm], 1, 15_000);
       if (probed < 1) throw new Error('the first stream never received an event');
@@ -606,12 +683,24 @@ async function main() {
     for (const r of readers) children.push(r.child);
     t = performance.now();
     const openedAll = await Promise.all(
-      readers.map((r, k) => r.ask<Opened>({ cmd: 'open', base, streams: specs.filter((s) => s.idx % readers.length === k), concurrency: 64, acceptEncoding: ACCEPT_ENCODING }, 'opened')),
+      readers.map((r, k) =>
+        r.ask<Opened>(
+          {
+            cmd: 'open',
+            base,
+            streams: specs.filter((s) => s.idx % readers.length === k),
+            concurrency: 64,
+            acceptEncoding: ACCEPT_ENCODING,
+          },
+          'opened',
+        ),
+      ),
     );
     const connectedS = (performance.now() - t) / 1000;
     const connectMs = openedAll.flatMap((o) => o.connectMs);
     const connectFailures = openedAll.flatMap((o) => o.failures);
-    if (connectFailures.length) failures.push(`${connectFailures.length} streams did not connect (first: ${connectFailures[0]!.reason})`);
+    if (connectFailures.length)
+      failures.push(`${connectFailures.length} streams did not connect (first: ${connectFailures[0]!.reason})`);
     const ready = await awaitProbe(readers, connectMs.length, 30_000);
     const readyS = (performance.now() - t) / 1000;
     if (ready.probed < STREAMS) failures.push(`${STREAMS - ready.probed} of ${STREAMS} streams never received the probe event`);
@@ -641,7 +730,10 @@ async function main() {
       const pinger = (async () => {
         while (pinging) {
           const started = performance.now();
-          await fetch(`${base}/api/v1/health/live`).then((r) => r.arrayBuffer(), () => undefined);
+          await fetch(`${base}/api/v1/health/live`).then(
+            (r) => r.arrayBuffer(),
+            () => undefined,
+          );
           health.push(performance.now() - started);
           await sleep(200);
         }
@@ -680,9 +772,12 @@ async function main() {
       let last = -1;
       let quietSince = Date.now();
       for (;;) {
-        const got = (await Promise.all(readers.map((r) => r.ask<Count>({ cmd: 'count', run }, 'count')))).reduce((s, c) => s + c.received, 0);
+        const got = (await Promise.all(readers.map((r) => r.ask<Count>({ cmd: 'count', run }, 'count')))).reduce(
+          (s, c) => s + c.received,
+          0,
+        );
         if (got >= expected) break;
-        if (got !== last) (last = got), (quietSince = Date.now());
+        if (got !== last) ((last = got), (quietSince = Date.now()));
         else if (Date.now() - quietSince > 60_000 || performance.now() - t0 - publishWall > 300_000) break;
         await sleep(200);
       }
@@ -700,7 +795,7 @@ async function main() {
       for (const c of collected) {
         for (const [idx, got] of c.receivedByStream) {
           const want = perBusiness.get(businessOfStream.get(idx)!) ?? 0;
-          if (got < want) (missing += want - got), missingStreams++;
+          if (got < want) ((missing += want - got), missingStreams++);
         }
       }
       const result: RunResult = {
@@ -746,45 +841,96 @@ async function main() {
     // ---- the table
     const mid = (pick: (r: RunResult) => number, digits = 1) => {
       const v = runs.map(pick);
-      return REPEAT > 1 ? `${fmt(median(v), digits)} (${fmt(Math.min(...v), digits)}–${fmt(Math.max(...v), digits)})` : fmt(v[0]!, digits);
+      return REPEAT > 1
+        ? `${fmt(median(v), digits)} (${fmt(Math.min(...v), digits)}–${fmt(Math.max(...v), digits)})`
+        : fmt(v[0]!, digits);
     };
     const row = (label: string, value: string, target = '') => console.log(`  ${label.padEnd(46)} ${value.padEnd(34)} ${target}`);
     const delivered = runs.reduce((s, r) => s + r.delivered, 0);
     const expected = runs.reduce((s, r) => s + r.expected, 0);
-    console.log(`\nresults (${STREAMS} streams, ${BUSINESSES} businesses × ${STAFF} staff, ${RATE} events/s × ${SECONDS} s × ${REPEAT}; build ${build}; sessions minted in ${fmt(mintS)} s)`);
+    console.log(
+      `\nresults (${STREAMS} streams, ${BUSINESSES} businesses × ${STAFF} staff, ${RATE} events/s × ${SECONDS} s × ${REPEAT}; build ${build}; sessions minted in ${fmt(mintS)} s)`,
+    );
     row('figure', REPEAT > 1 ? `measured: median (min–max of ${REPEAT})` : 'measured', 'target');
     row('streams connected / ready (probe received)', `${connectMs.length} / ${ready.probed} of ${STREAMS}`, `all ${STREAMS}`);
     const encodings = new Map<string, number>();
-    for (const st of lastStatuses) for (const [k, n] of Object.entries(st.encodings)) encodings.set(k, (encodings.get(k) ?? 0) + n);
-    row('response Content-Encoding (Accept-Encoding sent)', `${[...encodings].map(([k, n]) => `${k} ×${n}`).join(', ')} (${ACCEPT_ENCODING})`, '');
+    for (const st of lastStatuses)
+      for (const [k, n] of Object.entries(st.encodings)) encodings.set(k, (encodings.get(k) ?? 0) + n);
+    row(
+      'response Content-Encoding (Accept-Encoding sent)',
+      `${[...encodings].map(([k, n]) => `${k} ×${n}`).join(', ')} (${ACCEPT_ENCODING})`,
+      '',
+    );
     row('connect time, all streams (to ready)', `${fmt(connectedS)} s (${fmt(readyS)} s)`, '—');
-    row('  per stream to `connected`: p50 / p95 / max', `${fmt(median(connectMs), 0)} / ${fmt(percentile(connectMs, 95), 0)} / ${fmt(Math.max(...connectMs), 0)} ms`, '—');
+    row(
+      '  per stream to `connected`: p50 / p95 / max',
+      `${fmt(median(connectMs), 0)} / ${fmt(percentile(connectMs, 95), 0)} / ${fmt(Math.max(...connectMs), 0)} ms`,
+      '—',
+    );
     row('web RSS before the streams (warmed by one)', `${fmt(rssBefore, 0)} MB (5 s earlier: ${fmt(rssBaseline, 0)} MB)`, '—');
-    row(`web RSS with ${STREAMS} streams`, `${fmt(rssAfter, 0)} MB (after ${IDLE_S} s idle: ${fmt(rssAfterIdle, 0)})`, '< 300 MB total');
-    row('memory per stream (RSS after − before)/streams', `${fmt(((rssAfter - rssBefore) * 1024) / STREAMS, 1)} KB`, rssBefore < 300 ? `≤ ${fmt(((300 - rssBefore) * 1024) / STREAMS, 0)} KB fits 300 MB` : 'over 300 MB before any stream');
+    row(
+      `web RSS with ${STREAMS} streams`,
+      `${fmt(rssAfter, 0)} MB (after ${IDLE_S} s idle: ${fmt(rssAfterIdle, 0)})`,
+      '< 300 MB total',
+    );
+    row(
+      'memory per stream (RSS after − before)/streams',
+      `${fmt(((rssAfter - rssBefore) * 1024) / STREAMS, 1)} KB`,
+      rssBefore < 300 ? `≤ ${fmt(((300 - rssBefore) * 1024) / STREAMS, 0)} KB fits 300 MB` : 'over 300 MB before any stream',
+    );
     row('web RSS after publishing / peak (VmHWM)', `${mid((r) => r.rssAfterMb, 0)} MB / ${fmt(rssPeak, 0)} MB`, '< 300 MB');
     row('delivery latency p50', `${mid((r) => r.p50)} ms`, '—');
     row('delivery latency p95', `${mid((r) => r.p95)} ms`, '≤ 250 ms');
     row('delivery latency p99', `${mid((r) => r.p99)} ms`, '—');
     row('delivery latency max', `${mid((r) => r.max)} ms`, '—');
-    row('deliveries/s sustained (first publish → last arrival)', `${mid((r) => r.throughput, 0)}/s`, `${fmt(RATE * (STREAMS / BUSINESSES), 0)}/s offered`);
+    row(
+      'deliveries/s sustained (first publish → last arrival)',
+      `${mid((r) => r.throughput, 0)}/s`,
+      `${fmt(RATE * (STREAMS / BUSINESSES), 0)}/s offered`,
+    );
     row('backlog: last arrival after the last publish', `${mid((r) => r.drainS)} s`, '≈ 0');
     row('longest pause with no delivery to any stream', `${mid((r) => r.maxGapMs, 0)} ms`, '≈ 1000/rate');
-    row('GET /health/live meanwhile: p50 / max', `${mid((r) => r.healthP50)} / ${mid((r) => r.healthMax, 0)} ms`, 'the event loop');
+    row(
+      'GET /health/live meanwhile: p50 / max',
+      `${mid((r) => r.healthP50)} / ${mid((r) => r.healthMax, 0)} ms`,
+      'the event loop',
+    );
     row('delivered / expected (all runs)', `${delivered} / ${expected}`, 'all, 0 missing');
-    row('missing / duplicate / other-business', `${runs.reduce((s, r) => s + r.missing, 0)} / ${runs.reduce((s, r) => s + r.duplicates, 0)} / ${runs.reduce((s, r) => s + r.foreign, 0)}`, '0 / 0 / 0');
-    row('publisher: events sent, worst lag behind plan', `${runs.reduce((s, r) => s + r.published, 0)}, ${mid((r) => r.behindMs)} ms`, `${events * REPEAT} at ${RATE}/s`);
-    row('CPU idle, no streams: web / PostgreSQL', `${fmt(idleBefore.web, 0)}% / ${fmt(idleBefore.pg, 0)}% (${fmt(idleBefore.xactPerS, 0)} xact/s)`, '% of one core');
-    row(`CPU idle, ${STREAMS} streams: web / PostgreSQL`, `${fmt(idleWith.web, 0)}% / ${fmt(idleWith.pg, 0)}% (${fmt(idleWith.xactPerS, 0)} xact/s)`, 'session re-check every 5 s');
+    row(
+      'missing / duplicate / other-business',
+      `${runs.reduce((s, r) => s + r.missing, 0)} / ${runs.reduce((s, r) => s + r.duplicates, 0)} / ${runs.reduce((s, r) => s + r.foreign, 0)}`,
+      '0 / 0 / 0',
+    );
+    row(
+      'publisher: events sent, worst lag behind plan',
+      `${runs.reduce((s, r) => s + r.published, 0)}, ${mid((r) => r.behindMs)} ms`,
+      `${events * REPEAT} at ${RATE}/s`,
+    );
+    row(
+      'CPU idle, no streams: web / PostgreSQL',
+      `${fmt(idleBefore.web, 0)}% / ${fmt(idleBefore.pg, 0)}% (${fmt(idleBefore.xactPerS, 0)} xact/s)`,
+      '% of one core',
+    );
+    row(
+      `CPU idle, ${STREAMS} streams: web / PostgreSQL`,
+      `${fmt(idleWith.web, 0)}% / ${fmt(idleWith.pg, 0)}% (${fmt(idleWith.xactPerS, 0)} xact/s)`,
+      'session re-check every 5 s',
+    );
     row('CPU publishing: web / PostgreSQL', `${mid((r) => r.webCpu, 0)}% / ${mid((r) => r.pgCpu, 0)}%`, '');
-    row(`bench readers (${readers.length} processes): CPU / loop p99`, `${mid((r) => r.readerCpu, 0)}% / ${mid((r) => r.readerLoopP99)} ms`, 'the client side');
+    row(
+      `bench readers (${readers.length} processes): CPU / loop p99`,
+      `${mid((r) => r.readerCpu, 0)}% / ${mid((r) => r.readerLoopP99)} ms`,
+      'the client side',
+    );
     if (failures.length) {
       console.log('\nHARD FAILURES');
       for (const f of failures) console.log(`  - ${f}`);
     }
 
     for (const r of readers) r.child.send({ cmd: 'close' });
-    await Promise.all(readers.map((r) => (r.child.exitCode !== null ? undefined : new Promise((res) => r.child.once('exit', res)))));
+    await Promise.all(
+      readers.map((r) => (r.child.exitCode !== null ? undefined : new Promise((res) => r.child.once('exit', res)))),
+    );
     children.length = 0;
   } finally {
     await cleanup();

@@ -54,14 +54,29 @@ export async function startWebServer(
 ): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const serverEnv = { ...env, ...extraEnv(url), NODE_ENV: 'production' as const, NEXT_DIST_DIR: '.next-bench', PORT: String(port), LOG_LEVEL: 'warn' };
+  const serverEnv = {
+    ...env,
+    ...extraEnv(url),
+    NODE_ENV: 'production' as const,
+    NEXT_DIST_DIR: '.next-bench',
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+  };
   if (!process.env.BENCH_SKIP_BUILD) {
     console.log('building the production server (set BENCH_SKIP_BUILD=1 to reuse .next-bench)…');
     const build = spawnSync(bin('next'), ['build'], { env: serverEnv, stdio: ['ignore', 'ignore', 'inherit'] });
     if (build.status !== 0) throw new Error('next build failed');
   }
   const child = spawn(bin('next'), ['start', '--port', String(port)], { env: serverEnv, stdio: ['ignore', 'ignore', 'inherit'] });
-  const up = await waitUntil(async () => fetch(`${url}/api/v1/health`).then((r) => r.ok, () => false), 60_000, 200);
+  const up = await waitUntil(
+    async () =>
+      fetch(`${url}/api/v1/health`).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    60_000,
+    200,
+  );
   if (!up) throw new Error('web server did not start');
   return { url, child, stop: () => stopChild(child) };
 }

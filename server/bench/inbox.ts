@@ -40,7 +40,18 @@ const PLATFORM_KEY = 'bench-platform-key-0123456789';
 
 const COMMON_TERM = 'appointment';
 /** Each appended to 10 messages of the largest business (and nowhere else). */
-const RARE_TERMS = ['zbigniewska', 'xochitlan', 'quokkaberry', 'jabberwocky', 'pterodactyl', 'kumquatine', 'wyvernmoor', 'zephyrella', 'fjordwick', 'oxbowlane'];
+const RARE_TERMS = [
+  'zbigniewska',
+  'xochitlan',
+  'quokkaberry',
+  'jabberwocky',
+  'pterodactyl',
+  'kumquatine',
+  'wyvernmoor',
+  'zephyrella',
+  'fjordwick',
+  'oxbowlane',
+];
 const RARE_ROWS = 10;
 
 /** 20 phrases, 3 with "appointment": with the email subjects, ~15% of rows match it. */
@@ -66,8 +77,23 @@ const PHRASES = [
   'Your deposit was received',
   'We are closed on Monday for the holiday',
 ];
-const NOTE_PHRASES = ['Client prefers Maria, allergic to ammonia', 'Called to confirm, no answer', 'Paid deposit by card', 'VIP, offer coffee', 'Needs a longer appointment slot for color'];
-const SUBJECTS = ['Your appointment confirmation', 'Receipt for your visit', 'We miss you!', 'Holiday hours', 'Your booking details', 'New services at the salon', 'Appointment reminder', 'Feedback request'];
+const NOTE_PHRASES = [
+  'Client prefers Maria, allergic to ammonia',
+  'Called to confirm, no answer',
+  'Paid deposit by card',
+  'VIP, offer coffee',
+  'Needs a longer appointment slot for color',
+];
+const SUBJECTS = [
+  'Your appointment confirmation',
+  'Receipt for your visit',
+  'We miss you!',
+  'Holiday hours',
+  'Your booking details',
+  'New services at the salon',
+  'Appointment reminder',
+  'Feedback request',
+];
 const WORDS = (
   'hair color cut trim blowout highlights lowlights gloss toner keratin perm curls waves bangs layers fringe manicure pedicure gel ' +
   'acrylic polish lashes brows wax facial massage scalp treatment conditioner shampoo serum spray brush mirror chair stylist colorist ' +
@@ -76,8 +102,14 @@ const WORDS = (
   'booking reschedule cancel confirm reminder wedding bridal party prom event photo style look fresh natural blonde brunette copper ' +
   'silver pastel ombre root touch long short medium thick fine frizz shine volume parking coffee'
 ).split(' ');
-const FIRST_NAMES = 'Emma Olivia Ava Sophia Mia Amelia Harper Evelyn Abigail Ella Liam Noah Oliver James Lucas Mason Ethan Logan Aiden Jackson Chloe Grace Zoe Lily Nora Ruby Isla Leo Theo Maya'.split(' ');
-const LAST_NAMES = 'Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Gonzalez Wilson Anderson Thomas Taylor Moore Jackson Martin Lee Perez Thompson White Harris Clark Lewis Walker Young King'.split(' ');
+const FIRST_NAMES =
+  'Emma Olivia Ava Sophia Mia Amelia Harper Evelyn Abigail Ella Liam Noah Oliver James Lucas Mason Ethan Logan Aiden Jackson Chloe Grace Zoe Lily Nora Ruby Isla Leo Theo Maya'.split(
+    ' ',
+  );
+const LAST_NAMES =
+  'Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Gonzalez Wilson Anderson Thomas Taylor Moore Jackson Martin Lee Perez Thompson White Harris Clark Lewis Walker Young King'.split(
+    ' ',
+  );
 const LABELS = ['VIP', 'Follow up', 'Complaint', 'Bridal', 'Color'];
 
 async function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
@@ -99,7 +131,10 @@ async function seed(url: string): Promise<Seeded> {
   const b = createSql(url, { max: 1 });
   try {
     const [{ n: existing }] = (await a`select count(*)::int as n from businesses`) as unknown as [{ n: number }];
-    if (existing > 0) throw new Error('bench:inbox seeds its own data set and needs an empty database (set no BENCH_DATABASE_URL, or point it at an empty one)');
+    if (existing > 0)
+      throw new Error(
+        'bench:inbox seeds its own data set and needs an empty database (set no BENCH_DATABASE_URL, or point it at an empty one)',
+      );
     for (const s of [a, b]) {
       await s`set work_mem = '256MB'`;
       await s`set maintenance_work_mem = '1GB'`;
@@ -196,7 +231,10 @@ async function seed(url: string): Promise<Seeded> {
 
     await timed(`messages (${MESSAGES.toLocaleString('en-US')}; secondary indexes dropped)`, async () => {
       // FK triggers off for the load (the rows are consistent by construction); needs a superuser.
-      const replica = await a`set session_replication_role = replica`.then(() => true, () => false);
+      const replica = await a`set session_replication_role = replica`.then(
+        () => true,
+        () => false,
+      );
       // Conversation k of n gets a share ∝ 1/√k-ish (k = n·u²): a few hold thousands of messages.
       await a`
         insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, category, sender_type,
@@ -338,9 +376,24 @@ function makeClient(base: string, sockets: number) {
   return { get, close: () => agent.destroy() };
 }
 
-type Row = { name: string; target: number | null; n: number; p50: number; p95: number; errors: number; capped: boolean; note?: string };
+type Row = {
+  name: string;
+  target: number | null;
+  n: number;
+  p50: number;
+  p95: number;
+  errors: number;
+  capped: boolean;
+  note?: string;
+};
 
-async function sequential(client: ReturnType<typeof makeClient>, name: string, paths: string[], target: number | null, note?: string): Promise<Row> {
+async function sequential(
+  client: ReturnType<typeof makeClient>,
+  name: string,
+  paths: string[],
+  target: number | null,
+  note?: string,
+): Promise<Row> {
   // Warm: the first requests of a route load its module and open pool connections.
   for (let i = 0; i < Math.min(20, paths.length); i++) await client.get(paths[i]!);
   const latencies: number[] = [];
@@ -357,8 +410,19 @@ async function sequential(client: ReturnType<typeof makeClient>, name: string, p
     }
   }
   if (firstError) console.log(`    ${name}: ${errors} non-200, first: ${firstError}`);
-  const row: Row = { name, target, n: latencies.length, p50: median(latencies), p95: percentile(latencies, 95), errors, capped: latencies.length < REQUESTS, note };
-  console.log(`  ${name.padEnd(52)} n=${String(row.n).padStart(4)}  p50 ${fmt(row.p50).padStart(6)} ms  p95 ${fmt(row.p95).padStart(6)} ms`);
+  const row: Row = {
+    name,
+    target,
+    n: latencies.length,
+    p50: median(latencies),
+    p95: percentile(latencies, 95),
+    errors,
+    capped: latencies.length < REQUESTS,
+    note,
+  };
+  console.log(
+    `  ${name.padEnd(52)} n=${String(row.n).padStart(4)}  p50 ${fmt(row.p50).padStart(6)} ms  p95 ${fmt(row.p95).padStart(6)} ms`,
+  );
   return row;
 }
 
@@ -384,7 +448,14 @@ async function concurrent(base: string, pick: () => { kind: string; path: string
       }),
     );
     const elapsed = (performance.now() - t0) / 1000;
-    return { rate: latencies.length / elapsed, n: latencies.length, p50: median(latencies), p95: percentile(latencies, 95), errors, byKind };
+    return {
+      rate: latencies.length / elapsed,
+      n: latencies.length,
+      p50: median(latencies),
+      p95: percentile(latencies, 95),
+      errors,
+      byKind,
+    };
   };
   await run(3); // warm
   const result = await run(DURATION_S);
@@ -397,15 +468,25 @@ async function concurrent(base: string, pick: () => { kind: string; path: string
 const pickOne = <T>(items: T[]) => items[Math.floor(Math.random() * items.length)]!;
 
 async function main() {
-  console.log(`bench:inbox on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, load average ${os.loadavg().map((l) => fmt(l, 2)).join(' ')}`);
+  console.log(
+    `bench:inbox on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, load average ${os
+      .loadavg()
+      .map((l) => fmt(l, 2))
+      .join(' ')}`,
+  );
   const wall = performance.now();
   const database = await benchDatabase();
   const sql = createSql(database.url, { max: 4 });
-  const [pg] = await sql<{ version: string; shared_buffers: string }[]>`select current_setting('server_version') as version, current_setting('shared_buffers') as shared_buffers`;
+  const [pg] = await sql<
+    { version: string; shared_buffers: string }[]
+  >`select current_setting('server_version') as version, current_setting('shared_buffers') as shared_buffers`;
   console.log(`PostgreSQL ${pg!.version}, shared_buffers ${pg!.shared_buffers}`);
 
-  console.log(`\nseeding ${BUSINESSES} businesses, ${CLIENTS.toLocaleString('en-US')} clients, ${MESSAGES.toLocaleString('en-US')} messages (${LARGEST_MESSAGE_SHARE * 100}% in one business)`);
-  const { largest, seconds: seedSeconds } = process.env.BENCH_REUSE && process.env.BENCH_DATABASE_URL ? await reuse(sql) : await seed(database.url);
+  console.log(
+    `\nseeding ${BUSINESSES} businesses, ${CLIENTS.toLocaleString('en-US')} clients, ${MESSAGES.toLocaleString('en-US')} messages (${LARGEST_MESSAGE_SHARE * 100}% in one business)`,
+  );
+  const { largest, seconds: seedSeconds } =
+    process.env.BENCH_REUSE && process.env.BENCH_DATABASE_URL ? await reuse(sql) : await seed(database.url);
   console.log(`  ${'seeded in'.padEnd(58)} ${fmt(seedSeconds, 1)} s (target < 180 s)`);
   if (process.env.BENCH_SEED_ONLY) {
     // With BENCH_DATABASE_URL: leaves the data set in place, to EXPLAIN queries by hand.
@@ -458,9 +539,15 @@ async function main() {
   const listMine = minePages.map((p) => `${b}/conversations?assignment=mine&staff_id=${mine.id}&page=${p}`);
   const listUnread = unreadPages.map((p) => `${b}/conversations?unread=true&page=${p}`);
   const filters = [`${b}/conversations/filters?staff_id=${mine.id}`];
-  const messagePages = sample.map((c) => `${b}/conversations/${c.id}/messages?page=${c.n > 25 && Math.random() < 0.3 ? 1 + Math.floor(Math.random() * Math.ceil(c.n / 25)) : 1}`);
+  const messagePages = sample.map(
+    (c) =>
+      `${b}/conversations/${c.id}/messages?page=${c.n > 25 && Math.random() < 0.3 ? 1 + Math.floor(Math.random() * Math.ceil(c.n / 25)) : 1}`,
+  );
   const inConversationTerms = [COMMON_TERM, 'tomorrow', 'balayage', 'cancellation', ...RARE_TERMS.slice(0, 2)];
-  const searchInConversation = sample.map((c, i) => `${m}/conversations/${c.id}/messages/search?search_term=${encodeURIComponent(inConversationTerms[i % inConversationTerms.length]!)}`);
+  const searchInConversation = sample.map(
+    (c, i) =>
+      `${m}/conversations/${c.id}/messages/search?search_term=${encodeURIComponent(inConversationTerms[i % inConversationTerms.length]!)}`,
+  );
   const searchCommon = [`${m}/search?search_term=${COMMON_TERM}`];
   const searchRare = RARE_TERMS.map((t) => `${m}/search?search_term=${t}`);
   const clientPages = sample.map((c) => `${b}/clients/${c.client_id}`);
@@ -484,14 +571,26 @@ async function main() {
   rows.push(await sequential(client, 'conversation list, page 1', listAt(1), 50));
   rows.push(await sequential(client, 'conversation list, page 10', listAt(10), 50));
   rows.push(await sequential(client, 'conversation list, page 100', listAt(100), 50));
-  rows.push(await sequential(client, `conversation list, mine (pages ${minePages.join('/')})`, listMine, 50, `${mine.n} assigned to staff ${mine.id}`));
+  rows.push(
+    await sequential(
+      client,
+      `conversation list, mine (pages ${minePages.join('/')})`,
+      listMine,
+      50,
+      `${mine.n} assigned to staff ${mine.id}`,
+    ),
+  );
   rows.push(await sequential(client, `conversation list, unread (pages ${unreadPages.join('/')})`, listUnread, 50));
   rows.push(await sequential(client, 'filters counts', filters, 50));
-  rows.push(await sequential(client, 'conversation messages page', messagePages, 20, '950 random + the 50 largest conversations'));
+  rows.push(
+    await sequential(client, 'conversation messages page', messagePages, 20, '950 random + the 50 largest conversations'),
+  );
   let commonTotal = 'n/a matches';
   let rareTotal = 'n/a matches';
   if (searchAvailable) {
-    rows.push(await sequential(client, 'search in one conversation', searchInConversation, 20, `terms ${inConversationTerms.join(', ')}`));
+    rows.push(
+      await sequential(client, 'search in one conversation', searchInConversation, 20, `terms ${inConversationTerms.join(', ')}`),
+    );
     commonTotal = await total(searchCommon[0]!, COMMON_TERM);
     rareTotal = await total(searchRare[0]!, RARE_TERMS[0]!);
     rows.push(await sequential(client, `business-wide search, common term ('${COMMON_TERM}')`, searchCommon, 150, commonTotal));
@@ -519,20 +618,36 @@ async function main() {
         const plan = await sql.unsafe(`explain (analyze, buffers) ${query.sql}`, query.params as never[]);
         plans.push(plan.map((r) => r['QUERY PLAN']).join('\n'));
       }
-      explains.push({ title: `${title} — shape '${shape}'${shape === 'conversation' ? '' : ': the probe, then the search'}`, plan: plans.join('\n\n') });
+      explains.push({
+        title: `${title} — shape '${shape}'${shape === 'conversation' ? '' : ': the probe, then the search'}`,
+        plan: plans.join('\n\n'),
+      });
     };
     const top = bySize[0]!;
     await explain(`search in one conversation: conversation ${top.id} (${top.n} messages, the largest), term '${COMMON_TERM}'`, {
-      businessId: largest, term: COMMON_TERM, conversationId: top.id, limit: 25, offset: 0,
+      businessId: largest,
+      term: COMMON_TERM,
+      conversationId: top.id,
+      limit: 25,
+      offset: 0,
     });
     await explain(`business-wide search, business ${largest}, common term '${COMMON_TERM}' (${commonTotal})`, {
-      businessId: largest, term: COMMON_TERM, limit: 25, offset: 0,
+      businessId: largest,
+      term: COMMON_TERM,
+      limit: 25,
+      offset: 0,
     });
     await explain(`business-wide search, business ${largest}, rare term '${RARE_TERMS[0]}' (${rareTotal})`, {
-      businessId: largest, term: RARE_TERMS[0]!, limit: 25, offset: 0,
+      businessId: largest,
+      term: RARE_TERMS[0]!,
+      limit: 25,
+      offset: 0,
     });
   } catch (err) {
-    explains.push({ title: 'EXPLAIN unavailable', plan: `server/services/search.ts could not be used: ${(err as Error).message}` });
+    explains.push({
+      title: 'EXPLAIN unavailable',
+      plan: `server/services/search.ts could not be used: ${(err as Error).message}`,
+    });
   }
 
   // 16 concurrent clients: the bare route handler, then the mixed inbox workload.
@@ -574,13 +689,19 @@ async function main() {
 
   // Report.
   const line = '─'.repeat(112);
-  console.log(`\nresults (${MESSAGES.toLocaleString('en-US')} messages, largest business ${largest}; sequential, one connection)`);
+  console.log(
+    `\nresults (${MESSAGES.toLocaleString('en-US')} messages, largest business ${largest}; sequential, one connection)`,
+  );
   console.log(line);
-  console.log(`${'endpoint'.padEnd(52)}${'n'.padStart(6)}${'p50 ms'.padStart(9)}${'p95 ms'.padStart(9)}${'target p95'.padStart(12)}  result  note`);
+  console.log(
+    `${'endpoint'.padEnd(52)}${'n'.padStart(6)}${'p50 ms'.padStart(9)}${'p95 ms'.padStart(9)}${'target p95'.padStart(12)}  result  note`,
+  );
   console.log(line);
   for (const r of rows) {
     const verdict = r.errors ? 'ERRORS' : r.target === null ? '—' : r.p95 <= r.target ? 'ok' : 'MISSED';
-    const notes = [r.note, r.capped ? `capped by the ${BUDGET_S} s budget` : '', r.errors ? `${r.errors} non-200` : ''].filter(Boolean).join('; ');
+    const notes = [r.note, r.capped ? `capped by the ${BUDGET_S} s budget` : '', r.errors ? `${r.errors} non-200` : '']
+      .filter(Boolean)
+      .join('; ');
     console.log(
       `${r.name.padEnd(52)}${String(r.n).padStart(6)}${fmt(r.p50).padStart(9)}${fmt(r.p95).padStart(9)}${(r.target === null ? '—' : `≤ ${r.target}`).padStart(12)}  ${verdict.padEnd(6)}  ${notes}`,
     );
@@ -589,16 +710,29 @@ async function main() {
   console.log(line);
   const ratio = (100 * mixed.rate) / bare.rate;
   console.log(`${CONCURRENCY} concurrent clients, ${DURATION_S} s each`);
-  console.log(`  bare route handler (/api/v1/health/live)  ${fmt(bare.rate, 0).padStart(6)} req/s  p50 ${fmt(bare.p50)} ms  p95 ${fmt(bare.p95)} ms  non-200 ${bare.errors}`);
-  console.log(`  mixed inbox workload                      ${fmt(mixed.rate, 0).padStart(6)} req/s  p50 ${fmt(mixed.p50)} ms  p95 ${fmt(mixed.p95)} ms  non-200 ${mixed.errors}`);
+  console.log(
+    `  bare route handler (/api/v1/health/live)  ${fmt(bare.rate, 0).padStart(6)} req/s  p50 ${fmt(bare.p50)} ms  p95 ${fmt(bare.p95)} ms  non-200 ${bare.errors}`,
+  );
+  console.log(
+    `  mixed inbox workload                      ${fmt(mixed.rate, 0).padStart(6)} req/s  p50 ${fmt(mixed.p50)} ms  p95 ${fmt(mixed.p95)} ms  non-200 ${mixed.errors}`,
+  );
   console.log(`  ratio                                     ${fmt(ratio, 0)}% (target ≥ 70%) ${ratio >= 70 ? 'ok' : 'MISSED'}`);
-  console.log(`  for reference: client details only        ${fmt(cheapest.rate, 0).padStart(6)} req/s  p50 ${fmt(cheapest.p50)} ms  p95 ${fmt(cheapest.p95)} ms  (${fmt((100 * cheapest.rate) / bare.rate, 0)}% of bare: the cheapest authenticated request)`);
+  console.log(
+    `  for reference: client details only        ${fmt(cheapest.rate, 0).padStart(6)} req/s  p50 ${fmt(cheapest.p50)} ms  p95 ${fmt(cheapest.p95)} ms  (${fmt((100 * cheapest.rate) / bare.rate, 0)}% of bare: the cheapest authenticated request)`,
+  );
   console.log(`  mix (weight %, n, p50/p95 ms under load):`);
   for (const [kind, w] of mix) {
     const l = mixed.byKind.get(kind) ?? [];
-    console.log(`    ${kind.padEnd(24)} ${String(Math.round((100 * w) / weightSum)).padStart(3)}%  n=${String(l.length).padStart(5)}  ${fmt(median(l))} / ${fmt(percentile(l, 95))}`);
+    console.log(
+      `    ${kind.padEnd(24)} ${String(Math.round((100 * w) / weightSum)).padStart(3)}%  n=${String(l.length).padStart(5)}  ${fmt(median(l))} / ${fmt(percentile(l, 95))}`,
+    );
   }
-  console.log(`seeding ${fmt(seedSeconds, 0)} s (target < 180 s); whole run ${fmt((performance.now() - wall) / 1000, 0)} s; load average now ${os.loadavg().map((l) => fmt(l, 2)).join(' ')} (other processes share these cores)`);
+  console.log(
+    `seeding ${fmt(seedSeconds, 0)} s (target < 180 s); whole run ${fmt((performance.now() - wall) / 1000, 0)} s; load average now ${os
+      .loadavg()
+      .map((l) => fmt(l, 2))
+      .join(' ')} (other processes share these cores)`,
+  );
 
   for (const e of explains) {
     console.log(`\nEXPLAIN (ANALYZE, BUFFERS) — ${e.title}\n${e.plan}`);

@@ -4,7 +4,17 @@ import { createSql } from '@/db/client';
 import { startFakeTwilio } from '@/server/testing/fake-twilio';
 import { startSmtpSink } from '@/server/testing/smtp-sink';
 import { createTwilioProvider } from '@/server/providers/twilio';
-import { benchDatabase, fmt, median, percentile, sleep, startWebServer, startWorkerProcess, stopChild, waitUntil } from './harness';
+import {
+  benchDatabase,
+  fmt,
+  median,
+  percentile,
+  sleep,
+  startWebServer,
+  startWorkerProcess,
+  stopChild,
+  waitUntil,
+} from './harness';
 
 /**
  * `npm run bench:send [-- --chaos]`: the outbound pipeline end to end on this machine.
@@ -40,7 +50,9 @@ async function main() {
     insert into clients (business_id, name, phone_number, email, client_type)
     select ${businessId}, 'Client ' || g, '+1415' || lpad((2000000 + g)::text, 7, '0'), 'client' || g || '@bench.test', 'returning'
     from generate_series(1, ${CLIENTS}) g`;
-  const clientIds = (await sql<{ id: number }[]>`select id from clients where business_id = ${businessId} order by id`).map((r) => r.id);
+  const clientIds = (await sql<{ id: number }[]>`select id from clients where business_id = ${businessId} order by id`).map(
+    (r) => r.id,
+  );
   console.log(`seeded 1 business, ${clientIds.length} clients`);
 
   const env = {
@@ -94,12 +106,16 @@ async function main() {
   }
   const total = SMS_REQUESTS * PER_REQUEST;
   const allSent = await waitUntil(
-    async () => (await sql<{ n: number }[]>`select count(*)::int as n from messages where channel = 'sms' and status = 'sent'`)[0]!.n >= total,
+    async () =>
+      (await sql<{ n: number }[]>`select count(*)::int as n from messages where channel = 'sms' and status = 'sent'`)[0]!.n >=
+      total,
     600_000,
     100,
   );
   const smsSeconds = (Date.now() - started) / 1000;
-  const sentBefore = (await sql<{ n: number }[]>`select count(*)::int as n from messages where channel = 'sms' and status = 'sent'`)[0]!.n;
+  const sentBefore = (
+    await sql<{ n: number }[]>`select count(*)::int as n from messages where channel = 'sms' and status = 'sent'`
+  )[0]!.n;
   await chaosLoop;
   // Queue pickup on an idle queue: single messages, one every 300 ms, enqueue → worker start.
   const pickupIds: number[] = [];
@@ -112,11 +128,18 @@ async function main() {
     pickupIds.push(((await res.json()) as { message_ids: number[] }).message_ids[0]!);
     await sleep(300);
   }
-  await waitUntil(async () => (await sql<{ n: number }[]>`select count(*)::int as n from messages where id = any(${pickupIds}) and status = 'sent'`)[0]!.n === pickupIds.length, 30_000);
+  await waitUntil(
+    async () =>
+      (await sql<{ n: number }[]>`select count(*)::int as n from messages where id = any(${pickupIds}) and status = 'sent'`)[0]!
+        .n === pickupIds.length,
+    30_000,
+  );
   const pickup = await sql<{ ms: number }[]>`
     select (extract(epoch from (started_on - created_on)) * 1000)::float8 as ms from pgboss.job
     where name = 'sms.send' and started_on is not null and (data->>'messageId')::bigint = any(${pickupIds})`;
-  const statusCounts = await sql<{ status: string; n: number }[]>`select status, count(*)::int as n from messages where channel = 'sms' group by status`;
+  const statusCounts = await sql<
+    { status: string; n: number }[]
+  >`select status, count(*)::int as n from messages where channel = 'sms' group by status`;
   const bodies = new Map<string, number>();
   for (const m of fake.messages) bodies.set(m.body, (bodies.get(m.body) ?? 0) + 1);
   const duplicated = [...bodies.values()].filter((n) => n > 1).reduce((s, n) => s + n - 1, 0);
@@ -131,7 +154,13 @@ async function main() {
     Array.from({ length: 64 }, async () => {
       while (next < ceilingN) {
         const i = next++;
-        await provider.send({ messageId: i, to: '+14155559999', from: '+14155550000', body: `ceiling ${i}`, statusCallback: 'http://127.0.0.1:1/cb' });
+        await provider.send({
+          messageId: i,
+          to: '+14155559999',
+          from: '+14155550000',
+          body: `ceiling ${i}`,
+          statusCallback: 'http://127.0.0.1:1/cb',
+        });
       }
     }),
   );
@@ -146,12 +175,22 @@ async function main() {
       headers: { 'content-type': 'application/json', 'x-api-key': PLATFORM_KEY },
       body: JSON.stringify({
         sender_type: 'system',
-        messages: Array.from({ length: n }, (_, i) => ({ client_id: clientIds[(sent + i) % clientIds.length], subject: `Your receipt #${sent + i}`, message: 'Thank you for visiting Bench Salon today.' })),
+        messages: Array.from({ length: n }, (_, i) => ({
+          client_id: clientIds[(sent + i) % clientIds.length],
+          subject: `Your receipt #${sent + i}`,
+          message: 'Thank you for visiting Bench Salon today.',
+        })),
       }),
     });
     if (res.status !== 200) throw new Error(`email request answered ${res.status}: ${await res.text()}`);
   }
-  await waitUntil(async () => (await sql<{ n: number }[]>`select count(*)::int as n from messages where channel = 'email' and status = 'sent'`)[0]!.n >= EMAILS, 600_000, 100);
+  await waitUntil(
+    async () =>
+      (await sql<{ n: number }[]>`select count(*)::int as n from messages where channel = 'email' and status = 'sent'`)[0]!.n >=
+      EMAILS,
+    600_000,
+    100,
+  );
   const emailSeconds = (Date.now() - e0) / 1000;
 
   await stopChild(worker);
@@ -172,7 +211,11 @@ async function main() {
       const t0 = performance.now();
       const jobs = await boss.fetch('bench.backlog', { batchSize: 50 });
       times.push(performance.now() - t0);
-      if (jobs?.length) await boss.complete('bench.backlog', jobs.map((j) => j.id));
+      if (jobs?.length)
+        await boss.complete(
+          'bench.backlog',
+          jobs.map((j) => j.id),
+        );
     }
     return median(times);
   };
@@ -185,13 +228,33 @@ async function main() {
   const rate = total / smsSeconds;
   console.log('\nresults');
   console.log(`  cores                                  ${os.cpus().length}`);
-  console.log(`  bulk 1,000-SMS request latency          p50 ${fmt(median(latencies), 0)} ms, p95 ${fmt(percentile(latencies, 95), 0)} ms (target p95 ≤ 300 ms)`);
-  console.log(`  SMS queued → sent                       ${total} in ${fmt(smsSeconds)} s = ${fmt(rate, 0)} SMS/s (target ≥ 1,000)`);
-  console.log(`  ceiling: twilio client → fake, no DB    ${fmt(ceiling, 0)} sends/s; pipeline at ${fmt((100 * rate) / ceiling, 0)}% of it`);
-  console.log(`  queue pickup, idle queue (20 probes)    p50 ${fmt(median(pickup.map((p) => p.ms)), 0)} ms, p95 ${fmt(percentile(pickup.map((p) => p.ms), 95), 0)} ms (target p95 ≤ 1,000 ms)`);
-  console.log(`  email queued → sent (SMTP)              ${EMAILS} in ${fmt(emailSeconds)} s = ${fmt(EMAILS / emailSeconds, 0)} emails/s (target ≥ 300)`);
-  console.log(`  pg-boss fetch(50) at 200,000 waiting    ${fmt(withIndex, 2)} ms with job_fetch_waiting_idx, ${fmt(withoutIndex, 1)} ms without (target ≤ 10 ms)`);
-  console.log(`  final SMS statuses                      ${statusCounts.map((s) => `${s.status} ${s.n}`).join(', ')}${allSent ? '' : ' (timed out)'}`);
+  console.log(
+    `  bulk 1,000-SMS request latency          p50 ${fmt(median(latencies), 0)} ms, p95 ${fmt(percentile(latencies, 95), 0)} ms (target p95 ≤ 300 ms)`,
+  );
+  console.log(
+    `  SMS queued → sent                       ${total} in ${fmt(smsSeconds)} s = ${fmt(rate, 0)} SMS/s (target ≥ 1,000)`,
+  );
+  console.log(
+    `  ceiling: twilio client → fake, no DB    ${fmt(ceiling, 0)} sends/s; pipeline at ${fmt((100 * rate) / ceiling, 0)}% of it`,
+  );
+  console.log(
+    `  queue pickup, idle queue (20 probes)    p50 ${fmt(median(pickup.map((p) => p.ms)), 0)} ms, p95 ${fmt(
+      percentile(
+        pickup.map((p) => p.ms),
+        95,
+      ),
+      0,
+    )} ms (target p95 ≤ 1,000 ms)`,
+  );
+  console.log(
+    `  email queued → sent (SMTP)              ${EMAILS} in ${fmt(emailSeconds)} s = ${fmt(EMAILS / emailSeconds, 0)} emails/s (target ≥ 300)`,
+  );
+  console.log(
+    `  pg-boss fetch(50) at 200,000 waiting    ${fmt(withIndex, 2)} ms with job_fetch_waiting_idx, ${fmt(withoutIndex, 1)} ms without (target ≤ 10 ms)`,
+  );
+  console.log(
+    `  final SMS statuses                      ${statusCounts.map((s) => `${s.status} ${s.n}`).join(', ')}${allSent ? '' : ' (timed out)'}`,
+  );
   if (chaos) console.log(`  chaos: worker killed ${kills}×             lost ${lost}, duplicated ${duplicated} (must be 0 and 0)`);
   else console.log(`  lost ${lost}, duplicated ${duplicated}`);
 

@@ -25,7 +25,10 @@ function shuffle<T>(items: T[]): T[] {
   return items;
 }
 
-async function load(base: string, requests: Req[]): Promise<{ seconds: number; latencies: number[]; statuses: Map<number, number> }> {
+async function load(
+  base: string,
+  requests: Req[],
+): Promise<{ seconds: number; latencies: number[]; statuses: Map<number, number> }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const url = new URL(base);
   const latencies: number[] = [];
@@ -34,7 +37,14 @@ async function load(base: string, requests: Req[]): Promise<{ seconds: number; l
   const one = (r: Req) =>
     new Promise<number>((resolve, reject) => {
       const req = http.request(
-        { agent, host: url.hostname, port: url.port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body ? { 'content-length': Buffer.byteLength(r.body) } : {}) } },
+        {
+          agent,
+          host: url.hostname,
+          port: url.port,
+          method: r.method,
+          path: r.path,
+          headers: { ...r.headers, ...(r.body ? { 'content-length': Buffer.byteLength(r.body) } : {}) },
+        },
         (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));
@@ -76,34 +86,66 @@ async function main() {
     select c.business_id, c.id, c.client_id, 'sms', 'outbound', 'TEXT', 'system', 'Your appointment is confirmed', 'sending', 'twilio',
            'SM' || lpad(to_hex(c.id), 32, '0')
     from conversations c where c.business_id = ${businessId}`;
-  const sids = (await sql<{ sid: string }[]>`select provider_message_id as sid from messages where business_id = ${businessId}`).map((r) => r.sid);
+  const sids = (
+    await sql<{ sid: string }[]>`select provider_message_id as sid from messages where business_id = ${businessId}`
+  ).map((r) => r.sid);
   console.log(`seeded ${sids.length} messages in status 'sending'`);
 
-  const env = { ...process.env, DATABASE_URL: database.url, PLATFORM_API_KEY: 'bench-platform-key-0123456789', SESSION_SECRET: 'bench-session-secret-0123456789', TWILIO_AUTH_TOKEN: AUTH_TOKEN, LOG_LEVEL: 'warn' };
+  const env = {
+    ...process.env,
+    DATABASE_URL: database.url,
+    PLATFORM_API_KEY: 'bench-platform-key-0123456789',
+    SESSION_SECRET: 'bench-session-secret-0123456789',
+    TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+    LOG_LEVEL: 'warn',
+  };
   // PUBLIC_BASE_URL must be the URL the callbacks are signed for; the server port is chosen first.
   const web = await startWebServer(env, (url) => ({ PUBLIC_BASE_URL: url }));
   const path = '/api/v1/webhooks/twilio/sms/status';
   const signedUrl = `${web.url}${path}`;
   const callbacks: Req[] = sids.flatMap((sid) =>
     STATUSES.map((status) => {
-      const params = { MessageSid: sid, SmsSid: sid, MessageStatus: status, SmsStatus: status, AccountSid: `AC${'0'.repeat(32)}`, From: '+14155550000', To: '+14155551234', ApiVersion: '2010-04-01' };
+      const params = {
+        MessageSid: sid,
+        SmsSid: sid,
+        MessageStatus: status,
+        SmsStatus: status,
+        AccountSid: `AC${'0'.repeat(32)}`,
+        From: '+14155550000',
+        To: '+14155551234',
+        ApiVersion: '2010-04-01',
+      };
       return {
         method: 'POST' as const,
         path,
         body: new URLSearchParams(params).toString(),
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': getExpectedTwilioSignature(AUTH_TOKEN, signedUrl, params) },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': getExpectedTwilioSignature(AUTH_TOKEN, signedUrl, params),
+        },
       };
     }),
   );
-  const duplicates = Array.from({ length: Math.round(callbacks.length * 0.1) }, () => callbacks[Math.floor(Math.random() * callbacks.length)]!);
+  const duplicates = Array.from(
+    { length: Math.round(callbacks.length * 0.1) },
+    () => callbacks[Math.floor(Math.random() * callbacks.length)]!,
+  );
   const workload = shuffle([...callbacks, ...duplicates]);
 
   // Warm both routes (first requests compile nothing in production, but open pools).
-  await load(web.url, Array.from({ length: 200 }, () => ({ method: 'GET', path: '/api/v1/health/live' })));
-  const bare = await load(web.url, Array.from({ length: workload.length }, () => ({ method: 'GET' as const, path: '/api/v1/health/live' })));
+  await load(
+    web.url,
+    Array.from({ length: 200 }, () => ({ method: 'GET', path: '/api/v1/health/live' })),
+  );
+  const bare = await load(
+    web.url,
+    Array.from({ length: workload.length }, () => ({ method: 'GET' as const, path: '/api/v1/health/live' })),
+  );
   const hooks = await load(web.url, workload);
 
-  const wrong = await sql<{ n: number }[]>`select count(*)::int as n from messages where business_id = ${businessId} and status <> 'delivered'`;
+  const wrong = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from messages where business_id = ${businessId} and status <> 'delivered'`;
   const events = await sql<{ n: number }[]>`select count(*)::int as n from webhook_events where kind = 'sms_status'`;
   const non200 = [...hooks.statuses.entries()].filter(([s]) => s !== 200);
   const bareRate = workload.length / bare.seconds;
@@ -111,11 +153,19 @@ async function main() {
 
   console.log('\nresults');
   console.log(`  cores                                   ${os.cpus().length}`);
-  console.log(`  bare route handler (constant JSON)      ${fmt(bareRate, 0)} req/s, p50 ${fmt(median(bare.latencies))} ms, p99 ${fmt(percentile(bare.latencies, 99))} ms`);
-  console.log(`  signed status callbacks                 ${fmt(hookRate, 0)} req/s, p50 ${fmt(median(hooks.latencies))} ms, p99 ${fmt(percentile(hooks.latencies, 99))} ms (target p99 ≤ 150 ms)`);
+  console.log(
+    `  bare route handler (constant JSON)      ${fmt(bareRate, 0)} req/s, p50 ${fmt(median(bare.latencies))} ms, p99 ${fmt(percentile(bare.latencies, 99))} ms`,
+  );
+  console.log(
+    `  signed status callbacks                 ${fmt(hookRate, 0)} req/s, p50 ${fmt(median(hooks.latencies))} ms, p99 ${fmt(percentile(hooks.latencies, 99))} ms (target p99 ≤ 150 ms)`,
+  );
   console.log(`  ratio to the bare handler               ${fmt((100 * hookRate) / bareRate, 0)}% (target ≥ 80%)`);
-  console.log(`  requests                                ${workload.length} (${callbacks.length} distinct + ${duplicates.length} duplicates), non-200: ${non200.length ? JSON.stringify(non200) : 'none'}`);
-  console.log(`  stored events                           ${events[0]!.n} (distinct callbacks ${callbacks.length}; lost ${callbacks.length - events[0]!.n})`);
+  console.log(
+    `  requests                                ${workload.length} (${callbacks.length} distinct + ${duplicates.length} duplicates), non-200: ${non200.length ? JSON.stringify(non200) : 'none'}`,
+  );
+  console.log(
+    `  stored events                           ${events[0]!.n} (distinct callbacks ${callbacks.length}; lost ${callbacks.length - events[0]!.n})`,
+  );
   console.log(`  messages not at 'delivered'             ${wrong[0]!.n} (must be 0)`);
 
   await web.stop();

@@ -34,7 +34,12 @@ export function spawnProc(
   args: string[],
   options: { env: Record<string, string | undefined>; cwd?: string; onLine?: (line: string) => void },
 ): Proc {
-  const child = spawn(command, args, { cwd: options.cwd ?? ROOT, env: options.env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(command, args, {
+    cwd: options.cwd ?? ROOT,
+    env: options.env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let out = '';
   let partial = '';
   const collect = (d: Buffer) => {
@@ -87,7 +92,10 @@ export function spawnProc(
 }
 
 /** Polls `url` until it answers 200 (or `deadlineMs` passes, or `alive()` turns false). */
-export async function waitForOk(url: string, options: { timeoutMs?: number; alive?: () => boolean; what?: string } = {}): Promise<void> {
+export async function waitForOk(
+  url: string,
+  options: { timeoutMs?: number; alive?: () => boolean; what?: string } = {},
+): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
     const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then(

@@ -18,9 +18,18 @@ chmodSync(dir, 0o755);
 const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: pgPort });
 await migrateDatabase(pg.url);
 
-const env = { ...process.env, DATABASE_URL: pg.url, NEXT_DIST_DIR: '.next-e2e', NODE_ENV: 'production' as const, PORT: String(port) };
+const env = {
+  ...process.env,
+  DATABASE_URL: pg.url,
+  NEXT_DIST_DIR: '.next-e2e',
+  NODE_ENV: 'production' as const,
+  PORT: String(port),
+};
 if (!process.env.E2E_SKIP_BUILD) {
-  const build = spawnSync(path.resolve('node_modules/.bin/next'), ['build'], { stdio: 'inherit', env: { ...env, NEXT_SKIP_TYPECHECK: '1' } });
+  const build = spawnSync(path.resolve('node_modules/.bin/next'), ['build'], {
+    stdio: 'inherit',
+    env: { ...env, NEXT_SKIP_TYPECHECK: '1' },
+  });
   if (build.status !== 0) {
     await pg.stop();
     process.exit(build.status ?? 1);

@@ -16,6 +16,9 @@ export async function loginLinkForOwner(): Promise<string> {
     .orderBy(asc(businesses.id), asc(staff.id))
     .limit(1);
   if (!owner) return '(no staff yet: onboard a business, then POST /api/v1/auth/token)';
-  const session = await issueSession({ kind: 'platform', scope: 'cli' }, { business_id: owner.businessId, staff_id: owner.staffId });
+  const session = await issueSession(
+    { kind: 'platform', scope: 'cli' },
+    { business_id: owner.businessId, staff_id: owner.staffId },
+  );
   return loginUrl(await issueLoginCode(session.id, 12 * 3600));
 }

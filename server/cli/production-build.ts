@@ -39,7 +39,8 @@ export function newestSource(): number {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (/\.(?:ts|tsx|css|mjs)$/.test(entry.name) && !entry.name.includes('.test.')) newest = Math.max(newest, statSync(full).mtimeMs);
+      else if (/\.(?:ts|tsx|css|mjs)$/.test(entry.name) && !entry.name.includes('.test.'))
+        newest = Math.max(newest, statSync(full).mtimeMs);
     }
   };
   for (const dir of ['app', 'components', 'server', 'db']) walk(path.join(ROOT, dir));

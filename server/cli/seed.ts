@@ -7,7 +7,13 @@ const { seedDemoData } = await import('@/db/seed');
 const { closeDb } = await import('@/db/client');
 try {
   const summary = await seedDemoData();
-  console.log(JSON.stringify({ ...summary, businesses: summary.businesses.map((b) => ({ id: b.id, name: b.name, ownerStaffId: b.ownerStaffId })) }, null, 2));
+  console.log(
+    JSON.stringify(
+      { ...summary, businesses: summary.businesses.map((b) => ({ id: b.id, name: b.name, ownerStaffId: b.ownerStaffId })) },
+      null,
+      2,
+    ),
+  );
 } finally {
   await closeDb();
   await database.stop();

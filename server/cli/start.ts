@@ -23,9 +23,15 @@ async function main() {
     );
   }
   // The web server drains on SIGTERM (server/cli/web-server.ts); `--hostname H` is passed on.
-  const hostname = process.argv.includes('--hostname') ? ['--hostname', process.argv[process.argv.indexOf('--hostname') + 1] ?? ''] : [];
+  const hostname = process.argv.includes('--hostname')
+    ? ['--hostname', process.argv[process.argv.indexOf('--hostname') + 1] ?? '']
+    : [];
   const commands = [
-    { name: 'web', command: 'node', args: ['--import', 'tsx', 'server/cli/web-server.ts', '--port', String(config.port), ...hostname] },
+    {
+      name: 'web',
+      command: 'node',
+      args: ['--import', 'tsx', 'server/cli/web-server.ts', '--port', String(config.port), ...hostname],
+    },
     // Without tsx's wrapper process, which SIGKILLs a child that is slow to acknowledge a relayed SIGTERM.
     { name: 'worker', command: 'node', args: ['--import', 'tsx', 'workers/index.ts'] },
   ].filter((c) => only === 'both' || c.name === only);

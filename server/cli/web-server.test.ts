@@ -25,19 +25,24 @@ afterEach(async () => {
 async function startWeb(env: Record<string, string> = {}) {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const web = spawnProc('web', process.execPath, ['--import', 'tsx', 'server/cli/web-server.ts', '--port', String(port), '--hostname', '127.0.0.1'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      NEXT_DIST_DIR: DIST_DIR,
-      PUBLIC_BASE_URL: baseUrl,
-      SMS_PROVIDER: 'sandbox',
-      EMAIL_PROVIDER: 'sandbox',
-      TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
-      LOG_LEVEL: 'info',
-      ...env,
+  const web = spawnProc(
+    'web',
+    process.execPath,
+    ['--import', 'tsx', 'server/cli/web-server.ts', '--port', String(port), '--hostname', '127.0.0.1'],
+    {
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        NEXT_DIST_DIR: DIST_DIR,
+        PUBLIC_BASE_URL: baseUrl,
+        SMS_PROVIDER: 'sandbox',
+        EMAIL_PROVIDER: 'sandbox',
+        TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
+        LOG_LEVEL: 'info',
+        ...env,
+      },
     },
-  });
+  );
   started.push(web);
   await waitForOk(`${baseUrl}/api/v1/health/live`, { alive: web.alive, what: `web server\n${web.output()}` });
   return { web, port, baseUrl };
@@ -63,13 +68,19 @@ function parseResponse(raw: string) {
   const chunked = /transfer-encoding: chunked/i.test(head);
   let body = rest.join('\r\n\r\n');
   // Chunked: size lines and payloads alternate; the payloads joined are the body.
-  if (chunked) body = body.split('\r\n').filter((_, i) => i % 2 === 1).join('');
+  if (chunked)
+    body = body
+      .split('\r\n')
+      .filter((_, i) => i % 2 === 1)
+      .join('');
   return { status, head, body };
 }
 
 /** An inbox events subscription (tRPC over SSE), read as text until the server ends it. */
 async function openEvents(baseUrl: string, sessionToken: string) {
-  const res = await fetch(`${baseUrl}/api/trpc/inbox.events`, { headers: { authorization: `Bearer ${sessionToken}`, accept: 'text/event-stream' } });
+  const res = await fetch(`${baseUrl}/api/trpc/inbox.events`, {
+    headers: { authorization: `Bearer ${sessionToken}`, accept: 'text/event-stream' },
+  });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
   let text = '';
@@ -110,10 +121,19 @@ describe('web server: graceful shutdown', () => {
     // A slow request: a signed inbound SMS whose body arrives half before SIGTERM, half after.
     const path = TWILIO_WEBHOOK_PATHS.smsIncoming;
     const sid = twilioSid('SM');
-    const params = { MessageSid: sid, AccountSid: `AC${'f'.repeat(32)}`, From: '+16465550123', To: number.phoneNumber, Body: 'sent while draining', NumMedia: '0' };
+    const params = {
+      MessageSid: sid,
+      AccountSid: `AC${'f'.repeat(32)}`,
+      From: '+16465550123',
+      To: number.phoneNumber,
+      Body: 'sent while draining',
+      NumMedia: '0',
+    };
     const { headers, body } = twilioWebhookRequest(`${baseUrl}${path}`, params, TWILIO_TOKEN);
     const slow = rawRequest(port);
-    const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
     await slow.write(head + body.slice(0, 20));
     // A liveness probe whose headers are not complete yet: it is answered after SIGTERM.
     const probe = rawRequest(port);
@@ -164,7 +184,9 @@ describe('web server: graceful shutdown', () => {
     const { web, port } = await startWeb({ SHUTDOWN_TIMEOUT_SECONDS: '2' });
     // A request that never completes: its body never arrives.
     const stuck = rawRequest(port);
-    await stuck.write(`POST ${TWILIO_WEBHOOK_PATHS.smsIncoming} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nFrom=`);
+    await stuck.write(
+      `POST ${TWILIO_WEBHOOK_PATHS.smsIncoming} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nFrom=`,
+    );
     await new Promise((r) => setTimeout(r, 300));
     const sigterm = Date.now();
     web.kill('SIGTERM', 'leader');

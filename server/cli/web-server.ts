@@ -86,10 +86,16 @@ async function main() {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Keep-alive connections whose request finished are closed as they become idle.
     const sweep = setInterval(() => server.closeIdleConnections(), 100);
-    const outcome = await Promise.race([closed.then(() => 'drained' as const), sleep(deadline - Date.now()).then(() => 'timeout' as const)]);
+    const outcome = await Promise.race([
+      closed.then(() => 'drained' as const),
+      sleep(deadline - Date.now()).then(() => 'timeout' as const),
+    ]);
     clearInterval(sweep);
     if (outcome === 'timeout') {
-      log.warn({ connections: sockets.size, timeoutSeconds: config.shutdownTimeoutSeconds }, 'drain timed out: closing the remaining connections');
+      log.warn(
+        { connections: sockets.size, timeoutSeconds: config.shutdownTimeoutSeconds },
+        'drain timed out: closing the remaining connections',
+      );
       server.closeAllConnections();
       for (const socket of sockets) socket.destroy();
     }

@@ -75,7 +75,10 @@ describe('POST /auth/token', () => {
     expect((await jsonOf(badTtl)).detail[0].loc).toEqual(['body', 'ttl_seconds']);
 
     const inactive = await createStaff(a.business.id, { active: false });
-    const res = await api.post('/api/v1/auth/token', { headers: platform(), body: { business_id: a.business.id, staff_id: inactive.id } });
+    const res = await api.post('/api/v1/auth/token', {
+      headers: platform(),
+      body: { business_id: a.business.id, staff_id: inactive.id },
+    });
     expect(res.status).toBe(422);
   });
 
@@ -93,7 +96,13 @@ describe('authentication failures', () => {
   it('401 without credentials, with an unknown key, an unknown or empty bearer token', async () => {
     const { business, owner } = await createTenant();
     const body = { business_id: business.id, staff_id: owner.id };
-    for (const headers of <Record<string, string>[]>[{}, { 'x-api-key': 'nope-not-a-key' }, { 'x-api-key': '' }, { authorization: 'Bearer nope' }, { cookie: 'session=nope' }]) {
+    for (const headers of <Record<string, string>[]>[
+      {},
+      { 'x-api-key': 'nope-not-a-key' },
+      { 'x-api-key': '' },
+      { authorization: 'Bearer nope' },
+      { cookie: 'session=nope' },
+    ]) {
       const res = await api.post('/api/v1/auth/token', { headers, body });
       expect(res.status, JSON.stringify(headers)).toBe(401);
       expect(await jsonOf(res)).toEqual({ detail: 'Not authenticated' });
@@ -114,8 +123,14 @@ describe('authentication failures', () => {
     const slid = await db.select({ expiresAt: sessions.expiresAt }).from(sessions).where(mine);
     expect(slid[0]!.expiresAt.getTime()).toBeGreaterThan(first[0]!.expiresAt.getTime());
 
-    await db.update(sessions).set({ expiresAt: sql`now() - interval '1 second'` }).where(mine);
-    const expired = await api.post('/api/v1/session/expire', { headers: { authorization: `Bearer ${issued.access_token}` }, body: {} });
+    await db
+      .update(sessions)
+      .set({ expiresAt: sql`now() - interval '1 second'` })
+      .where(mine);
+    const expired = await api.post('/api/v1/session/expire', {
+      headers: { authorization: `Bearer ${issued.access_token}` },
+      body: {},
+    });
     expect(expired.status).toBe(401);
   });
 
@@ -144,7 +159,10 @@ describe('POST /session/expire', () => {
     expect(missing.status).toBe(422);
     expect((await jsonOf(missing)).detail[0]).toMatchObject({ loc: ['body', 'access_token'], type: 'missing' });
 
-    const foreign = await api.post('/api/v1/session/expire', { headers: { 'x-api-key': a.apiKey }, body: { access_token: b.sessionToken } });
+    const foreign = await api.post('/api/v1/session/expire', {
+      headers: { 'x-api-key': a.apiKey },
+      body: { access_token: b.sessionToken },
+    });
     expect(await jsonOf(foreign)).toMatchObject({ updated: 0 });
     // b's session still works
     const still = await api.post('/api/v1/session/expire', {
@@ -153,9 +171,15 @@ describe('POST /session/expire', () => {
     });
     expect(still.status).toBe(200);
 
-    const own = await api.post('/api/v1/session/expire', { headers: { 'x-api-key': a.apiKey }, body: { access_token: a.sessionToken } });
+    const own = await api.post('/api/v1/session/expire', {
+      headers: { 'x-api-key': a.apiKey },
+      body: { access_token: a.sessionToken },
+    });
     expect(await jsonOf(own)).toMatchObject({ success: true, updated: 1 });
-    const platform = await api.post('/api/v1/session/expire', { headers: { 'x-api-key': PLATFORM_KEY() }, body: { access_token: b.sessionToken } });
+    const platform = await api.post('/api/v1/session/expire', {
+      headers: { 'x-api-key': PLATFORM_KEY() },
+      body: { access_token: b.sessionToken },
+    });
     expect(await jsonOf(platform)).toMatchObject({ updated: 1 });
     const dead = await api.post('/api/v1/session/expire', { headers: { authorization: `Bearer ${b.sessionToken}` }, body: {} });
     expect(dead.status).toBe(401);
@@ -168,12 +192,21 @@ describe('cookie sessions and CSRF', () => {
     const cookie = `theme=dark; session=${sessionToken}`;
     const noOrigin = await api.post('/api/v1/session/expire', { headers: { cookie }, body: { access_token: 'x' } });
     expect(noOrigin.status).toBe(403);
-    const evil = await api.post('/api/v1/session/expire', { headers: { cookie, origin: 'https://evil.example' }, body: { access_token: 'x' } });
+    const evil = await api.post('/api/v1/session/expire', {
+      headers: { cookie, origin: 'https://evil.example' },
+      body: { access_token: 'x' },
+    });
     expect(evil.status).toBe(403);
-    const same = await api.post('/api/v1/session/expire', { headers: { cookie, origin: 'http://localhost:3000' }, body: { access_token: 'x' } });
+    const same = await api.post('/api/v1/session/expire', {
+      headers: { cookie, origin: 'http://localhost:3000' },
+      body: { access_token: 'x' },
+    });
     expect(same.status).toBe(200);
     // A bearer token is not sent by browsers on their own: no Origin needed.
-    const bearer = await api.post('/api/v1/session/expire', { headers: { authorization: `Bearer ${sessionToken}` }, body: { access_token: 'x' } });
+    const bearer = await api.post('/api/v1/session/expire', {
+      headers: { authorization: `Bearer ${sessionToken}` },
+      body: { access_token: 'x' },
+    });
     expect(bearer.status).toBe(200);
   });
 });
@@ -196,12 +229,19 @@ describe('GET /login', () => {
     expect(cookie).toMatch(/Path=\//);
     expect(cookie).not.toMatch(/Secure/); // PUBLIC_BASE_URL is http in tests
     // The cookie is a working session of the same staff member; so is the bearer token, for the API.
-    const me = await api.get(`/api/v1/businesses/${business.id}/staffs/${owner.id}`, { headers: { cookie: `session=${cookieToken}` } });
+    const me = await api.get(`/api/v1/businesses/${business.id}/staffs/${owner.id}`, {
+      headers: { cookie: `session=${cookieToken}` },
+    });
     expect(me.status).toBe(200);
-    const bearer = await api.get(`/api/v1/businesses/${business.id}/staffs/${owner.id}`, { headers: { authorization: `Bearer ${issued.access_token}` } });
+    const bearer = await api.get(`/api/v1/businesses/${business.id}/staffs/${owner.id}`, {
+      headers: { authorization: `Bearer ${issued.access_token}` },
+    });
     expect(bearer.status).toBe(200);
     // Only the keyed hash of the code is stored.
-    const [code] = await db.select().from(loginCodes).where(inArray(loginCodes.sessionId, sessionsOf(owner.id)));
+    const [code] = await db
+      .select()
+      .from(loginCodes)
+      .where(inArray(loginCodes.sessionId, sessionsOf(owner.id)));
     expect(code!.codeHash).not.toContain(codeOf(issued.login_url));
     expect(code!.usedAt).not.toBeNull();
   });
@@ -220,11 +260,17 @@ describe('GET /login', () => {
   it('a stale link, or one whose session was expired, opens nothing; the bearer token is no login code', async () => {
     const { business, owner } = await createTenant();
     const stale = await token(business.id, owner.id);
-    await db.update(loginCodes).set({ expiresAt: sql`now() - interval '1 second'` }).where(inArray(loginCodes.sessionId, sessionsOf(owner.id)));
+    await db
+      .update(loginCodes)
+      .set({ expiresAt: sql`now() - interval '1 second'` })
+      .where(inArray(loginCodes.sessionId, sessionsOf(owner.id)));
     expect((await api.get(`/login?token=${encodeURIComponent(codeOf(stale.login_url))}`)).status).toBe(401);
 
     const revoked = await token(business.id, owner.id);
-    const expired = await api.post('/api/v1/session/expire', { headers: platform(), body: { access_token: revoked.access_token } });
+    const expired = await api.post('/api/v1/session/expire', {
+      headers: platform(),
+      body: { access_token: revoked.access_token },
+    });
     expect(expired.status).toBe(200);
     expect((await api.get(`/login?token=${encodeURIComponent(codeOf(revoked.login_url))}`)).status).toBe(401);
 
@@ -258,7 +304,10 @@ describe('API key cache', () => {
     const { business, apiKey } = await createTenant();
     const path = `/api/v1/businesses/${business.id}/locations`;
     expect((await api.get(path, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
-    await db.update(apiKeys).set({ revokedAt: sql`now()` }).where(eq(apiKeys.businessId, business.id));
+    await db
+      .update(apiKeys)
+      .set({ revokedAt: sql`now()` })
+      .where(eq(apiKeys.businessId, business.id));
     // Remembered for at most the TTL…
     expect((await api.get(path, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
     // …then looked up again, and refused.

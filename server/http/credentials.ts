@@ -62,7 +62,10 @@ export function assertSameOrigin(req: Request, caller: Caller): void {
   if (req.method === 'GET' || req.method === 'HEAD') return;
   const origin = req.headers.get('origin');
   if (!origin || !ownOrigins(req).includes(origin)) {
-    throw new AppError('forbidden', 'Cross-origin request refused: a cookie-authenticated write needs a same-origin Origin header');
+    throw new AppError(
+      'forbidden',
+      'Cross-origin request refused: a cookie-authenticated write needs a same-origin Origin header',
+    );
   }
 }
 

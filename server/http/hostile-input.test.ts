@@ -31,7 +31,11 @@ describe('ids past PostgreSQL integer', () => {
     expect(assigned.status).toBe(422);
     expect(locs(assigned.body)).toEqual([['body', 'staff_id']]);
 
-    const token = await postJson('/api/v1/auth/token', { 'x-api-key': PLATFORM_KEY() }, { business_id: t.business.id, staff_id: TOO_BIG_ID });
+    const token = await postJson(
+      '/api/v1/auth/token',
+      { 'x-api-key': PLATFORM_KEY() },
+      { business_id: t.business.id, staff_id: TOO_BIG_ID },
+    );
     expect(token.status).toBe(422);
     expect(locs(token.body)).toEqual([['body', 'staff_id']]);
   });
@@ -62,7 +66,10 @@ describe('timestamps checked against the calendar', () => {
     const t = await restTenant();
     const client = await createClient(t.business.id);
     const conversation = await createConversation(t.business.id, client.id);
-    const res = await postJson(`${t.base}/conversations/${conversation.id}/status`, t.key, { status: 'snoozed', snoozed_until: value });
+    const res = await postJson(`${t.base}/conversations/${conversation.id}/status`, t.key, {
+      status: 'snoozed',
+      snoozed_until: value,
+    });
     expect(res.status).toBe(422);
     expect(locs(res.body)).toEqual([['body', 'snoozed_until']]);
   });
@@ -105,7 +112,14 @@ describe('bounded strings', () => {
     const started = performance.now();
     const res = await postJson(`${t.base}/email`, t.key, {
       sender_type: 'system',
-      messages: [{ to_email: 'ava@example.com', subject: 'Hi', message: 'hi', attachments: [{ filename: 'a.txt', content: `${' '.repeat(1_000_000)}!` }] }],
+      messages: [
+        {
+          to_email: 'ava@example.com',
+          subject: 'Hi',
+          message: 'hi',
+          attachments: [{ filename: 'a.txt', content: `${' '.repeat(1_000_000)}!` }],
+        },
+      ],
     });
     expect(res.status).toBe(422);
     expect(locs(res.body)).toEqual([['body', 'messages', 0, 'attachments', 0, 'content']]);
@@ -115,7 +129,9 @@ describe('bounded strings', () => {
   it('a search page past the result window is a 422, not an overflowing cast', async () => {
     const t = await restTenant();
     for (const page of ['2147483648', '1000000']) {
-      const res = await api.get(`/api/v1/messages/${t.business.id}/search?search_term=hello&page=${page}&page_size=100`, { headers: t.key });
+      const res = await api.get(`/api/v1/messages/${t.business.id}/search?search_term=hello&page=${page}&page_size=100`, {
+        headers: t.key,
+      });
       expect(res.status).toBe(422);
       expect(locs(await jsonOf(res))).toEqual([['query', 'page']]);
     }
@@ -179,7 +195,10 @@ describe('Idempotency-Key on every POST that creates messages', () => {
     const conversation = await createConversation(t.business.id, client.id);
     const headers = { ...t.key, 'idempotency-key': 'note-1' };
     const first = await postJson(`${t.base}/conversations/${conversation.id}/notes`, headers, { content: 'Call back after 3' });
-    const replay = await api.post(`${t.base}/conversations/${conversation.id}/notes`, { headers, body: { content: 'Call back after 3' } });
+    const replay = await api.post(`${t.base}/conversations/${conversation.id}/notes`, {
+      headers,
+      body: { content: 'Call back after 3' },
+    });
     expect(first.status).toBe(200);
     expect(replay.status).toBe(200);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
@@ -193,7 +212,10 @@ describe('Idempotency-Key on every POST that creates messages', () => {
 describe('found by the fuzzer', () => {
   it('recording an item that names a message_id still needs its message (record mode ignores message_id): 422, not 500', async () => {
     const t = await restTenant();
-    const res = await postJson(`${t.base}/sms/record`, t.key, { sender_type: 'system', messages: [{ message_id: 1, to_number: '+14155550201' }] });
+    const res = await postJson(`${t.base}/sms/record`, t.key, {
+      sender_type: 'system',
+      messages: [{ message_id: 1, to_number: '+14155550201' }],
+    });
     expect(res.status).toBe(422);
     expect(locs(res.body)).toEqual([['body', 'messages', 0, 'message']]);
   });

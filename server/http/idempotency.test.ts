@@ -53,7 +53,12 @@ describe('Idempotency-Key leases', () => {
     const release = await blockMessageWrites();
     // `node --import tsx`: one process (the tsx CLI would leave its node child running after a SIGKILL).
     const child = spawn(process.execPath, ['--import', 'tsx', 'server/testing/call-api-cli.ts', 'POST', path, '1'], {
-      env: { ...process.env, CALL_API_KEY: t.apiKey, CALL_API_HEADERS: JSON.stringify({ 'idempotency-key': 'killed-1' }), CALL_API_BODY: JSON.stringify(body) },
+      env: {
+        ...process.env,
+        CALL_API_KEY: t.apiKey,
+        CALL_API_HEADERS: JSON.stringify({ 'idempotency-key': 'killed-1' }),
+        CALL_API_BODY: JSON.stringify(body),
+      },
       stdio: 'ignore',
     });
     try {
@@ -92,7 +97,10 @@ describe('Idempotency-Key leases', () => {
       first = api.post(path, { headers, body });
       await until('the first request to claim the key', async () => (await keyRow('stalled-1'))?.state === 'running');
       // The first holder stalls past its lease (as in a long pause): its lease lapses and its token is stale.
-      await db.update(idempotencyKeys).set({ lockedUntil: sql`now() - interval '1 second'`, holder: 'lapsed' }).where(eq(idempotencyKeys.key, 'stalled-1'));
+      await db
+        .update(idempotencyKeys)
+        .set({ lockedUntil: sql`now() - interval '1 second'`, holder: 'lapsed' })
+        .where(eq(idempotencyKeys.key, 'stalled-1'));
       second = api.post(path, { headers, body });
       await until('the second request to take the key over', async () => {
         const row = await keyRow('stalled-1');
@@ -109,7 +117,7 @@ describe('Idempotency-Key leases', () => {
     expect(await keyRow('stalled-1')).toMatchObject({ state: 'completed', responseStatus: 200 });
   });
 
-  it("a 4xx answer is stored and replayed, and nothing of that request is kept", async () => {
+  it('a 4xx answer is stored and replayed, and nothing of that request is kept', async () => {
     const t = await tenantWithNumber();
     const path = `/api/v1/businesses/${t.business.id}/sms`;
     const headers = { ...t.headers, 'idempotency-key': 'conflict-1' };

@@ -55,7 +55,16 @@ export async function withIdempotency(
   await db.delete(idempotencyKeys).where(and(match, sql`${idempotencyKeys.expiresAt} < now()`));
   const [claimed] = await db
     .insert(idempotencyKeys)
-    .values({ businessId, callerScope: caller.scope, path, key, requestHash, holder, lockedUntil: lease, expiresAt: sql`now() + interval '24 hours'` })
+    .values({
+      businessId,
+      callerScope: caller.scope,
+      path,
+      key,
+      requestHash,
+      holder,
+      lockedUntil: lease,
+      expiresAt: sql`now() + interval '24 hours'`,
+    })
     .onConflictDoNothing()
     .returning({ id: idempotencyKeys.id });
   if (claimed) return runHolding(claimed.id, holder, run);
@@ -124,7 +133,11 @@ async function runHolding(id: number, holder: string, run: () => Promise<Respons
           .where(mine)
           .returning({ id: idempotencyKeys.id });
         // The lease lapsed and another request took the key over: this run must not commit.
-        if (!completed) throw new AppError('conflict', 'This request stalled and another request with its Idempotency-Key took over; nothing of this one was kept');
+        if (!completed)
+          throw new AppError(
+            'conflict',
+            'This request stalled and another request with its Idempotency-Key took over; nothing of this one was kept',
+          );
         return answer;
       });
     } catch (err) {

@@ -5,12 +5,40 @@ import { operations } from './operations';
 
 /** The schemas the seed names (its §2.7) and SPEC §5 fixes: each must be a component of the document. */
 const SEED_SCHEMA_NAMES = [
-  'AssignmentFilterType', 'AuthParameters', 'AuthTokenResponse', 'BusinessOnboardRequest', 'Channel', 'ClientConversationStatus',
-  'ClientListResponse', 'ClientType', 'DialerToken', 'EmailContent', 'ExternalEmailProvider', 'HTTPValidationError', 'Health',
-  'HealthService', 'LocationResponse', 'MessageFilterType', 'MessageResponse', 'MessageStatusUpdateFilters', 'NoteRequest',
-  'PaginatedBusinessClientDetails', 'PaginatedClientList', 'RecordEmailItem', 'RecordEmailRequest', 'RecordMessageItem',
-  'RecordSmsRequest', 'SendEmailRequest', 'SendSmsRequest', 'SessionExpiryRequest', 'SuccessResponse', 'UpdateEmailStatusRequest',
-  'UpdateSmsStatusRequest', 'UpdateSuccessResponse', 'ValidationError', 'ProcessMessagesRequest',
+  'AssignmentFilterType',
+  'AuthParameters',
+  'AuthTokenResponse',
+  'BusinessOnboardRequest',
+  'Channel',
+  'ClientConversationStatus',
+  'ClientListResponse',
+  'ClientType',
+  'DialerToken',
+  'EmailContent',
+  'ExternalEmailProvider',
+  'HTTPValidationError',
+  'Health',
+  'HealthService',
+  'LocationResponse',
+  'MessageFilterType',
+  'MessageResponse',
+  'MessageStatusUpdateFilters',
+  'NoteRequest',
+  'PaginatedBusinessClientDetails',
+  'PaginatedClientList',
+  'RecordEmailItem',
+  'RecordEmailRequest',
+  'RecordMessageItem',
+  'RecordSmsRequest',
+  'SendEmailRequest',
+  'SendSmsRequest',
+  'SessionExpiryRequest',
+  'SuccessResponse',
+  'UpdateEmailStatusRequest',
+  'UpdateSmsStatusRequest',
+  'UpdateSuccessResponse',
+  'ValidationError',
+  'ProcessMessagesRequest',
 ];
 
 describe('GET /api/v1/openapi.json', () => {
@@ -24,9 +52,7 @@ describe('GET /api/v1/openapi.json', () => {
     expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(['ApiKey', 'SessionCookie']));
     expect(doc.components.securitySchemes.ApiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-KEY' });
     expect(doc.components.securitySchemes.SessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'session' });
-    expect(Object.keys(doc.components.schemas)).toEqual(
-      expect.arrayContaining(SEED_SCHEMA_NAMES),
-    );
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(SEED_SCHEMA_NAMES));
     expect(doc.components.schemas.EmailContent).toMatchObject({ type: 'object', required: ['subject', 'text'] });
     const token = doc.paths['/auth/token'].post;
     expect(token.tags).toEqual(['authentication']);
@@ -78,16 +104,20 @@ describe('request bounds in the OpenAPI document', () => {
         if (seen.has(name)) return;
         return visit(schemas[name], `${where}→${name}`, new Set([...seen, name]));
       }
-      for (const key of ['anyOf', 'oneOf', 'allOf'] as const) (schema[key] as Json[] | undefined)?.forEach((s, i) => visit(s, `${where}|${i}`, seen));
+      for (const key of ['anyOf', 'oneOf', 'allOf'] as const)
+        (schema[key] as Json[] | undefined)?.forEach((s, i) => visit(s, `${where}|${i}`, seen));
       const types = ([] as unknown[]).concat(schema.type ?? []);
-      if (types.includes('string') && schema.enum === undefined && schema.const === undefined && schema.maxLength === undefined) unbounded.push(`${where}: string without maxLength`);
-      if (types.includes('integer') && (schema.minimum === undefined || schema.maximum === undefined)) unbounded.push(`${where}: integer without minimum/maximum`);
+      if (types.includes('string') && schema.enum === undefined && schema.const === undefined && schema.maxLength === undefined)
+        unbounded.push(`${where}: string without maxLength`);
+      if (types.includes('integer') && (schema.minimum === undefined || schema.maximum === undefined))
+        unbounded.push(`${where}: integer without minimum/maximum`);
       if (types.includes('array')) {
         if (schema.maxItems === undefined) unbounded.push(`${where}: array without maxItems`);
         visit(schema.items as Json, `${where}[]`, seen);
       }
       if (types.includes('object') || schema.properties) {
-        for (const [name, prop] of Object.entries((schema.properties ?? {}) as Record<string, Json>)) visit(prop, `${where}.${name}`, seen);
+        for (const [name, prop] of Object.entries((schema.properties ?? {}) as Record<string, Json>))
+          visit(prop, `${where}.${name}`, seen);
         const extra = schema.additionalProperties;
         // `{}` beside declared properties is a loose object (unknown fields ignored), not a map.
         const passthrough = extra && typeof extra === 'object' && Object.keys(extra).length === 0 && schema.properties;
@@ -104,7 +134,9 @@ describe('request bounds in the OpenAPI document', () => {
         const at = `${method.toUpperCase()} ${path}`;
         if (webhooks.has(at)) continue;
         for (const p of (op.parameters ?? []) as Json[]) visit(p.schema as Json, `${at} ${p.in} ${p.name}`, new Set());
-        for (const [type, content] of Object.entries(((op.requestBody as Json | undefined)?.content ?? {}) as Record<string, Json>)) {
+        for (const [type, content] of Object.entries(
+          ((op.requestBody as Json | undefined)?.content ?? {}) as Record<string, Json>,
+        )) {
           visit(content.schema as Json, `${at} body(${type})`, new Set());
         }
       }

@@ -43,7 +43,11 @@ function register(registry: OpenAPIRegistry, op: Operation) {
     200: {
       description: 'Success',
       content: op.response
-        ? { [op.responseType ?? 'application/json']: { schema: op.nullableResponse ? (op.response as z.ZodType).nullable() : op.response } }
+        ? {
+            [op.responseType ?? 'application/json']: {
+              schema: op.nullableResponse ? (op.response as z.ZodType).nullable() : op.response,
+            },
+          }
         : undefined,
     },
   };
@@ -99,16 +103,18 @@ export function openApiDocument(): object {
   // Named by the contract (SPEC §5) though no operation's body is exactly it.
   const { $schema: _, ...emailContent } = z.toJSONSchema(EmailContent) as Record<string, unknown>;
   registry.registerComponent('schemas', 'EmailContent', emailContent);
-  cached = fixNullableRefs(new OpenApiGeneratorV31(registry.definitions).generateDocument({
-    openapi: '3.1.0',
-    info: {
-      title: 'Conversational Messaging Service',
-      version: APP_VERSION,
-      description:
-        'SMS, email and voice conversations between service businesses and their clients. Authenticate with `X-API-KEY` (platform or business key) or a staff session.',
-    },
-    servers: [{ url: '/api/v1' }],
-  }));
+  cached = fixNullableRefs(
+    new OpenApiGeneratorV31(registry.definitions).generateDocument({
+      openapi: '3.1.0',
+      info: {
+        title: 'Conversational Messaging Service',
+        version: APP_VERSION,
+        description:
+          'SMS, email and voice conversations between service businesses and their clients. Authenticate with `X-API-KEY` (platform or business key) or a staff session.',
+      },
+      servers: [{ url: '/api/v1' }],
+    }),
+  );
   return cached;
 }
 
@@ -122,7 +128,12 @@ function fixNullableRefs<T>(node: T): T {
   if (!node || typeof node !== 'object') return node;
   const obj = node as Record<string, unknown>;
   const allOf = obj.allOf as Record<string, unknown>[] | undefined;
-  if (allOf?.length === 2 && typeof allOf[0]!.$ref === 'string' && Array.isArray(allOf[1]!.type) && (allOf[1]!.type as string[]).includes('null')) {
+  if (
+    allOf?.length === 2 &&
+    typeof allOf[0]!.$ref === 'string' &&
+    Array.isArray(allOf[1]!.type) &&
+    (allOf[1]!.type as string[]).includes('null')
+  ) {
     const { allOf: _, ...rest } = obj;
     return { ...rest, anyOf: [allOf[0], { type: 'null' }] } as T;
   }

@@ -43,9 +43,11 @@ describe('rate limit', () => {
     const b = await createTenant();
     const path = (id: number) => `/api/v1/businesses/${id}/locations`;
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await api.get(path(a.business.id), { headers: { 'x-api-key': a.apiKey } })).status);
+    for (let i = 0; i < 6; i++)
+      statuses.push((await api.get(path(a.business.id), { headers: { 'x-api-key': a.apiKey } })).status);
     // A minute boundary may fall inside the loop and reset the window: allow for it once.
-    if (!statuses.includes(429)) statuses.push((await api.get(path(a.business.id), { headers: { 'x-api-key': a.apiKey } })).status);
+    if (!statuses.includes(429))
+      statuses.push((await api.get(path(a.business.id), { headers: { 'x-api-key': a.apiKey } })).status);
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(5);
     expect(statuses).toContain(429);
 

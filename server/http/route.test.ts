@@ -15,7 +15,11 @@ const echoOp = defineOperation({
   summary: 'echo',
   auth: 'any',
   params: businessPath,
-  query: z.object({ ...paginationQuery, flag: queryBoolean.optional(), status: z.array(z.enum(['open', 'resolved'])).optional() }),
+  query: z.object({
+    ...paginationQuery,
+    flag: queryBoolean.optional(),
+    status: z.array(z.enum(['open', 'resolved'])).optional(),
+  }),
   body: z.object({
     messages: z.array(z.object({ to_number: z.string().min(3), client_id: id.optional() })).min(1),
     sent_at: isoTimestamp.optional(),
@@ -49,7 +53,14 @@ describe('validation errors (422, FastAPI shape)', () => {
     const res = await callEcho({ businessId: business.id, query: '?page=0&page_size=500&flag=maybe&status=open&status=closed' });
     expect(res.status).toBe(422);
     const locs = (await jsonOf(res)).detail.map((d: { loc: unknown[] }) => d.loc);
-    expect(locs).toEqual(expect.arrayContaining([['query', 'page'], ['query', 'page_size'], ['query', 'flag'], ['query', 'status', 1]]));
+    expect(locs).toEqual(
+      expect.arrayContaining([
+        ['query', 'page'],
+        ['query', 'page_size'],
+        ['query', 'flag'],
+        ['query', 'status', 1],
+      ]),
+    );
   });
 
   it('parses valid query strings, with defaults', async () => {
@@ -63,7 +74,10 @@ describe('validation errors (422, FastAPI shape)', () => {
     const { business } = await createTenant();
     const res = await callEcho({
       businessId: business.id,
-      body: JSON.stringify({ messages: [{ to_number: '+14155550123' }, { to_number: 'x', client_id: -4 }, {}], sent_at: 'yesterday' }),
+      body: JSON.stringify({
+        messages: [{ to_number: '+14155550123' }, { to_number: 'x', client_id: -4 }, {}],
+        sent_at: 'yesterday',
+      }),
     });
     expect(res.status).toBe(422);
     const detail = (await jsonOf(res)).detail as { loc: unknown[]; type: string }[];
@@ -85,7 +99,10 @@ describe('validation errors (422, FastAPI shape)', () => {
       ['2026-11-20T14:03:05.123+02:00', '2026-11-20T12:03:05.123Z'],
       ['2026-11-20T14:03:05Z', '2026-11-20T14:03:05.000Z'],
     ]) {
-      const res = await callEcho({ businessId: business.id, body: JSON.stringify({ messages: [{ to_number: '+1415' }], sent_at: input }) });
+      const res = await callEcho({
+        businessId: business.id,
+        body: JSON.stringify({ messages: [{ to_number: '+1415' }], sent_at: input }),
+      });
       expect(res.status).toBe(200);
       expect((await jsonOf(res)).body.sent_at).toBe(expected);
     }
@@ -145,7 +162,9 @@ describe('tenancy on /businesses/{business_id}/…', () => {
     await createLocation(b.business.id, { name: 'Downtown' });
     const asKey = await api.get(`/api/v1/businesses/${b.business.id}/locations`, { headers: { 'x-api-key': a.apiKey } });
     expect(asKey.status).toBe(403);
-    const asSession = await api.get(`/api/v1/businesses/${b.business.id}/locations`, { headers: { authorization: `Bearer ${a.sessionToken}` } });
+    const asSession = await api.get(`/api/v1/businesses/${b.business.id}/locations`, {
+      headers: { authorization: `Bearer ${a.sessionToken}` },
+    });
     expect(asSession.status).toBe(403);
     const missing = await api.get('/api/v1/businesses/987654/locations', { headers: { 'x-api-key': PLATFORM_KEY() } });
     expect(missing.status).toBe(404);
@@ -163,7 +182,7 @@ describe('tenancy on /businesses/{business_id}/…', () => {
 });
 
 describe('X-Request-Id', () => {
-  it("echoes a well-formed caller id and replaces a malformed one with a UUID", async () => {
+  it('echoes a well-formed caller id and replaces a malformed one with a UUID', async () => {
     const good = await api.get('/api/v1/health', { headers: { 'x-request-id': 'abc-123_x.y' } });
     expect(good.headers.get('x-request-id')).toBe('abc-123_x.y');
     const bad = await api.get('/api/v1/health', { headers: { 'x-request-id': 'has spaces<script>' } });
@@ -179,7 +198,10 @@ describe('X-Request-Id', () => {
     });
     const { business } = await createTenant();
     const res = await boom(
-      new Request(`http://localhost:3000/x`, { method: 'POST', headers: { 'x-api-key': PLATFORM_KEY(), 'x-request-id': 'req-1' } }),
+      new Request(`http://localhost:3000/x`, {
+        method: 'POST',
+        headers: { 'x-api-key': PLATFORM_KEY(), 'x-request-id': 'req-1' },
+      }),
       { params: Promise.resolve({ business_id: String(business.id) }) },
     );
     expect(res.status).toBe(500);

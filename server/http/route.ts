@@ -62,7 +62,12 @@ export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodT
     // The access line's URL parse and object are skipped when info is off (production benchmarks).
     if (log.isLevelEnabled('info')) {
       log.info(
-        { method: req.method, path: new URL(req.url).pathname, status: response.status, ms: Math.round(performance.now() - started) },
+        {
+          method: req.method,
+          path: new URL(req.url).pathname,
+          status: response.status,
+          ms: Math.round(performance.now() - started),
+        },
         'request',
       );
     }
@@ -210,7 +215,11 @@ export function errorResponse(err: unknown, requestId: string, log: Logger): Res
   }
   if (isDatabaseUnavailable(err)) {
     log.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'database unavailable');
-    return json(503, { detail: 'Service temporarily unavailable: the database cannot be reached', request_id: requestId }, { 'Retry-After': '5' });
+    return json(
+      503,
+      { detail: 'Service temporarily unavailable: the database cannot be reached', request_id: requestId },
+      { 'Retry-After': '5' },
+    );
   }
   log.error({ err }, 'internal error');
   return json(500, { detail: 'Internal error', request_id: requestId });

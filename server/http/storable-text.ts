@@ -26,7 +26,11 @@ export function assertStorableText(where: ErrorLocation[0], value: unknown): voi
     }
     if (v === null || typeof v !== 'object') continue;
     if (path.length >= MAX_JSON_DEPTH) {
-      issues.push({ loc: [where, ...path] as ErrorLocation, msg: `must not nest deeper than ${MAX_JSON_DEPTH} levels`, type: 'too_deep' });
+      issues.push({
+        loc: [where, ...path] as ErrorLocation,
+        msg: `must not nest deeper than ${MAX_JSON_DEPTH} levels`,
+        type: 'too_deep',
+      });
       continue;
     }
     if (Array.isArray(v)) {
@@ -34,7 +38,8 @@ export function assertStorableText(where: ErrorLocation[0], value: unknown): voi
       continue;
     }
     for (const key of Object.keys(v)) {
-      if (!isStorableText(key)) issues.push({ loc: [where, ...path, key] as ErrorLocation, msg: UNSTORABLE, type: 'string_unstorable' });
+      if (!isStorableText(key))
+        issues.push({ loc: [where, ...path, key] as ErrorLocation, msg: UNSTORABLE, type: 'string_unstorable' });
       stack.push({ value: (v as Record<string, unknown>)[key], path: [...path, key] });
     }
   }

@@ -47,12 +47,22 @@ describe('enqueue(tx, queue, jobs)', () => {
   it('commits jobs with the transaction, with the retry policy of their queue (as stored in pgboss.queue)', async () => {
     const m = marker();
     await db.transaction(async (tx) => {
-      await enqueue(tx, QUEUES.smsSend, [{ data: { marker: m, messageId: 1, businessId: 1 } }, { data: { marker: m, messageId: 2, businessId: 1 } }]);
+      await enqueue(tx, QUEUES.smsSend, [
+        { data: { marker: m, messageId: 1, businessId: 1 } },
+        { data: { marker: m, messageId: 2, businessId: 1 } },
+      ]);
     });
     const jobs = await jobsWithMarker(m);
     expect(jobs).toHaveLength(2);
     const [queue] = [
-      ...(await db.execute<{ retry_limit: number; retry_delay: number; retry_backoff: boolean; expire_seconds: number; dead_letter: string | null; policy: string | null }>(
+      ...(await db.execute<{
+        retry_limit: number;
+        retry_delay: number;
+        retry_backoff: boolean;
+        expire_seconds: number;
+        dead_letter: string | null;
+        policy: string | null;
+      }>(
         sql`select retry_limit, retry_delay, retry_backoff, expire_seconds, dead_letter, policy from pgboss.queue where name = ${QUEUES.smsSend}`,
       )),
     ];
@@ -71,25 +81,34 @@ describe('enqueue(tx, queue, jobs)', () => {
         policy: queue!.policy,
       });
       // And that stored policy is the one the code declares.
-      expect(job).toMatchObject({ retry_limit: 5, retry_delay: 2, retry_backoff: true, expire_seconds: 60, dead_letter: 'sms.send.dead' });
+      expect(job).toMatchObject({
+        retry_limit: 5,
+        retry_delay: 2,
+        retry_backoff: true,
+        expire_seconds: 60,
+        dead_letter: 'sms.send.dead',
+      });
       expect(Math.abs(job.start_in_seconds)).toBeLessThan(5);
     }
     expect(jobs.map((j) => (j.data as { messageId: number }).messageId).sort()).toEqual([1, 2]);
   });
 
-  it.each(Object.entries(QUEUE_OPTIONS) as [QueueName, (typeof QUEUE_OPTIONS)[QueueName]][])('queue %s: a job gets that queue’s declared policy', async (name, options) => {
-    const m = marker();
-    await db.transaction((tx) => enqueue(tx, name, [{ data: { marker: m } }]));
-    const [job] = await jobsWithMarker(m);
-    expect(job).toBeDefined();
-    expect(job!.name).toBe(name);
-    expect(job!.retry_limit).toBe(options.retryLimit ?? 2);
-    if (options.retryDelay !== undefined) expect(job!.retry_delay).toBe(options.retryDelay);
-    expect(job!.retry_backoff).toBe(options.retryBackoff ?? false);
-    if (options.expireInSeconds !== undefined) expect(job!.expire_seconds).toBe(options.expireInSeconds);
-    expect(job!.dead_letter).toBe(options.deadLetter ?? null);
-    expect(job!.policy).toBe(options.policy ?? 'standard');
-  });
+  it.each(Object.entries(QUEUE_OPTIONS) as [QueueName, (typeof QUEUE_OPTIONS)[QueueName]][])(
+    'queue %s: a job gets that queue’s declared policy',
+    async (name, options) => {
+      const m = marker();
+      await db.transaction((tx) => enqueue(tx, name, [{ data: { marker: m } }]));
+      const [job] = await jobsWithMarker(m);
+      expect(job).toBeDefined();
+      expect(job!.name).toBe(name);
+      expect(job!.retry_limit).toBe(options.retryLimit ?? 2);
+      if (options.retryDelay !== undefined) expect(job!.retry_delay).toBe(options.retryDelay);
+      expect(job!.retry_backoff).toBe(options.retryBackoff ?? false);
+      if (options.expireInSeconds !== undefined) expect(job!.expire_seconds).toBe(options.expireInSeconds);
+      expect(job!.dead_letter).toBe(options.deadLetter ?? null);
+      expect(job!.policy).toBe(options.policy ?? 'standard');
+    },
+  );
 
   it('a job is visible inside its transaction and invisible to everyone else until commit', async () => {
     const m = marker();
@@ -158,7 +177,18 @@ describe('enqueue(tx, queue, jobs)', () => {
   it('the executor binds pg-boss parameters: undefined becomes NULL, $10 is not $1 followed by 0', async () => {
     await db.transaction(async (tx) => {
       const ex = executorFor(tx);
-      const { rows } = await ex.executeSql('select $1::int as a, $2::text as b, $10::int + $1::int as c', [undefined, 'x', 3, 4, 5, 6, 7, 8, 9, 10]);
+      const { rows } = await ex.executeSql('select $1::int as a, $2::text as b, $10::int + $1::int as c', [
+        undefined,
+        'x',
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+      ]);
       expect(rows).toEqual([{ a: null, b: 'x', c: null }]);
       const second = await ex.executeSql('select $1::int + $10::int as c', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
       expect(second.rows).toEqual([{ c: 11 }]);
@@ -199,13 +229,21 @@ describe('enqueue(tx, queue, jobs)', () => {
     expect(job!.data_type).toBe('object');
     expect(job!.data).toEqual(data);
     // Read as text too: no double encoding (a JSON string containing JSON).
-    const [raw] = [...(await db.execute<{ t: string }>(sql`select data->'text'->>'emoji' as t from pgboss.job where id = ${job!.id}`))];
+    const [raw] = [
+      ...(await db.execute<{ t: string }>(sql`select data->'text'->>'emoji' as t from pgboss.job where id = ${job!.id}`)),
+    ];
     expect(raw!.t).toBe(data.text.emoji);
   });
 
   it('many jobs in one call: one row each, in the named queue', async () => {
     const m = marker();
-    await db.transaction((tx) => enqueue(tx, QUEUES.smsSend, Array.from({ length: 250 }, (_, i) => ({ data: { marker: m, messageId: i + 1 } }))));
+    await db.transaction((tx) =>
+      enqueue(
+        tx,
+        QUEUES.smsSend,
+        Array.from({ length: 250 }, (_, i) => ({ data: { marker: m, messageId: i + 1 } })),
+      ),
+    );
     const jobs = await jobsWithMarker(m);
     expect(jobs).toHaveLength(250);
     expect(new Set(jobs.map((j) => (j.data as { messageId: number }).messageId)).size).toBe(250);

@@ -24,7 +24,13 @@ export const QUEUE_OPTIONS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
   // expireInSeconds bounds how long a worker that died mid-send holds a job before it is retried
   // (and reconciled); it must exceed one batch's provider timeout (10 s, all sends in parallel).
   [QUEUES.smsSend]: { retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: 60, deadLetter: QUEUES.smsSendDead },
-  [QUEUES.emailSend]: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 120, deadLetter: QUEUES.emailSendDead },
+  [QUEUES.emailSend]: {
+    retryLimit: 5,
+    retryDelay: 5,
+    retryBackoff: true,
+    expireInSeconds: 120,
+    deadLetter: QUEUES.emailSendDead,
+  },
   [QUEUES.sandboxStatus]: { retryLimit: 3, retryDelay: 1, expireInSeconds: 60 },
   // Reprocessing of stored webhook events whose first processing failed or found nothing yet.
   [QUEUES.webhookRetry]: { retryLimit: 8, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 },

@@ -43,6 +43,8 @@ describe('emailFrameDocument', () => {
     const doc = emailFrameDocument({ html: '<p>x</p>', blockedImages: 0 }, { allowRemoteImages: false });
     expect(doc).toContain("default-src 'none'; img-src data:;");
     expect(doc).not.toContain('script-src');
-    expect(emailFrameDocument({ html: '', blockedImages: 0 }, { allowRemoteImages: true })).toContain('img-src data: https: http:');
+    expect(emailFrameDocument({ html: '', blockedImages: 0 }, { allowRemoteImages: true })).toContain(
+      'img-src data: https: http:',
+    );
   });
 });

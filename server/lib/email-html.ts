@@ -26,7 +26,22 @@ export function sanitizeEmailHtml(html: string, opts: { allowRemoteImages: boole
     allowedTags: ALLOWED_TAGS,
     disallowedTagsMode: 'discard',
     allowedAttributes: {
-      '*': ['style', 'align', 'valign', 'width', 'height', 'bgcolor', 'color', 'dir', 'title', 'colspan', 'rowspan', 'border', 'cellpadding', 'cellspacing'],
+      '*': [
+        'style',
+        'align',
+        'valign',
+        'width',
+        'height',
+        'bgcolor',
+        'color',
+        'dir',
+        'title',
+        'colspan',
+        'rowspan',
+        'border',
+        'cellpadding',
+        'cellspacing',
+      ],
       a: ['href', 'name', 'target', 'rel'],
       img: ['src', 'alt', 'data-blocked-src'],
       font: ['face', 'size', 'color'],
@@ -54,7 +69,7 @@ export function sanitizeEmailHtml(html: string, opts: { allowRemoteImages: boole
  * load (images only from data:, or from https when the staff member allowed remote images).
  */
 export function emailFrameDocument(email: SanitizedEmail, opts: { allowRemoteImages: boolean }): string {
-  const img = opts.allowRemoteImages ? "img-src data: https: http:" : 'img-src data:';
+  const img = opts.allowRemoteImages ? 'img-src data: https: http:' : 'img-src data:';
   const csp = `default-src 'none'; ${img}; style-src 'unsafe-inline'; font-src 'none'; form-action 'none'; base-uri 'none'`;
   return `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${csp}">
 <base target="_blank"><style>body{margin:0;padding:8px;font:14px system-ui,sans-serif;color:#1f2937;word-wrap:break-word}img{max-width:100%;height:auto}</style>

@@ -38,14 +38,40 @@ export type FetchPolicy = {
 const NON_PUBLIC_V4 = new net.BlockList();
 const NON_PUBLIC_V6 = new net.BlockList();
 for (const [prefix, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) NON_PUBLIC_V4.addSubnet(prefix, bits, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  NON_PUBLIC_V4.addSubnet(prefix, bits, 'ipv4');
 for (const [prefix, bits] of [
-  ['::', 128], ['::1', 128], ['::ffff:0:0', 96], ['::', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23],
-  ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) NON_PUBLIC_V6.addSubnet(prefix, bits, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['::ffff:0:0', 96],
+  ['::', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  NON_PUBLIC_V6.addSubnet(prefix, bits, 'ipv6');
 
 /** True for an address on the public internet (IPv4-mapped, compatible, NAT64 and 6to4 forms count as not public). */
 export function isPublicAddress(address: string): boolean {
@@ -87,10 +113,13 @@ async function vet(raw: string, policy: FetchPolicy): Promise<Vetted> {
   } catch {
     throw new FetchRefused('bad_url', 'not a valid URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FetchRefused('bad_url', `only http(s) URLs, not ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new FetchRefused('bad_url', `only http(s) URLs, not ${url.protocol}`);
   if (url.username || url.password) throw new FetchRefused('bad_url', 'URLs with credentials are not fetched');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = net.isIP(host) ? [{ address: host, family: net.isIP(host) }] : await (policy.resolve ?? systemResolver)(host).catch(() => []);
+  const addresses = net.isIP(host)
+    ? [{ address: host, family: net.isIP(host) }]
+    : await (policy.resolve ?? systemResolver)(host).catch(() => []);
   if (addresses.length === 0) throw new FetchRefused('failed', `${host} does not resolve`);
   const allowed = policy.isAllowedAddress ?? isPublicAddress;
   const refused = addresses.find((a) => !allowed(a.address));
@@ -108,7 +137,9 @@ function request(target: Vetted, deadline: number): Promise<http.IncomingMessage
         // The connection goes to the vetted address whatever DNS says now; Host and TLS SNI keep the name.
         lookup: (_host, options, callback) =>
           (options as { all?: boolean }).all
-            ? (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }])
+            ? (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
+                { address: target.address, family: target.family },
+              ])
             : callback(null, target.address, target.family),
         timeout: Math.max(1, deadline - Date.now()),
         headers: { 'user-agent': 'convo-messaging attachment fetcher' },
@@ -116,7 +147,9 @@ function request(target: Vetted, deadline: number): Promise<http.IncomingMessage
       resolve,
     );
     req.on('timeout', () => req.destroy(new FetchRefused('failed', `${target.url.host} timed out`)));
-    req.on('error', (err) => reject(err instanceof FetchRefused ? err : new FetchRefused('failed', `${target.url.host}: ${err.message}`)));
+    req.on('error', (err) =>
+      reject(err instanceof FetchRefused ? err : new FetchRefused('failed', `${target.url.host}: ${err.message}`)),
+    );
     req.end();
   });
 }
@@ -130,7 +163,10 @@ function readLimited(res: http.IncomingMessage, maxBytes: number, deadline: numb
     }
     const chunks: Buffer[] = [];
     let total = 0;
-    const timer = setTimeout(() => res.destroy(new FetchRefused('failed', 'timed out while reading')), Math.max(1, deadline - Date.now()));
+    const timer = setTimeout(
+      () => res.destroy(new FetchRefused('failed', 'timed out while reading')),
+      Math.max(1, deadline - Date.now()),
+    );
     res.on('data', (chunk: Buffer) => {
       total += chunk.length;
       if (total > maxBytes) {

@@ -12,8 +12,13 @@ export function smsProvider(): SmsProvider {
   if (sms) return sms;
   const config = env();
   if (config.smsProvider === 'twilio') {
-    if (!config.twilio.accountSid || !config.twilio.authToken) throw new Error('TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are required for SMS_PROVIDER=twilio');
-    sms = createTwilioProvider({ accountSid: config.twilio.accountSid, authToken: config.twilio.authToken, apiBaseUrl: config.twilio.apiBaseUrl });
+    if (!config.twilio.accountSid || !config.twilio.authToken)
+      throw new Error('TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are required for SMS_PROVIDER=twilio');
+    sms = createTwilioProvider({
+      accountSid: config.twilio.accountSid,
+      authToken: config.twilio.authToken,
+      apiBaseUrl: config.twilio.apiBaseUrl,
+    });
   } else {
     sms = createSandboxSmsProvider();
   }
@@ -23,7 +28,10 @@ export function smsProvider(): SmsProvider {
 export function emailProvider(): EmailProvider {
   if (email) return email;
   const config = env();
-  email = config.emailProvider === 'smtp' && config.smtpUrl ? createSmtpProvider({ url: config.smtpUrl }) : createSandboxEmailProvider();
+  email =
+    config.emailProvider === 'smtp' && config.smtpUrl
+      ? createSmtpProvider({ url: config.smtpUrl })
+      : createSandboxEmailProvider();
   return email;
 }
 

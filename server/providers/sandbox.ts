@@ -12,7 +12,11 @@ export function createSandboxSmsProvider(): SmsProvider {
   return {
     name: 'sandbox',
     async send(request) {
-      return { providerMessageId: `SM${randomBytes(16).toString('hex')}`, status: 'queued', segments: smsSegments(request.body).segments };
+      return {
+        providerMessageId: `SM${randomBytes(16).toString('hex')}`,
+        status: 'queued',
+        segments: smsSegments(request.body).segments,
+      };
     },
     // Nothing leaves the machine, so there is nothing to find: a resend is harmless.
     async findSent() {
@@ -25,7 +29,11 @@ export function createSandboxEmailProvider(): EmailProvider {
   return {
     name: 'sandbox',
     async send(request) {
-      return { messageId: request.emailMessageId ?? newEmailMessageId(request.from), accepted: [request.to, ...(request.cc ?? []), ...(request.bcc ?? [])], rejected: [] };
+      return {
+        messageId: request.emailMessageId ?? newEmailMessageId(request.from),
+        accepted: [request.to, ...(request.cc ?? []), ...(request.bcc ?? [])],
+        rejected: [],
+      };
     },
     async close() {},
   };

@@ -36,7 +36,8 @@ export const SENDGRID_SIGNATURE_MAX_AGE_SECONDS = 600;
 export function verifySendgridSignature(req: Request, rawBody: Buffer): void {
   const configured = env().sendgridWebhookPublicKey;
   if (!configured) {
-    if (env().production) throw new AppError('forbidden', 'SendGrid webhooks are refused: SENDGRID_WEBHOOK_PUBLIC_KEY is not configured');
+    if (env().production)
+      throw new AppError('forbidden', 'SendGrid webhooks are refused: SENDGRID_WEBHOOK_PUBLIC_KEY is not configured');
     return;
   }
   const signature = req.headers.get('x-twilio-email-event-webhook-signature');
@@ -44,7 +45,12 @@ export function verifySendgridSignature(req: Request, rawBody: Buffer): void {
   let ok = false;
   if (signature && timestamp) {
     try {
-      ok = verify('sha256', Buffer.concat([Buffer.from(timestamp), rawBody]), publicKey(configured), Buffer.from(signature, 'base64'));
+      ok = verify(
+        'sha256',
+        Buffer.concat([Buffer.from(timestamp), rawBody]),
+        publicKey(configured),
+        Buffer.from(signature, 'base64'),
+      );
     } catch {
       ok = false;
     }

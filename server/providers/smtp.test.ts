@@ -195,9 +195,7 @@ describe('smtp provider against the sink', () => {
   });
 
   it('all rejected with a mix of 550 and 451 → transient (someone may still get it later)', async () => {
-    const err = await expectProviderError(
-      provider.send(request({ to: 'nobody@bounce.test', cc: ['later@tempfail.test'] })),
-    );
+    const err = await expectProviderError(provider.send(request({ to: 'nobody@bounce.test', cc: ['later@tempfail.test'] })));
     expect(err.kind).toBe('transient');
     expect(err.code).toBe('451');
   });
@@ -264,7 +262,15 @@ describe('attachments by URL: no request forgery', () => {
   it('production refuses loopback, private, link-local and metadata addresses without connecting', async () => {
     const strict = createSmtpProvider({ url: sink.url });
     try {
-      for (const url of [`${httpBase}/logo.png`, 'http://localhost/x', 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.5/x', 'http://[::1]/x', 'http://[::ffff:127.0.0.1]/x', 'http://0x7f000001/x']) {
+      for (const url of [
+        `${httpBase}/logo.png`,
+        'http://localhost/x',
+        'http://169.254.169.254/latest/meta-data/',
+        'http://10.0.0.5/x',
+        'http://[::1]/x',
+        'http://[::ffff:127.0.0.1]/x',
+        'http://0x7f000001/x',
+      ]) {
         const err = await expectProviderError(strict.send(request({ attachments: [{ filename: 'x', url }] })));
         expect(err.kind, url).toBe('permanent');
         expect(err.code, url).toBe('attachment_url_refused');
@@ -288,7 +294,9 @@ describe('attachments by URL: no request forgery', () => {
       },
     });
     try {
-      const err = await expectProviderError(simulated.send(request({ attachments: [{ filename: 'x', url: `http://cdn.public.test:${port}/to-metadata` }] })));
+      const err = await expectProviderError(
+        simulated.send(request({ attachments: [{ filename: 'x', url: `http://cdn.public.test:${port}/to-metadata` }] })),
+      );
       expect(err.code).toBe('attachment_url_refused');
       expect(err.message).toContain('169.254.169.254');
       expect(httpRequests).toEqual(['/to-metadata']);
@@ -299,7 +307,9 @@ describe('attachments by URL: no request forgery', () => {
   });
 
   it('an attachment over 5 MiB is cut off while it streams: permanent attachment_too_large', async () => {
-    const err = await expectProviderError(provider.send(request({ attachments: [{ filename: 'big.bin', url: `${httpBase}/big` }] })));
+    const err = await expectProviderError(
+      provider.send(request({ attachments: [{ filename: 'big.bin', url: `${httpBase}/big` }] })),
+    );
     expect(err.kind).toBe('permanent');
     expect(err.code).toBe('attachment_too_large');
     expect(sink.messages).toHaveLength(0);
@@ -307,8 +317,26 @@ describe('attachments by URL: no request forgery', () => {
 
   it('isPublicAddress: only the public internet', () => {
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111']) expect(isPublicAddress(a), a).toBe(true);
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255',
-      '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:8.8.8.8', '64:ff9b::a00:1', '2002:7f00:1::', 'not-an-ip']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:8.8.8.8',
+      '64:ff9b::a00:1',
+      '2002:7f00:1::',
+      'not-an-ip',
+    ]) {
       expect(isPublicAddress(a), a).toBe(false);
     }
   });
@@ -325,9 +353,7 @@ describe('attachments by URL: no request forgery', () => {
       );
       await sink.waitFor(count, 10_000);
       const elapsed = performance.now() - started;
-      console.info(
-        `[smtp pool] ${count} emails in ${elapsed.toFixed(0)} ms = ${((count * 1000) / elapsed).toFixed(0)} emails/s`,
-      );
+      console.info(`[smtp pool] ${count} emails in ${elapsed.toFixed(0)} ms = ${((count * 1000) / elapsed).toFixed(0)} emails/s`);
       expect(new Set(results.map((r) => r.messageId)).size).toBe(count);
       expect(sink.messages).toHaveLength(count);
       const ids = sink.messages.map((m) => m.parsed.headers.get(MESSAGE_ID_HEADER.toLowerCase())).sort();

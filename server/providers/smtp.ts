@@ -49,10 +49,7 @@ export type SmtpProviderOptions = {
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
-type ParsedSmtpUrl = Pick<
-  SMTPPoolOptions,
-  'host' | 'port' | 'secure' | 'auth' | 'ignoreTLS' | 'requireTLS'
->;
+type ParsedSmtpUrl = Pick<SMTPPoolOptions, 'host' | 'port' | 'secure' | 'auth' | 'ignoreTLS' | 'requireTLS'>;
 
 function queryFlag(url: URL, name: string): boolean | undefined {
   const value = url.searchParams.get(name);
@@ -123,7 +120,11 @@ function invalidAttachment(message: string): ProviderError {
   return new ProviderError('permanent', 'invalid_attachment', message);
 }
 
-async function toNodemailerAttachment(input: EmailAttachmentInput, index: number, policy: Partial<FetchPolicy> = {}): Promise<Attachment> {
+async function toNodemailerAttachment(
+  input: EmailAttachmentInput,
+  index: number,
+  policy: Partial<FetchPolicy> = {},
+): Promise<Attachment> {
   const label = `attachment ${index + 1} (${JSON.stringify(input.filename)})`;
   if (!input.filename || typeof input.filename !== 'string') {
     throw invalidAttachment(`attachment ${index + 1} has no filename`);
@@ -145,10 +146,15 @@ async function toNodemailerAttachment(input: EmailAttachmentInput, index: number
   // fetchPublic refuses anything but a public http(s) URL (bad_url, refused_address) before connecting.
   try {
     const fetched = await fetchPublic(input.url as string, { maxBytes: MAX_ATTACHMENT_BYTES, ...policy });
-    return { ...base, content: fetched.bytes, ...(!input.contentType && fetched.contentType ? { contentType: fetched.contentType } : {}) };
+    return {
+      ...base,
+      content: fetched.bytes,
+      ...(!input.contentType && fetched.contentType ? { contentType: fetched.contentType } : {}),
+    };
   } catch (err) {
     if (!(err instanceof FetchRefused)) throw err;
-    if (err.reason === 'refused_address') throw new ProviderError('permanent', 'attachment_url_refused', `${label}: ${err.message}`);
+    if (err.reason === 'refused_address')
+      throw new ProviderError('permanent', 'attachment_url_refused', `${label}: ${err.message}`);
     if (err.reason === 'too_large') throw new ProviderError('permanent', 'attachment_too_large', `${label}: ${err.message}`);
     if (err.reason === 'bad_url') throw invalidAttachment(`${label}: ${err.message}`);
     // The host may be back later: retried with backoff like any transient fault.
@@ -207,7 +213,9 @@ export function createSmtpProvider(options: SmtpProviderOptions): EmailProvider 
 
     async send(req: EmailSendRequest): Promise<EmailSendResult> {
       // Validation errors are thrown before anything goes out.
-      const attachments = await Promise.all((req.attachments ?? []).map((a, i) => toNodemailerAttachment(a, i, options.attachmentFetchPolicy)));
+      const attachments = await Promise.all(
+        (req.attachments ?? []).map((a, i) => toNodemailerAttachment(a, i, options.attachmentFetchPolicy)),
+      );
       const messageId = req.emailMessageId ?? newEmailMessageId(req.from);
       const internalId = String(req.messageId);
 
@@ -229,7 +237,9 @@ export function createSmtpProvider(options: SmtpProviderOptions): EmailProvider 
           // SendGrid does not decode. Safe: JSON.stringify escapes CR/LF, and the value is far below 998 chars.
           'X-SMTPAPI': {
             prepared: true,
-            value: JSON.stringify({ unique_args: { message_id: internalId, ...(req.businessId ? { business_id: String(req.businessId) } : {}) } }),
+            value: JSON.stringify({
+              unique_args: { message_id: internalId, ...(req.businessId ? { business_id: String(req.businessId) } : {}) },
+            }),
           },
         },
         disableFileAccess: true,

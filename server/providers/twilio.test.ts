@@ -51,7 +51,10 @@ beforeEach(() => {
 describe('twilio provider: send', () => {
   it('creates the message through the real client and maps the answer', async () => {
     const result = await provider.send(
-      request({ body: 'Your appointment is at 3pm', mediaUrls: ['https://cdn.example.com/a.jpg', 'https://cdn.example.com/b.png'] }),
+      request({
+        body: 'Your appointment is at 3pm',
+        mediaUrls: ['https://cdn.example.com/a.jpg', 'https://cdn.example.com/b.png'],
+      }),
     );
     expect(result.providerMessageId).toMatch(/^SM[0-9a-f]{32}$/);
     expect(result.status).toBe('queued');
@@ -134,12 +137,21 @@ describe('twilio provider: send', () => {
 
   it('a refused connection is transient ECONNREFUSED', async () => {
     const port = await freePort();
-    const down = createTwilioProvider({ accountSid: fake.accountSid, authToken: fake.authToken, apiBaseUrl: `http://127.0.0.1:${port}` });
+    const down = createTwilioProvider({
+      accountSid: fake.accountSid,
+      authToken: fake.authToken,
+      apiBaseUrl: `http://127.0.0.1:${port}`,
+    });
     expect(await sendError(down, request())).toMatchObject({ kind: 'transient', code: 'ECONNREFUSED' });
   });
 
   it('a server that never answers is a quick timeout, outcome unknown', async () => {
-    const slow = createTwilioProvider({ accountSid: fake.accountSid, authToken: fake.authToken, apiBaseUrl: fake.url, timeoutMs: 300 });
+    const slow = createTwilioProvider({
+      accountSid: fake.accountSid,
+      authToken: fake.authToken,
+      apiBaseUrl: fake.url,
+      timeoutMs: 300,
+    });
     fake.hangNext(1);
     const started = Date.now();
     expect(await sendError(slow, request())).toMatchObject({ kind: 'unknown', code: 'timeout' });
@@ -212,7 +224,9 @@ describe('twilio provider: findSent', () => {
     // A busy client: 250 more texts after it, so it is far past the first page (the system test found this).
     for (let i = 0; i < 250; i++) await provider.send(request({ to, body: `later ${i}` }));
     const requestsBefore = fake.requests;
-    expect(await provider.findSent({ to, from: FROM, body: 'the one looked for', since })).toMatchObject({ providerMessageId: target.providerMessageId });
+    expect(await provider.findSent({ to, from: FROM, body: 'the one looked for', since })).toMatchObject({
+      providerMessageId: target.providerMessageId,
+    });
     expect(fake.requests - requestsBefore).toBe(3); // three pages of 100, then it stops
   });
 
@@ -220,8 +234,12 @@ describe('twilio provider: findSent', () => {
     const to = '+14155550146';
     const first = await provider.send(request({ to, body: 'same words' }));
     const since = new Date(Date.now() - 5000);
-    expect(await provider.findSent({ to, from: FROM, body: 'same words', since })).toMatchObject({ providerMessageId: first.providerMessageId });
-    expect(await provider.findSent({ to, from: FROM, body: 'same words', since, excluding: [first.providerMessageId] })).toBeNull();
+    expect(await provider.findSent({ to, from: FROM, body: 'same words', since })).toMatchObject({
+      providerMessageId: first.providerMessageId,
+    });
+    expect(
+      await provider.findSent({ to, from: FROM, body: 'same words', since, excluding: [first.providerMessageId] }),
+    ).toBeNull();
   });
 
   it('a failing list is classified like send', async () => {
@@ -310,12 +328,19 @@ describe('fake status callbacks', () => {
       expect(twilio.validateRequest(fake.authToken, c.signature, callbackUrl, c.params)).toBe(true);
     }
     // A changed param, another token or another URL must fail.
-    expect(twilio.validateRequest(fake.authToken, first.signature, callbackUrl, { ...first.params, MessageStatus: 'delivered' })).toBe(false);
+    expect(
+      twilio.validateRequest(fake.authToken, first.signature, callbackUrl, { ...first.params, MessageStatus: 'delivered' }),
+    ).toBe(false);
     expect(twilio.validateRequest('other-token', first.signature, callbackUrl, first.params)).toBe(false);
-    expect(twilio.validateRequest(fake.authToken, first.signature, `${receiverUrl}/api/webhooks/twilio/status`, first.params)).toBe(false);
+    expect(
+      twilio.validateRequest(fake.authToken, first.signature, `${receiverUrl}/api/webhooks/twilio/status`, first.params),
+    ).toBe(false);
 
     // The fake's own record follows the callbacks.
-    expect(fake.messages.find((m) => m.sid === sent.providerMessageId)).toMatchObject({ status: 'undelivered', errorCode: 30003 });
+    expect(fake.messages.find((m) => m.sid === sent.providerMessageId)).toMatchObject({
+      status: 'undelivered',
+      errorCode: 30003,
+    });
   });
 });
 
@@ -340,7 +365,9 @@ describe('throughput against the fake', () => {
       );
       const seconds = (performance.now() - started) / 1000;
       const rate = total / seconds;
-      console.log(`fake-twilio: ${total} sends, ${concurrency} in flight, latency 5 ms: ${seconds.toFixed(2)} s = ${rate.toFixed(0)} sends/s`);
+      console.log(
+        `fake-twilio: ${total} sends, ${concurrency} in flight, latency 5 ms: ${seconds.toFixed(2)} s = ${rate.toFixed(0)} sends/s`,
+      );
       expect(bench.messages.length).toBe(total + concurrency);
       // Loose floor: other test files run in parallel on the same machine.
       expect(rate).toBeGreaterThan(200);

@@ -101,10 +101,26 @@ import { trimEnd } from '@/server/lib/text';
  * is safe. Every other failure after the request left (a reset, a timeout, a 5xx, an answer we
  * cannot read) may have created the message.
  */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'EADDRNOTAVAIL']);
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+]);
 
 /** Timeout/abort codes (axios' own timeout is ECONNABORTED; our deadline is a TimeoutError). */
-const TIMEOUT_CODES = new Set(['ECONNABORTED', 'ERR_CANCELED', 'ABORT_ERR', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'ETIMEDOUT', 'ERR_SOCKET_CONNECTION_TIMEOUT']);
+const TIMEOUT_CODES = new Set([
+  'ECONNABORTED',
+  'ERR_CANCELED',
+  'ABORT_ERR',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'ETIMEDOUT',
+  'ERR_SOCKET_CONNECTION_TIMEOUT',
+]);
 
 /**
  * A ProviderError for anything the twilio client threw:
@@ -184,14 +200,20 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
     try {
       const seen = [];
       // nextPage() is typed as the generic Page; the instances are the same MessageInstance.
-      let page: { instances: Awaited<ReturnType<typeof client.messages.page>>['instances']; nextPage(): Promise<unknown> | undefined } =
-        await client.messages.page({ ...query, pageSize: FIND_SENT_PAGE_SIZE });
+      let page: {
+        instances: Awaited<ReturnType<typeof client.messages.page>>['instances'];
+        nextPage(): Promise<unknown> | undefined;
+      } = await client.messages.page({ ...query, pageSize: FIND_SENT_PAGE_SIZE });
       for (let pages = 1; ; pages++) {
         seen.push(...page.instances);
         const oldest = page.instances.at(-1);
         if (!oldest || oldest.dateCreated.getTime() < cutoff) return seen;
         if (pages >= FIND_SENT_MAX_PAGES) {
-          throw new ProviderError('unknown', 'lookup_too_long', `Over ${FIND_SENT_MAX_PAGES * FIND_SENT_PAGE_SIZE} messages to this number since the attempt; cannot tell whether it was sent`);
+          throw new ProviderError(
+            'unknown',
+            'lookup_too_long',
+            `Over ${FIND_SENT_MAX_PAGES * FIND_SENT_PAGE_SIZE} messages to this number since the attempt; cannot tell whether it was sent`,
+          );
         }
         const next = page.nextPage();
         if (!next) return seen;

@@ -30,9 +30,17 @@ export type TwilioRequestOptions = {
  * X-Twilio-Signature computed with `token` over `signedUrl`, the public URL (PUBLIC_BASE_URL +
  * path) the handler verifies against, whatever address the request is actually sent to.
  */
-export function twilioWebhookRequest(signedUrl: string, params: Record<string, string>, token: string, options: TwilioRequestOptions = {}) {
+export function twilioWebhookRequest(
+  signedUrl: string,
+  params: Record<string, string>,
+  token: string,
+  options: TwilioRequestOptions = {},
+) {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-  const signature = options.signature === undefined ? expectedTwilioSignature(token, signedUrl, options.signedParams ?? params) : options.signature;
+  const signature =
+    options.signature === undefined
+      ? expectedTwilioSignature(token, signedUrl, options.signedParams ?? params)
+      : options.signature;
   if (signature !== null) headers['x-twilio-signature'] = signature;
   return { headers, body: new URLSearchParams(params).toString() };
 }
@@ -40,7 +48,10 @@ export function twilioWebhookRequest(signedUrl: string, params: Record<string, s
 export type MultipartFile = { field: string; filename: string; contentType: string; content: Buffer | string };
 
 /** A multipart/form-data body built by the platform's own FormData encoder: its bytes and content type. */
-export async function multipartBody(fields: Record<string, string>, files: MultipartFile[] = []): Promise<{ contentType: string; bytes: Buffer }> {
+export async function multipartBody(
+  fields: Record<string, string>,
+  files: MultipartFile[] = [],
+): Promise<{ contentType: string; bytes: Buffer }> {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
   for (const f of files) {
@@ -97,14 +108,27 @@ export function inboundParseForm(mail: InboundParseMail): { fields: Record<strin
     sender_ip: '127.0.0.1',
     spam_score: '0.0',
     envelope: JSON.stringify(mail.envelope),
-    charsets: JSON.stringify({ to: 'UTF-8', from: 'UTF-8', subject: 'UTF-8', text: 'UTF-8', ...(mail.html ? { html: 'UTF-8' } : {}) }),
+    charsets: JSON.stringify({
+      to: 'UTF-8',
+      from: 'UTF-8',
+      subject: 'UTF-8',
+      text: 'UTF-8',
+      ...(mail.html ? { html: 'UTF-8' } : {}),
+    }),
     SPF: 'pass',
   };
   if (mail.html) fields.html = mail.html;
-  const files = attachments.map((a, i) => ({ field: `attachment${i + 1}`, filename: a.filename, contentType: a.contentType, content: a.content }));
+  const files = attachments.map((a, i) => ({
+    field: `attachment${i + 1}`,
+    filename: a.filename,
+    contentType: a.contentType,
+    content: a.content,
+  }));
   if (files.length) {
     fields.attachments = String(files.length);
-    fields['attachment-info'] = JSON.stringify(Object.fromEntries(files.map((f) => [f.field, { filename: f.filename, name: f.filename, type: f.contentType }])));
+    fields['attachment-info'] = JSON.stringify(
+      Object.fromEntries(files.map((f) => [f.field, { filename: f.filename, name: f.filename, type: f.contentType }])),
+    );
   }
   return { fields, files };
 }

@@ -85,7 +85,9 @@ describe('live events fast path', () => {
 
     await db.update(sessions).set({ revokedAt: new Date() }).where(eq(sessions.businessId, a.business.id));
     const ended = await readUntil(res.body!, (x) => x.includes('serialized-error'), 15_000);
-    const data = JSON.parse(ended.split('data: ').pop()!.trim()) as { json: { code: number; data: { code: string; httpStatus: number } } };
+    const data = JSON.parse(ended.split('data: ').pop()!.trim()) as {
+      json: { code: number; data: { code: string; httpStatus: number } };
+    };
     expect(data.json.data).toMatchObject({ code: 'UNAUTHORIZED', httpStatus: 401 });
     expect(data.json.code).toBe(-32001);
   }, 30_000);
@@ -99,7 +101,10 @@ describe('live events fast path', () => {
     const t = await createTenant();
     const before = openEventStreams();
     const controller = new AbortController();
-    const res = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${t.sessionToken}` }, signal: controller.signal });
+    const res = await fetch(`${base}${EVENTS_PATH}`, {
+      headers: { cookie: `session=${t.sessionToken}` },
+      signal: controller.signal,
+    });
     await readUntil(res.body!, (x) => x.includes('connected'));
     expect(openEventStreams()).toBe(before + 1);
     controller.abort();

@@ -36,7 +36,11 @@ export const SESSION_RECHECK_MS = 5_000;
 const MAX_UNSENT_BYTES = 1 << 20;
 const CONNECTED = Buffer.from('event: connected\ndata: {}\n\n\n');
 
-type Stream = { res: ServerResponse; sessionId: number; end: (code: 'UNAUTHORIZED' | 'SERVICE_UNAVAILABLE', message: string) => void };
+type Stream = {
+  res: ServerResponse;
+  sessionId: number;
+  end: (code: 'UNAUTHORIZED' | 'SERVICE_UNAVAILABLE', message: string) => void;
+};
 const streams = new Set<Stream>();
 let recheck: NodeJS.Timeout | null = null;
 
@@ -85,7 +89,8 @@ function open(res: ServerResponse, businessId: number, sessionId: number) {
     businessId,
     push(_event, frame) {
       if (closed) return;
-      if (res.writableLength > MAX_UNSENT_BYTES) return stream.end('SERVICE_UNAVAILABLE', 'Too far behind; reconnect and refetch');
+      if (res.writableLength > MAX_UNSENT_BYTES)
+        return stream.end('SERVICE_UNAVAILABLE', 'Too far behind; reconnect and refetch');
       res.write(frame());
     },
     interrupt: () => stream.end('SERVICE_UNAVAILABLE', 'Live events were interrupted; reconnect and refetch'),

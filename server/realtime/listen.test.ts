@@ -13,7 +13,9 @@ const next = <T>(it: AsyncIterator<T>, ms = 10_000) =>
   Promise.race([it.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no event in time')), ms))]);
 
 async function listenBackends() {
-  return db.execute<{ pid: number }>(sql`select pid from pg_stat_activity where datname = current_database() and query ilike ${`listen%${EVENTS_CHANNEL}%`} and pid <> pg_backend_pid()`);
+  return db.execute<{ pid: number }>(
+    sql`select pid from pg_stat_activity where datname = current_database() and query ilike ${`listen%${EVENTS_CHANNEL}%`} and pid <> pg_backend_pid()`,
+  );
 }
 
 describe('LISTEN fan-out', () => {

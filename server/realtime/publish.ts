@@ -20,7 +20,11 @@ export async function publish(tx: Tx, event: InboxEvent): Promise<void> {
   for (let i = 0; i < Math.max(ids.length, 1); i += MAX_IDS) {
     const part =
       'messageIds' in event
-        ? { ...event, messageIds: event.messageIds.slice(i, i + MAX_IDS), conversationIds: [...new Set(event.conversationIds)].slice(0, MAX_IDS) }
+        ? {
+            ...event,
+            messageIds: event.messageIds.slice(i, i + MAX_IDS),
+            conversationIds: [...new Set(event.conversationIds)].slice(0, MAX_IDS),
+          }
         : { ...event, conversationIds: event.conversationIds.slice(i, i + MAX_IDS) };
     await tx.execute(sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(part)})`);
   }

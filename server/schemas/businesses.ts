@@ -72,7 +72,16 @@ export const PaginatedBusinessClientDetails = z
 
 /** A query value given repeated (`?status=a&status=b`) or comma-separated (`?status=a,b`). */
 const listOf = <T extends z.ZodType>(item: T) =>
-  z.preprocess((v) => (v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((s) => String(s).split(',')).map((s) => s.trim()).filter(Boolean)), z.array(item).max(20));
+  z.preprocess(
+    (v) =>
+      v === undefined
+        ? undefined
+        : (Array.isArray(v) ? v : [v])
+            .flatMap((s) => String(s).split(','))
+            .map((s) => s.trim())
+            .filter(Boolean),
+    z.array(item).max(20),
+  );
 
 export const ConversationListQuery = z.object({
   status: listOf(ClientConversationStatus).optional(),
@@ -112,7 +121,12 @@ export const StatusRequest = z
   .object({ status: ClientConversationStatus, snoozed_until: isoTimestamp.optional(), staff_id: id.optional() })
   .superRefine((v, ctx) => {
     if (v.status === 'snoozed' && !v.snoozed_until) {
-      ctx.addIssue({ code: 'custom', path: ['snoozed_until'], message: 'Field required when status is snoozed', params: { type: 'missing' } });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['snoozed_until'],
+        message: 'Field required when status is snoozed',
+        params: { type: 'missing' },
+      });
     }
     if (v.snoozed_until instanceof Date && v.snoozed_until.getTime() <= Date.now()) {
       ctx.addIssue({ code: 'custom', path: ['snoozed_until'], message: 'must be in the future' });
@@ -132,8 +146,17 @@ export const MessageStatusUpdateFilters = z
     is_read: z.boolean().default(true),
   })
   .superRefine((v, ctx) => {
-    if (v.conversation_id === undefined && v.client_id === undefined && v.message_ids === undefined && v.up_to_message_id === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['conversation_id'], message: 'At least one of conversation_id, client_id, message_ids, up_to_message_id is required' });
+    if (
+      v.conversation_id === undefined &&
+      v.client_id === undefined &&
+      v.message_ids === undefined &&
+      v.up_to_message_id === undefined
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['conversation_id'],
+        message: 'At least one of conversation_id, client_id, message_ids, up_to_message_id is required',
+      });
     }
   })
   .meta({ id: 'MessageStatusUpdateFilters' });
@@ -159,7 +182,13 @@ export const ClientListResponse = z
   .meta({ id: 'ClientListResponse' });
 
 export const PaginatedClientList = z
-  .object({ clients: z.array(ClientListResponse), total_clients: z.number().int(), page: z.number().int(), page_size: z.number().int(), next_page: z.boolean() })
+  .object({
+    clients: z.array(ClientListResponse),
+    total_clients: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    next_page: z.boolean(),
+  })
   .meta({ id: 'PaginatedClientList' });
 
 export const StaffResponse = z
@@ -179,7 +208,13 @@ export const StaffResponse = z
   .meta({ id: 'StaffResponse' });
 
 export const PaginatedStaffList = z
-  .object({ staffs: z.array(StaffResponse), total_staffs: z.number().int(), page: z.number().int(), page_size: z.number().int(), next_page: z.boolean() })
+  .object({
+    staffs: z.array(StaffResponse),
+    total_staffs: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    next_page: z.boolean(),
+  })
   .meta({ id: 'PaginatedStaffList' });
 
 export const DirectoryQuery = z.object({

@@ -49,6 +49,7 @@ describe('id: PostgreSQL integer ids', () => {
     expect(id.safeParse(1).success).toBe(true);
     expect(id.safeParse(INT32_MAX).success).toBe(true);
     expect(id.safeParse('42').data).toBe(42);
-    for (const bad of [0, -1, INT32_MAX + 1, 1.5, Number.MAX_SAFE_INTEGER, 'abc', '1e400']) expect(id.safeParse(bad).success, String(bad)).toBe(false);
+    for (const bad of [0, -1, INT32_MAX + 1, 1.5, Number.MAX_SAFE_INTEGER, 'abc', '1e400'])
+      expect(id.safeParse(bad).success, String(bad)).toBe(false);
   });
 });

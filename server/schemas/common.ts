@@ -22,7 +22,11 @@ const ID_MESSAGE = `must be an integer from 1 to ${INT32_MAX}`;
 export const id = z.coerce.number({ error: ID_MESSAGE }).int(ID_MESSAGE).min(1, ID_MESSAGE).max(INT32_MAX, ID_MESSAGE);
 
 /** A non-id integer stored in an `integer` column: the whole int32 range. */
-export const int32 = z.number({ error: 'must be an integer' }).int('must be an integer').min(-INT32_MAX - 1).max(INT32_MAX);
+export const int32 = z
+  .number({ error: 'must be an integer' })
+  .int('must be an integer')
+  .min(-INT32_MAX - 1)
+  .max(INT32_MAX);
 
 /**
  * An e-mail address in: trimmed, lower-cased (stored addresses are matched on lower(email)), at
@@ -51,7 +55,11 @@ export const isoTimestamp = z
     // string to refinements that expect a Date.
     const date = v.length <= MAX_TIMESTAMP_LENGTH ? parseIsoTimestamp(v) : null;
     if (!date) {
-      ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 date and time, e.g. 2026-11-20T14:03:05Z', params: { type: 'datetime_parsing' } });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be an ISO 8601 date and time, e.g. 2026-11-20T14:03:05Z',
+        params: { type: 'datetime_parsing' },
+      });
       return z.NEVER;
     }
     return date;
@@ -59,7 +67,8 @@ export const isoTimestamp = z
   .meta({ type: 'string', format: 'date-time', maxLength: MAX_TIMESTAMP_LENGTH });
 
 // One anchored pattern with no nested quantifiers: linear on any input.
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
+const ISO_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
 
 /** `2026-11-20T14:03:05.123+02:00` → Date, or null unless every part exists on the calendar. */
 export function parseIsoTimestamp(value: string): Date | null {
@@ -80,7 +89,8 @@ export function parseIsoTimestamp(value: string): Date | null {
 }
 
 const isLeapYear = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-const monthLength = (year: number, month: number) => (month === 2 ? (isLeapYear(year) ? 29 : 28) : [31, 0, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!);
+const monthLength = (year: number, month: number) =>
+  month === 2 ? (isLeapYear(year) ? 29 : 28) : [31, 0, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
 
 /** Timestamps out: ISO 8601 UTC with milliseconds. */
 export const timestampOut = z.string().meta({ format: 'date-time', example: '2026-11-20T14:03:05.123Z' });
@@ -110,7 +120,9 @@ export const listSearch = (what: string) =>
     .trim()
     .min(MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT)
     .max(100)
-    .meta({ description: `Case-insensitive substring of ${what}; trimmed, ${MIN_SEARCH_TERM_LENGTH}–100 characters (422 otherwise); % and _ are literal.` });
+    .meta({
+      description: `Case-insensitive substring of ${what}; trimmed, ${MIN_SEARCH_TERM_LENGTH}–100 characters (422 otherwise); % and _ are literal.`,
+    });
 
 export const ValidationError = z
   .object({
@@ -122,9 +134,7 @@ export const ValidationError = z
 
 export const HTTPValidationError = z.object({ detail: z.array(ValidationError) }).meta({ id: 'HTTPValidationError' });
 
-export const ErrorResponse = z
-  .object({ detail: z.string(), request_id: z.string().optional() })
-  .meta({ id: 'ErrorResponse' });
+export const ErrorResponse = z.object({ detail: z.string(), request_id: z.string().optional() }).meta({ id: 'ErrorResponse' });
 
 export const UpdateSuccessResponse = z
   .object({ success: z.boolean(), updated: z.number().int(), message: z.string() })

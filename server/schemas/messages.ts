@@ -53,8 +53,14 @@ export const METADATA_LIMITS = { keys: 50, bytes: 16 * 1024 } as const;
 const metadata = z
   .record(z.string().max(100), z.unknown())
   .refine((v) => Object.keys(v).length <= METADATA_LIMITS.keys, `must have at most ${METADATA_LIMITS.keys} keys`)
-  .refine((v) => Buffer.byteLength(JSON.stringify(v)) <= METADATA_LIMITS.bytes, `must be at most ${METADATA_LIMITS.bytes} bytes as JSON`)
-  .meta({ maxProperties: METADATA_LIMITS.keys, description: `Free-form JSON object: at most ${METADATA_LIMITS.keys} keys and ${METADATA_LIMITS.bytes / 1024} KiB serialised` });
+  .refine(
+    (v) => Buffer.byteLength(JSON.stringify(v)) <= METADATA_LIMITS.bytes,
+    `must be at most ${METADATA_LIMITS.bytes} bytes as JSON`,
+  )
+  .meta({
+    maxProperties: METADATA_LIMITS.keys,
+    description: `Free-form JSON object: at most ${METADATA_LIMITS.keys} keys and ${METADATA_LIMITS.bytes / 1024} KiB serialised`,
+  });
 
 /** E.164 or anything a person types (normalised with the business's country). */
 const phone = z.string().trim().min(1).max(40);
@@ -80,7 +86,8 @@ function requireFields(
   // Queueing a stored message_id re-queues it, and the rest is ignored; recording ignores message_id.
   if (mode === 'send' && item.message_id !== undefined) return;
   for (const field of required) {
-    if (item[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'Field required', params: { type: 'missing' } });
+    if (item[field] === undefined)
+      ctx.addIssue({ code: 'custom', path: [field], message: 'Field required', params: { type: 'missing' } });
   }
   if (item[oneOf[0]] === undefined && item[oneOf[1]] === undefined) {
     ctx.addIssue({ code: 'custom', path: [oneOf[0]], message: `One of ${oneOf[0]} or ${oneOf[1]} is required` });
@@ -89,7 +96,12 @@ function requireFields(
 
 const smsItemFields = {
   message_id: id.optional(),
-  message: z.string().trim().min(1, 'must not be empty').max(MAX_SMS_LENGTH, `must be at most ${MAX_SMS_LENGTH} characters`).optional(),
+  message: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(MAX_SMS_LENGTH, `must be at most ${MAX_SMS_LENGTH} characters`)
+    .optional(),
   client_id: id.optional(),
   wl_user_id: int32.optional(),
   to_number: phone.optional(),
@@ -113,7 +125,11 @@ export const EmailAttachment = z
       .regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type like application/pdf')
       .optional(),
     filename: z.string().trim().min(1).max(255),
-    url: z.string().max(2048).pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })).optional(),
+    url: z
+      .string()
+      .max(2048)
+      .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }))
+      .optional(),
   })
   .superRefine((a, ctx) => {
     if (!a.content && !a.url) ctx.addIssue({ code: 'custom', path: ['content'], message: 'One of content or url is required' });
@@ -141,7 +157,10 @@ export const EmailMessageItem = z
   .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id']))
   .meta({ id: 'EmailMessageItem' });
 
-const recordFields = { direction: Direction.default('outbound'), provider_message_id: z.string().trim().min(1).max(200).optional() };
+const recordFields = {
+  direction: Direction.default('outbound'),
+  provider_message_id: z.string().trim().min(1).max(200).optional(),
+};
 
 export const RecordMessageItem = z
   .object({ ...smsItemFields, ...recordFields })
@@ -245,10 +264,22 @@ export const MessageItem = z
     to_address: z.string().nullable(),
     cc_email: z.array(z.string()).nullable(),
     bcc_email: z.array(z.string()).nullable(),
-    attachments: z.array(z.object({ filename: z.string(), content_type: z.string().nullable(), url: z.string().nullable(), size: z.number().nullable() })).nullable(),
+    attachments: z
+      .array(
+        z.object({
+          filename: z.string(),
+          content_type: z.string().nullable(),
+          url: z.string().nullable(),
+          size: z.number().nullable(),
+        }),
+      )
+      .nullable(),
     attempts: z.number().int(),
     call_duration_seconds: z.number().int().nullable(),
-    call_outcome: z.enum(['missed', 'voicemail']).nullable().meta({ description: 'For an inbound call nobody answered: `missed`, or `voicemail` when the caller left one' }),
+    call_outcome: z
+      .enum(['missed', 'voicemail'])
+      .nullable()
+      .meta({ description: 'For an inbound call nobody answered: `missed`, or `voicemail` when the caller left one' }),
   })
   .meta({ id: 'MessageItem' });
 
@@ -277,12 +308,18 @@ const CAP = SEARCH_TOTAL_CAP.toLocaleString('en-US');
 export const PaginatedMessages = z
   .object({
     messages: z.array(MessageItem),
-    total_messages: z.number().int().meta({
-      description: `Messages matching the request. Search results count up to ${CAP}: with \`total_capped\` true there are more, and this is ${CAP}.`,
-    }),
-    total_capped: z.boolean().optional().meta({
-      description: `Search results only: true when more than ${CAP} messages match, so \`total_messages\` is a lower bound (${CAP}). \`next_page\` stays exact.`,
-    }),
+    total_messages: z
+      .number()
+      .int()
+      .meta({
+        description: `Messages matching the request. Search results count up to ${CAP}: with \`total_capped\` true there are more, and this is ${CAP}.`,
+      }),
+    total_capped: z
+      .boolean()
+      .optional()
+      .meta({
+        description: `Search results only: true when more than ${CAP} messages match, so \`total_messages\` is a lower bound (${CAP}). \`next_page\` stays exact.`,
+      }),
     next_page: z.boolean(),
     page: z.number().int(),
     page_size: z.number().int(),

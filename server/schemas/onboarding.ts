@@ -150,7 +150,10 @@ export const BusinessOnboardResponse = z
   .object({
     business_id: z.number().int(),
     external_id: z.string().nullable(),
-    api_key: z.string().nullable().meta({ description: 'The business API key: returned once, when the business is created; null later' }),
+    api_key: z
+      .string()
+      .nullable()
+      .meta({ description: 'The business API key: returned once, when the business is created; null later' }),
     onboarding_status: OnboardingStatusValue,
     locations: z.array(z.object({ external_id: z.string(), location_id: z.number().int() })),
     staff: z.array(z.object({ external_id: z.string(), staff_id: z.number().int() })),

@@ -9,7 +9,9 @@ export const DialerTokenQuery = z.object({
 
 export const DialerToken = z
   .object({
-    token: z.string().meta({ description: 'Twilio access token (JWT) with a Voice grant: outgoing through the TwiML app, incoming allowed' }),
+    token: z
+      .string()
+      .meta({ description: 'Twilio access token (JWT) with a Voice grant: outgoing through the TwiML app, incoming allowed' }),
     identity: z.string().meta({ description: '`staff-<staff_id>`', example: 'staff-12' }),
     expires_at: timestampOut.meta({ description: 'One hour after issue' }),
   })
@@ -23,5 +25,8 @@ export const InstructionsQuery = z.object({
   step: z
     .enum(INSTRUCTION_STEPS)
     .optional()
-    .meta({ description: 'Absent on a call\'s first request; set by our own action URLs (`assigned`/`team`: a ring ended; `voicemail`: the recording ended; `outbound`: a browser call\'s dial ended)' }),
+    .meta({
+      description:
+        "Absent on a call's first request; set by our own action URLs (`assigned`/`team`: a ring ended; `voicemail`: the recording ended; `outbound`: a browser call's dial ended)",
+    }),
 });

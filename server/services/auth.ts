@@ -98,7 +98,14 @@ export async function resolveSession(token: string, viaCookie: boolean, tx: Tx =
     )
     .returning({ id: sessions.id, businessId: sessions.businessId, staffId: sessions.staffId });
   return row
-    ? { kind: 'session', scope: `session:${row.id}`, businessId: row.businessId, staffId: row.staffId, sessionId: row.id, viaCookie }
+    ? {
+        kind: 'session',
+        scope: `session:${row.id}`,
+        businessId: row.businessId,
+        staffId: row.staffId,
+        sessionId: row.id,
+        viaCookie,
+      }
     : null;
 }
 
@@ -114,7 +121,14 @@ export async function liveSessionIds(sessionIds: number[], tx: Tx = db): Promise
     .select({ id: sessions.id })
     .from(sessions)
     .innerJoin(staff, eq(staff.id, sessions.staffId))
-    .where(and(inArray(sessions.id, sessionIds), isNull(sessions.revokedAt), sql`${sessions.expiresAt} > now()`, eq(staff.active, true)));
+    .where(
+      and(
+        inArray(sessions.id, sessionIds),
+        isNull(sessions.revokedAt),
+        sql`${sessions.expiresAt} > now()`,
+        eq(staff.active, true),
+      ),
+    );
   return new Set(rows.map((r) => r.id));
 }
 
@@ -233,14 +247,23 @@ export async function redeemLoginCode(code: string): Promise<{ token: string; tt
     const [used] = await tx
       .update(loginCodes)
       .set({ usedAt: sql`now()` })
-      .where(and(eq(loginCodes.codeHash, hashSessionToken(code)), isNull(loginCodes.usedAt), sql`${loginCodes.expiresAt} > now()`))
+      .where(
+        and(eq(loginCodes.codeHash, hashSessionToken(code)), isNull(loginCodes.usedAt), sql`${loginCodes.expiresAt} > now()`),
+      )
       .returning({ sessionId: loginCodes.sessionId });
     if (!used) return null;
     const [parent] = await tx
       .select({ id: sessions.id, businessId: sessions.businessId, staffId: sessions.staffId, ttlSeconds: sessions.ttlSeconds })
       .from(sessions)
       .innerJoin(staff, eq(staff.id, sessions.staffId))
-      .where(and(eq(sessions.id, used.sessionId), isNull(sessions.revokedAt), sql`${sessions.expiresAt} > now()`, eq(staff.active, true)))
+      .where(
+        and(
+          eq(sessions.id, used.sessionId),
+          isNull(sessions.revokedAt),
+          sql`${sessions.expiresAt} > now()`,
+          eq(staff.active, true),
+        ),
+      )
       .limit(1);
     if (!parent) return null;
     const token = newSecretToken();

@@ -2,7 +2,14 @@ import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { conversations, messages } from '@/db/schema';
-import { createClient, createConversation, createMessage, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
+import {
+  createClient,
+  createConversation,
+  createMessage,
+  createSmsNumber,
+  createStaff,
+  createTenant,
+} from '@/server/testing/factories';
 import { restTenant, getJson, postJson, type Headers } from '@/server/testing/http';
 
 /**
@@ -49,13 +56,61 @@ async function seedTimeline(t: Tenant) {
   const conv = await createConversation(t.business.id, client.id, { lastActivityAt: new Date(Date.now() - 2 * HOUR) });
   const start = Date.now() - HOUR;
   const at = (i: number) => new Date(start + i * 60_000);
-  const smsIn = await createMessage(conv, { direction: 'inbound', senderType: 'client', isRead: false, status: 'received', sentAt: at(0) });
+  const smsIn = await createMessage(conv, {
+    direction: 'inbound',
+    senderType: 'client',
+    isRead: false,
+    status: 'received',
+    sentAt: at(0),
+  });
   const smsOut = await createMessage(conv, { isRead: true, sentAt: at(1) });
-  const emailIn = await createMessage(conv, { channel: 'email', messageType: 'EMAIL', direction: 'inbound', senderType: 'client', isRead: false, flagged: true, status: 'received', subject: 'Hi', sentAt: at(2) });
-  const emailOut = await createMessage(conv, { channel: 'email', messageType: 'EMAIL', isRead: true, subject: 'Re: Hi', sentAt: at(3) });
-  const callIn = await createMessage(conv, { channel: 'voice', messageType: 'CALL', direction: 'inbound', senderType: 'client', isRead: false, status: 'completed', content: null, sentAt: at(4) });
-  const callOut = await createMessage(conv, { channel: 'voice', messageType: 'CALL', isRead: true, status: 'completed', content: null, sentAt: at(5) });
-  const note = await createMessage(conv, { channel: null, messageType: 'NOTE', senderType: 'staff', staffId: t.owner.id, isRead: true, flagged: true, provider: null, providerMessageId: null, sentAt: at(6) });
+  const emailIn = await createMessage(conv, {
+    channel: 'email',
+    messageType: 'EMAIL',
+    direction: 'inbound',
+    senderType: 'client',
+    isRead: false,
+    flagged: true,
+    status: 'received',
+    subject: 'Hi',
+    sentAt: at(2),
+  });
+  const emailOut = await createMessage(conv, {
+    channel: 'email',
+    messageType: 'EMAIL',
+    isRead: true,
+    subject: 'Re: Hi',
+    sentAt: at(3),
+  });
+  const callIn = await createMessage(conv, {
+    channel: 'voice',
+    messageType: 'CALL',
+    direction: 'inbound',
+    senderType: 'client',
+    isRead: false,
+    status: 'completed',
+    content: null,
+    sentAt: at(4),
+  });
+  const callOut = await createMessage(conv, {
+    channel: 'voice',
+    messageType: 'CALL',
+    isRead: true,
+    status: 'completed',
+    content: null,
+    sentAt: at(5),
+  });
+  const note = await createMessage(conv, {
+    channel: null,
+    messageType: 'NOTE',
+    senderType: 'staff',
+    staffId: t.owner.id,
+    isRead: true,
+    flagged: true,
+    provider: null,
+    providerMessageId: null,
+    sentAt: at(6),
+  });
   await db.update(conversations).set({ unreadCount: 3, flaggedCount: 2 }).where(eq(conversations.id, conv.id));
   const elsewhere = await createConversation(t.business.id, (await createClient(t.business.id)).id);
   const stranger = await createMessage(elsewhere, { direction: 'inbound', isRead: false, flagged: true });
@@ -69,9 +124,26 @@ describe('GET /conversations/{id}/messages', () => {
     const path = `${t.base}/conversations/${s.conv.id}/messages`;
     const all = await get(path, t.key);
     expect(all.status).toBe(200);
-    expect(msgIds(all.body)).toEqual([s.note.id, s.callOut.id, s.callIn.id, s.emailOut.id, s.emailIn.id, s.smsOut.id, s.smsIn.id]);
+    expect(msgIds(all.body)).toEqual([
+      s.note.id,
+      s.callOut.id,
+      s.callIn.id,
+      s.emailOut.id,
+      s.emailIn.id,
+      s.smsOut.id,
+      s.smsIn.id,
+    ]);
     expect(all.body).toMatchObject({ total_messages: 7, page: 1, page_size: 25, next_page: false });
-    expect(all.body.messages[0]).toMatchObject({ message_type: 'NOTE', channel: null, conversation_id: s.conv.id, client_id: s.client.id, staff_name: t.owner.name, client_name: 'Rosa Diaz', flagged: true, is_read: true });
+    expect(all.body.messages[0]).toMatchObject({
+      message_type: 'NOTE',
+      channel: null,
+      conversation_id: s.conv.id,
+      client_id: s.client.id,
+      staff_name: t.owner.name,
+      client_name: 'Rosa Diaz',
+      flagged: true,
+      is_read: true,
+    });
 
     const p1 = await get(`${path}?page_size=3`, t.key);
     expect(msgIds(p1.body)).toEqual([s.note.id, s.callOut.id, s.callIn.id]);
@@ -100,7 +172,15 @@ describe('GET /conversations/{id}/messages', () => {
       expect(res.body.total_messages, filter).toBe(res.body.messages.length);
       return msgIds(res.body);
     };
-    expect(await filtered('all')).toEqual([s.note.id, s.callOut.id, s.callIn.id, s.emailOut.id, s.emailIn.id, s.smsOut.id, s.smsIn.id]);
+    expect(await filtered('all')).toEqual([
+      s.note.id,
+      s.callOut.id,
+      s.callIn.id,
+      s.emailOut.id,
+      s.emailIn.id,
+      s.smsOut.id,
+      s.smsIn.id,
+    ]);
     expect(await filtered('sms')).toEqual([s.smsOut.id, s.smsIn.id]);
     expect(await filtered('email')).toEqual([s.emailOut.id, s.emailIn.id]);
     expect(await filtered('voice')).toEqual([s.callOut.id, s.callIn.id]);
@@ -120,7 +200,9 @@ describe('POST /conversations/{id}/notes', () => {
     const before = await details(t, s.client.id);
     expect(before.unread_messages_count).toBe(3);
 
-    const res = await post(`${t.base}/conversations/${s.conv.id}/notes`, t.session, { content: '  Prefers Maya; allergic to PPD  ' });
+    const res = await post(`${t.base}/conversations/${s.conv.id}/notes`, t.session, {
+      content: '  Prefers Maya; allergic to PPD  ',
+    });
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
     expect(res.body.data).toMatchObject({
@@ -138,11 +220,18 @@ describe('POST /conversations/{id}/notes', () => {
 
     const timeline = await get(`${t.base}/conversations/${s.conv.id}/messages`, t.key);
     expect(timeline.body.messages[0].message_id).toBe(noteId);
-    expect(msgIds((await get(`${t.base}/conversations/${s.conv.id}/messages?filter=notes`, t.key)).body)).toEqual([noteId, s.note.id]);
+    expect(msgIds((await get(`${t.base}/conversations/${s.conv.id}/messages?filter=notes`, t.key)).body)).toEqual([
+      noteId,
+      s.note.id,
+    ]);
     expect(msgIds((await get(`${t.base}/conversations/${s.conv.id}/messages?filter=unread`, t.key)).body)).not.toContain(noteId);
 
     const after = await details(t, s.client.id);
-    expect(after).toMatchObject({ last_message_content: 'Prefers Maya; allergic to PPD', last_message_id: noteId, unread_messages_count: 3 });
+    expect(after).toMatchObject({
+      last_message_content: 'Prefers Maya; allergic to PPD',
+      last_message_id: noteId,
+      unread_messages_count: 3,
+    });
     expect(after.last_updated_at).toBe(res.body.data.sent_at);
     expect(new Date(after.last_updated_at).getTime()).toBeGreaterThan(new Date(before.last_updated_at).getTime());
     // A note has no channel: the last channel stays the last real one.
@@ -187,7 +276,10 @@ describe('POST /conversations/{id}/notes', () => {
       expect(foreign.status).toBe(422);
       expect(locs(foreign.body)).toEqual([['body', 'staff_id']]);
     }
-    const notes = await db.select().from(messages).where(and(eq(messages.conversationId, conv.id), eq(messages.messageType, 'NOTE')));
+    const notes = await db
+      .select()
+      .from(messages)
+      .where(and(eq(messages.conversationId, conv.id), eq(messages.messageType, 'NOTE')));
     expect(notes).toHaveLength(5);
     expect(notes.some((n) => n.content === 'sneaky')).toBe(false);
   });
@@ -237,12 +329,19 @@ describe('POST /messages/read', () => {
   async function seedUnread(t: Tenant) {
     const client1 = await createClient(t.business.id);
     const conv1 = await createConversation(t.business.id, client1.id);
-    const inbound = (conv: typeof conv1) => createMessage(conv, { direction: 'inbound', senderType: 'client', isRead: false, status: 'received' });
+    const inbound = (conv: typeof conv1) =>
+      createMessage(conv, { direction: 'inbound', senderType: 'client', isRead: false, status: 'received' });
     const m1 = await inbound(conv1);
     const m2 = await inbound(conv1);
     const out = await createMessage(conv1, { isRead: true });
     const m3 = await inbound(conv1);
-    const note = await createMessage(conv1, { channel: null, messageType: 'NOTE', isRead: true, provider: null, providerMessageId: null });
+    const note = await createMessage(conv1, {
+      channel: null,
+      messageType: 'NOTE',
+      isRead: true,
+      provider: null,
+      providerMessageId: null,
+    });
     const m4 = await inbound(conv1);
     const client2 = await createClient(t.business.id);
     const conv2 = await createConversation(t.business.id, client2.id);
@@ -301,7 +400,12 @@ describe('POST /messages/read', () => {
     const unreadAgain = await read(t, { conversation_id: s.conv1.id, is_read: false });
     expect(unreadAgain.body.updated).toBe(4);
     expect((await counters(s.conv1.id)).unreadCount).toBe(4);
-    expect(msgIds((await get(`${t.base}/conversations/${s.conv1.id}/messages?filter=unread`, t.key)).body)).toEqual([s.m4.id, s.m3.id, s.m2.id, s.m1.id]);
+    expect(msgIds((await get(`${t.base}/conversations/${s.conv1.id}/messages?filter=unread`, t.key)).body)).toEqual([
+      s.m4.id,
+      s.m3.id,
+      s.m2.id,
+      s.m1.id,
+    ]);
     for (const c of [s.conv1, s.conv2]) expect((await counters(c.id)).unreadCount).toBe((await recount(c.id)).unread);
   });
 

@@ -31,7 +31,13 @@ function filterCondition(filter: MessageFilter): SQL | undefined {
 }
 
 /** GET /conversations/{id}/messages: newest first, filtered by MessageFilterType, page-based. */
-export async function conversationMessages(businessId: number, conversationId: number, filter: MessageFilter, page: number, pageSize: number) {
+export async function conversationMessages(
+  businessId: number,
+  conversationId: number,
+  filter: MessageFilter,
+  page: number,
+  pageSize: number,
+) {
   await loadConversation(businessId, conversationId); // tenancy checked here, so the queries below need only the conversation
   const where = and(eq(messages.conversationId, conversationId), filterCondition(filter));
   const [rows, [total]] = await Promise.all([
@@ -46,7 +52,13 @@ export async function conversationMessages(businessId: number, conversationId: n
       .execute(),
     db.select({ n: count() }).from(messages).where(where).prepare('conversation_messages_count').execute(),
   ]);
-  return { messages: rows.map(toMessageItem), total_messages: total!.n, page, page_size: pageSize, next_page: page * pageSize < total!.n };
+  return {
+    messages: rows.map(toMessageItem),
+    total_messages: total!.n,
+    page,
+    page_size: pageSize,
+    next_page: page * pageSize < total!.n,
+  };
 }
 
 /** POST /notes: an internal note by a staff member of the business (or no author with an API key). */
@@ -89,26 +101,51 @@ export async function markMessagesRead(
   filters: { conversation_id?: number; client_id?: number; message_ids?: number[]; up_to_message_id?: number; is_read: boolean },
 ) {
   if (filters.conversation_id !== undefined) {
-    const [c] = await db.execute(sql`select 1 from conversations where business_id = ${businessId} and id = ${filters.conversation_id}`);
-    if (!c) throw AppError.invalid(['body', 'conversation_id'], `Conversation ${filters.conversation_id} not found in this business`);
+    const [c] = await db.execute(
+      sql`select 1 from conversations where business_id = ${businessId} and id = ${filters.conversation_id}`,
+    );
+    if (!c)
+      throw AppError.invalid(['body', 'conversation_id'], `Conversation ${filters.conversation_id} not found in this business`);
   }
   if (filters.client_id !== undefined) {
-    const [c] = await db.select({ id: clients.id }).from(clients).where(and(eq(clients.businessId, businessId), eq(clients.id, filters.client_id)));
+    const [c] = await db
+      .select({ id: clients.id })
+      .from(clients)
+      .where(and(eq(clients.businessId, businessId), eq(clients.id, filters.client_id)));
     if (!c) throw AppError.invalid(['body', 'client_id'], `Client ${filters.client_id} not found in this business`);
   }
   if (filters.message_ids || filters.up_to_message_id !== undefined) {
     const ids = [...(filters.message_ids ?? []), ...(filters.up_to_message_id !== undefined ? [filters.up_to_message_id] : [])];
-    const found = await db.execute<{ id: number }>(sql`select id::int as id from messages where business_id = ${businessId} and id = any(${sql.param(ids)}::bigint[])`);
+    const found = await db.execute<{ id: number }>(
+      sql`select id::int as id from messages where business_id = ${businessId} and id = any(${sql.param(ids)}::bigint[])`,
+    );
     const known = new Set(found.map((r) => r.id));
     const issues = (filters.message_ids ?? []).flatMap((mid, i) =>
-      known.has(mid) ? [] : [{ loc: ['body', 'message_ids', i] as ['body', string, number], msg: `Message ${mid} not found in this business`, type: 'value_error' }],
+      known.has(mid)
+        ? []
+        : [
+            {
+              loc: ['body', 'message_ids', i] as ['body', string, number],
+              msg: `Message ${mid} not found in this business`,
+              type: 'value_error',
+            },
+          ],
     );
     if (filters.up_to_message_id !== undefined && !known.has(filters.up_to_message_id)) {
-      issues.push({ loc: ['body', 'up_to_message_id'] as never, msg: `Message ${filters.up_to_message_id} not found in this business`, type: 'value_error' });
+      issues.push({
+        loc: ['body', 'up_to_message_id'] as never,
+        msg: `Message ${filters.up_to_message_id} not found in this business`,
+        type: 'value_error',
+      });
     }
     if (issues.length) throw new AppError('validation', 'Validation error', { issues });
   }
-  const selectors: SQL[] = [sql`m.business_id = ${businessId}`, sql`m.direction = 'inbound'`, sql`m.message_type <> 'NOTE'`, sql`m.is_read <> ${filters.is_read}`];
+  const selectors: SQL[] = [
+    sql`m.business_id = ${businessId}`,
+    sql`m.direction = 'inbound'`,
+    sql`m.message_type <> 'NOTE'`,
+    sql`m.is_read <> ${filters.is_read}`,
+  ];
   if (filters.conversation_id !== undefined) selectors.push(sql`m.conversation_id = ${filters.conversation_id}`);
   if (filters.client_id !== undefined) selectors.push(sql`m.client_id = ${filters.client_id}`);
   if (filters.message_ids) selectors.push(sql`m.id = any(${sql.param(filters.message_ids)}::bigint[])`);
@@ -132,7 +169,8 @@ export async function markMessagesRead(
           last_read_message_id = case when ${filters.is_read} then greatest(coalesce(last_read_message_id, 0), ${c.max_id}) else last_read_message_id end
         where id = ${c.conversation_id} and business_id = ${businessId}`);
     }
-    if (changed.length) await publish(tx, { type: 'conversation.updated', businessId, conversationIds: changed.map((c) => c.conversation_id) });
+    if (changed.length)
+      await publish(tx, { type: 'conversation.updated', businessId, conversationIds: changed.map((c) => c.conversation_id) });
     return changed.reduce((sum, c) => sum + c.n, 0);
   });
   return { success: true, updated: result, message: `${result} message(s) marked ${filters.is_read ? 'read' : 'unread'}` };

@@ -23,7 +23,6 @@ import { api, restTenant, getJson, postJson, type Headers } from '@/server/testi
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const HOUR = 3_600_000;
 
-
 const tenant = restTenant;
 type Tenant = Awaited<ReturnType<typeof tenant>>;
 
@@ -34,7 +33,10 @@ const convIds = (body: { conversations: { conversation_id: number }[] }) => body
 
 /** An inbound SMS through the real record endpoint (SPEC §6 sms, seed ★). */
 async function recordInbound(t: Tenant, clientId: number, text: string) {
-  const res = await post(`${t.base}/sms/record`, t.key, { sender_type: 'client', messages: [{ client_id: clientId, message: text, direction: 'inbound' }] });
+  const res = await post(`${t.base}/sms/record`, t.key, {
+    sender_type: 'client',
+    messages: [{ client_id: clientId, message: text, direction: 'inbound' }],
+  });
   expect(res.status).toBe(200);
   return res.body.message_ids[0] as number;
 }
@@ -60,7 +62,16 @@ async function seedInbox() {
   };
   const alice = await make(
     { name: 'Alice Walker', email: 'alice.walker@example.test', phoneNumber: '+12125550101', locationId: downtown.id },
-    { status: 'open', assignedStaffId: t.owner.id, lastChannel: 'sms', locationId: downtown.id, label: 'VIP', unreadCount: 2, flaggedCount: 1, lastActivityAt: at(1) },
+    {
+      status: 'open',
+      assignedStaffId: t.owner.id,
+      lastChannel: 'sms',
+      locationId: downtown.id,
+      label: 'VIP',
+      unreadCount: 2,
+      flaggedCount: 1,
+      lastActivityAt: at(1),
+    },
   );
   const bob = await make(
     { name: 'Bob Stone', email: 'Bob.Stone@Example.test', phoneNumber: '+12125550102', locationId: uptown.id },
@@ -68,7 +79,15 @@ async function seedInbox() {
   );
   const carla = await make(
     { name: 'Carla 100% Natural', email: 'carla@example.test', phoneNumber: '+12125550103' },
-    { status: 'snoozed', snoozedUntil: new Date(now + 24 * HOUR), lastChannel: 'voice', locationId: downtown.id, label: 'VIP', unreadCount: 1, lastActivityAt: at(3) },
+    {
+      status: 'snoozed',
+      snoozedUntil: new Date(now + 24 * HOUR),
+      lastChannel: 'voice',
+      locationId: downtown.id,
+      label: 'VIP',
+      unreadCount: 1,
+      lastActivityAt: at(3),
+    },
   );
   const dan = await make(
     { name: 'Dan_Under', email: 'dan@example.test', phoneNumber: '+12125550104' },
@@ -80,12 +99,36 @@ async function seedInbox() {
   );
 
   const other = await createTenant();
-  const otherClient = await createClient(other.business.id, { name: 'Alice Other', email: 'alice.other@example.test', phoneNumber: '+12125550101' });
-  const otherConv = await createConversation(other.business.id, otherClient.id, { status: 'open', lastChannel: 'sms', label: 'VIP', unreadCount: 3, flaggedCount: 1, lastActivityAt: at(0) });
+  const otherClient = await createClient(other.business.id, {
+    name: 'Alice Other',
+    email: 'alice.other@example.test',
+    phoneNumber: '+12125550101',
+  });
+  const otherConv = await createConversation(other.business.id, otherClient.id, {
+    status: 'open',
+    lastChannel: 'sms',
+    label: 'VIP',
+    unreadCount: 3,
+    flaggedCount: 1,
+    lastActivityAt: at(0),
+  });
   const otherLocation = await createLocation(other.business.id, { name: 'Elsewhere' });
   const otherStaff = await createStaff(other.business.id, { name: 'Other Staff' });
 
-  return { t, downtown, uptown, westside, maya, former, alice, bob, carla, dan, eve, other: { ...other, client: otherClient, conv: otherConv, location: otherLocation, staff: otherStaff } };
+  return {
+    t,
+    downtown,
+    uptown,
+    westside,
+    maya,
+    former,
+    alice,
+    bob,
+    carla,
+    dan,
+    eve,
+    other: { ...other, client: otherClient, conv: otherConv, location: otherLocation, staff: otherStaff },
+  };
 }
 
 describe('GET /businesses/{id}/conversations: list, order and filters', () => {
@@ -113,7 +156,8 @@ describe('GET /businesses/{id}/conversations: list, order and filters', () => {
     const t = await tenant();
     const when = new Date(Date.now() - HOUR);
     const tied = [];
-    for (let i = 0; i < 3; i++) tied.push((await createConversation(t.business.id, (await createClient(t.business.id)).id, { lastActivityAt: when })).id);
+    for (let i = 0; i < 3; i++)
+      tied.push((await createConversation(t.business.id, (await createClient(t.business.id)).id, { lastActivityAt: when })).id);
     const newer = await createConversation(t.business.id, (await createClient(t.business.id)).id, { lastActivityAt: new Date() });
     const res = await get(`${t.base}/conversations`, t.key);
     expect(convIds(res.body)).toEqual([newer.id, ...[...tied].sort((a, b) => b - a)]);
@@ -192,7 +236,8 @@ describe('GET /businesses/{id}/conversations: list, order and filters', () => {
 
   it('search: client name, phone and email, case-insensitive, LIKE wildcards literal, this business only', async () => {
     const s = await seedInbox();
-    const list = async (term: string) => convIds((await get(`${s.t.base}/conversations?search=${encodeURIComponent(term)}`, s.t.key)).body);
+    const list = async (term: string) =>
+      convIds((await get(`${s.t.base}/conversations?search=${encodeURIComponent(term)}`, s.t.key)).body);
     expect(await list('alice')).toEqual([s.alice.conv.id]);
     expect(await list('WALKER')).toEqual([s.alice.conv.id]);
     expect(await list('5550102')).toEqual([s.bob.conv.id]);
@@ -208,7 +253,10 @@ describe('GET /businesses/{id}/conversations: list, order and filters', () => {
     expect(await list('nobody-by-this-name')).toEqual([]);
     // Search combines with the other filters.
     expect(await list('example.test')).toHaveLength(5);
-    expect(convIds((await get(`${s.t.base}/conversations?search=example.test&status=open`, s.t.key)).body)).toEqual([s.alice.conv.id, s.eve.conv.id]);
+    expect(convIds((await get(`${s.t.base}/conversations?search=example.test&status=open`, s.t.key)).body)).toEqual([
+      s.alice.conv.id,
+      s.eve.conv.id,
+    ]);
   });
 
   it('search: a term under 3 characters once trimmed is a 422 on query.search (SPEC §2.1, §8)', async () => {
@@ -218,7 +266,9 @@ describe('GET /businesses/{id}/conversations: list, order and filters', () => {
       expect(res.status, JSON.stringify(term)).toBe(422);
       expect(res.body.detail.map((d: { loc: unknown }) => d.loc)).toEqual([['query', 'search']]);
     }
-    expect(convIds((await get(`${s.t.base}/conversations?search=${encodeURIComponent('  ali  ')}`, s.t.key)).body)).toEqual([s.alice.conv.id]);
+    expect(convIds((await get(`${s.t.base}/conversations?search=${encodeURIComponent('  ali  ')}`, s.t.key)).body)).toEqual([
+      s.alice.conv.id,
+    ]);
   });
 
   it('pagination: pages, totals, next_page, a page past the end is empty; bad page values are 422', async () => {
@@ -276,7 +326,12 @@ describe('GET /businesses/{id}/conversations/filters', () => {
       locations: [{ location_id: loc.id, name: 'Only Site', count: 0 }],
     });
     const withSession = await get(`${t.base}/conversations/filters`, t.session);
-    expect(withSession.body.assignments.map((a: { value: string }) => a.value)).toEqual(['all', 'mine', 'unassigned', 'assigned']);
+    expect(withSession.body.assignments.map((a: { value: string }) => a.value)).toEqual([
+      'all',
+      'mine',
+      'unassigned',
+      'assigned',
+    ]);
     const withStaffId = await get(`${t.base}/conversations/filters?staff_id=${t.owner.id}`, t.key);
     expect(withStaffId.body.assignments).toContainEqual({ value: 'mine', count: 0 });
   });
@@ -317,12 +372,16 @@ describe('GET /businesses/{id}/conversations/filters', () => {
 
     // The counts mean exactly what the list filters mean.
     const check = async (filters: typeof session.body, headers: Headers, staffQuery: string) => {
-      const total = async (q: string) => (await get(`${s.t.base}/conversations?${q}${staffQuery}`, headers)).body.total_conversations;
+      const total = async (q: string) =>
+        (await get(`${s.t.base}/conversations?${q}${staffQuery}`, headers)).body.total_conversations;
       for (const { value, count } of filters.statuses) expect(await total(`status=${value}`), `status=${value}`).toBe(count);
-      for (const { value, count } of filters.assignments) expect(await total(`assignment=${value}`), `assignment=${value}`).toBe(count);
+      for (const { value, count } of filters.assignments)
+        expect(await total(`assignment=${value}`), `assignment=${value}`).toBe(count);
       for (const { value, count } of filters.channels) expect(await total(`channel=${value}`), `channel=${value}`).toBe(count);
-      for (const { value, count } of filters.labels) expect(await total(`label=${encodeURIComponent(value)}`), `label=${value}`).toBe(count);
-      for (const { location_id, count } of filters.locations) expect(await total(`location_id=${location_id}`), `location_id=${location_id}`).toBe(count);
+      for (const { value, count } of filters.labels)
+        expect(await total(`label=${encodeURIComponent(value)}`), `label=${value}`).toBe(count);
+      for (const { location_id, count } of filters.locations)
+        expect(await total(`location_id=${location_id}`), `location_id=${location_id}`).toBe(count);
     };
     await check(session.body, s.t.session, '');
     await check(keyWithStaff.body, s.t.key, `&staff_id=${s.maya.id}`);
@@ -361,7 +420,11 @@ describe('POST /businesses/{id}/conversations: create or retrieve', () => {
     // An existing conversation (made by a message) is returned as it is.
     const withHistory = await createClient(t.business.id);
     const conv = await createConversation(t.business.id, withHistory.id, { status: 'pending', label: 'Color' });
-    expect((await post(`${t.base}/conversations`, t.key, { client_id: withHistory.id })).body).toMatchObject({ conversation_id: conv.id, status: 'pending', label: 'Color' });
+    expect((await post(`${t.base}/conversations`, t.key, { client_id: withHistory.id })).body).toMatchObject({
+      conversation_id: conv.id,
+      status: 'pending',
+      label: 'Color',
+    });
   });
 
   it('an unknown client or another business’s client is 422 at [body, client_id]; nothing is created', async () => {
@@ -383,10 +446,19 @@ describe('POST /conversations/{id}/assign', () => {
   it('assigns an active staff member of the business (assigned_to shows the name), null unassigns', async () => {
     const t = await tenant();
     const maya = await createStaff(t.business.id, { name: 'Maya Chen', gender: 'female' });
-    const conv = await createConversation(t.business.id, (await createClient(t.business.id)).id, { lastActivityAt: new Date(Date.now() - HOUR) });
+    const conv = await createConversation(t.business.id, (await createClient(t.business.id)).id, {
+      lastActivityAt: new Date(Date.now() - HOUR),
+    });
     const res = await post(`${t.base}/conversations/${conv.id}/assign`, t.session, { staff_id: maya.id });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ conversation_id: conv.id, assigned_to: 'Maya Chen', assigned_staff_id: maya.id, staff_name: 'Maya Chen', staff_gender: 'female', updated_by: t.owner.name });
+    expect(res.body).toMatchObject({
+      conversation_id: conv.id,
+      assigned_to: 'Maya Chen',
+      assigned_staff_id: maya.id,
+      staff_name: 'Maya Chen',
+      staff_gender: 'female',
+      updated_by: t.owner.name,
+    });
     // An assignment change is activity (SPEC §5 last_updated_at).
     expect(new Date(res.body.last_updated_at).getTime()).toBeGreaterThan(Date.now() - 60_000);
     const [row] = await db.select().from(conversations).where(eq(conversations.id, conv.id));
@@ -478,19 +550,33 @@ describe('POST /conversations/{id}/status', () => {
     const snoozedClient = await createClient(t.business.id);
     const resolved = (await post(`${t.base}/conversations`, t.key, { client_id: resolvedClient.id })).body;
     const snoozed = (await post(`${t.base}/conversations`, t.key, { client_id: snoozedClient.id })).body;
-    expect((await post(`${t.base}/conversations/${resolved.conversation_id}/status`, t.session, { status: 'resolved' })).body).toMatchObject({
+    expect(
+      (await post(`${t.base}/conversations/${resolved.conversation_id}/status`, t.session, { status: 'resolved' })).body,
+    ).toMatchObject({
       status: 'resolved',
       resolved_by: t.owner.name,
     });
     const until = new Date(Date.now() + 24 * HOUR).toISOString();
-    expect((await post(`${t.base}/conversations/${snoozed.conversation_id}/status`, t.key, { status: 'snoozed', snoozed_until: until })).body.status).toBe('snoozed');
+    expect(
+      (
+        await post(`${t.base}/conversations/${snoozed.conversation_id}/status`, t.key, {
+          status: 'snoozed',
+          snoozed_until: until,
+        })
+      ).body.status,
+    ).toBe('snoozed');
 
     await recordInbound(t, resolvedClient.id, 'Actually, one more question');
     await recordInbound(t, snoozedClient.id, 'Can I come earlier?');
     const afterResolved = (await get(`${t.base}/clients/${resolvedClient.id}`, t.key)).body;
     const afterSnoozed = (await get(`${t.base}/clients/${snoozedClient.id}`, t.key)).body;
     // Reopened: nobody resolved it any more (resolved_by cleared with the status).
-    expect(afterResolved).toMatchObject({ status: 'open', resolved_by: null, unread_messages_count: 1, last_message_content: 'Actually, one more question' });
+    expect(afterResolved).toMatchObject({
+      status: 'open',
+      resolved_by: null,
+      unread_messages_count: 1,
+      last_message_content: 'Actually, one more question',
+    });
     expect(afterSnoozed).toMatchObject({ status: 'open', snoozed_until: null, unread_messages_count: 1 });
 
     // Pending is not reopened by an inbound message (only resolved and snoozed are, SPEC §4.2).
@@ -505,9 +591,14 @@ describe('POST /conversations/{id}/status', () => {
     const later = await createConversation(t.business.id, (await createClient(t.business.id)).id);
     const until = new Date(Date.now() + HOUR).toISOString();
     for (const c of [due, later]) {
-      expect((await post(`${t.base}/conversations/${c.id}/status`, t.key, { status: 'snoozed', snoozed_until: until })).status).toBe(200);
+      expect(
+        (await post(`${t.base}/conversations/${c.id}/status`, t.key, { status: 'snoozed', snoozed_until: until })).status,
+      ).toBe(200);
     }
-    await db.update(conversations).set({ snoozedUntil: new Date(Date.now() - 1000) }).where(eq(conversations.id, due.id));
+    await db
+      .update(conversations)
+      .set({ snoozedUntil: new Date(Date.now() - 1000) })
+      .where(eq(conversations.id, due.id));
 
     const woken = await wakeSnoozedConversations();
     expect(woken).toBeGreaterThanOrEqual(1);
@@ -552,8 +643,12 @@ describe('POST /conversations/{id}/label', () => {
 
   it('labelling does not count as activity: last_updated_at and the list order stay the same', async () => {
     const t = await tenant();
-    const old = await createConversation(t.business.id, (await createClient(t.business.id)).id, { lastActivityAt: new Date(Date.now() - 2 * HOUR) });
-    const recent = await createConversation(t.business.id, (await createClient(t.business.id)).id, { lastActivityAt: new Date(Date.now() - HOUR) });
+    const old = await createConversation(t.business.id, (await createClient(t.business.id)).id, {
+      lastActivityAt: new Date(Date.now() - 2 * HOUR),
+    });
+    const recent = await createConversation(t.business.id, (await createClient(t.business.id)).id, {
+      lastActivityAt: new Date(Date.now() - HOUR),
+    });
     const before = (await get(`${t.base}/clients/${old.clientId}`, t.key)).body.last_updated_at;
     const labelled = await post(`${t.base}/conversations/${old.id}/label`, t.key, { label: 'Later' });
     expect(labelled.body.last_updated_at).toBe(before);
@@ -566,7 +661,13 @@ describe('GET /businesses/{id}/clients/{client_id}: client details', () => {
     const t = await tenant();
     await createSmsNumber(t.business.id);
     const maya = await createStaff(t.business.id, { name: 'Maya Chen' });
-    const client = await createClient(t.business.id, { name: 'Iris Moon', email: 'iris@example.test', phoneNumber: '+14155550177', gender: 'female', clientType: 'vip' });
+    const client = await createClient(t.business.id, {
+      name: 'Iris Moon',
+      email: 'iris@example.test',
+      phoneNumber: '+14155550177',
+      gender: 'female',
+      clientType: 'vip',
+    });
     const conv = (await post(`${t.base}/conversations`, t.key, { client_id: client.id })).body;
     await post(`${t.base}/conversations/${conv.conversation_id}/assign`, t.key, { staff_id: maya.id });
     const first = await recordInbound(t, client.id, 'Hi! Do you have time Friday?');
@@ -599,7 +700,12 @@ describe('GET /businesses/{id}/clients/{client_id}: client details', () => {
     expect(res.body.last_updated_at).toMatch(ISO_MS);
     const [row] = await db.select().from(conversations).where(eq(conversations.id, conv.conversation_id));
     expect(res.body.last_updated_at).toBe(row!.lastActivityAt.toISOString());
-    const [newest] = await db.select().from(messages).where(eq(messages.conversationId, conv.conversation_id)).orderBy(sql`${messages.sentAt} desc, ${messages.id} desc`).limit(1);
+    const [newest] = await db
+      .select()
+      .from(messages)
+      .where(eq(messages.conversationId, conv.conversation_id))
+      .orderBy(sql`${messages.sentAt} desc, ${messages.id} desc`)
+      .limit(1);
     expect(res.body.last_message_id).toBe(newest!.id);
     expect(new Date(res.body.last_updated_at).getTime()).toBeGreaterThanOrEqual(newest!.sentAt.getTime());
 
@@ -614,7 +720,15 @@ describe('GET /businesses/{id}/clients/{client_id}: client details', () => {
     const lonely = await createClient(t.business.id, { name: 'No Talk' });
     const res = await get(`${t.base}/clients/${lonely.id}`, t.key);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ client_id: lonely.id, client_name: 'No Talk', conversation_id: null, status: null, last_updated_at: null, unread_messages_count: 0, messages_flagged_count: 0 });
+    expect(res.body).toMatchObject({
+      client_id: lonely.id,
+      client_name: 'No Talk',
+      conversation_id: null,
+      status: null,
+      last_updated_at: null,
+      unread_messages_count: 0,
+      messages_flagged_count: 0,
+    });
 
     const missing = await api.get(`${t.base}/clients/987654321`, { headers: t.key });
     expect(missing.status).toBe(200);

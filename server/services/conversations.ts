@@ -2,7 +2,15 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import { db, type Tx } from '@/db/client';
 import { executePrepared } from '@/db/prepared';
-import { ASSIGNMENT_FILTERS, CHANNELS, CONVERSATION_STATUSES, clients, conversations, staff, type ConversationStatus } from '@/db/schema';
+import {
+  ASSIGNMENT_FILTERS,
+  CHANNELS,
+  CONVERSATION_STATUSES,
+  clients,
+  conversations,
+  staff,
+  type ConversationStatus,
+} from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
 import type { ClientDetailsResponse, ConversationListQuery } from '@/server/schemas/businesses';
@@ -51,7 +59,8 @@ export async function conversationDetails(businessId: number, conversationId: nu
 
 /** Client details (seed-fixed): `null` for a client this business does not have. */
 export async function clientDetails(businessId: number, clientId: number): Promise<Details | null> {
-  const [row] = await executePrepared<Row>(sql`${DETAILS} from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id ${JOINS}
+  const [row] =
+    await executePrepared<Row>(sql`${DETAILS} from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id ${JOINS}
     where cl.business_id = ${businessId} and cl.id = ${clientId}`);
   return row ? toDetails(row) : null;
 }
@@ -75,7 +84,8 @@ function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_si
   const where: SQL[] = [sql`c.business_id = ${businessId}`];
   if (q.status?.length) where.push(sql`c.status = any(${sql.param(q.status)}::text[])`);
   if (q.assignment === 'mine') {
-    if (staffId === null) throw AppError.invalid(['query', 'staff_id'], 'Required for assignment=mine with an API key', 'missing');
+    if (staffId === null)
+      throw AppError.invalid(['query', 'staff_id'], 'Required for assignment=mine with an API key', 'missing');
     where.push(sql`c.assigned_staff_id = ${staffId}`);
   }
   if (q.assignment === 'unassigned') where.push(sql`c.assigned_staff_id is null`);
@@ -87,7 +97,9 @@ function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_si
   if (q.flagged !== undefined) where.push(q.flagged ? sql`c.flagged_count > 0` : sql`c.flagged_count = 0`);
   if (q.search) {
     const like = `%${escapeLike(q.search)}%`;
-    where.push(sql`(coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${like}`);
+    where.push(
+      sql`(coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${like}`,
+    );
   }
   return where;
 }
@@ -95,7 +107,9 @@ function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_si
 /** GET /conversations: filters of SPEC §6, newest activity first, page-based. */
 export async function listConversations(businessId: number, q: ListQuery, staffId: number | null) {
   if (q.location_id !== undefined) {
-    const [loc] = await executePrepared(sql`select 1 as found from locations where business_id = ${businessId} and id = ${q.location_id}`);
+    const [loc] = await executePrepared(
+      sql`select 1 as found from locations where business_id = ${businessId} and id = ${q.location_id}`,
+    );
     if (!loc) throw AppError.invalid(['query', 'location_id'], `Location ${q.location_id} not found in this business`);
   }
   const where = sql.join(listConditions(businessId, q, staffId), sql` and `);
@@ -114,7 +128,9 @@ export async function listConversations(businessId: number, q: ListQuery, staffI
       join conversations c on c.id = page.id join clients cl on cl.id = c.client_id ${JOINS}
     ) d on true
     order by d.last_updated_at desc nulls last, d.conversation_id desc nulls last`;
-  const rows = q.search ? await db.execute<Row & { total: number }>(query) : await executePrepared<Row & { total: number }>(query);
+  const rows = q.search
+    ? await db.execute<Row & { total: number }>(query)
+    : await executePrepared<Row & { total: number }>(query);
   const totalConversations = rows[0]!.total;
   return {
     conversations: rows.filter((r) => r.client_id !== null).map(({ total: _total, ...row }) => toDetails(row)),
@@ -159,7 +175,10 @@ export async function conversationFilters(businessId: number, staffId: number | 
   const count = (key: string) => Number(agg[key]);
   return {
     statuses: CONVERSATION_STATUSES.map((value) => ({ value, count: count(`status_${value}`) })),
-    assignments: ASSIGNMENT_FILTERS.filter((v) => v !== 'mine' || staffId !== null).map((value) => ({ value, count: count(value) })),
+    assignments: ASSIGNMENT_FILTERS.filter((v) => v !== 'mine' || staffId !== null).map((value) => ({
+      value,
+      count: count(value),
+    })),
     channels: CHANNELS.map((value) => ({ value, count: count(`channel_${value}`) })),
     labels,
     locations,
@@ -168,9 +187,15 @@ export async function conversationFilters(businessId: number, staffId: number | 
 
 /** POST /conversations: the client's conversation, created on first call. */
 export async function createOrRetrieveConversation(businessId: number, clientId: number) {
-  const [client] = await db.select({ id: clients.id }).from(clients).where(and(eq(clients.businessId, businessId), eq(clients.id, clientId))).limit(1);
+  const [client] = await db
+    .select({ id: clients.id })
+    .from(clients)
+    .where(and(eq(clients.businessId, businessId), eq(clients.id, clientId)))
+    .limit(1);
   if (!client) throw AppError.invalid(['body', 'client_id'], `Client ${clientId} not found in this business`);
-  const conversationId = await db.transaction(async (tx) => (await ensureConversations(tx, businessId, [clientId])).get(clientId)!);
+  const conversationId = await db.transaction(async (tx) =>
+    (await ensureConversations(tx, businessId, [clientId])).get(clientId)!,
+  );
   return conversationDetails(businessId, conversationId);
 }
 
@@ -189,7 +214,12 @@ export async function requireStaff(businessId: number, staffId: number, loc: ['b
 }
 
 /** `activity`: status and assignment changes count as activity (SPEC §5 last_updated_at); labels do not. */
-async function updateConversation(businessId: number, conversationId: number, set: Partial<typeof conversations.$inferInsert>, activity = true) {
+async function updateConversation(
+  businessId: number,
+  conversationId: number,
+  set: Partial<typeof conversations.$inferInsert>,
+  activity = true,
+) {
   return db.transaction(async (tx) => {
     const rows = await tx
       .update(conversations)
@@ -203,7 +233,12 @@ async function updateConversation(businessId: number, conversationId: number, se
 }
 
 /** POST /assign: an active staff member of the business, or null to unassign. */
-export async function assignConversation(businessId: number, conversationId: number, staffId: number | null, actingStaffId: number | null) {
+export async function assignConversation(
+  businessId: number,
+  conversationId: number,
+  staffId: number | null,
+  actingStaffId: number | null,
+) {
   await loadConversation(businessId, conversationId);
   if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id']);
   return updateConversation(businessId, conversationId, { assignedStaffId: staffId, updatedByStaffId: actingStaffId });
@@ -217,7 +252,8 @@ export async function setConversationStatus(
   sessionStaffId: number | null,
 ) {
   await loadConversation(businessId, conversationId);
-  const acting = body.staff_id !== undefined ? await requireStaff(businessId, body.staff_id, ['body', 'staff_id']) : sessionStaffId;
+  const acting =
+    body.staff_id !== undefined ? await requireStaff(businessId, body.staff_id, ['body', 'staff_id']) : sessionStaffId;
   return updateConversation(businessId, conversationId, {
     status: body.status,
     snoozedUntil: body.status === 'snoozed' ? body.snoozed_until! : null,
@@ -227,7 +263,12 @@ export async function setConversationStatus(
 }
 
 /** POST /label: a label of 1–50 characters, or null to clear it. */
-export async function labelConversation(businessId: number, conversationId: number, label: string | null, actingStaffId: number | null) {
+export async function labelConversation(
+  businessId: number,
+  conversationId: number,
+  label: string | null,
+  actingStaffId: number | null,
+) {
   await loadConversation(businessId, conversationId);
   return updateConversation(businessId, conversationId, { label, updatedByStaffId: actingStaffId }, false);
 }
@@ -240,6 +281,7 @@ export async function wakeSnoozedConversations(tx: Tx = db): Promise<number> {
     returning id, business_id`);
   const byBusiness = new Map<number, number[]>();
   for (const r of rows) byBusiness.set(r.business_id, [...(byBusiness.get(r.business_id) ?? []), r.id]);
-  for (const [businessId, conversationIds] of byBusiness) await publish(tx, { type: 'conversation.updated', businessId, conversationIds });
+  for (const [businessId, conversationIds] of byBusiness)
+    await publish(tx, { type: 'conversation.updated', businessId, conversationIds });
   return rows.length;
 }

@@ -59,7 +59,10 @@ async function runRound(round: number) {
   const seeded = await jsonOf(
     await api.post(`${base}/sms/record`, {
       headers,
-      body: { sender_type: 'client', messages: Array.from({ length: 5 }, (_, i) => ({ client_id: client.id, message: `before ${i}`, direction: 'inbound' })) },
+      body: {
+        sender_type: 'client',
+        messages: Array.from({ length: 5 }, (_, i) => ({ client_id: client.id, message: `before ${i}`, direction: 'inbound' })),
+      },
     }),
   );
   const pool: number[] = [...seeded.message_ids];
@@ -74,7 +77,10 @@ async function runRound(round: number) {
     tasks.push(async () => {
       const res = await api.post(`${base}/sms/record`, {
         headers,
-        body: { sender_type: 'client', messages: [{ client_id: client.id, message: `round ${round} inbound ${i}`, direction: 'inbound' }] },
+        body: {
+          sender_type: 'client',
+          messages: [{ client_id: client.id, message: `round ${round} inbound ${i}`, direction: 'inbound' }],
+        },
       });
       statuses.push({ kind: 'inbound', status: res.status });
       if (res.status === 200) pool.push(...(await jsonOf(res)).message_ids);
@@ -85,7 +91,10 @@ async function runRound(round: number) {
       await sleep(random() * 400);
       // Spread over the inbound stream, so targets include messages recorded during the race.
       // Mostly marking read; every fifth call puts some back to unread, so both directions race.
-      const res = await api.post(`${base}/messages/read`, { headers, body: { message_ids: [...new Set(pick(1 + Math.floor(random() * 6)))], is_read: i % 5 !== 4 } });
+      const res = await api.post(`${base}/messages/read`, {
+        headers,
+        body: { message_ids: [...new Set(pick(1 + Math.floor(random() * 6)))], is_read: i % 5 !== 4 },
+      });
       statuses.push({ kind: 'read', status: res.status });
       if (res.status === 200) readUpdated += (await jsonOf(res)).updated;
     });
@@ -111,11 +120,17 @@ async function runRound(round: number) {
   const ms = Math.round(performance.now() - started);
 
   expect(statuses).toHaveLength(INBOUND + READS + FLAGS);
-  expect(statuses.filter((s) => s.status !== 200), 'every call succeeds (no deadlock)').toEqual([]);
+  expect(
+    statuses.filter((s) => s.status !== 200),
+    'every call succeeds (no deadlock)',
+  ).toEqual([]);
   const fresh = await recount(conversationId);
   const row = await stored(conversationId);
   expect(fresh.total).toBe(5 + INBOUND);
-  expect({ unread: row.unreadCount, flagged: row.flaggedCount }, `round ${round}`).toEqual({ unread: fresh.unread, flagged: fresh.flagged });
+  expect({ unread: row.unreadCount, flagged: row.flaggedCount }, `round ${round}`).toEqual({
+    unread: fresh.unread,
+    flagged: fresh.flagged,
+  });
   // The API answers the same numbers.
   const details = await jsonOf(await api.get(`${base}/clients/${client.id}`, { headers }));
   expect(details).toMatchObject({ unread_messages_count: fresh.unread, messages_flagged_count: fresh.flagged });
@@ -164,8 +179,16 @@ describe('read-status calls racing each other', () => {
     const client = await createClient(t.business.id);
     const conv = await createConversation(t.business.id, client.id);
     const inbound = (content: string): typeof messages.$inferInsert => ({
-      businessId: t.business.id, conversationId: conv.id, clientId: client.id, channel: 'sms', direction: 'inbound',
-      messageType: 'TEXT', senderType: 'client', content, status: 'received', isRead: false,
+      businessId: t.business.id,
+      conversationId: conv.id,
+      clientId: client.id,
+      channel: 'sms',
+      direction: 'inbound',
+      messageType: 'TEXT',
+      senderType: 'client',
+      content,
+      status: 'received',
+      isRead: false,
     });
     const [x, z, y] = await db.transaction((tx) => insertMessages(tx, [inbound('x'), inbound('z'), inbound('y')]));
     await db.update(conversations).set({ unreadCount: 3 }).where(eq(conversations.id, conv.id));
@@ -188,7 +211,9 @@ describe('read-status calls racing each other', () => {
     const callOne = (await lockWaiters('%set is_read%')).find((w) => w.blockers.includes(zPid))!.pid;
     // Call 2 (x, y) sees x's new version after y: it locks y and waits on x (held by call 1).
     const second = api.post(`${base}/messages/read`, { headers, body: { message_ids: [x!.id, y!.id] } });
-    await until('call 2 waits on call 1', async () => (await lockWaiters('%set is_read%')).some((w) => w.blockers.includes(callOne)));
+    await until('call 2 waits on call 1', async () =>
+      (await lockWaiters('%set is_read%')).some((w) => w.blockers.includes(callOne)),
+    );
     // z is released: call 1 goes on to y, held by call 2.
     onZ.release();
     await onZ.done;
@@ -207,7 +232,9 @@ describe('counts under concurrent writes (SPEC §6.1 Counts)', () => {
     it(`round ${round}: ${INBOUND} inbound records, ${READS} read-status calls and ${FLAGS} flag/unflag calls at once leave exact counters`, async () => {
       const result = await runRound(round);
       expect(result.total).toBe(5 + INBOUND);
-      console.log(`counts round ${round}: ${result.ms} ms for ${INBOUND + READS + FLAGS} concurrent calls; unread ${result.unread}, flagged ${result.flagged}`);
+      console.log(
+        `counts round ${round}: ${result.ms} ms for ${INBOUND + READS + FLAGS} concurrent calls; unread ${result.unread}, flagged ${result.flagged}`,
+      );
     }, 60_000);
   }
 });
@@ -279,7 +306,12 @@ describe('conversation summary under interleaved writers', () => {
   it('last_message_id and last_message_content are the newest message (sent_at desc, id desc)', async () => {
     const { conv, newerId } = await interleavedWriters();
     const row = await stored(conv.id);
-    const [newest] = await db.select().from(messages).where(eq(messages.conversationId, conv.id)).orderBy(sql`${messages.sentAt} desc, ${messages.id} desc`).limit(1);
+    const [newest] = await db
+      .select()
+      .from(messages)
+      .where(eq(messages.conversationId, conv.id))
+      .orderBy(sql`${messages.sentAt} desc, ${messages.id} desc`)
+      .limit(1);
     expect(newest!.id).toBe(newerId);
     expect({ id: row.lastMessageId, content: row.lastMessageContent }).toEqual({ id: newerId, content: 'newer (B)' });
   });

@@ -16,13 +16,42 @@ async function seedClients() {
   const t = await tenant();
   const b = t.business.id;
   const loc = await createLocation(b, { name: 'Downtown' });
-  const ana = await createClient(b, { name: 'Ana Lima', email: 'ana.lima@example.test', phoneNumber: '+13055550101', externalId: 'pl-ana', locationId: loc.id, gender: 'female', clientType: 'vip' });
-  const bruno = await createClient(b, { name: 'Bruno Costa', email: 'BRUNO@Example.test', phoneNumber: '+13055550102', externalId: 'pl-bruno' });
-  const carla = await createClient(b, { name: 'Carla 50% Off', email: 'carla@example.test', phoneNumber: '+13055550103', externalId: 'pl-carla', optedOutSms: true });
-  const lead = await createClient(b, { name: null, email: null, phoneNumber: '+13055550199', externalId: null, clientType: 'lead' });
+  const ana = await createClient(b, {
+    name: 'Ana Lima',
+    email: 'ana.lima@example.test',
+    phoneNumber: '+13055550101',
+    externalId: 'pl-ana',
+    locationId: loc.id,
+    gender: 'female',
+    clientType: 'vip',
+  });
+  const bruno = await createClient(b, {
+    name: 'Bruno Costa',
+    email: 'BRUNO@Example.test',
+    phoneNumber: '+13055550102',
+    externalId: 'pl-bruno',
+  });
+  const carla = await createClient(b, {
+    name: 'Carla 50% Off',
+    email: 'carla@example.test',
+    phoneNumber: '+13055550103',
+    externalId: 'pl-carla',
+    optedOutSms: true,
+  });
+  const lead = await createClient(b, {
+    name: null,
+    email: null,
+    phoneNumber: '+13055550199',
+    externalId: null,
+    clientType: 'lead',
+  });
   const anaConv = await createConversation(b, ana.id);
   const other = await createTenant();
-  const otherAna = await createClient(other.business.id, { name: 'Ana Other', email: 'ana.other@example.test', externalId: 'pl-ana-other' });
+  const otherAna = await createClient(other.business.id, {
+    name: 'Ana Other',
+    email: 'ana.other@example.test',
+    externalId: 'pl-ana-other',
+  });
   await createClient(other.business.id, { name: 'Same External', externalId: 'pl-bruno' });
   return { t, loc, ana, bruno, carla, lead, anaConv, other, otherAna };
 }
@@ -53,14 +82,20 @@ describe('GET /businesses/{id}/clients', () => {
     expect(res.body.clients[0].created_at).toMatch(ISO_MS);
     expect(res.body.clients[1]).toMatchObject({ client_id: s.bruno.id, conversation_id: null });
     expect(res.body.clients[2]).toMatchObject({ client_id: s.carla.id, opted_out_sms: true, conversation_id: null });
-    expect(res.body.clients[3]).toMatchObject({ client_id: s.lead.id, client_name: null, external_id: null, client_type: 'lead' });
+    expect(res.body.clients[3]).toMatchObject({
+      client_id: s.lead.id,
+      client_name: null,
+      external_id: null,
+      client_type: 'lead',
+    });
     // With a session too.
     expect(clientIds((await get(`${s.t.base}/clients`, s.t.session)).body)).toHaveLength(4);
   });
 
   it('search: name, email and phone, case-insensitive, `%` literal, this business only', async () => {
     const s = await seedClients();
-    const search = async (term: string) => clientIds((await get(`${s.t.base}/clients?search=${encodeURIComponent(term)}`, s.t.key)).body);
+    const search = async (term: string) =>
+      clientIds((await get(`${s.t.base}/clients?search=${encodeURIComponent(term)}`, s.t.key)).body);
     expect(await search('ana')).toEqual([s.ana.id]);
     expect(await search('LIMA')).toEqual([s.ana.id]);
     expect(await search('bruno@example')).toEqual([s.bruno.id]);
@@ -113,10 +148,23 @@ describe('GET /businesses/{id}/staffs and /staffs/{staff_id}', () => {
     const t = await tenant();
     const b = t.business.id;
     const loc = await createLocation(b);
-    const maya = await createStaff(b, { name: 'Maya Chen', email: 'maya@studio.test', phoneNumber: '+13055550201', role: 'manager', gender: 'female', externalId: 'st-maya', locationId: loc.id, imageUrl: 'https://img.test/maya.png' });
+    const maya = await createStaff(b, {
+      name: 'Maya Chen',
+      email: 'maya@studio.test',
+      phoneNumber: '+13055550201',
+      role: 'manager',
+      gender: 'female',
+      externalId: 'st-maya',
+      locationId: loc.id,
+      imageUrl: 'https://img.test/maya.png',
+    });
     const zed = await createStaff(b, { name: 'Zed Former', active: false, externalId: 'st-zed' });
     const conv = async (assignedStaffId: number | null, status: 'open' | 'pending' | 'snoozed' | 'resolved') =>
-      createConversation(b, (await createClient(b)).id, { assignedStaffId, status, ...(status === 'snoozed' ? { snoozedUntil: new Date(Date.now() + 3_600_000) } : {}) });
+      createConversation(b, (await createClient(b)).id, {
+        assignedStaffId,
+        status,
+        ...(status === 'snoozed' ? { snoozedUntil: new Date(Date.now() + 3_600_000) } : {}),
+      });
     // Maya: 2 open, 1 pending, 1 snoozed, 1 resolved. Owner: 1 open. Zed: 1 open. 1 open unassigned.
     await conv(maya.id, 'open');
     await conv(maya.id, 'open');
@@ -127,7 +175,10 @@ describe('GET /businesses/{id}/staffs and /staffs/{staff_id}', () => {
     await conv(zed.id, 'open');
     await conv(null, 'open');
     const other = await createTenant();
-    await createConversation(other.business.id, (await createClient(other.business.id)).id, { assignedStaffId: other.owner.id, status: 'open' });
+    await createConversation(other.business.id, (await createClient(other.business.id)).id, {
+      assignedStaffId: other.owner.id,
+      status: 'open',
+    });
     return { t, loc, maya, zed, other };
   }
 
@@ -185,13 +236,26 @@ describe('GET /businesses/{id}/staffs and /staffs/{staff_id}', () => {
     const s = await seedStaff();
     const res = await get(`${s.t.base}/staffs/${s.maya.id}`, s.t.session);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ staff_id: s.maya.id, staff_name: 'Maya Chen', role: 'manager', open_conversations: 2, active: true });
+    expect(res.body).toMatchObject({
+      staff_id: s.maya.id,
+      staff_name: 'Maya Chen',
+      role: 'manager',
+      open_conversations: 2,
+      active: true,
+    });
     // Moves with assignment and status changes made through the API.
-    const conversations = (await get(`${s.t.base}/conversations?assignment=mine&staff_id=${s.maya.id}&status=open`, s.t.key)).body.conversations;
+    const conversations = (await get(`${s.t.base}/conversations?assignment=mine&staff_id=${s.maya.id}&status=open`, s.t.key)).body
+      .conversations;
     expect(conversations).toHaveLength(2);
-    await api.post(`${s.t.base}/conversations/${conversations[0].conversation_id}/status`, { headers: s.t.key, body: { status: 'resolved' } });
+    await api.post(`${s.t.base}/conversations/${conversations[0].conversation_id}/status`, {
+      headers: s.t.key,
+      body: { status: 'resolved' },
+    });
     expect((await get(`${s.t.base}/staffs/${s.maya.id}`, s.t.key)).body.open_conversations).toBe(1);
-    await api.post(`${s.t.base}/conversations/${conversations[1].conversation_id}/assign`, { headers: s.t.key, body: { staff_id: s.t.owner.id } });
+    await api.post(`${s.t.base}/conversations/${conversations[1].conversation_id}/assign`, {
+      headers: s.t.key,
+      body: { staff_id: s.t.owner.id },
+    });
     expect((await get(`${s.t.base}/staffs/${s.maya.id}`, s.t.key)).body.open_conversations).toBe(0);
     expect((await get(`${s.t.base}/staffs/${s.t.owner.id}`, s.t.key)).body.open_conversations).toBe(2);
 

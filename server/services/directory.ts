@@ -14,7 +14,10 @@ const iso = (d: Date | string) => new Date(d).toISOString();
 export async function listClients(businessId: number, q: DirectoryQuery) {
   const where: SQL[] = [sql`cl.business_id = ${businessId}`];
   if (q.external_id) where.push(sql`cl.external_id = ${q.external_id}`);
-  if (q.search) where.push(sql`(coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${likeTerm(q.search)}`);
+  if (q.search)
+    where.push(
+      sql`(coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${likeTerm(q.search)}`,
+    );
   const cond = sql.join(where, sql` and `);
   const [rows, [total]] = await Promise.all([
     db.execute<Omit<z.input<typeof ClientListResponse>, 'created_at'> & { created_at: Date }>(sql`
@@ -43,17 +46,28 @@ const STAFF = sql`
 export async function listStaff(businessId: number, q: DirectoryQuery) {
   const where: SQL[] = [sql`s.business_id = ${businessId}`];
   if (q.external_id) where.push(sql`s.external_id = ${q.external_id}`);
-  if (q.search) where.push(sql`(s.name || ' ' || coalesce(s.email, '') || ' ' || coalesce(s.phone_number, '')) ilike ${likeTerm(q.search)}`);
+  if (q.search)
+    where.push(sql`(s.name || ' ' || coalesce(s.email, '') || ' ' || coalesce(s.phone_number, '')) ilike ${likeTerm(q.search)}`);
   const cond = sql.join(where, sql` and `);
   const [rows, [total]] = await Promise.all([
-    db.execute<z.input<typeof StaffResponse>>(sql`${STAFF} where ${cond} order by s.name, s.id limit ${q.page_size} offset ${(q.page - 1) * q.page_size}`),
+    db.execute<z.input<typeof StaffResponse>>(
+      sql`${STAFF} where ${cond} order by s.name, s.id limit ${q.page_size} offset ${(q.page - 1) * q.page_size}`,
+    ),
     db.execute<{ n: number }>(sql`select count(*)::int as n from staff s where ${cond}`),
   ]);
-  return { staffs: [...rows], total_staffs: total!.n, page: q.page, page_size: q.page_size, next_page: q.page * q.page_size < total!.n };
+  return {
+    staffs: [...rows],
+    total_staffs: total!.n,
+    page: q.page,
+    page_size: q.page_size,
+    next_page: q.page * q.page_size < total!.n,
+  };
 }
 
 export async function staffProfile(businessId: number, staffId: number) {
-  const [row] = await db.execute<z.input<typeof StaffResponse>>(sql`${STAFF} where s.business_id = ${businessId} and s.id = ${staffId}`);
+  const [row] = await db.execute<z.input<typeof StaffResponse>>(
+    sql`${STAFF} where s.business_id = ${businessId} and s.id = ${staffId}`,
+  );
   if (!row) throw AppError.notFound('Staff');
   return row;
 }

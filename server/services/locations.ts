@@ -3,7 +3,11 @@ import { db, type Tx } from '@/db/client';
 import { locations } from '@/db/schema';
 
 export async function listLocations(businessId: number, tx: Tx = db) {
-  const rows = await tx.select().from(locations).where(eq(locations.businessId, businessId)).orderBy(asc(locations.name), asc(locations.id));
+  const rows = await tx
+    .select()
+    .from(locations)
+    .where(eq(locations.businessId, businessId))
+    .orderBy(asc(locations.name), asc(locations.id));
   return rows.map((l) => ({
     location_id: l.id,
     external_id: l.externalId,

@@ -8,8 +8,6 @@ import { db, type Tx } from '@/db/client';
 export async function sweepExpiredRows(tx: Tx = db) {
   const idempotency = await tx.execute(sql`delete from idempotency_keys where expires_at < now()`);
   const buckets = await tx.execute(sql`delete from rate_limit_buckets where window_start < now() - interval '5 minutes'`);
-  const sessions = await tx.execute(
-    sql`delete from sessions where coalesce(revoked_at, expires_at) < now() - interval '7 days'`,
-  );
+  const sessions = await tx.execute(sql`delete from sessions where coalesce(revoked_at, expires_at) < now() - interval '7 days'`);
   return { idempotencyKeys: idempotency.count, rateLimitBuckets: buckets.count, sessions: sessions.count };
 }

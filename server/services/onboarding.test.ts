@@ -20,7 +20,8 @@ const typedPhone = () => {
 };
 const e164 = (typed: string) => `+1${typed.replace(/\D/g, '')}`;
 
-const onboard = (body: unknown, headers: Record<string, string> = platform()) => api.post('/api/v1/business/onboard', { headers, body });
+const onboard = (body: unknown, headers: Record<string, string> = platform()) =>
+  api.post('/api/v1/business/onboard', { headers, body });
 const status = (businessId: number, headers: Record<string, string> = platform()) =>
   api.get(`/api/v1/business/${businessId}/onboarding-status`, { headers });
 
@@ -52,7 +53,13 @@ function fullBody(ext: string, sms = [typedPhone(), typedPhone()]) {
       { external_id: 'st-2', name: 'Bo Stylist', phone_number: '(312) 555-0101' },
     ],
     clients: [
-      { external_id: 'cl-1', name: 'Cy Client', phone_number: '312.555.0102', email: 'CY@example.test', location_external_id: 'loc-2' },
+      {
+        external_id: 'cl-1',
+        name: 'Cy Client',
+        phone_number: '312.555.0102',
+        email: 'CY@example.test',
+        location_external_id: 'loc-2',
+      },
       { external_id: 'cl-2', name: 'Di Client', client_type: 'vip' },
       { external_id: 'cl-3', name: 'Ed Client', phone_number: '+44 20 7946 0958' },
     ],
@@ -60,8 +67,10 @@ function fullBody(ext: string, sms = [typedPhone(), typedPhone()]) {
 }
 
 async function countsFor(businessId: number) {
-  const one = async (table: typeof locations | typeof staff | typeof clients | typeof businessSmsNumbers | typeof businessEmailSenders | typeof apiKeys) =>
-    (await db.select({ n: count() }).from(table).where(eq(table.businessId, businessId)))[0]!.n;
+  const one = async (
+    table:
+      typeof locations | typeof staff | typeof clients | typeof businessSmsNumbers | typeof businessEmailSenders | typeof apiKeys,
+  ) => (await db.select({ n: count() }).from(table).where(eq(table.businessId, businessId)))[0]!.n;
   return {
     locations: await one(locations),
     staff: await one(staff),
@@ -80,7 +89,10 @@ async function importJobs(businessId: number): Promise<PgBoss.JobWithMetadata<Cl
     select id, data, retry_count, retry_limit from pgboss.job
     where name = ${CLIENTS_IMPORT_QUEUE} and (data->>'business_id')::int = ${businessId}
     order by (data->>'chunk')::int`);
-  return rows.map((r) => ({ id: r.id, name: CLIENTS_IMPORT_QUEUE, data: r.data, retryCount: r.retry_count, retryLimit: r.retry_limit }) as never);
+  return rows.map(
+    (r) =>
+      ({ id: r.id, name: CLIENTS_IMPORT_QUEUE, data: r.data, retryCount: r.retry_count, retryLimit: r.retry_limit }) as never,
+  );
 }
 
 beforeAll(async () => {
@@ -89,7 +101,13 @@ beforeAll(async () => {
   boss.on('error', () => {});
   await boss.start();
   if (!(await boss.getQueue(CLIENTS_IMPORT_QUEUE))) {
-    await boss.createQueue(CLIENTS_IMPORT_QUEUE, { name: CLIENTS_IMPORT_QUEUE, retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 300 });
+    await boss.createQueue(CLIENTS_IMPORT_QUEUE, {
+      name: CLIENTS_IMPORT_QUEUE,
+      retryLimit: 5,
+      retryDelay: 5,
+      retryBackoff: true,
+      expireInSeconds: 300,
+    });
   }
   await boss.stop({ graceful: false, wait: true });
 });
@@ -120,14 +138,26 @@ describe('POST /business/onboard', () => {
     });
     const numbers = await db.select().from(businessSmsNumbers).where(eq(businessSmsNumbers.businessId, id));
     expect(numbers.map((n) => [n.phoneNumber, n.isDefault]).sort()).toEqual(
-      [[e164(body.sms_numbers[0]!), true], [e164(body.sms_numbers[1]!), false]].sort(),
+      [
+        [e164(body.sms_numbers[0]!), true],
+        [e164(body.sms_numbers[1]!), false],
+      ].sort(),
     );
     const senders = await db.select().from(businessEmailSenders).where(eq(businessEmailSenders.businessId, id));
     expect(senders).toMatchObject([{ email: `hello@${ext}.test`, name: 'Glow Studio', isDefault: true }]);
 
     const locById = new Map(out.locations.map((l: any) => [l.external_id, l.location_id]));
-    const [loc1] = await db.select().from(locations).where(eq(locations.id, locById.get('loc-1') as number));
-    expect(loc1).toMatchObject({ businessId: id, name: 'Downtown', address: '1 Main St', phoneNumber: '+13125550100', timezone: 'America/Chicago' });
+    const [loc1] = await db
+      .select()
+      .from(locations)
+      .where(eq(locations.id, locById.get('loc-1') as number));
+    expect(loc1).toMatchObject({
+      businessId: id,
+      name: 'Downtown',
+      address: '1 Main St',
+      phoneNumber: '+13125550100',
+      timezone: 'America/Chicago',
+    });
     const people = await db.select().from(staff).where(eq(staff.businessId, id)).orderBy(staff.externalId);
     expect(people).toMatchObject([
       { externalId: 'st-1', role: 'owner', active: true, email: 'ada@glow.test', locationId: locById.get('loc-1') },
@@ -135,7 +165,13 @@ describe('POST /business/onboard', () => {
     ]);
     const customers = await db.select().from(clients).where(eq(clients.businessId, id)).orderBy(clients.externalId);
     expect(customers).toMatchObject([
-      { externalId: 'cl-1', phoneNumber: '+13125550102', email: 'cy@example.test', clientType: 'new', locationId: locById.get('loc-2') },
+      {
+        externalId: 'cl-1',
+        phoneNumber: '+13125550102',
+        email: 'cy@example.test',
+        clientType: 'new',
+        locationId: locById.get('loc-2'),
+      },
       { externalId: 'cl-2', phoneNumber: null, clientType: 'vip', locationId: null },
       { externalId: 'cl-3', phoneNumber: '+442079460958' },
     ]);
@@ -163,7 +199,10 @@ describe('POST /business/onboard', () => {
     const body = fullBody(ext);
     const first = await jsonOf(await onboard(body));
     const before = await countsFor(first.business_id);
-    const [clientBefore] = await db.select().from(clients).where(and(eq(clients.businessId, first.business_id), eq(clients.externalId, 'cl-1')));
+    const [clientBefore] = await db
+      .select()
+      .from(clients)
+      .where(and(eq(clients.businessId, first.business_id), eq(clients.externalId, 'cl-1')));
 
     const res = await onboard(body);
     expect(res.status).toBe(200);
@@ -190,10 +229,24 @@ describe('POST /business/onboard', () => {
     expect(changed.business_id).toBe(first.business_id);
     expect(changed.api_key).toBeNull();
     const [business] = await db.select().from(businesses).where(eq(businesses.id, first.business_id));
-    expect(business).toMatchObject({ name: 'Glow Studio & Spa', timezone: 'America/New_York', fromEmail: `hello@${ext}.test`, settings: { record_calls: true } });
+    expect(business).toMatchObject({
+      name: 'Glow Studio & Spa',
+      timezone: 'America/New_York',
+      fromEmail: `hello@${ext}.test`,
+      settings: { record_calls: true },
+    });
     const [cy] = await db.select().from(clients).where(eq(clients.id, clientBefore!.id));
-    expect(cy).toMatchObject({ name: 'Cy Renamed', email: null, phoneNumber: '+13125550102', locationId: clientBefore!.locationId, clientType: 'new' });
-    const [ada] = await db.select().from(staff).where(and(eq(staff.businessId, first.business_id), eq(staff.externalId, 'st-1')));
+    expect(cy).toMatchObject({
+      name: 'Cy Renamed',
+      email: null,
+      phoneNumber: '+13125550102',
+      locationId: clientBefore!.locationId,
+      clientType: 'new',
+    });
+    const [ada] = await db
+      .select()
+      .from(staff)
+      .where(and(eq(staff.businessId, first.business_id), eq(staff.externalId, 'st-1')));
     expect(ada).toMatchObject({ active: false, role: 'owner', email: 'ada@glow.test' });
     expect(await countsFor(first.business_id)).toEqual(before);
   });
@@ -232,23 +285,57 @@ describe('POST /business/onboard', () => {
     await expect422({ ...base, timezone: '+02:00' }, ['body', 'timezone']);
     await expect422({ ...base, country: 'XX' }, ['body', 'country']);
     await expect422({ ...base, name: undefined }, ['body', 'name']);
-    await expect422({ ...base, locations: [{ external_id: 'l', name: 'L', timezone: 'Nowhere/City' }] }, ['body', 'locations', 0, 'timezone']);
-    await expect422({ ...base, clients: [{ external_id: 'c', name: 'C', email: 'not-an-email' }] }, ['body', 'clients', 0, 'email']);
+    await expect422({ ...base, locations: [{ external_id: 'l', name: 'L', timezone: 'Nowhere/City' }] }, [
+      'body',
+      'locations',
+      0,
+      'timezone',
+    ]);
+    await expect422({ ...base, clients: [{ external_id: 'c', name: 'C', email: 'not-an-email' }] }, [
+      'body',
+      'clients',
+      0,
+      'email',
+    ]);
     await expect422(
       { ...base, clients: [...generatedClients(3, 'ok'), { external_id: 'bad', name: 'Bad', phone_number: 'call me maybe' }] },
       ['body', 'clients', 3, 'phone_number'],
     );
     await expect422({ ...base, sms_numbers: ['12'] }, ['body', 'sms_numbers', 0]);
-    await expect422({ ...base, staff: [{ external_id: 's', name: 'S', phone_number: '123' }] }, ['body', 'staff', 0, 'phone_number']);
+    await expect422({ ...base, staff: [{ external_id: 's', name: 'S', phone_number: '123' }] }, [
+      'body',
+      'staff',
+      0,
+      'phone_number',
+    ]);
     await expect422(
-      { ...base, locations: [{ external_id: 'here', name: 'Here' }], staff: [{ external_id: 's', name: 'S', location_external_id: 'there' }] },
+      {
+        ...base,
+        locations: [{ external_id: 'here', name: 'Here' }],
+        staff: [{ external_id: 's', name: 'S', location_external_id: 'there' }],
+      },
       ['body', 'staff', 0, 'location_external_id'],
     );
     await expect422(
-      { ...base, clients: [{ external_id: 'c0', name: 'C' }, { external_id: 'c1', name: 'C', location_external_id: 'nowhere' }] },
+      {
+        ...base,
+        clients: [
+          { external_id: 'c0', name: 'C' },
+          { external_id: 'c1', name: 'C', location_external_id: 'nowhere' },
+        ],
+      },
       ['body', 'clients', 1, 'location_external_id'],
     );
-    await expect422({ ...base, clients: [{ external_id: 'dup', name: 'A' }, { external_id: 'dup', name: 'B' }] }, ['body', 'clients', 1, 'external_id']);
+    await expect422(
+      {
+        ...base,
+        clients: [
+          { external_id: 'dup', name: 'A' },
+          { external_id: 'dup', name: 'B' },
+        ],
+      },
+      ['body', 'clients', 1, 'external_id'],
+    );
     // A bad row among more than 1,000 clients is still found before anything is stored.
     const many = generatedClients(1_500, 'many');
     many[1_234] = { ...many[1_234]!, phone_number: '555' };
@@ -277,21 +364,37 @@ describe('POST /business/onboard', () => {
     expect(res.status).toBe(409);
     expect((await jsonOf(res)).detail).toContain(e164(typed));
     expect(await db.select().from(businesses).where(eq(businesses.externalId, ext))).toHaveLength(0);
-    const [owner] = await db.select().from(businessSmsNumbers).where(eq(businessSmsNumbers.phoneNumber, e164(typed)));
+    const [owner] = await db
+      .select()
+      .from(businessSmsNumbers)
+      .where(eq(businessSmsNumbers.phoneNumber, e164(typed)));
     expect(owner!.businessId).toBe(other.id);
   });
 
   it('answers 409 when the sender address belongs to another business', async () => {
     const other = await createBusiness();
-    const res = await onboard({ external_id: `biz-${uid()}`, name: 'Copycat', timezone: 'UTC', from_email: other.fromEmail!.toUpperCase() });
+    const res = await onboard({
+      external_id: `biz-${uid()}`,
+      name: 'Copycat',
+      timezone: 'UTC',
+      from_email: other.fromEmail!.toUpperCase(),
+    });
     expect(res.status).toBe(409);
   });
 
   it('marks the import failed when a chunk runs out of retries, and recovers when the chunk later succeeds', async () => {
     const ext = `biz-${uid()}`;
-    const out = await jsonOf(await onboard({ external_id: ext, name: 'Fragile', timezone: 'UTC', clients: generatedClients(1_001, ext) }));
+    const out = await jsonOf(
+      await onboard({ external_id: ext, name: 'Fragile', timezone: 'UTC', clients: generatedClients(1_001, ext) }),
+    );
     const [first, second] = await importJobs(out.business_id);
-    const broken = { ...first!, data: { ...first!.data, clients: [{ ...first!.data.clients[0]!, client_type: 'bogus' as never }, ...first!.data.clients.slice(1)] } };
+    const broken = {
+      ...first!,
+      data: {
+        ...first!.data,
+        clients: [{ ...first!.data.clients[0]!, client_type: 'bogus' as never }, ...first!.data.clients.slice(1)],
+      },
+    };
     const log = logger.child({ test: 'onboarding' });
 
     const retried = await importClientsBatch([{ ...broken, retryCount: 0, retryLimit: 5 }], log);
@@ -300,7 +403,12 @@ describe('POST /business/onboard', () => {
     await importClientsBatch([{ ...broken, retryCount: 5, retryLimit: 5 }], log);
     let st = await jsonOf(await status(out.business_id));
     expect(st.status).toBe('failed');
-    expect(st.steps.find((s: any) => s.name === 'clients')).toMatchObject({ status: 'failed', done: 0, total: 1_001, detail: expect.stringContaining('Chunk 1') });
+    expect(st.steps.find((s: any) => s.name === 'clients')).toMatchObject({
+      status: 'failed',
+      done: 0,
+      total: 1_001,
+      detail: expect.stringContaining('Chunk 1'),
+    });
     expect((await countsFor(out.business_id)).clients).toBe(0); // the failed chunk rolled back whole
 
     await importClientsBatch([second!], log);
@@ -313,7 +421,13 @@ describe('POST /business/onboard', () => {
 
   it('imports more than 1,000 clients in the background: in_progress, then completed with exact counts; replays change nothing', async () => {
     const ext = `biz-${uid()}`;
-    const body = { external_id: ext, name: 'Big Salon', timezone: 'UTC', locations: [{ external_id: 'main', name: 'Main' }], clients: generatedClients(2_500, ext, { location_external_id: 'main' }) };
+    const body = {
+      external_id: ext,
+      name: 'Big Salon',
+      timezone: 'UTC',
+      locations: [{ external_id: 'main', name: 'Main' }],
+      clients: generatedClients(2_500, ext, { location_external_id: 'main' }),
+    };
     const res = await onboard(body);
     expect(res.status).toBe(200);
     const out = await jsonOf(res);
@@ -343,21 +457,34 @@ describe('POST /business/onboard', () => {
     expect((await countsFor(id)).clients).toBe(2_500);
 
     // Found by the clients list filtered by external_id, with the location resolved.
-    const [mainLocation] = await db.select().from(locations).where(and(eq(locations.businessId, id), eq(locations.externalId, 'main')));
+    const [mainLocation] = await db
+      .select()
+      .from(locations)
+      .where(and(eq(locations.businessId, id), eq(locations.externalId, 'main')));
     for (const n of [0, 1_000, 2_499]) {
       const list = await api.get(`/api/v1/businesses/${id}/clients?external_id=${ext}-${n}`, { headers: platform() });
       expect(list.status).toBe(200);
       const page = await jsonOf(list);
       expect(page.total_clients).toBe(1);
       expect(page.clients).toMatchObject([
-        { external_id: `${ext}-${n}`, client_name: `Client ${n}`, client_phone_number: `+1212555${String(n).padStart(4, '0')}`, client_type: 'new', location_id: mainLocation!.id },
+        {
+          external_id: `${ext}-${n}`,
+          client_name: `Client ${n}`,
+          client_phone_number: `+1212555${String(n).padStart(4, '0')}`,
+          client_type: 'new',
+          location_id: mainLocation!.id,
+        },
       ]);
     }
 
     // Replaying a chunk (a retry after its commit) changes nothing.
-    const snapshot = await db.execute(sql`select md5(string_agg(c::text, ',' order by id)) as h from clients c where business_id = ${id}`);
+    const snapshot = await db.execute(
+      sql`select md5(string_agg(c::text, ',' order by id)) as h from clients c where business_id = ${id}`,
+    );
     expect(await importClientsChunk(jobs[1]!.data)).toEqual({ outcome: 'already_imported' });
-    expect(await db.execute(sql`select md5(string_agg(c::text, ',' order by id)) as h from clients c where business_id = ${id}`)).toEqual(snapshot);
+    expect(
+      await db.execute(sql`select md5(string_agg(c::text, ',' order by id)) as h from clients c where business_id = ${id}`),
+    ).toEqual(snapshot);
     st = await jsonOf(await status(id));
     expect(st.steps.find((s: any) => s.name === 'clients')).toMatchObject({ status: 'completed', done: 2_500, total: 2_500 });
 
@@ -366,9 +493,12 @@ describe('POST /business/onboard', () => {
     expect(again).toMatchObject({ business_id: id, api_key: null, onboarding_status: 'in_progress' });
     const newJobs = (await importJobs(id)).filter((j) => j.data.import_id !== jobs[0]!.data.import_id);
     expect(newJobs).toHaveLength(3);
-    for (const job of newJobs) expect(await importClientsChunk(job.data)).toMatchObject({ outcome: 'imported', created: 0, updated: 0 });
+    for (const job of newJobs)
+      expect(await importClientsChunk(job.data)).toMatchObject({ outcome: 'imported', created: 0, updated: 0 });
     expect((await jsonOf(await status(id))).status).toBe('completed');
-    expect(await db.execute(sql`select md5(string_agg(c::text, ',' order by id)) as h from clients c where business_id = ${id}`)).toEqual(snapshot);
+    expect(
+      await db.execute(sql`select md5(string_agg(c::text, ',' order by id)) as h from clients c where business_id = ${id}`),
+    ).toEqual(snapshot);
     // A chunk of the replaced import only creates what is missing and never overwrites.
     expect(await importClientsChunk(jobs[2]!.data)).toMatchObject({ outcome: 'superseded', created: 0, updated: 0 });
   });
@@ -396,7 +526,12 @@ describe('POST /business/onboard', () => {
     const unchangedMs = performance.now() - t;
 
     // 1,000 clients imported before the answer.
-    const syncBody = { external_id: `${ext}-sync`, name: 'Sync Salon', timezone: 'UTC', clients: generatedClients(1_000, `${ext}-sync`) };
+    const syncBody = {
+      external_id: `${ext}-sync`,
+      name: 'Sync Salon',
+      timezone: 'UTC',
+      clients: generatedClients(1_000, `${ext}-sync`),
+    };
     t = performance.now();
     const sync = await jsonOf(await onboard(syncBody));
     const syncMs = performance.now() - t;

@@ -123,7 +123,13 @@ export type UpsertCounts = { created: number; updated: number; unchanged: number
  * row whose values do not change is not written. `insertOnly` creates missing rows and leaves
  * existing ones alone. External ids must be unique within `rows` (the caller checks).
  */
-async function upsertByExternalId(tx: Tx, entity: Entity, businessId: number, rows: object[], insertOnly = false): Promise<UpsertCounts> {
+async function upsertByExternalId(
+  tx: Tx,
+  entity: Entity,
+  businessId: number,
+  rows: object[],
+  insertOnly = false,
+): Promise<UpsertCounts> {
   if (rows.length === 0) return { created: 0, updated: 0, unchanged: 0 };
   const value = (c: Column) => (c.cast ? `(s.doc->>'${c.key}')::${c.cast}` : `s.doc->>'${c.key}'`);
   const cols = entity.columns.map((c) => c.column);
@@ -173,7 +179,12 @@ async function upsertByExternalId(tx: Tx, entity: Entity, businessId: number, ro
 }
 
 /** Ids by external_id, in the order of `externalIds`. */
-async function idsByExternalId(tx: Tx, table: typeof locations | typeof staff | typeof clients, businessId: number, externalIds: string[]) {
+async function idsByExternalId(
+  tx: Tx,
+  table: typeof locations | typeof staff | typeof clients,
+  businessId: number,
+  externalIds: string[],
+) {
   if (externalIds.length === 0) return [];
   const rows = await tx
     .select({ id: table.id, externalId: table.externalId })
@@ -232,7 +243,10 @@ function checkUnique(kind: string, entries: { external_id: string }[], issues: I
 
 function checkLocation(kind: string, i: number, ref: string | null | undefined, known: Set<string>, issues: Issues) {
   if (ref !== undefined && ref !== null && !known.has(ref)) {
-    issues.add(['body', kind, i, 'location_external_id'], `No location with external_id ${JSON.stringify(ref)} in this request or this business`);
+    issues.add(
+      ['body', kind, i, 'location_external_id'],
+      `No location with external_id ${JSON.stringify(ref)} in this request or this business`,
+    );
   }
 }
 
@@ -296,7 +310,12 @@ function normalise(input: BusinessOnboardInput, country: string, storedLocations
     });
   });
   issues.throwIfAny();
-  return { smsNumbers: smsNumbers ? [...new Set(smsNumbers)] : undefined, locations: locationRows, staff: staffRows, clients: clientRows };
+  return {
+    smsNumbers: smsNumbers ? [...new Set(smsNumbers)] : undefined,
+    locations: locationRows,
+    staff: staffRows,
+    clients: clientRows,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -309,7 +328,10 @@ type BusinessRow = typeof businesses.$inferSelect;
  * Finds the business by external_id (locked for the rest of the transaction, so two onboardings
  * of one business run one after the other) or creates it. Only changed fields are written.
  */
-async function upsertBusiness(tx: Tx, input: BusinessOnboardInput): Promise<{ row: BusinessRow; created: boolean; changed: boolean }> {
+async function upsertBusiness(
+  tx: Tx,
+  input: BusinessOnboardInput,
+): Promise<{ row: BusinessRow; created: boolean; changed: boolean }> {
   const fields = {
     name: input.name,
     timezone: input.timezone,
@@ -326,9 +348,13 @@ async function upsertBusiness(tx: Tx, input: BusinessOnboardInput): Promise<{ ro
   for (let attempt = 0; attempt < 3; attempt++) {
     const existing = await lockExisting();
     if (existing) {
-      const settings: BusinessSettings = input.settings ? { ...existing.settings, ...defined(input.settings) } : existing.settings;
+      const settings: BusinessSettings = input.settings
+        ? { ...existing.settings, ...defined(input.settings) }
+        : existing.settings;
       const changes = Object.fromEntries(
-        Object.entries({ ...fields, settings }).filter(([k, v]) => JSON.stringify(existing[k as keyof BusinessRow]) !== JSON.stringify(v)),
+        Object.entries({ ...fields, settings }).filter(
+          ([k, v]) => JSON.stringify(existing[k as keyof BusinessRow]) !== JSON.stringify(v),
+        ),
       ) as Partial<BusinessRow>;
       if (Object.keys(changes).length === 0) return { row: existing, created: false, changed: false };
       const [row] = await tx
@@ -413,7 +439,9 @@ async function upsertSenders(tx: Tx, businessId: number, smsNumbers: string[] | 
 
 const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
 const countsDetail = (n: number, word: string, c: UpsertCounts) =>
-  n === 0 ? `No ${word}s in the request` : `${plural(n, word)}: ${c.created} created, ${c.updated} updated, ${c.unchanged} unchanged`;
+  n === 0
+    ? `No ${word}s in the request`
+    : `${plural(n, word)}: ${c.created} created, ${c.updated} updated, ${c.unchanged} unchanged`;
 
 /** The business's status from its steps: failed > in_progress > pending > completed. */
 export function overallStatus(steps: OnboardingStep[]): OnboardingStatus {
@@ -439,8 +467,18 @@ export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db):
     const senders = await upsertSenders(tx, businessId, data.smsNumbers, input);
     const locationCounts = await upsertByExternalId(tx, LOCATION_ENTITY, businessId, data.locations);
     const staffCounts = await upsertByExternalId(tx, STAFF_ENTITY, businessId, data.staff);
-    const locationIds = await idsByExternalId(tx, locations, businessId, (input.locations ?? []).map((l) => l.external_id));
-    const staffIds = await idsByExternalId(tx, staff, businessId, (input.staff ?? []).map((s) => s.external_id));
+    const locationIds = await idsByExternalId(
+      tx,
+      locations,
+      businessId,
+      (input.locations ?? []).map((l) => l.external_id),
+    );
+    const staffIds = await idsByExternalId(
+      tx,
+      staff,
+      businessId,
+      (input.staff ?? []).map((s) => s.external_id),
+    );
 
     const previousClientsStep = (business.onboardingSteps as StoredStep[]).find((s) => s.name === 'clients');
     let clientsStep: StoredStep;
@@ -448,10 +486,21 @@ export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db):
     const total = data.clients.length;
     if (total === 0) {
       // Nothing to import: an import still running from an earlier onboarding keeps its step.
-      clientsStep = previousClientsStep ?? { name: 'clients', status: 'completed', detail: 'No clients in the request', done: 0, total: 0 };
+      clientsStep = previousClientsStep ?? {
+        name: 'clients',
+        status: 'completed',
+        detail: 'No clients in the request',
+        done: 0,
+        total: 0,
+      };
     } else if (total <= SYNC_CLIENT_LIMIT) {
       const counts = await upsertClients(tx, businessId, data.clients);
-      clientIds = await idsByExternalId(tx, clients, businessId, data.clients.map((c) => c.external_id));
+      clientIds = await idsByExternalId(
+        tx,
+        clients,
+        businessId,
+        data.clients.map((c) => c.external_id),
+      );
       clientsStep = { name: 'clients', status: 'completed', detail: countsDetail(total, 'client', counts), done: total, total };
     } else {
       const importId = randomUUID();
@@ -475,7 +524,11 @@ export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db):
     }
 
     const steps: StoredStep[] = [
-      { name: 'business', status: 'completed', detail: created ? 'Business created' : changed ? 'Business updated' : 'Business unchanged' },
+      {
+        name: 'business',
+        status: 'completed',
+        detail: created ? 'Business created' : changed ? 'Business updated' : 'Business unchanged',
+      },
       {
         name: 'senders',
         status: 'completed',
@@ -531,7 +584,10 @@ export type ChunkOutcome = 'imported' | 'already_imported' | 'superseded' | 'bus
  * chunk neither counts twice nor rewrites anything. A chunk of an import that a later onboarding
  * replaced still creates the clients it names but overwrites nothing (the later data wins).
  */
-export async function importClientsChunk(job: ClientsImportJob, tx: Tx = db): Promise<{ outcome: ChunkOutcome } & Partial<UpsertCounts>> {
+export async function importClientsChunk(
+  job: ClientsImportJob,
+  tx: Tx = db,
+): Promise<{ outcome: ChunkOutcome } & Partial<UpsertCounts>> {
   return tx.transaction(async (tx) => {
     const [business] = await tx
       .select({ steps: businesses.onboardingSteps })
@@ -555,7 +611,9 @@ export async function importClientsChunk(job: ClientsImportJob, tx: Tx = db): Pr
       done,
       chunks_done: [...(step!.chunks_done ?? []), job.chunk],
       status: finished ? 'completed' : step!.status === 'failed' ? 'failed' : 'in_progress',
-      detail: finished ? `${plural(total, 'client')} imported` : `${done.toLocaleString('en-US')} of ${plural(total, 'client')} imported`,
+      detail: finished
+        ? `${plural(total, 'client')} imported`
+        : `${done.toLocaleString('en-US')} of ${plural(total, 'client')} imported`,
     };
     const nextSteps = steps.map((s) => (s === step ? next : s));
     await tx
@@ -578,7 +636,13 @@ export async function markClientsImportFailed(job: ClientsImportJob, reason: str
     const step = steps.find((s) => s.name === 'clients');
     if (!business || step?.import_id !== job.import_id || step.chunks_done?.includes(job.chunk)) return;
     const nextSteps = steps.map((s) =>
-      s === step ? { ...s, status: 'failed' as const, detail: `Chunk ${job.chunk + 1} (${plural(job.clients.length, 'client')}) failed: ${reason.slice(0, 300)}` } : s,
+      s === step
+        ? {
+            ...s,
+            status: 'failed' as const,
+            detail: `Chunk ${job.chunk + 1} (${plural(job.clients.length, 'client')}) failed: ${reason.slice(0, 300)}`,
+          }
+        : s,
     );
     await tx
       .update(businesses)

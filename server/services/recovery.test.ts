@@ -34,14 +34,25 @@ const CALLBACK = 'http://localhost:3000/api/v1/webhooks/twilio/sms/status';
 
 beforeAll(async () => {
   fake = await startFakeTwilio();
-  provider = createTwilioProvider({ accountSid: fake.accountSid, authToken: fake.authToken, apiBaseUrl: fake.url, timeoutMs: 2000 });
+  provider = createTwilioProvider({
+    accountSid: fake.accountSid,
+    authToken: fake.authToken,
+    apiBaseUrl: fake.url,
+    timeoutMs: 2000,
+  });
   tenant = await createTenant();
   fromNumber = (await createSmsNumber(tenant.business.id)).phoneNumber;
 });
 afterAll(() => fake?.close());
 
 const job = (messageId: number, retryCount = 0, retryLimit = 5) =>
-  ({ id: randomUUID(), name: 'sms.send', data: { messageId, businessId: tenant.business.id }, retryCount, retryLimit }) as unknown as PgBoss.JobWithMetadata<SendJob>;
+  ({
+    id: randomUUID(),
+    name: 'sms.send',
+    data: { messageId, businessId: tenant.business.id },
+    retryCount,
+    retryLimit,
+  }) as unknown as PgBoss.JobWithMetadata<SendJob>;
 
 const messageOf = async (id: number) => (await db.select().from(messages).where(eq(messages.id, id)))[0]!;
 const atFake = (to: string) => fake.messages.filter((m) => m.to === to);
@@ -94,7 +105,12 @@ describe('ambiguous Twilio answers are reconciled before any resend', () => {
     const atTwilio = atFake(m.toAddress!)[0]!;
     Object.assign(atTwilio, { status: 'undelivered', errorCode: 30003 }); // its callback has not reached us yet
     await sendSmsBatch([job(m.id, 1)], provider, CALLBACK, log);
-    expect(await messageOf(m.id)).toMatchObject({ status: 'undelivered', providerMessageId: atTwilio.sid, errorCode: '30003', errorMessage: 'Twilio error 30003' });
+    expect(await messageOf(m.id)).toMatchObject({
+      status: 'undelivered',
+      providerMessageId: atTwilio.sid,
+      errorCode: '30003',
+      errorMessage: 'Twilio error 30003',
+    });
     expect(atFake(m.toAddress!)).toHaveLength(1);
   });
 
@@ -130,14 +146,23 @@ describe('a retried message never sticks in sending', () => {
 
   it('the retry clears the provider id and keeps the earlier one aside', async () => {
     const { m, firstSid } = await retriedMessage();
-    expect(await messageOf(m.id)).toMatchObject({ status: 'queued', providerMessageId: null, previousProviderMessageIds: [firstSid] });
+    expect(await messageOf(m.id)).toMatchObject({
+      status: 'queued',
+      providerMessageId: null,
+      previousProviderMessageIds: [firstSid],
+    });
   });
 
-  it("a retry whose worker died after the claim, with its job gone, is re-enqueued and sent (not reconciled with the earlier attempt)", async () => {
+  it('a retry whose worker died after the claim, with its job gone, is re-enqueued and sent (not reconciled with the earlier attempt)', async () => {
     const { m, firstSid } = await retriedMessage();
     // The retry's attempt claimed the message and its worker died; pg-boss gave the job up.
-    await db.update(messages).set({ status: 'sending', statusUpdatedAt: sql`now() - interval '5 minutes'` }).where(eq(messages.id, m.id));
-    await db.execute(sql`update pgboss.job set state = 'failed' where name = 'sms.send' and data->>'messageId' = ${String(m.id)}`);
+    await db
+      .update(messages)
+      .set({ status: 'sending', statusUpdatedAt: sql`now() - interval '5 minutes'` })
+      .where(eq(messages.id, m.id));
+    await db.execute(
+      sql`update pgboss.job set state = 'failed' where name = 'sms.send' and data->>'messageId' = ${String(m.id)}`,
+    );
 
     expect(await requeueOrphanedSends(log)).toBeGreaterThanOrEqual(1);
     const live = (await jobsWhere('sms.send', 'messageId', m.id)).filter((j) => j.state === 'created');
@@ -155,20 +180,40 @@ describe('a retried message never sticks in sending', () => {
 
   it("a late callback for the earlier attempt does not move the re-queued message, and is closed as the earlier attempt's", async () => {
     const { m, firstSid } = await retriedMessage();
-    const res = await postTwilio(TWILIO_PATHS.smsStatus, { MessageSid: firstSid, MessageStatus: 'delivered', From: fromNumber, To: m.toAddress!, AccountSid: 'AC1' });
+    const res = await postTwilio(TWILIO_PATHS.smsStatus, {
+      MessageSid: firstSid,
+      MessageStatus: 'delivered',
+      From: fromNumber,
+      To: m.toAddress!,
+      AccountSid: 'AC1',
+    });
     expect(res.status).toBe(200);
     expect((await messageOf(m.id)).status).toBe('queued');
-    const [event] = await db.select().from(webhookEvents).where(sql`${webhookEvents.payload}->>'MessageSid' = ${firstSid} and ${webhookEvents.payload}->>'MessageStatus' = 'delivered'`);
+    const [event] = await db
+      .select()
+      .from(webhookEvents)
+      .where(
+        sql`${webhookEvents.payload}->>'MessageSid' = ${firstSid} and ${webhookEvents.payload}->>'MessageStatus' = 'delivered'`,
+      );
     expect(event!.outcome).toBe('pending');
-    await db.update(webhookEvents).set({ receivedAt: sql`now() - interval '2 minutes'`, processingUntil: null }).where(eq(webhookEvents.id, event!.id));
+    await db
+      .update(webhookEvents)
+      .set({ receivedAt: sql`now() - interval '2 minutes'`, processingUntil: null })
+      .where(eq(webhookEvents.id, event!.id));
     await sweepUnprocessedEvents(log);
     const [closed] = await db.select().from(webhookEvents).where(eq(webhookEvents.id, event!.id));
-    expect(closed).toMatchObject({ outcome: 'ignored', error: `MessageSid ${firstSid} is an earlier attempt of message ${m.id}` });
+    expect(closed).toMatchObject({
+      outcome: 'ignored',
+      error: `MessageSid ${firstSid} is an earlier attempt of message ${m.id}`,
+    });
   });
 
   it('a message queued a minute ago with a live job is left alone', async () => {
     const m = await queuedSms();
-    await db.update(messages).set({ statusUpdatedAt: sql`now() - interval '5 minutes'` }).where(eq(messages.id, m.id));
+    await db
+      .update(messages)
+      .set({ statusUpdatedAt: sql`now() - interval '5 minutes'` })
+      .where(eq(messages.id, m.id));
     await enqueue(db, 'sms.send', [{ data: { messageId: m.id, businessId: tenant.business.id } }]);
     await requeueOrphanedSends(log);
     expect(await jobsWhere('sms.send', 'messageId', m.id)).toHaveLength(1);
@@ -176,12 +221,25 @@ describe('a retried message never sticks in sending', () => {
 });
 
 describe('webhooks stored but not processed are processed', () => {
-  const inboundParams = (to: string, from: string) => ({ MessageSid: twilioSid('SM'), AccountSid: 'AC1', From: from, To: to, Body: 'are you open saturday?', NumMedia: '0' });
+  const inboundParams = (to: string, from: string) => ({
+    MessageSid: twilioSid('SM'),
+    AccountSid: 'AC1',
+    From: from,
+    To: to,
+    Body: 'are you open saturday?',
+    NumMedia: '0',
+  });
   const inboundOf = (sid: string) => db.select().from(messages).where(eq(messages.providerMessageId, sid));
 
   /** The endpoint stored the event and its process died before processing it. */
   async function storedOnly(params: Record<string, string>) {
-    const id = await storeEvent({ provider: 'twilio', kind: 'sms_incoming', dedupeKey: params.MessageSid!, headers: {}, payload: params });
+    const id = await storeEvent({
+      provider: 'twilio',
+      kind: 'sms_incoming',
+      dedupeKey: params.MessageSid!,
+      headers: {},
+      payload: params,
+    });
     expect(id).not.toBeNull();
     return id!;
   }
@@ -196,10 +254,16 @@ describe('webhooks stored but not processed are processed', () => {
   it("a redelivery after the dead processor's claim lapsed processes the event, once", async () => {
     const params = inboundParams(fromNumber, newPhone());
     const id = await storedOnly(params);
-    await db.update(webhookEvents).set({ processingUntil: sql`now() - interval '1 second'` }).where(eq(webhookEvents.id, id));
+    await db
+      .update(webhookEvents)
+      .set({ processingUntil: sql`now() - interval '1 second'` })
+      .where(eq(webhookEvents.id, id));
     expect((await postTwilio(TWILIO_PATHS.smsIncoming, params)).status).toBe(200);
     expect(await inboundOf(params.MessageSid)).toHaveLength(1);
-    expect((await db.select().from(webhookEvents).where(eq(webhookEvents.id, id)))[0]).toMatchObject({ outcome: 'processed', processingUntil: null });
+    expect((await db.select().from(webhookEvents).where(eq(webhookEvents.id, id)))[0]).toMatchObject({
+      outcome: 'processed',
+      processingUntil: null,
+    });
     expect((await postTwilio(TWILIO_PATHS.smsIncoming, params)).status).toBe(200);
     expect(await inboundOf(params.MessageSid)).toHaveLength(1);
   });
@@ -210,7 +274,10 @@ describe('webhooks stored but not processed are processed', () => {
     await sweepUnprocessedEvents(log);
     expect(await inboundOf(params.MessageSid)).toHaveLength(0); // still held (it may be mid-processing)
 
-    await db.update(webhookEvents).set({ receivedAt: sql`now() - interval '2 minutes'`, processingUntil: sql`now() - interval '1 second'` }).where(eq(webhookEvents.id, id));
+    await db
+      .update(webhookEvents)
+      .set({ receivedAt: sql`now() - interval '2 minutes'`, processingUntil: sql`now() - interval '1 second'` })
+      .where(eq(webhookEvents.id, id));
     await Promise.all([sweepUnprocessedEvents(log), sweepUnprocessedEvents(log)]);
     expect(await inboundOf(params.MessageSid)).toHaveLength(1);
     await sweepUnprocessedEvents(log);
@@ -221,11 +288,27 @@ describe('webhooks stored but not processed are processed', () => {
     const m = await queuedSms();
     const sid = twilioSid('SM');
     // The callback races the worker: no message has the sid yet; then the enqueue of its retry is lost.
-    expect((await postTwilio(TWILIO_PATHS.smsStatus, { MessageSid: sid, MessageStatus: 'delivered', From: fromNumber, To: m.toAddress!, AccountSid: 'AC1' })).status).toBe(200);
-    const [event] = await db.select().from(webhookEvents).where(sql`${webhookEvents.payload}->>'MessageSid' = ${sid}`);
+    expect(
+      (
+        await postTwilio(TWILIO_PATHS.smsStatus, {
+          MessageSid: sid,
+          MessageStatus: 'delivered',
+          From: fromNumber,
+          To: m.toAddress!,
+          AccountSid: 'AC1',
+        })
+      ).status,
+    ).toBe(200);
+    const [event] = await db
+      .select()
+      .from(webhookEvents)
+      .where(sql`${webhookEvents.payload}->>'MessageSid' = ${sid}`);
     await db.execute(sql`delete from pgboss.job where name = 'webhook.retry' and data->>'eventId' = ${String(event!.id)}`);
     await db.update(messages).set({ status: 'sent', providerMessageId: sid }).where(eq(messages.id, m.id));
-    await db.update(webhookEvents).set({ receivedAt: sql`now() - interval '2 minutes'` }).where(eq(webhookEvents.id, event!.id));
+    await db
+      .update(webhookEvents)
+      .set({ receivedAt: sql`now() - interval '2 minutes'` })
+      .where(eq(webhookEvents.id, event!.id));
 
     await sweepUnprocessedEvents(log);
     expect((await messageOf(m.id)).status).toBe('delivered');

@@ -68,7 +68,8 @@ export async function requeueOrphanedSends(log: Logger, olderThanSeconds = ORPHA
       order by m.status_updated_at
       limit 500`);
     if (orphans.length === 0) return 0;
-    const jobs = (channel: string) => orphans.filter((m) => m.channel === channel).map((m) => ({ data: { messageId: m.id, businessId: m.business_id } }));
+    const jobs = (channel: string) =>
+      orphans.filter((m) => m.channel === channel).map((m) => ({ data: { messageId: m.id, businessId: m.business_id } }));
     await enqueue<SendJob>(tx, QUEUES.smsSend, jobs('sms'));
     await enqueue<SendJob>(tx, QUEUES.emailSend, jobs('email'));
     log.warn({ message_ids: orphans.map((m) => m.id) }, 'messages in flight without a send job; re-enqueued');

@@ -46,7 +46,9 @@ beforeAll(async () => {
     const mod = found ? ((await import(found.file)) as Record<string, (r: Request, c: unknown) => Promise<Response>>) : null;
     const handler = mod?.[req.method ?? 'GET'];
     const response = handler
-      ? await handler(new Request(url, { method: req.method, headers, body: new Uint8Array(body) }), { params: Promise.resolve(found!.params) })
+      ? await handler(new Request(url, { method: req.method, headers, body: new Uint8Array(body) }), {
+          params: Promise.resolve(found!.params),
+        })
       : new Response('not found', { status: 404 });
     seen.push({ path: url.pathname + url.search, headers: Object.fromEntries(headers), body, status: response.status });
     res.writeHead(response.status, Object.fromEntries(response.headers));
@@ -71,17 +73,30 @@ async function phoneSetup() {
   const number = await createSmsNumber(t.business.id);
   const client = await createClient(t.business.id, { name: 'Ava Stone' });
   const conv = await createConversation(t.business.id, client.id);
-  const outbound = await createMessage(conv, { content: 'See you Thursday at 3?', status: 'delivered', fromAddress: number.phoneNumber, toAddress: client.phoneNumber, sentAt: new Date(Date.now() - 60_000) });
+  const outbound = await createMessage(conv, {
+    content: 'See you Thursday at 3?',
+    status: 'delivered',
+    fromAddress: number.phoneNumber,
+    toAddress: client.phoneNumber,
+    sentAt: new Date(Date.now() - 60_000),
+  });
   return { t, number, client, conv, outbound };
 }
 
 const inboundOf = (businessId: number, channel: 'sms' | 'email') =>
-  db.select().from(messages).where(and(eq(messages.businessId, businessId), eq(messages.channel, channel), eq(messages.direction, 'inbound')));
+  db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.businessId, businessId), eq(messages.channel, channel), eq(messages.direction, 'inbound')));
 
 describe('replyAsClient: SMS', () => {
   it('posts a correctly signed Twilio webhook over HTTP; the reply lands in the client’s conversation', async () => {
     const { t, number, client, conv, outbound } = await phoneSetup();
-    const result = await replyAsClient(t.business.id, { channel: 'sms', clientId: client.id, body: 'Yes, 3 works 👍' }, { targetBaseUrl: target });
+    const result = await replyAsClient(
+      t.business.id,
+      { channel: 'sms', clientId: client.id, body: 'Yes, 3 works 👍' },
+      { targetBaseUrl: target },
+    );
 
     expect(result.providerId).toMatch(/^SM[0-9a-f]{32}$/);
     expect(result.conversationId).toBe(conv.id);
@@ -89,9 +104,18 @@ describe('replyAsClient: SMS', () => {
     expect(request).toMatchObject({ path: '/api/v1/webhooks/twilio/sms/incoming', status: 200 });
     expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
     const form = new URLSearchParams(request.body.toString());
-    expect(Object.fromEntries(form)).toMatchObject({ MessageSid: result.providerId, From: client.phoneNumber, To: number.phoneNumber, Body: 'Yes, 3 works 👍', NumMedia: '0' });
+    expect(Object.fromEntries(form)).toMatchObject({
+      MessageSid: result.providerId,
+      From: client.phoneNumber,
+      To: number.phoneNumber,
+      Body: 'Yes, 3 works 👍',
+      NumMedia: '0',
+    });
     // The signature is the one Twilio would send: it verifies against PUBLIC_BASE_URL + path.
-    const replayed = new Request('http://localhost:3000/api/v1/webhooks/twilio/sms/incoming', { method: 'POST', headers: { 'x-twilio-signature': request.headers['x-twilio-signature']! } });
+    const replayed = new Request('http://localhost:3000/api/v1/webhooks/twilio/sms/incoming', {
+      method: 'POST',
+      headers: { 'x-twilio-signature': request.headers['x-twilio-signature']! },
+    });
     expect(() => verifyTwilioSignature(replayed, request.body.toString())).not.toThrow();
 
     const [stored] = await db.select().from(messages).where(eq(messages.id, result.messageId!));
@@ -121,7 +145,11 @@ describe('replyAsClient: SMS', () => {
   it('a webhook signed with another token is refused (403) and stores nothing', async () => {
     const { t, client } = await phoneSetup();
     await expect(
-      replyAsClient(t.business.id, { channel: 'sms', clientId: client.id, body: 'forged' }, { targetBaseUrl: target, twilioAuthToken: 'not-the-auth-token' }),
+      replyAsClient(
+        t.business.id,
+        { channel: 'sms', clientId: client.id, body: 'forged' },
+        { targetBaseUrl: target, twilioAuthToken: 'not-the-auth-token' },
+      ),
     ).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/answered 403: Invalid Twilio signature/) });
     expect(await inboundOf(t.business.id, 'sms')).toHaveLength(0);
   });
@@ -129,19 +157,29 @@ describe('replyAsClient: SMS', () => {
   it('says why when there is nothing to text: no SMS number, no client phone, unreachable endpoint', async () => {
     const t = await createTenant();
     const client = await createClient(t.business.id);
-    await expect(replyAsClient(t.business.id, { channel: 'sms', clientId: client.id, body: 'hi' }, { targetBaseUrl: target })).rejects.toMatchObject({
+    await expect(
+      replyAsClient(t.business.id, { channel: 'sms', clientId: client.id, body: 'hi' }, { targetBaseUrl: target }),
+    ).rejects.toMatchObject({
       code: 'bad_request',
       message: expect.stringMatching(/no SMS number/),
     });
     await createSmsNumber(t.business.id);
     const noPhone = await createClient(t.business.id, { phoneNumber: null });
-    await expect(replyAsClient(t.business.id, { channel: 'sms', clientId: noPhone.id, body: 'hi' }, { targetBaseUrl: target })).rejects.toMatchObject({ code: 'validation' });
     await expect(
-      replyAsClient(t.business.id, { channel: 'sms', clientId: client.id, body: 'hi' }, { targetBaseUrl: 'http://127.0.0.1:9', timeoutMs: 2000 }),
+      replyAsClient(t.business.id, { channel: 'sms', clientId: noPhone.id, body: 'hi' }, { targetBaseUrl: target }),
+    ).rejects.toMatchObject({ code: 'validation' });
+    await expect(
+      replyAsClient(
+        t.business.id,
+        { channel: 'sms', clientId: client.id, body: 'hi' },
+        { targetBaseUrl: 'http://127.0.0.1:9', timeoutMs: 2000 },
+      ),
     ).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/Could not reach/) });
     // Another business's client is not found.
     const other = await createTenant();
-    await expect(replyAsClient(other.business.id, { channel: 'sms', clientId: client.id, body: 'hi' }, { targetBaseUrl: target })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(
+      replyAsClient(other.business.id, { channel: 'sms', clientId: client.id, body: 'hi' }, { targetBaseUrl: target }),
+    ).rejects.toMatchObject({ code: 'not_found' });
   });
 });
 
@@ -149,7 +187,10 @@ describe('replyAsClient: email', () => {
   /** A business and a client we emailed (a stored Message-ID to reply to). */
   async function mailSetup() {
     const t = await createTenant();
-    const client = await createClient(t.business.id, { name: 'Pat "PJ" Jones', email: `pat.${randomUUID().slice(0, 8)}@example.test` });
+    const client = await createClient(t.business.id, {
+      name: 'Pat "PJ" Jones',
+      email: `pat.${randomUUID().slice(0, 8)}@example.test`,
+    });
     const conv = await createConversation(t.business.id, client.id);
     const ourMessageId = `<${randomUUID()}@studio.test>`;
     const sent = await createMessage(conv, {
@@ -204,7 +245,14 @@ describe('replyAsClient: email', () => {
       inReplyTo: ourMessageId,
       providerMetadata: { html: '<p>Thursday <b>works</b>.</p>' },
     });
-    expect(stored!.attachments).toEqual([expect.objectContaining({ filename: 'intake form.pdf', content_type: 'application/pdf', size: pdf.length, content: pdf.toString('base64') })]);
+    expect(stored!.attachments).toEqual([
+      expect.objectContaining({
+        filename: 'intake form.pdf',
+        content_type: 'application/pdf',
+        size: pdf.length,
+        content: pdf.toString('base64'),
+      }),
+    ]);
 
     const mailbox = await sandboxMailbox(t.business.id, client.id);
     expect(mailbox.businessAddress).toBe(t.business.fromEmail);
@@ -212,7 +260,10 @@ describe('replyAsClient: email', () => {
       [result.messageId, 'inbound', 'Re: Your appointment'],
       [sent.id, 'outbound', 'Your appointment'],
     ]);
-    expect(mailbox.emails[0]).toMatchObject({ html: '<p>Thursday <b>works</b>.</p>', attachments: [{ filename: 'intake form.pdf', size: pdf.length }] });
+    expect(mailbox.emails[0]).toMatchObject({
+      html: '<p>Thursday <b>works</b>.</p>',
+      attachments: [{ filename: 'intake form.pdf', size: pdf.length }],
+    });
   });
 
   it('the mailbox hands the page sanitized HTML only: no scripts, handlers, javascript: links or remote loads', async () => {
@@ -239,12 +290,20 @@ describe('replyAsClient: email', () => {
   it('a client never emailed writes to the business’s sender address with their own subject; a wrong secret is refused', async () => {
     const t = await createTenant();
     const client = await createClient(t.business.id);
-    const result = await replyAsClient(t.business.id, { channel: 'email', clientId: client.id, subject: 'Question', text: 'Do you open Sundays?' }, { targetBaseUrl: target });
+    const result = await replyAsClient(
+      t.business.id,
+      { channel: 'email', clientId: client.id, subject: 'Question', text: 'Do you open Sundays?' },
+      { targetBaseUrl: target },
+    );
     const [stored] = await db.select().from(messages).where(eq(messages.id, result.messageId!));
     expect(stored).toMatchObject({ subject: 'Question', toAddress: t.business.fromEmail, inReplyTo: null, clientId: client.id });
 
     await expect(
-      replyAsClient(t.business.id, { channel: 'email', clientId: client.id, subject: 'Forged', text: 'x' }, { targetBaseUrl: target, inboundSecret: 'wrong-secret' }),
+      replyAsClient(
+        t.business.id,
+        { channel: 'email', clientId: client.id, subject: 'Forged', text: 'x' },
+        { targetBaseUrl: target, inboundSecret: 'wrong-secret' },
+      ),
     ).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/answered 403/) });
     expect((await inboundOf(t.business.id, 'email')).map((m) => m.subject)).toEqual(['Question']);
   });
@@ -265,9 +324,15 @@ describe('client list', () => {
     expect(all).toMatchObject({ total: 3, nextPage: true });
     expect(all.clients[0]!.clientId).toBe(ben.id);
     expect((await listSandboxClients(t.business.id, { page: 2, pageSize: 2 })).clients).toHaveLength(1);
-    expect((await listSandboxClients(t.business.id, { search: 'ava', page: 1, pageSize: 25 })).clients.map((c) => c.clientId)).toEqual([ava.id]);
-    expect((await listSandboxClients(t.business.id, { search: '5550102', page: 1, pageSize: 25 })).clients.map((c) => c.clientId)).toEqual([ben.id]);
-    expect((await listSandboxClients(t.business.id, { search: 'BEN@EXAMPLE', page: 1, pageSize: 25 })).clients.map((c) => c.clientId)).toEqual([ben.id]);
+    expect(
+      (await listSandboxClients(t.business.id, { search: 'ava', page: 1, pageSize: 25 })).clients.map((c) => c.clientId),
+    ).toEqual([ava.id]);
+    expect(
+      (await listSandboxClients(t.business.id, { search: '5550102', page: 1, pageSize: 25 })).clients.map((c) => c.clientId),
+    ).toEqual([ben.id]);
+    expect(
+      (await listSandboxClients(t.business.id, { search: 'BEN@EXAMPLE', page: 1, pageSize: 25 })).clients.map((c) => c.clientId),
+    ).toEqual([ben.id]);
     // LIKE wildcards are literal.
     expect((await listSandboxClients(t.business.id, { search: '50%', page: 1, pageSize: 25 })).total).toBe(1);
     await expect(sandboxPhone(other.business.id, ava.id)).rejects.toMatchObject({ code: 'not_found' });
@@ -282,7 +347,9 @@ describe('gating: the sandbox exists only with the sandbox providers', () => {
     expect((await trpc.sandbox.thread({ clientId: client.id })).messages).toHaveLength(1);
     expect((await trpc.sandbox.mailbox({ clientId: client.id })).emails).toEqual([]);
     const other = await createTenant();
-    await expect((await callerFor(other.sessionToken)).sandbox.thread({ clientId: client.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect((await callerFor(other.sessionToken)).sandbox.thread({ clientId: client.id })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
   });
 
   it('with Twilio or SMTP configured every procedure is NOT_FOUND and nothing is signed', async () => {
@@ -295,8 +362,12 @@ describe('gating: the sandbox exists only with the sandbox providers', () => {
       await expect(trpc.sandbox.thread({ clientId: client.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
       await expect(trpc.sandbox.mailbox({ clientId: client.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
       await expect(trpc.sandbox.replySms({ clientId: client.id, body: 'hi' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
-      await expect(trpc.sandbox.replyEmail({ clientId: client.id, subject: 's', text: 'hi' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
-      await expect(replyAsClient(t.business.id, { channel: 'sms', clientId: client.id, body: 'hi' }, { targetBaseUrl: target })).rejects.toMatchObject({ code: 'not_found' });
+      await expect(trpc.sandbox.replyEmail({ clientId: client.id, subject: 's', text: 'hi' })).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+      });
+      await expect(
+        replyAsClient(t.business.id, { channel: 'sms', clientId: client.id, body: 'hi' }, { targetBaseUrl: target }),
+      ).rejects.toMatchObject({ code: 'not_found' });
     }
     expect(await inboundOf(t.business.id, 'sms')).toHaveLength(0);
   });
@@ -306,7 +377,9 @@ describe('gating: the sandbox exists only with the sandbox providers', () => {
     expect(sandboxEnabled(parseEnv(base))).toBe(false);
     expect(sandboxEnabled(parseEnv({ ...base, SANDBOX_ENABLED: 'false' }))).toBe(false);
     expect(sandboxEnabled(parseEnv({ ...base, SANDBOX_ENABLED: 'true' }))).toBe(true);
-    expect(sandboxEnabled(parseEnv({ ...base, SANDBOX_ENABLED: 'true', SMS_PROVIDER: 'twilio', TWILIO_AUTH_TOKEN: 'x' }))).toBe(false);
+    expect(sandboxEnabled(parseEnv({ ...base, SANDBOX_ENABLED: 'true', SMS_PROVIDER: 'twilio', TWILIO_AUTH_TOKEN: 'x' }))).toBe(
+      false,
+    );
     expect(sandboxEnabled(parseEnv({ NODE_ENV: 'development' }))).toBe(true);
     const { t, client } = await phoneSetup();
     const trpc = await callerFor(t.sessionToken);
@@ -322,7 +395,12 @@ describe('gating: the sandbox exists only with the sandbox providers', () => {
   });
 
   it('a production build on the sandbox providers verifies with secrets derived from SESSION_SECRET, never the public development ones', () => {
-    const base = { NODE_ENV: 'production', PLATFORM_API_KEY: 'p'.repeat(20), SESSION_SECRET: 's'.repeat(20), SANDBOX_ENABLED: 'true' };
+    const base = {
+      NODE_ENV: 'production',
+      PLATFORM_API_KEY: 'p'.repeat(20),
+      SESSION_SECRET: 's'.repeat(20),
+      SANDBOX_ENABLED: 'true',
+    };
     const sandbox = parseEnv(base);
     expect(sandboxEnabled(sandbox)).toBe(true);
     expect(sandbox.twilio.authToken).toMatch(/^[\w-]{40,}$/);
@@ -331,8 +409,18 @@ describe('gating: the sandbox exists only with the sandbox providers', () => {
     expect(sandbox.emailInboundSecret).not.toBe(sandbox.twilio.authToken);
     expect(parseEnv({ ...base, SESSION_SECRET: 't'.repeat(20) }).twilio.authToken).not.toBe(sandbox.twilio.authToken);
     // Real providers: only configured secrets; no derived ones, and no sandbox.
-    const real = parseEnv({ ...base, TWILIO_ACCOUNT_SID: 'AC' + '1'.repeat(32), TWILIO_AUTH_TOKEN: 'real-token', SMTP_URL: 'smtp://mail.example.test:587' });
-    expect(real).toMatchObject({ smsProvider: 'twilio', emailProvider: 'smtp', emailInboundSecret: undefined, twilio: { authToken: 'real-token' } });
+    const real = parseEnv({
+      ...base,
+      TWILIO_ACCOUNT_SID: 'AC' + '1'.repeat(32),
+      TWILIO_AUTH_TOKEN: 'real-token',
+      SMTP_URL: 'smtp://mail.example.test:587',
+    });
+    expect(real).toMatchObject({
+      smsProvider: 'twilio',
+      emailProvider: 'smtp',
+      emailInboundSecret: undefined,
+      twilio: { authToken: 'real-token' },
+    });
     expect(sandboxEnabled(real)).toBe(false);
   });
 });

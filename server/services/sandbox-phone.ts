@@ -6,7 +6,14 @@ import { env, type Env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { sanitizeEmailHtml } from '@/server/lib/email-html';
 import { smsSegments } from '@/server/lib/sms-segments';
-import { inboundEmailPath, inboundParseForm, multipartBody, TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest } from '@/server/providers/webhook-requests';
+import {
+  inboundEmailPath,
+  inboundParseForm,
+  multipartBody,
+  TWILIO_WEBHOOK_PATHS,
+  twilioSid,
+  twilioWebhookRequest,
+} from '@/server/providers/webhook-requests';
 import { attachmentsWithoutBytes } from './messages/serialize';
 import { escapeLike } from './search';
 
@@ -27,7 +34,8 @@ export function sandboxEnabled(config: Env = env()): boolean {
 }
 
 export function assertSandboxEnabled(): void {
-  if (!sandboxEnabled()) throw new AppError('not_found', 'The sandbox exists only while the sandbox SMS and email providers are in use');
+  if (!sandboxEnabled())
+    throw new AppError('not_found', 'The sandbox exists only while the sandbox SMS and email providers are in use');
 }
 
 /* ----------------------------------------------------------------------------------------------
@@ -41,7 +49,9 @@ export async function listSandboxClients(businessId: number, q: SandboxClientQue
   const where: SQL[] = [sql`cl.business_id = ${businessId}`];
   const term = q.search?.trim();
   if (term) {
-    where.push(sql`(coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${`%${escapeLike(term)}%`}`);
+    where.push(
+      sql`(coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${`%${escapeLike(term)}%`}`,
+    );
   }
   const cond = sql.join(where, sql` and `);
   const [rows, [total]] = await Promise.all([
@@ -200,7 +210,13 @@ export async function sandboxMailbox(businessId: number, clientId: number) {
 /** The last email the business sent this client (that a reply can thread to), or a given one. */
 async function emailToAnswer(businessId: number, clientId: number, messageId?: number) {
   const [row] = await db
-    .select({ id: messages.id, subject: messages.subject, from: messages.fromAddress, emailMessageId: messages.emailMessageId, inReplyTo: messages.inReplyTo })
+    .select({
+      id: messages.id,
+      subject: messages.subject,
+      from: messages.fromAddress,
+      emailMessageId: messages.emailMessageId,
+      inReplyTo: messages.inReplyTo,
+    })
     .from(messages)
     .where(
       and(
@@ -214,7 +230,8 @@ async function emailToAnswer(businessId: number, clientId: number, messageId?: n
     )
     .orderBy(desc(messages.sentAt), desc(messages.id))
     .limit(1);
-  if (!row && messageId !== undefined) throw AppError.invalid(['body', 'reply_to_message_id'], `Message ${messageId} is not an email sent to this client`);
+  if (!row && messageId !== undefined)
+    throw AppError.invalid(['body', 'reply_to_message_id'], `Message ${messageId} is not an email sent to this client`);
   return row ?? null;
 }
 
@@ -273,7 +290,11 @@ export type ReplyResult = {
   conversationId: number | null;
 };
 
-export async function replyAsClient(businessId: number, reply: SmsReply | EmailReply, options: ReplyOptions = {}): Promise<ReplyResult> {
+export async function replyAsClient(
+  businessId: number,
+  reply: SmsReply | EmailReply,
+  options: ReplyOptions = {},
+): Promise<ReplyResult> {
   assertSandboxEnabled();
   return reply.channel === 'sms' ? replySms(businessId, reply, options) : replyEmail(businessId, reply, options);
 }
@@ -335,12 +356,17 @@ async function replyEmail(businessId: number, reply: EmailReply, options: ReplyO
   if (reply.attachment) {
     const content = Buffer.from(reply.attachment.contentBase64, 'base64');
     if (content.length > MAX_SANDBOX_ATTACHMENT_BYTES) throw new AppError('payload_too_large', 'The attachment is over 5 MiB');
-    attachment = { filename: reply.attachment.filename, contentType: reply.attachment.contentType || 'application/octet-stream', content };
+    attachment = {
+      filename: reply.attachment.filename,
+      contentType: reply.attachment.contentType || 'application/octet-stream',
+      content,
+    };
   }
 
   const domain = client.email.slice(client.email.lastIndexOf('@') + 1) || 'sandbox.invalid';
   const messageId = `<${randomUUID()}@${domain}>`;
-  const subject = reply.subject?.trim() || (answered?.subject ? `Re: ${answered.subject.replace(/^(re:\s*)+/i, '')}` : '(no subject)');
+  const subject =
+    reply.subject?.trim() || (answered?.subject ? `Re: ${answered.subject.replace(/^(re:\s*)+/i, '')}` : '(no subject)');
   const references = answered ? [...(answered.inReplyTo ? [answered.inReplyTo] : []), answered.emailMessageId!] : [];
   const form = inboundParseForm({
     from: mailbox(client.name, client.email),
@@ -361,12 +387,25 @@ async function replyEmail(businessId: number, reply: EmailReply, options: ReplyO
   const [stored] = await db
     .select({ id: messages.id, conversationId: messages.conversationId })
     .from(messages)
-    .where(and(eq(messages.provider, 'sendgrid'), eq(messages.providerMessageId, messageId), eq(messages.businessId, businessId)));
-  return { channel: 'email', providerId: messageId, messageId: stored?.id ?? null, conversationId: stored?.conversationId ?? null };
+    .where(
+      and(eq(messages.provider, 'sendgrid'), eq(messages.providerMessageId, messageId), eq(messages.businessId, businessId)),
+    );
+  return {
+    channel: 'email',
+    providerId: messageId,
+    messageId: stored?.id ?? null,
+    conversationId: stored?.conversationId ?? null,
+  };
 }
 
 /** POSTs like the provider (no redirects followed); anything but a 2xx is an error naming the answer. */
-async function post(url: string, headers: Record<string, string>, body: string | Uint8Array, options: ReplyOptions, what: string): Promise<void> {
+async function post(
+  url: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array,
+  options: ReplyOptions,
+  what: string,
+): Promise<void> {
   let res: Response;
   try {
     res = await fetch(url, {

@@ -151,7 +151,11 @@ describe('matching', () => {
     const paged = [];
     for (const page of [1, 2, 3]) paged.push(idsOf(await search(t, 'order check', { page, pageSize: 2 })));
     expect(paged).toEqual([expected.slice(0, 2), expected.slice(2, 4), expected.slice(4)]);
-    expect(idsOf(await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=order+check')))).toEqual([newest.id, tieC.id, tieA.id]);
+    expect(idsOf(await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=order+check')))).toEqual([
+      newest.id,
+      tieC.id,
+      tieA.id,
+    ]);
   });
 });
 
@@ -180,7 +184,12 @@ describe('pagination', () => {
     const far = await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=paged&page=50&page_size=100'));
     expect(far).toMatchObject({ messages: [], total_messages: 7, next_page: false, page: 50, page_size: 100 });
     // Defaults, and the page_size bound.
-    expect(await getPage(t, businessUrl(t, 'search_term=paged'))).toMatchObject({ page: 1, page_size: 25, total_messages: 7, next_page: false });
+    expect(await getPage(t, businessUrl(t, 'search_term=paged'))).toMatchObject({
+      page: 1,
+      page_size: 25,
+      total_messages: 7,
+      next_page: false,
+    });
     expect((await api.get(businessUrl(t, 'search_term=paged&page_size=101'), { headers: t.headers })).status).toBe(422);
     // No match at all.
     expect(await search(t, 'nothing like this')).toMatchObject({ messages: [], total_messages: 0, next_page: false });
@@ -196,7 +205,11 @@ describe('scope', () => {
     const page = await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=scoped+word'));
     expect(idsOf(page)).toEqual([mine.id]);
     expect(page.total_messages).toBe(1);
-    expect(page.messages[0]).toMatchObject({ conversation_id: t.conversation.id, client_id: t.client.id, content: 'scoped word here' });
+    expect(page.messages[0]).toMatchObject({
+      conversation_id: t.conversation.id,
+      client_id: t.client.id,
+      content: 'scoped word here',
+    });
   });
 
   it("another business's conversation in the path is a 404 and its messages are never returned", async () => {
@@ -242,7 +255,9 @@ describe('scope', () => {
     const mine = await text(t.conversation, 'narrowing term one');
     const theirs = await text(other, 'narrowing term two');
     expect(idsOf(await getPage(t, businessUrl(t, `search_term=narrowing&conversation_id=${other.id}`)))).toEqual([theirs.id]);
-    expect(idsOf(await getPage(t, businessUrl(t, `search_term=narrowing&conversation_id=${t.conversation.id}`)))).toEqual([mine.id]);
+    expect(idsOf(await getPage(t, businessUrl(t, `search_term=narrowing&conversation_id=${t.conversation.id}`)))).toEqual([
+      mine.id,
+    ]);
   });
 
   it('without conversation_id, searches every conversation of the business and nothing of any other', async () => {
@@ -271,7 +286,9 @@ describe('notes', () => {
 
     expect(idsOf(await getPage(t, businessUrl(t, 'search_term=followup')))).toEqual([message.id]);
     expect(idsOf(await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=followup')))).toEqual([message.id]);
-    expect(idsOf(await getPage(t, businessUrl(t, `search_term=followup&conversation_id=${t.conversation.id}`)))).toEqual([message.id]);
+    expect(idsOf(await getPage(t, businessUrl(t, `search_term=followup&conversation_id=${t.conversation.id}`)))).toEqual([
+      message.id,
+    ]);
     expect((await getPage(t, businessUrl(t, 'search_term=followup'))).total_messages).toBe(1);
     expect(idsOf(await search(t, 'followup'))).toEqual([message.id]);
 
@@ -279,12 +296,21 @@ describe('notes', () => {
     expect(idsOf(withNotes)).toEqual([staffNote.id, otherNote.id, message.id]);
     expect(withNotes.total_messages).toBe(3);
     expect(withNotes.messages[0]).toMatchObject({ message_type: 'NOTE', channel: null });
-    expect(idsOf(await search(t, 'followup', { includeNotes: true, conversationId: t.conversation.id }))).toEqual([staffNote.id, message.id]);
+    expect(idsOf(await search(t, 'followup', { includeNotes: true, conversationId: t.conversation.id }))).toEqual([
+      staffNote.id,
+      message.id,
+    ]);
   });
 });
 
 /** `n` messages in `conversations` (round robin) whose content is `content(g)`, g = 1 newest … n oldest. */
-async function bulkMessages(t: Tenant, conversations: Conversation[], n: number, content: SQL, extra: { type?: 'TEXT' | 'NOTE' } = {}) {
+async function bulkMessages(
+  t: Tenant,
+  conversations: Conversation[],
+  n: number,
+  content: SQL,
+  extra: { type?: 'TEXT' | 'NOTE' } = {},
+) {
   const note = extra.type === 'NOTE';
   await db.execute(sql`
     insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, sent_at)
@@ -343,7 +369,18 @@ describe('query plans (20,000 messages)', () => {
     const common = await search(t, 'appointment number', { page: 2, pageSize: 10 });
     expect(common).toMatchObject({ total_messages: SEARCH_TOTAL_CAP, total_capped: true, next_page: true });
     // g = 11..20 are the 11th to 20th newest.
-    expect(common.messages.map((m) => m.content?.split(' ')[4])).toEqual(['11', '12', '13', '14', '15', '16', '17', '18', '19', '20']);
+    expect(common.messages.map((m) => m.content?.split(' ')[4])).toEqual([
+      '11',
+      '12',
+      '13',
+      '14',
+      '15',
+      '16',
+      '17',
+      '18',
+      '19',
+      '20',
+    ]);
   });
 });
 
@@ -364,7 +401,9 @@ describe('capped totals (SEARCH_TOTAL_CAP)', () => {
     expect(await search(t, 'onemore')).toMatchObject({ total_messages: 1000, total_capped: true, next_page: true });
     const first = await getPage(t, businessUrl(t, 'search_term=beyond&page_size=100'));
     expect(first).toMatchObject({ total_messages: 1000, total_capped: true, next_page: true, page: 1 });
-    expect(first.messages.map((m) => m.content)).toEqual(Array.from({ length: 100 }, (_, i) => `row ${i + 1} beyond${i < 1000 ? ' exactly onemore' : ''}`));
+    expect(first.messages.map((m) => m.content)).toEqual(
+      Array.from({ length: 100 }, (_, i) => `row ${i + 1} beyond${i < 1000 ? ' exactly onemore' : ''}`),
+    );
     // Page 13 of 100 (rows 1,201–1,230): past the cap, the last page.
     const last = await getPage(t, businessUrl(t, 'search_term=beyond&page=13&page_size=100'));
     expect(last).toMatchObject({ total_messages: 1000, total_capped: true, next_page: false });
@@ -373,7 +412,10 @@ describe('capped totals (SEARCH_TOTAL_CAP)', () => {
     // Page 12 ends at row 1,200: another page follows.
     expect((await search(t, 'beyond', { page: 12, pageSize: 100 })).next_page).toBe(true);
     // The conversation variant caps the same way (615 of the 1,230 are in this conversation).
-    expect(await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=beyond'))).toMatchObject({ total_messages: 615, total_capped: false });
+    expect(await getPage(t, conversationUrl(t, t.conversation.id, 'search_term=beyond'))).toMatchObject({
+      total_messages: 615,
+      total_capped: false,
+    });
   });
 
   it('the walk and the trigram bitmap answer the same rows in the same order, page by page, notes excluded unless asked', async () => {
@@ -390,9 +432,16 @@ describe('capped totals (SEARCH_TOTAL_CAP)', () => {
     await db.execute(sql`vacuum analyze messages`);
     for (const term of ['common', 'sparse', 'msg 1']) {
       for (const includeNotes of [false, true]) {
-        for (const [limit, offset] of [[25, 0], [25, 50], [100, 1900], [10, 2990]] as const) {
+        for (const [limit, offset] of [
+          [25, 0],
+          [25, 50],
+          [100, 1900],
+          [10, 2990],
+        ] as const) {
           const q = { businessId: t.business.id, term, includeNotes, limit, offset };
-          const walk = (await db.execute<{ n: number; complete: boolean; ids: string[] }>(matchQuery({ ...q, walkRows: 100_000 }, 'walk')))[0]!;
+          const walk = (
+            await db.execute<{ n: number; complete: boolean; ids: string[] }>(matchQuery({ ...q, walkRows: 100_000 }, 'walk'))
+          )[0]!;
           const bitmap = (await db.execute<{ n: number; complete: boolean; ids: string[] }>(matchQuery(q, 'bitmap')))[0]!;
           const label = `${term} notes=${includeNotes} ${limit}@${offset}`;
           expect(walk.ids, label).toEqual(bitmap.ids);

@@ -63,7 +63,10 @@ export async function createConversation(
   overrides: Partial<typeof conversations.$inferInsert> = {},
   tx: Tx = db,
 ) {
-  const [row] = await tx.insert(conversations).values({ businessId, clientId, ...overrides }).returning();
+  const [row] = await tx
+    .insert(conversations)
+    .values({ businessId, clientId, ...overrides })
+    .returning();
   return row!;
 }
 

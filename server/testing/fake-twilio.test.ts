@@ -64,7 +64,10 @@ describe('fake twilio', () => {
     expect(json.sid).toMatch(/^SM[0-9a-f]{32}$/);
     expect(json.date_created).toMatch(/^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} \+0000$/);
     expect(json.uri).toBe(`/2010-04-01/Accounts/${fake.accountSid}/Messages/${String(json.sid)}.json`);
-    expect(fake.messages.at(-1)).toMatchObject({ mediaUrls: ['https://x/1.jpg', 'https://x/2.jpg'], statusCallback: 'https://example.com/cb' });
+    expect(fake.messages.at(-1)).toMatchObject({
+      mediaUrls: ['https://x/1.jpg', 'https://x/2.jpg'],
+      statusCallback: 'https://example.com/cb',
+    });
 
     const fetched = await fetch(`${base}/${String(json.sid)}.json`, { headers: { authorization: auth } });
     expect(fetched.status).toBe(200);
@@ -85,7 +88,10 @@ describe('fake twilio', () => {
   it('failNext, behaviors and test numbers', async () => {
     fake.failNext(2, { status: 503 });
     expect((await create({ To: '+14155550100', From: '+15005550006', Body: 'x' })).status).toBe(503);
-    expect(await (await create({ To: '+14155550100', From: '+15005550006', Body: 'x' })).json()).toMatchObject({ code: 20500, status: 503 });
+    expect(await (await create({ To: '+14155550100', From: '+15005550006', Body: 'x' })).json()).toMatchObject({
+      code: 20500,
+      status: 503,
+    });
     expect((await create({ To: '+14155550100', From: '+15005550006', Body: 'x' })).status).toBe(201);
 
     fake.setBehavior(twilioTestNumberBehavior);
@@ -102,7 +108,12 @@ describe('fake twilio', () => {
     const list = async (q: string) => {
       const res = await fetch(`${base}.json?${q}`, { headers: { authorization: auth } });
       expect(res.status).toBe(200);
-      return (await res.json()) as { messages: Array<{ body: string }>; next_page_uri: string | null; page_size: number; page: number };
+      return (await res.json()) as {
+        messages: Array<{ body: string }>;
+        next_page_uri: string | null;
+        page_size: number;
+        page: number;
+      };
     };
     const first = await list(new URLSearchParams({ To: to, PageSize: '3', 'DateSent>': `${today}T00:00:00Z` }).toString());
     expect(first.messages.map((m) => m.body)).toEqual(['m4', 'm3', 'm2']);

@@ -113,9 +113,17 @@ export const twilioTestNumberBehavior: FakeTwilioBehavior = (req) => {
     case '+15005550001':
       return { status: 400, code: 21211, message: `The 'To' number ${req.to} is not a valid phone number.` };
     case '+15005550002':
-      return { status: 400, code: 21612, message: `The 'To' phone number: ${req.to}, is not currently reachable using the 'From' phone number: ${req.from} via SMS.` };
+      return {
+        status: 400,
+        code: 21612,
+        message: `The 'To' phone number: ${req.to}, is not currently reachable using the 'From' phone number: ${req.from} via SMS.`,
+      };
     case '+15005550003':
-      return { status: 400, code: 21408, message: `Permission to send an SMS has not been enabled for the region indicated by the 'To' number: ${req.to}.` };
+      return {
+        status: 400,
+        code: 21408,
+        message: `Permission to send an SMS has not been enabled for the region indicated by the 'To' number: ${req.to}.`,
+      };
     case '+15005550004':
       return { status: 400, code: 21610, message: 'Attempt to send to unsubscribed recipient' };
     case '+15005550009':
@@ -123,9 +131,17 @@ export const twilioTestNumberBehavior: FakeTwilioBehavior = (req) => {
   }
   switch (req.from) {
     case '+15005550001':
-      return { status: 400, code: 21212, message: `The 'From' number ${req.from} is not a valid phone number, shortcode, or alphanumeric sender ID.` };
+      return {
+        status: 400,
+        code: 21212,
+        message: `The 'From' number ${req.from} is not a valid phone number, shortcode, or alphanumeric sender ID.`,
+      };
     case '+15005550007':
-      return { status: 400, code: 21606, message: `The From phone number ${req.from} is not a valid, SMS-capable inbound phone number or short code for your account.` };
+      return {
+        status: 400,
+        code: 21606,
+        message: `The From phone number ${req.from} is not a valid, SMS-capable inbound phone number or short code for your account.`,
+      };
     case '+15005550008':
       return { status: 400, code: 21611, message: `This 'From' number has exceeded the maximum number of queued messages` };
   }
@@ -169,7 +185,8 @@ export async function startFakeTwilio(
   }
 
   function sendError(res: http.ServerResponse, status: number, code?: number, message?: string) {
-    const twilioCode = code ?? (status === 401 ? 20003 : status === 404 ? 20404 : status === 429 ? 20429 : status >= 500 ? 20500 : 21000);
+    const twilioCode =
+      code ?? (status === 401 ? 20003 : status === 404 ? 20404 : status === 429 ? 20429 : status >= 500 ? 20500 : 21000);
     send(res, status, {
       code: twilioCode,
       message: message ?? DEFAULT_ERROR_MESSAGES[status] ?? `HTTP ${status}`,

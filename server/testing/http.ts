@@ -35,7 +35,7 @@ export function match(pathname: string): { file: string; params: Record<string, 
     const params: Record<string, string> = {};
     const ok = route.pattern.every((seg, i) => {
       const dyn = seg.match(/^\[(.+)\]$/);
-      if (dyn) return (params[dyn[1]!] = parts[i]!), true;
+      if (dyn) return ((params[dyn[1]!] = parts[i]!), true);
       return seg === parts[i];
     });
     if (ok) return { file: route.file, params };

@@ -8,7 +8,13 @@ export type TwimlNode = { name: string; attrs: Record<string, string>; children:
 
 type Raw = Record<string, unknown> & { ':@'?: Record<string, string> };
 
-const parser = new XMLParser({ preserveOrder: true, ignoreAttributes: false, attributeNamePrefix: '', parseTagValue: false, parseAttributeValue: false });
+const parser = new XMLParser({
+  preserveOrder: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  parseTagValue: false,
+  parseAttributeValue: false,
+});
 
 function toNode(raw: Raw): TwimlNode | null {
   const name = Object.keys(raw).find((k) => k !== ':@')!;

@@ -30,7 +30,13 @@ async function answerOf(res: Response): Promise<Instructions> {
 
 /** The first request of a call (the number's or the TwiML app's Voice URL). */
 export async function startCall(call: TestCall, extra: TwilioParams = {}): Promise<Instructions> {
-  const res = await postTwilio(VOICE_PATHS.instructions, { ...ACCOUNT, Direction: 'inbound', CallStatus: 'ringing', ...call, ...extra });
+  const res = await postTwilio(VOICE_PATHS.instructions, {
+    ...ACCOUNT,
+    Direction: 'inbound',
+    CallStatus: 'ringing',
+    ...call,
+    ...extra,
+  });
   return answerOf(res);
 }
 
@@ -38,15 +44,29 @@ export async function startCall(call: TestCall, extra: TwilioParams = {}): Promi
 export async function followAction(verb: TwimlNode, call: TestCall, extra: TwilioParams = {}): Promise<Instructions> {
   const action = verb.attrs.action ?? '';
   if (!action.startsWith(`${TEST_BASE_URL}/`)) throw new Error(`<${verb.name}> has no action on ${TEST_BASE_URL}: ${action}`);
-  const res = await postTwilio(action.slice(TEST_BASE_URL.length), { ...ACCOUNT, Direction: 'inbound', CallStatus: 'in-progress', ...call, ...extra });
+  const res = await postTwilio(action.slice(TEST_BASE_URL.length), {
+    ...ACCOUNT,
+    Direction: 'inbound',
+    CallStatus: 'in-progress',
+    ...call,
+    ...extra,
+  });
   return answerOf(res);
 }
 
 /** A status callback of a call leg (a dialled leg carries `ParentCallSid`). */
 export const callStatus = (leg: TestCall & { ParentCallSid?: string }, CallStatus: string, extra: TwilioParams = {}) =>
-  postTwilio(VOICE_PATHS.status, { ...ACCOUNT, CallbackSource: 'call-progress-events', Direction: leg.ParentCallSid ? 'outbound-dial' : 'inbound', ...leg, CallStatus, ...extra });
+  postTwilio(VOICE_PATHS.status, {
+    ...ACCOUNT,
+    CallbackSource: 'call-progress-events',
+    Direction: leg.ParentCallSid ? 'outbound-dial' : 'inbound',
+    ...leg,
+    CallStatus,
+    ...extra,
+  });
 
-export const recordingUrl = (recordingSid: string) => `https://api.twilio.com/2010-04-01/Accounts/${ACCOUNT.AccountSid}/Recordings/${recordingSid}`;
+export const recordingUrl = (recordingSid: string) =>
+  `https://api.twilio.com/2010-04-01/Accounts/${ACCOUNT.AccountSid}/Recordings/${recordingSid}`;
 
 /** A recording status callback for the call `CallSid`. */
 export function recordingCallback(CallSid: string, extra: TwilioParams = {}) {

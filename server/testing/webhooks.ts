@@ -32,7 +32,11 @@ export type TwilioSignOptions = {
 };
 
 export function twilioSignature(path: string, params: TwilioParams, options: TwilioSignOptions = {}): string {
-  return expectedTwilioSignature(options.token ?? TWILIO_DEV_TOKEN, `${options.baseUrl ?? TEST_BASE_URL}${path}`, options.signedParams ?? params);
+  return expectedTwilioSignature(
+    options.token ?? TWILIO_DEV_TOKEN,
+    `${options.baseUrl ?? TEST_BASE_URL}${path}`,
+    options.signedParams ?? params,
+  );
 }
 
 /** Headers and form body of a Twilio webhook as Twilio would send it. */
@@ -40,7 +44,8 @@ export function twilioRequest(path: string, params: TwilioParams, options: Twili
   return twilioWebhookRequest(`${options.baseUrl ?? TEST_BASE_URL}${path}`, params, options.token ?? TWILIO_DEV_TOKEN, options);
 }
 
-export const postTwilio = (path: string, params: TwilioParams, options: TwilioSignOptions = {}) => api.post(path, twilioRequest(path, params, options));
+export const postTwilio = (path: string, params: TwilioParams, options: TwilioSignOptions = {}) =>
+  api.post(path, twilioRequest(path, params, options));
 
 /** A SendGrid Event Webhook verification key pair; `publicKeyBase64` is what Mail Settings shows (DER SPKI). */
 export function sendgridKeyPair(): { privateKey: KeyObject; publicKeyBase64: string } {
@@ -65,8 +70,12 @@ export type SendgridSignOptions = {
 export function sendgridRequest(privateKey: KeyObject, events: unknown[], options: SendgridSignOptions = {}) {
   const body = JSON.stringify(events);
   const timestamp = options.timestamp ?? String(Math.floor(Date.now() / 1000));
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-twilio-email-event-webhook-timestamp': timestamp };
-  const signature = options.signature === undefined ? sendgridSignature(privateKey, timestamp, options.signedBody ?? body) : options.signature;
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-twilio-email-event-webhook-timestamp': timestamp,
+  };
+  const signature =
+    options.signature === undefined ? sendgridSignature(privateKey, timestamp, options.signedBody ?? body) : options.signature;
   if (signature !== null) headers['x-twilio-email-event-webhook-signature'] = signature;
   return { headers, body };
 }

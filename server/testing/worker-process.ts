@@ -14,7 +14,9 @@ export async function startWorkerProcess(
   env: Record<string, string | undefined>,
   options: { readyTimeoutMs?: number } = {},
 ): Promise<WorkerProcess> {
-  const worker = spawnProc('worker', path.join(ROOT, 'node_modules/.bin/tsx'), ['workers/index.ts'], { env: { ...process.env, LOG_LEVEL: 'info', ...env } });
+  const worker = spawnProc('worker', path.join(ROOT, 'node_modules/.bin/tsx'), ['workers/index.ts'], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+  });
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   while (!worker.output().includes('worker started')) {
     if (!worker.alive() || Date.now() > deadline) {

@@ -20,7 +20,13 @@ async function post(token: string, calls: Call[], init: { body?: BodyInit; heade
   const body = init.body ?? JSON.stringify(Object.fromEntries(calls.map((c, i) => [i, { json: c.input ?? null }])));
   const req = new Request(`${ORIGIN}/api/trpc/${calls.map((c) => c.path).join(',')}?batch=1`, {
     method: 'POST',
-    headers: { host: 'localhost:3000', origin: ORIGIN, cookie: `session=${token}`, 'content-type': 'application/json', ...init.headers },
+    headers: {
+      host: 'localhost:3000',
+      origin: ORIGIN,
+      cookie: `session=${token}`,
+      'content-type': 'application/json',
+      ...init.headers,
+    },
     body,
   });
   return POST(req);
@@ -47,7 +53,9 @@ describe('tRPC door', () => {
     // REST requests with the same session share the count: 10 + 10 tRPC calls, then 5 REST requests…
     expect(await codes(await queries(t.sessionToken, batch))).toEqual(Array(MAX_TRPC_BATCH).fill('OK'));
     for (let i = 0; i < 5; i++) {
-      const res = await api.get(`/api/v1/businesses/${t.business.id}/locations`, { headers: { authorization: `Bearer ${t.sessionToken}` } });
+      const res = await api.get(`/api/v1/businesses/${t.business.id}/locations`, {
+        headers: { authorization: `Bearer ${t.sessionToken}` },
+      });
       expect(res.status).toBe(200);
     }
     // …and the limit of 25 is reached.
@@ -57,7 +65,10 @@ describe('tRPC door', () => {
 
   it('a batch over the limit is refused before any call runs', async () => {
     const t = await createTenant();
-    const res = await queries(t.sessionToken, Array.from({ length: MAX_TRPC_BATCH + 1 }, () => ({ path: 'session.me' })));
+    const res = await queries(
+      t.sessionToken,
+      Array.from({ length: MAX_TRPC_BATCH + 1 }, () => ({ path: 'session.me' })),
+    );
     expect(res.status).toBe(400);
   });
 
@@ -88,7 +99,9 @@ describe('tRPC door', () => {
       { path: 'inbox.label', input: { conversationId: conversation.id, label: 'x'.repeat(51) } },
     ];
     for (const call of cases) {
-      const [code] = await codes(QUERIES.has(call.path) ? await queries(t.sessionToken, [call]) : await post(t.sessionToken, [call]));
+      const [code] = await codes(
+        QUERIES.has(call.path) ? await queries(t.sessionToken, [call]) : await post(t.sessionToken, [call]),
+      );
       expect(['BAD_REQUEST', 'UNPROCESSABLE_CONTENT'], call.path).toContain(code);
     }
   });

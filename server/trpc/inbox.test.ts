@@ -1,7 +1,14 @@
 import { spawn } from 'node:child_process';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createClient, createConversation, createMessage, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
+import {
+  createClient,
+  createConversation,
+  createMessage,
+  createSmsNumber,
+  createStaff,
+  createTenant,
+} from '@/server/testing/factories';
 import { db } from '@/db/client';
 import { sessions, staff } from '@/db/schema';
 import { createContext } from './init';
@@ -80,21 +87,28 @@ describe('tRPC inbox router', () => {
     const b = await createTenant();
     const conv = await createConversation(a.business.id, (await createClient(a.business.id)).id);
     const html = '<p onclick="x()">Hi</p><script>alert(1)</script><img src="https://tracker.test/p.gif">';
-    const email = await createMessage(conv, { channel: 'email', messageType: 'EMAIL', direction: 'inbound', providerMetadata: { html } });
+    const email = await createMessage(conv, {
+      channel: 'email',
+      messageType: 'EMAIL',
+      direction: 'inbound',
+      providerMetadata: { html },
+    });
     const textOnly = await createMessage(conv, { channel: 'email', messageType: 'EMAIL', direction: 'inbound' });
     const sms = await createMessage(conv);
     const trpc = await callerFor(a.sessionToken);
 
     const view = await trpc.inbox.emailView({ messageId: email.id });
     expect(view.blockedImages).toBe(1);
-    expect(view.document).toContain("Content-Security-Policy");
+    expect(view.document).toContain('Content-Security-Policy');
     expect(view.document).toContain('<p>Hi</p>');
     expect(view.document).not.toMatch(/<script|onclick| src="https:\/\/tracker/);
     const withImages = await trpc.inbox.emailView({ messageId: email.id, allowRemoteImages: true });
     expect(withImages.document).toContain('src="https://tracker.test/p.gif"');
     expect(await trpc.inbox.emailView({ messageId: textOnly.id })).toEqual({ document: null, blockedImages: 0 });
     await expect(trpc.inbox.emailView({ messageId: sms.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    await expect((await callerFor(b.sessionToken)).inbox.emailView({ messageId: email.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect((await callerFor(b.sessionToken)).inbox.emailView({ messageId: email.id })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
   });
 
   it('the composer queues an SMS to the conversation’s client through the queue operation', async () => {
@@ -106,7 +120,12 @@ describe('tRPC inbox router', () => {
     const sent = await trpc.inbox.sendSms({ conversationId: conv.id, message: 'See you at 3!' });
     expect(sent.message_ids).toHaveLength(1);
     const page = await trpc.inbox.messages({ conversationId: conv.id });
-    expect(page.messages[0]).toMatchObject({ content: 'See you at 3!', message_status: 'queued', staff_name: a.owner.name, to_address: client.phoneNumber });
+    expect(page.messages[0]).toMatchObject({
+      content: 'See you at 3!',
+      message_status: 'queued',
+      staff_name: a.owner.name,
+      to_address: client.phoneNumber,
+    });
   });
 
   it('streams the business’s events, including changes made by another process, and not other businesses’', async () => {
@@ -127,13 +146,21 @@ describe('tRPC inbox router', () => {
     await new Promise((r) => setTimeout(r, 300)); // LISTEN established
 
     // Another business's change first (must not arrive), then one from a separate process.
-    await (await callerFor(b.sessionToken)).inbox.addNote({ conversationId: (await createConversation(b.business.id, (await createClient(b.business.id)).id)).id, content: 'not yours' });
+    await (
+      await callerFor(b.sessionToken)
+    ).inbox.addNote({
+      conversationId: (await createConversation(b.business.id, (await createClient(b.business.id)).id)).id,
+      content: 'not yours',
+    });
     await new Promise<void>((resolve, reject) => {
       const args = ['server/testing/add-note-cli.ts', String(a.business.id), String(convA.id), 'from another process'];
       const child = spawn('node_modules/.bin/tsx', args, { env: process.env, stdio: 'inherit' });
       child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
     });
-    await Promise.race([collecting, new Promise((_, reject) => setTimeout(() => reject(new Error('no event within 10 s')), 10_000))]);
+    await Promise.race([
+      collecting,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('no event within 10 s')), 10_000)),
+    ]);
     controller.abort();
     expect(received.every((e) => e.businessId === a.business.id)).toBe(true);
     expect(received.find((e) => e.type === 'message.created')!.conversationIds).toEqual([convA.id]);
@@ -152,9 +179,16 @@ describe('tRPC inbox router', () => {
         (err: { code?: string }) => err.code,
       );
       await new Promise((r) => setTimeout(r, 300));
-      if (end === 'revoke') await db.update(sessions).set({ revokedAt: sql`now()` }).where(eq(sessions.staffId, a.owner.id));
+      if (end === 'revoke')
+        await db
+          .update(sessions)
+          .set({ revokedAt: sql`now()` })
+          .where(eq(sessions.staffId, a.owner.id));
       else await db.update(staff).set({ active: false }).where(eq(staff.id, a.owner.id));
-      const outcome = await Promise.race([ended, new Promise((r) => setTimeout(() => r('still open'), SESSION_RECHECK_MS + 3_000))]);
+      const outcome = await Promise.race([
+        ended,
+        new Promise((r) => setTimeout(() => r('still open'), SESSION_RECHECK_MS + 3_000)),
+      ]);
       controller.abort();
       expect(outcome, end).toBe('UNAUTHORIZED');
     }

@@ -22,7 +22,8 @@ export async function createContext({ req, requestId = requestIdOf(req) }: { req
     caller = session ? ((await resolveSession(session.token, session.viaCookie)) as SessionCaller | null) : null;
   } catch (err) {
     // The session is looked up before any procedure runs, so its middleware's mapping never sees this.
-    if (isDatabaseUnavailable(err)) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'Database unavailable', cause: err });
+    if (isDatabaseUnavailable(err))
+      throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'Database unavailable', cause: err });
     throw err;
   }
   return { req, requestId, caller };
@@ -70,8 +71,10 @@ const mapErrors = t.middleware(async ({ ctx, next }) => {
   if (!result.ok) {
     const cause = result.error.cause;
     if (cause instanceof AppError) throw new TRPCError({ code: TRPC_CODE[cause.code], message: cause.message, cause });
-    if (isDatabaseUnavailable(cause)) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'Database unavailable', cause });
-    if (result.error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: cause ?? result.error, request_id: ctx.requestId }, 'trpc internal error');
+    if (isDatabaseUnavailable(cause))
+      throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'Database unavailable', cause });
+    if (result.error.code === 'INTERNAL_SERVER_ERROR')
+      logger.error({ err: cause ?? result.error, request_id: ctx.requestId }, 'trpc internal error');
   }
   return result;
 });

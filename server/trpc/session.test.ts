@@ -4,7 +4,10 @@ import { createContext } from './init';
 import { createCaller } from './root';
 
 async function callerFor(headers: Record<string, string>) {
-  const req = new Request('http://localhost:3000/api/trpc/x', { method: 'POST', headers: { host: 'localhost:3000', ...headers } });
+  const req = new Request('http://localhost:3000/api/trpc/x', {
+    method: 'POST',
+    headers: { host: 'localhost:3000', ...headers },
+  });
   return createCaller(await createContext({ req }));
 }
 

@@ -16,7 +16,11 @@ vi.mock('@/server/services/auth', async (original) => ({
 describe('tRPC while the database is unreachable', () => {
   it('answers 503 SERVICE_UNAVAILABLE when the session cannot be looked up', async () => {
     const input = encodeURIComponent(JSON.stringify({ json: null }));
-    const res = await GET(new Request(`http://localhost:3000/api/trpc/inbox.filters?input=${input}`, { headers: { host: 'localhost:3000', cookie: 'session=some-token' } }));
+    const res = await GET(
+      new Request(`http://localhost:3000/api/trpc/inbox.filters?input=${input}`, {
+        headers: { host: 'localhost:3000', cookie: 'session=some-token' },
+      }),
+    );
     expect(res.status).toBe(503);
     const body = (await res.json()) as { error: { json: { data: { code: string } } } };
     expect(body.error.json.data.code).toBe('SERVICE_UNAVAILABLE');

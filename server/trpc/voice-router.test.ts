@@ -4,7 +4,9 @@ import { createContext } from './init';
 import { createCaller } from './root';
 
 async function callerFor(token: string) {
-  const req = new Request('http://localhost:3000/api/trpc/x', { headers: { host: 'localhost:3000', cookie: `session=${token}` } });
+  const req = new Request('http://localhost:3000/api/trpc/x', {
+    headers: { host: 'localhost:3000', cookie: `session=${token}` },
+  });
   return createCaller(await createContext({ req }));
 }
 
@@ -13,7 +15,10 @@ describe('tRPC voice router (the browser dialer)', () => {
     // The test environment sets no TWILIO_API_KEY_* / TWILIO_TWIML_APP_SID.
     const a = await createTenant();
     const trpc = await callerFor(a.sessionToken);
-    await expect(trpc.voice.token()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: expect.stringMatching(/^Voice calling is not configured/) });
+    await expect(trpc.voice.token()).rejects.toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      message: expect.stringMatching(/^Voice calling is not configured/),
+    });
   });
 
   it('token: needs a session', async () => {
@@ -29,7 +34,11 @@ describe('tRPC voice router (the browser dialer)', () => {
     await createClient(b.business.id, { name: 'Other Business Client', phoneNumber: '+14155550999' });
     const trpc = await callerFor(a.sessionToken);
 
-    expect(await trpc.voice.clientForCaller({ phone: '+14155550123' })).toEqual({ clientId: ada.id, name: 'Ada Stone', conversationId: conv.id });
+    expect(await trpc.voice.clientForCaller({ phone: '+14155550123' })).toEqual({
+      clientId: ada.id,
+      name: 'Ada Stone',
+      conversationId: conv.id,
+    });
     expect(await trpc.voice.clientForCaller({ phone: '(415) 555-0123' })).toMatchObject({ clientId: ada.id });
     expect(await trpc.voice.clientForCaller({ phone: '+14155550999' })).toBeNull();
     expect(await trpc.voice.clientForCaller({ phone: 'client:staff-1' })).toBeNull();

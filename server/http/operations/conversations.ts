@@ -31,7 +31,8 @@ export const listConversations = defineOperation({
   path: '/businesses/{business_id}/conversations',
   tag: 'businesses',
   summary: 'Get paginated list of client conversations for a business',
-  description: 'Newest activity first. `status` repeatable or comma-separated; `assignment=mine` uses the session\'s staff, or `staff_id` with an API key.',
+  description:
+    "Newest activity first. `status` repeatable or comma-separated; `assignment=mine` uses the session's staff, or `staff_id` with an API key.",
   params: businessPath,
   query: ConversationListQuery,
   response: PaginatedBusinessClientDetails,
@@ -56,7 +57,8 @@ export const conversationFilters = defineOperation({
   path: '/businesses/{business_id}/conversations/filters',
   tag: 'businesses',
   summary: 'Get available conversation filters',
-  description: 'Counts per status, assignment, channel, label and location (zero counts included); `mine` only when a staff member is known.',
+  description:
+    'Counts per status, assignment, channel, label and location (zero counts included); `mine` only when a staff member is known.',
   params: businessPath,
   query: z.object({ staff_id: id.optional() }),
   response: ConversationFilters,
@@ -107,7 +109,8 @@ export const setConversationStatus = defineOperation({
   path: '/businesses/{business_id}/conversations/{conversation_id}/status',
   tag: 'businesses',
   summary: 'Update client conversation status',
-  description: '`snoozed` needs a future `snoozed_until`; the conversation opens again within 60 s after it passes, or at once on a new inbound message.',
+  description:
+    '`snoozed` needs a future `snoozed_until`; the conversation opens again within 60 s after it passes, or at once on a new inbound message.',
   params: conversationPath,
   body: StatusRequest,
   response: ClientDetailsResponse,

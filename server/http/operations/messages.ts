@@ -56,7 +56,8 @@ export const updateSmsStatus = defineOperation({
   path: '/businesses/{business_id}/sms/status',
   tag: 'sms',
   summary: 'Update SMS delivery status',
-  description: 'Statuses only move forward (SPEC §4.1): an update that does not rank higher is accepted and ignored (`updated: 0`).',
+  description:
+    'Statuses only move forward (SPEC §4.1): an update that does not rank higher is accepted and ignored (`updated: 0`).',
   auth: 'any',
   params: businessPath,
   body: UpdateSmsStatusRequest,
@@ -110,7 +111,8 @@ export const processMessages = defineOperation({
   path: '/messages/{business_id}',
   tag: 'messages',
   summary: 'Process and record messages from any supported channel',
-  description: '`channel` (sms or email) and `mode` (send or record) choose the SMS or email queue or record operation; the rest of the body is that operation\'s.',
+  description:
+    "`channel` (sms or email) and `mode` (send or record) choose the SMS or email queue or record operation; the rest of the body is that operation's.",
   auth: 'any',
   params: businessPath,
   docBody: z.union([
@@ -156,7 +158,8 @@ export const retryMessages = defineOperation({
   path: '/messages/{business_id}/retry',
   tag: 'messages',
   summary: 'Retry failed messages',
-  description: 'Re-queues outbound failed and undelivered messages (attempts + 1); every other message is listed in `skipped` with the reason.',
+  description:
+    'Re-queues outbound failed and undelivered messages (attempts + 1); every other message is listed in `skipped` with the reason.',
   auth: 'any',
   params: businessPath,
   body: RetryRequest,

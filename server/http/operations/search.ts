@@ -10,16 +10,21 @@ const searchTerm = z
   .trim()
   .min(MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT)
   .max(MAX_SEARCH_TERM_LENGTH, `must be at most ${MAX_SEARCH_TERM_LENGTH} characters`)
-  .meta({ description: `Case-insensitive substring of content or subject; trimmed, ${MIN_SEARCH_TERM_LENGTH}–${MAX_SEARCH_TERM_LENGTH} characters; % and _ are literal.` });
+  .meta({
+    description: `Case-insensitive substring of content or subject; trimmed, ${MIN_SEARCH_TERM_LENGTH}–${MAX_SEARCH_TERM_LENGTH} characters; % and _ are literal.`,
+  });
 
-const withinResultWindow = (q: { page: number; page_size: number }, ctx: z.RefinementCtx) => refuseBeyondSearchWindow(q.page, q.page_size, ctx);
+const withinResultWindow = (q: { page: number; page_size: number }, ctx: z.RefinementCtx) =>
+  refuseBeyondSearchWindow(q.page, q.page_size, ctx);
 
 const conversationSearchPath = z.object({ business_id: id, conversation_id: id });
 const conversationSearchQuery = z.object({ search_term: searchTerm, ...paginationQuery }).superRefine(withinResultWindow);
 const businessSearchQuery = z
   .object({
     search_term: searchTerm,
-    conversation_id: id.optional().meta({ description: 'Only this conversation; without it, every conversation of the business.' }),
+    conversation_id: id
+      .optional()
+      .meta({ description: 'Only this conversation; without it, every conversation of the business.' }),
     ...paginationQuery,
   })
   .superRefine(withinResultWindow);

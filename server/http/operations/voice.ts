@@ -4,9 +4,17 @@ import { defineOperation } from '../operation';
 import { TWILIO_WEBHOOK_MAX_BYTES } from '@/server/providers/twilio-signature';
 
 const TwilioVoiceForm = z
-  .object({ CallSid: z.string(), AccountSid: z.string().optional(), From: z.string().optional(), To: z.string().optional(), CallStatus: z.string().optional() })
+  .object({
+    CallSid: z.string(),
+    AccountSid: z.string().optional(),
+    From: z.string().optional(),
+    To: z.string().optional(),
+    CallStatus: z.string().optional(),
+  })
   .loose()
-  .meta({ description: 'Twilio voice webhook parameters, form-encoded; every posted parameter is covered by X-Twilio-Signature.' });
+  .meta({
+    description: 'Twilio voice webhook parameters, form-encoded; every posted parameter is covered by X-Twilio-Signature.',
+  });
 
 export const getDialerToken = defineOperation({
   operationId: 'getDialerToken',
@@ -29,7 +37,7 @@ export const callInstructions = defineOperation({
   tag: 'voice-calls',
   summary: 'Call instructions (TwiML)',
   description:
-    'The TwiML app\'s and the business numbers\' Voice URL, verified by X-Twilio-Signature (403 otherwise). A browser call (`From=client:staff-<id>`, `To` and/or `ClientId`) is dialled from the business\'s default number; an inbound call rings the assigned staff member, then the team, then takes a voicemail. A caller identity that is no active staff member gets `<Reject/>`. Each call is one CALL message in the client\'s conversation.',
+    "The TwiML app's and the business numbers' Voice URL, verified by X-Twilio-Signature (403 otherwise). A browser call (`From=client:staff-<id>`, `To` and/or `ClientId`) is dialled from the business's default number; an inbound call rings the assigned staff member, then the team, then takes a voicemail. A caller identity that is no active staff member gets `<Reject/>`. Each call is one CALL message in the client's conversation.",
   auth: 'webhook',
   query: InstructionsQuery,
   bodyType: 'application/x-www-form-urlencoded',
@@ -47,7 +55,7 @@ export const twilioVoiceRecording = defineOperation({
   tag: 'telephony webhooks',
   summary: 'Attach a call recording or voicemail',
   description:
-    'Recording status callback: verified, stored, deduplicated by (RecordingSid, RecordingStatus); a `completed` recording\'s URL is stored on the call\'s CALL message, and a recording of an unanswered inbound call marks it `voicemail`.',
+    "Recording status callback: verified, stored, deduplicated by (RecordingSid, RecordingStatus); a `completed` recording's URL is stored on the call's CALL message, and a recording of an unanswered inbound call marks it `voicemail`.",
   auth: 'webhook',
   bodyType: 'application/x-www-form-urlencoded',
   maxBodyBytes: TWILIO_WEBHOOK_MAX_BYTES,

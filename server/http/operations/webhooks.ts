@@ -4,7 +4,12 @@ import { TWILIO_WEBHOOK_MAX_BYTES } from '@/server/providers/twilio-signature';
 import { defineOperation } from '../operation';
 
 const TwilioForm = z
-  .object({ MessageSid: z.string().optional(), AccountSid: z.string().optional(), From: z.string().optional(), To: z.string().optional() })
+  .object({
+    MessageSid: z.string().optional(),
+    AccountSid: z.string().optional(),
+    From: z.string().optional(),
+    To: z.string().optional(),
+  })
   .loose()
   .meta({ description: 'Twilio webhook parameters, form-encoded; every posted parameter is covered by X-Twilio-Signature.' });
 
@@ -34,7 +39,8 @@ export const twilioSmsStatus = defineOperation({
   path: '/webhooks/twilio/sms/status',
   tag: 'telephony webhooks',
   summary: 'Process SMS delivery status updates',
-  description: 'Verified, stored, deduplicated by (MessageSid, MessageStatus, ErrorCode); the status only moves forward. Unknown MessageSid: stored, 200.',
+  description:
+    'Verified, stored, deduplicated by (MessageSid, MessageStatus, ErrorCode); the status only moves forward. Unknown MessageSid: stored, 200.',
   ...twilioHook,
 });
 
@@ -45,11 +51,13 @@ export const twilioVoiceStatus = defineOperation({
   tag: 'telephony webhooks',
   summary: 'Update voice call status in DB',
   description:
-    'Verified, stored, deduplicated by (CallSid, CallStatus); exactly one CALL message per call, moved only forward. A leg we dialled (with ParentCallSid) updates its parent call\'s message.',
+    "Verified, stored, deduplicated by (CallSid, CallStatus); exactly one CALL message per call, moved only forward. A leg we dialled (with ParentCallSid) updates its parent call's message.",
   ...twilioHook,
 });
 
-const providerPath = z.object({ provider: z.enum(['sendgrid'], { error: 'must be one of: sendgrid' }).meta({ id: 'ExternalEmailProvider' }) });
+const providerPath = z.object({
+  provider: z.enum(['sendgrid'], { error: 'must be one of: sendgrid' }).meta({ id: 'ExternalEmailProvider' }),
+});
 
 export const emailProviderEvents = defineOperation({
   operationId: 'emailProviderEvents',
@@ -62,7 +70,16 @@ export const emailProviderEvents = defineOperation({
   auth: 'webhook',
   params: providerPath,
   maxBodyBytes: SENDGRID_EVENTS_MAX_BYTES,
-  docBody: z.array(z.object({ event: z.string(), sg_event_id: z.string().optional(), sg_message_id: z.string().optional(), message_id: z.string().optional() }).loose()),
+  docBody: z.array(
+    z
+      .object({
+        event: z.string(),
+        sg_event_id: z.string().optional(),
+        sg_message_id: z.string().optional(),
+        message_id: z.string().optional(),
+      })
+      .loose(),
+  ),
   response: z.object({ received: z.number().int(), stored: z.number().int(), duplicates: z.number().int() }),
   errors: [400, 403, 413, 422],
 });
@@ -78,7 +95,17 @@ export const emailProviderInbound = defineOperation({
   params: providerPath,
   query: z.object({ secret: z.string().optional() }),
   bodyType: 'multipart/form-data',
-  docBody: z.object({ from: z.string(), to: z.string(), subject: z.string().optional(), text: z.string().optional(), html: z.string().optional(), headers: z.string().optional(), envelope: z.string().optional() }).loose(),
+  docBody: z
+    .object({
+      from: z.string(),
+      to: z.string(),
+      subject: z.string().optional(),
+      text: z.string().optional(),
+      html: z.string().optional(),
+      headers: z.string().optional(),
+      envelope: z.string().optional(),
+    })
+    .loose(),
   response: z.object({ status: z.string() }),
   errors: [400, 403, 413],
 });

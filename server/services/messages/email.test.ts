@@ -25,7 +25,12 @@ async function jobsFor(ids: number[]) {
 const rowOf = async (id: number) => (await db.select().from(messages).where(eq(messages.id, id)))[0]!;
 const locsOf = async (res: Response) => ((await jsonOf(res)).detail as { loc: unknown[] }[]).map((d) => d.loc);
 const countFor = async (businessId: number) =>
-  (await db.select({ n: sql<number>`count(*)::int` }).from(messages).where(eq(messages.businessId, businessId)))[0]!.n;
+  (
+    await db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(messages)
+      .where(eq(messages.businessId, businessId))
+  )[0]!.n;
 
 const MiB = 1024 * 1024;
 
@@ -33,10 +38,18 @@ describe('POST /businesses/{id}/email', () => {
   it('queues an email to a client by id, from the business sender, with its email.send job', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id, { email: 'Maya.Lopez@Example.test' });
-    const res = await t.send({ sender_type: 'staff', staff_id: t.owner.id, messages: [{ subject: 'Your appointment', message: 'See you Friday at 10.', client_id: c.id }] });
+    const res = await t.send({
+      sender_type: 'staff',
+      staff_id: t.owner.id,
+      messages: [{ subject: 'Your appointment', message: 'See you Friday at 10.', client_id: c.id }],
+    });
     expect(res.status).toBe(200);
     const body = await jsonOf(res);
-    expect(body).toMatchObject({ success: true, request_id: expect.stringMatching(/^[0-9a-f-]{36}$/), message_ids: [expect.any(Number)] });
+    expect(body).toMatchObject({
+      success: true,
+      request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      message_ids: [expect.any(Number)],
+    });
     const row = await rowOf(body.message_ids[0]);
     expect(row).toMatchObject({
       channel: 'email',
@@ -79,22 +92,37 @@ describe('POST /businesses/{id}/email', () => {
   it('a to_email with surrounding spaces is trimmed before it is validated', async () => {
     const t = await tenant();
     const known = await createClient(t.business.id, { email: 'spaces@example.test' });
-    const res = await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm', to_email: '  Spaces@example.test ' }] });
+    const res = await t.send({
+      sender_type: 'staff',
+      messages: [{ subject: 's', message: 'm', to_email: '  Spaces@example.test ' }],
+    });
     expect(res.status).toBe(200);
-    expect(await rowOf((await jsonOf(res)).message_ids[0])).toMatchObject({ clientId: known.id, toAddress: 'spaces@example.test' });
+    expect(await rowOf((await jsonOf(res)).message_ids[0])).toMatchObject({
+      clientId: known.id,
+      toAddress: 'spaces@example.test',
+    });
   });
 
   it('from_email (a declared sender of the business) overrides the default; a business without one and no from_email is a 422', async () => {
     const t = await tenant();
     await db.insert(businessEmailSenders).values({ businessId: t.business.id, email: 'front.desk@studio.test' });
     const c = await createClient(t.business.id);
-    const { message_ids } = await jsonOf(await t.send({ sender_type: 'staff', from_email: 'Front.Desk@Studio.test', messages: [{ subject: 's', message: 'm', client_id: c.id }] }));
+    const { message_ids } = await jsonOf(
+      await t.send({
+        sender_type: 'staff',
+        from_email: 'Front.Desk@Studio.test',
+        messages: [{ subject: 's', message: 'm', client_id: c.id }],
+      }),
+    );
     expect((await rowOf(message_ids[0])).fromAddress).toBe('front.desk@studio.test');
 
     const bare = await createBusiness({ fromEmail: null });
     const key = await createBusinessApiKey(bare.id);
     const bc = await createClient(bare.id);
-    const res = await api.post(`/api/v1/businesses/${bare.id}/email`, { headers: { 'x-api-key': key }, body: { sender_type: 'staff', messages: [{ subject: 's', message: 'm', client_id: bc.id }] } });
+    const res = await api.post(`/api/v1/businesses/${bare.id}/email`, {
+      headers: { 'x-api-key': key },
+      body: { sender_type: 'staff', messages: [{ subject: 's', message: 'm', client_id: bc.id }] },
+    });
     expect(res.status).toBe(422);
     expect(await locsOf(res)).toEqual([['body', 'from_email']]);
     expect(await countFor(bare.id)).toBe(0);
@@ -126,10 +154,14 @@ describe('POST /businesses/{id}/email', () => {
 
   it('one of to_email or client_id is required; a bad address or unknown client is a 422 with its loc', async () => {
     const t = await tenant();
-    expect(await locsOf(await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm' }] }))).toEqual([['body', 'messages', 0, 'to_email']]);
-    expect(await locsOf(await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm', to_email: 'not-an-address' }] }))).toEqual([
+    expect(await locsOf(await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm' }] }))).toEqual([
       ['body', 'messages', 0, 'to_email'],
     ]);
+    expect(
+      await locsOf(
+        await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm', to_email: 'not-an-address' }] }),
+      ),
+    ).toEqual([['body', 'messages', 0, 'to_email']]);
     const unknown = await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm', client_id: 2_000_000_000 }] });
     expect(unknown.status).toBe(422);
     expect(await locsOf(unknown)).toEqual([['body', 'messages', 0, 'client_id']]);
@@ -145,14 +177,26 @@ describe('POST /businesses/{id}/email', () => {
     const c = await createClient(t.business.id);
     const res = await t.send({
       sender_type: 'staff',
-      messages: [{ subject: 'Invoice', message: 'Attached.', html: '<p>Attached.</p>', client_id: c.id, cc_email: ['Owner@Studio.test', 'b@example.test'], bcc_email: ['Audit@Studio.test'] }],
+      messages: [
+        {
+          subject: 'Invoice',
+          message: 'Attached.',
+          html: '<p>Attached.</p>',
+          client_id: c.id,
+          cc_email: ['Owner@Studio.test', 'b@example.test'],
+          bcc_email: ['Audit@Studio.test'],
+        },
+      ],
     });
     expect(res.status).toBe(200);
     const row = await rowOf((await jsonOf(res)).message_ids[0]);
     expect(row.cc).toEqual(['owner@studio.test', 'b@example.test']);
     expect(row.bcc).toEqual(['audit@studio.test']);
     expect(row.providerMetadata).toMatchObject({ html: '<p>Attached.</p>' });
-    const bad = await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm', client_id: c.id, cc_email: ['ok@example.test', 'nope'] }] });
+    const bad = await t.send({
+      sender_type: 'staff',
+      messages: [{ subject: 's', message: 'm', client_id: c.id, cc_email: ['ok@example.test', 'nope'] }],
+    });
     expect(await locsOf(bad)).toEqual([['body', 'messages', 0, 'cc_email', 1]]);
   });
 
@@ -177,9 +221,19 @@ describe('POST /businesses/{id}/email', () => {
     expect(res.status).toBe(200);
     const row = await rowOf((await jsonOf(res)).message_ids[0]);
     expect(row.attachments).toHaveLength(2);
-    expect(row.attachments![0]).toMatchObject({ filename: 'receipt.pdf', content_type: 'application/pdf', url: null, size: pdf.length });
+    expect(row.attachments![0]).toMatchObject({
+      filename: 'receipt.pdf',
+      content_type: 'application/pdf',
+      url: null,
+      size: pdf.length,
+    });
     expect(Buffer.from(row.attachments![0]!.content!, 'base64').equals(pdf)).toBe(true);
-    expect(row.attachments![1]).toMatchObject({ filename: 'menu.pdf', content_type: null, url: 'https://cdn.example.test/menu.pdf', size: null });
+    expect(row.attachments![1]).toMatchObject({
+      filename: 'menu.pdf',
+      content_type: null,
+      url: 'https://cdn.example.test/menu.pdf',
+      size: null,
+    });
   });
 
   it('the stored size of a line-wrapped (MIME) base64 attachment is its decoded size', async () => {
@@ -187,7 +241,10 @@ describe('POST /businesses/{id}/email', () => {
     const c = await createClient(t.business.id);
     const bytes = Buffer.alloc(3000, 7);
     const wrapped = bytes.toString('base64').replace(/.{76}/g, '$&\r\n');
-    const res = await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm', client_id: c.id, attachments: [{ filename: 'a.bin', content: wrapped }] }] });
+    const res = await t.send({
+      sender_type: 'staff',
+      messages: [{ subject: 's', message: 'm', client_id: c.id, attachments: [{ filename: 'a.bin', content: wrapped }] }],
+    });
     expect(res.status).toBe(200);
     const row = await rowOf((await jsonOf(res)).message_ids[0]);
     expect(row.attachments![0]!.size).toBe(3000);
@@ -196,8 +253,16 @@ describe('POST /businesses/{id}/email', () => {
   it('an attachment of exactly 5 MiB decoded is accepted; one byte more is a 413 and nothing is stored', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
-    const item = (n: number) => ({ subject: 'big', message: 'm', client_id: c.id, attachments: [{ filename: 'big.bin', content: Buffer.alloc(n, 1).toString('base64') }] });
-    const over = await t.send({ sender_type: 'staff', messages: [{ subject: 'ok', message: 'm', client_id: c.id }, item(5 * MiB + 1)] });
+    const item = (n: number) => ({
+      subject: 'big',
+      message: 'm',
+      client_id: c.id,
+      attachments: [{ filename: 'big.bin', content: Buffer.alloc(n, 1).toString('base64') }],
+    });
+    const over = await t.send({
+      sender_type: 'staff',
+      messages: [{ subject: 'ok', message: 'm', client_id: c.id }, item(5 * MiB + 1)],
+    });
     expect(over.status).toBe(413);
     expect(await jsonOf(over)).toEqual({ detail: expect.stringMatching(/5 MiB/) });
     expect(await countFor(t.business.id)).toBe(0);
@@ -211,13 +276,25 @@ describe('POST /businesses/{id}/email', () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
     const att = async (a: Record<string, unknown>) =>
-      locsOf(await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm', client_id: c.id, attachments: [a] }] }));
-    expect(await att({ filename: 'x.pdf', url: 'ftp://files.example.test/x.pdf' })).toEqual([['body', 'messages', 0, 'attachments', 0, 'url']]);
-    expect(await att({ filename: 'x.pdf', url: 'javascript:alert(1)' })).toEqual([['body', 'messages', 0, 'attachments', 0, 'url']]);
-    expect(await att({ filename: 'x.pdf', url: 'file:///etc/passwd' })).toEqual([['body', 'messages', 0, 'attachments', 0, 'url']]);
+      locsOf(
+        await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm', client_id: c.id, attachments: [a] }] }),
+      );
+    expect(await att({ filename: 'x.pdf', url: 'ftp://files.example.test/x.pdf' })).toEqual([
+      ['body', 'messages', 0, 'attachments', 0, 'url'],
+    ]);
+    expect(await att({ filename: 'x.pdf', url: 'javascript:alert(1)' })).toEqual([
+      ['body', 'messages', 0, 'attachments', 0, 'url'],
+    ]);
+    expect(await att({ filename: 'x.pdf', url: 'file:///etc/passwd' })).toEqual([
+      ['body', 'messages', 0, 'attachments', 0, 'url'],
+    ]);
     expect(await att({ filename: 'x.pdf' })).toEqual([['body', 'messages', 0, 'attachments', 0, 'content']]);
-    expect(await att({ filename: 'x.pdf', content: 'not base64!' })).toEqual([['body', 'messages', 0, 'attachments', 0, 'content']]);
-    expect(await att({ filename: 'x.pdf', content: 'QQ==', content_type: 'pdf' })).toEqual([['body', 'messages', 0, 'attachments', 0, 'content_type']]);
+    expect(await att({ filename: 'x.pdf', content: 'not base64!' })).toEqual([
+      ['body', 'messages', 0, 'attachments', 0, 'content'],
+    ]);
+    expect(await att({ filename: 'x.pdf', content: 'QQ==', content_type: 'pdf' })).toEqual([
+      ['body', 'messages', 0, 'attachments', 0, 'content_type'],
+    ]);
     expect(await att({ content: 'QQ==' })).toEqual([['body', 'messages', 0, 'attachments', 0, 'filename']]);
     expect(await countFor(t.business.id)).toBe(0);
   });
@@ -235,7 +312,12 @@ describe('POST /businesses/{id}/email', () => {
     });
     expect(res.status).toBe(200);
     const { message_ids } = await jsonOf(res);
-    expect(await rowOf(message_ids[0])).toMatchObject({ status: 'failed', errorCode: 'opted_out', errorMessage: expect.any(String), attempts: 0 });
+    expect(await rowOf(message_ids[0])).toMatchObject({
+      status: 'failed',
+      errorCode: 'opted_out',
+      errorMessage: expect.any(String),
+      attempts: 0,
+    });
     expect(await rowOf(message_ids[1])).toMatchObject({ status: 'queued', errorCode: null });
     expect(await jobsFor(message_ids)).toEqual([{ name: 'email.send', message_id: message_ids[1] }]);
   });
@@ -243,14 +325,22 @@ describe('POST /businesses/{id}/email', () => {
   it('one email.send job per queued email, none in sms.send, all under one request', async () => {
     const t = await tenant();
     const cs = await Promise.all([createClient(t.business.id), createClient(t.business.id), createClient(t.business.id)]);
-    const res = await t.send({ sender_type: 'system', category: 'transactional', messages: cs.map((c, i) => ({ subject: `Receipt ${i}`, message: 'Thanks', client_id: c.id })) });
+    const res = await t.send({
+      sender_type: 'system',
+      category: 'transactional',
+      messages: cs.map((c, i) => ({ subject: `Receipt ${i}`, message: 'Thanks', client_id: c.id })),
+    });
     expect(res.status).toBe(200);
     const { message_ids, request_id } = await jsonOf(res);
     expect(message_ids).toHaveLength(3);
     const rows = await db.select().from(messages).where(inArray(messages.id, message_ids)).orderBy(messages.id);
     expect(rows.map((r) => r.id)).toEqual(message_ids);
     expect(rows.map((r) => r.subject)).toEqual(['Receipt 0', 'Receipt 1', 'Receipt 2']);
-    expect(rows.every((r) => r.requestId === request_id && r.status === 'queued' && r.category === 'transactional' && r.senderType === 'system')).toBe(true);
+    expect(
+      rows.every(
+        (r) => r.requestId === request_id && r.status === 'queued' && r.category === 'transactional' && r.senderType === 'system',
+      ),
+    ).toBe(true);
     const jobs = await jobsFor(message_ids);
     expect(jobs).toEqual(message_ids.map((id: number) => ({ name: 'email.send', message_id: id })));
     const perQueue = await db.execute<{ name: string; n: number }>(sql`
@@ -265,6 +355,11 @@ describe('POST /businesses/{id}/email', () => {
     const res = await t.send({ sender_type: 'staff', messages: [{ subject: 's', message: 'm', client_id: theirs.id }] });
     expect(res.status).toBe(422);
     expect(await locsOf(res)).toEqual([['body', 'messages', 0, 'client_id']]);
-    expect(await db.select().from(messages).where(and(eq(messages.clientId, theirs.id)))).toHaveLength(0);
+    expect(
+      await db
+        .select()
+        .from(messages)
+        .where(and(eq(messages.clientId, theirs.id))),
+    ).toHaveLength(0);
   });
 });

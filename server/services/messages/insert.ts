@@ -78,5 +78,7 @@ export async function insertMessages(tx: Tx, rows: Row[]): Promise<InsertedMessa
     returning id::int as id, conversation_id, status, direction`);
   // INSERT … SELECT … ORDER BY assigns identity values in that order; RETURNING order is not
   // guaranteed, so sort by id to restore input order.
-  return [...result].sort((a, b) => a.id - b.id).map((r) => ({ id: r.id, conversationId: r.conversation_id, status: r.status, direction: r.direction }));
+  return [...result]
+    .sort((a, b) => a.id - b.id)
+    .map((r) => ({ id: r.id, conversationId: r.conversation_id, status: r.status, direction: r.direction }));
 }

@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { conversations, messages, type MessageStatus } from '@/db/schema';
 import { touchConversations } from '@/server/services/messages/submit';
-import { createBusiness, createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
+import {
+  createBusiness,
+  createClient,
+  createConversation,
+  createMessage,
+  createSmsNumber,
+  createTenant,
+} from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 
 /**
@@ -43,11 +50,17 @@ describe('POST /businesses/{id}/sms/record', () => {
       sender_type: 'staff',
       staff_id: t.owner.id,
       provider: 'twilio',
-      messages: [{ message: 'Your color appointment is confirmed for Friday 10am', client_id: c.id, provider_message_id: providerId }],
+      messages: [
+        { message: 'Your color appointment is confirmed for Friday 10am', client_id: c.id, provider_message_id: providerId },
+      ],
     });
     expect(res.status).toBe(200);
     const body = await jsonOf(res);
-    expect(body).toMatchObject({ success: true, request_id: expect.stringMatching(/^[0-9a-f-]{36}$/), message_ids: [expect.any(Number)] });
+    expect(body).toMatchObject({
+      success: true,
+      request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      message_ids: [expect.any(Number)],
+    });
     const row = await rowOf(body.message_ids[0]);
     expect(row).toMatchObject({
       status: 'sent',
@@ -90,7 +103,9 @@ describe('POST /businesses/{id}/sms/record', () => {
     expect(rows.map((r) => r.status)).toEqual(['sent', 'queued', 'received', 'sent']);
     expect(await jobsFor(recorded.message_ids)).toEqual([]);
 
-    const queued = await jsonOf(await t.post('/sms', { sender_type: 'staff', messages: [{ message: 'sent for real', client_id: c.id }] }));
+    const queued = await jsonOf(
+      await t.post('/sms', { sender_type: 'staff', messages: [{ message: 'sent for real', client_id: c.id }] }),
+    );
     expect(await jobsFor(queued.message_ids)).toEqual([{ name: 'sms.send', message_id: String(queued.message_ids[0]) }]);
   });
 
@@ -117,14 +132,24 @@ describe('POST /businesses/{id}/sms/record', () => {
       isRead: false,
     });
     const after = await conversationOf(conv.id);
-    expect(after).toMatchObject({ unreadCount: 3, status: 'open', lastMessageId: row.id, lastChannel: 'sms', lastMessageContent: 'Can I move to 3pm?' });
+    expect(after).toMatchObject({
+      unreadCount: 3,
+      status: 'open',
+      lastMessageId: row.id,
+      lastChannel: 'sms',
+      lastMessageContent: 'Can I move to 3pm?',
+    });
   });
 
   it('the sender_type of the envelope does not make an inbound message staff-sent', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
     const { message_ids } = await jsonOf(
-      await t.post('/sms/record', { sender_type: 'staff', staff_id: t.owner.id, messages: [{ message: 'Thanks!', client_id: c.id, direction: 'inbound' }] }),
+      await t.post('/sms/record', {
+        sender_type: 'staff',
+        staff_id: t.owner.id,
+        messages: [{ message: 'Thanks!', client_id: c.id, direction: 'inbound' }],
+      }),
     );
     expect(await rowOf(message_ids[0])).toMatchObject({ senderType: 'client', senderId: c.id, status: 'received' });
   });
@@ -149,7 +174,10 @@ describe('POST /businesses/{id}/sms/record', () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
     const conv = await createConversation(t.business.id, c.id, { status: 'resolved', resolvedByStaffId: t.owner.id });
-    const res = await t.post('/sms/record', { sender_type: 'client', messages: [{ message: 'One more question', client_id: c.id, direction: 'inbound' }] });
+    const res = await t.post('/sms/record', {
+      sender_type: 'client',
+      messages: [{ message: 'One more question', client_id: c.id, direction: 'inbound' }],
+    });
     expect(res.status).toBe(200);
     expect(await conversationOf(conv.id)).toMatchObject({ status: 'open', unreadCount: 1 });
   });
@@ -157,8 +185,14 @@ describe('POST /businesses/{id}/sms/record', () => {
   it('an inbound SMS reopens a snoozed conversation and clears snoozed_until', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
-    const conv = await createConversation(t.business.id, c.id, { status: 'snoozed', snoozedUntil: new Date(Date.now() + 86_400_000) });
-    const res = await t.post('/sms/record', { sender_type: 'client', messages: [{ message: 'Are you open Sunday?', client_id: c.id, direction: 'inbound' }] });
+    const conv = await createConversation(t.business.id, c.id, {
+      status: 'snoozed',
+      snoozedUntil: new Date(Date.now() + 86_400_000),
+    });
+    const res = await t.post('/sms/record', {
+      sender_type: 'client',
+      messages: [{ message: 'Are you open Sunday?', client_id: c.id, direction: 'inbound' }],
+    });
     expect(res.status).toBe(200);
     expect(await conversationOf(conv.id)).toMatchObject({ status: 'open', snoozedUntil: null, unreadCount: 1 });
   });
@@ -189,13 +223,40 @@ describe('POST /businesses/{id}/sms/record', () => {
     const c = await createClient(t.business.id);
     const conv = await createConversation(t.business.id, c.id, { unreadCount: 1 });
     // A note already in the conversation changes nothing when a message is recorded.
-    await createMessage(conv, { messageType: 'NOTE', channel: null, direction: 'inbound', isRead: false, senderType: 'staff', provider: null, providerMessageId: null });
-    await t.post('/sms/record', { sender_type: 'client', messages: [{ message: 'hello', client_id: c.id, direction: 'inbound' }] });
+    await createMessage(conv, {
+      messageType: 'NOTE',
+      channel: null,
+      direction: 'inbound',
+      isRead: false,
+      senderType: 'staff',
+      provider: null,
+      providerMessageId: null,
+    });
+    await t.post('/sms/record', {
+      sender_type: 'client',
+      messages: [{ message: 'hello', client_id: c.id, direction: 'inbound' }],
+    });
     expect((await conversationOf(conv.id)).unreadCount).toBe(2);
     // Touched together with an inbound SMS: the note is still not counted.
     await db.transaction(async (tx) => {
-      const note = await createMessage(conv, { messageType: 'NOTE', channel: null, direction: 'inbound', isRead: false, senderType: 'staff', provider: null, providerMessageId: null }, tx);
-      const sms = await createMessage(conv, { direction: 'inbound', isRead: false, senderType: 'client', status: 'received' }, tx);
+      const note = await createMessage(
+        conv,
+        {
+          messageType: 'NOTE',
+          channel: null,
+          direction: 'inbound',
+          isRead: false,
+          senderType: 'staff',
+          provider: null,
+          providerMessageId: null,
+        },
+        tx,
+      );
+      const sms = await createMessage(
+        conv,
+        { direction: 'inbound', isRead: false, senderType: 'client', status: 'received' },
+        tx,
+      );
       await touchConversations(tx, [note.id, sms.id]);
     });
     expect((await conversationOf(conv.id)).unreadCount).toBe(3);
@@ -210,19 +271,26 @@ describe('POST /businesses/{id}/sms/record', () => {
     const envelope = { sender_type: 'staff', provider: 'twilio' };
     if (inOneRequest) {
       const res = await t.post('/sms/record', { ...envelope, messages: [item('a'), item('b')] });
-      return { res, stored: await db.select().from(messages).where(eq(messages.providerMessageId, providerId)), expectedStored: 0 };
+      return {
+        res,
+        stored: await db.select().from(messages).where(eq(messages.providerMessageId, providerId)),
+        expectedStored: 0,
+      };
     }
     expect((await t.post('/sms/record', { ...envelope, messages: [item('first')] })).status).toBe(200);
     const res = await t.post('/sms/record', { ...envelope, messages: [item('second')] });
     return { res, stored: await db.select().from(messages).where(eq(messages.providerMessageId, providerId)), expectedStored: 1 };
   }
 
-  it.each([false, true])('a duplicate provider_message_id (same provider) is refused and nothing new is stored (in one request: %s)', async (inOne) => {
-    const { res, stored, expectedStored } = await duplicateProviderId(inOne);
-    expect(res.status).toBeGreaterThanOrEqual(400);
-    expect(stored).toHaveLength(expectedStored);
-    if (expectedStored === 1) expect(stored[0]!.content).toBe('first');
-  });
+  it.each([false, true])(
+    'a duplicate provider_message_id (same provider) is refused and nothing new is stored (in one request: %s)',
+    async (inOne) => {
+      const { res, stored, expectedStored } = await duplicateProviderId(inOne);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(stored).toHaveLength(expectedStored);
+      if (expectedStored === 1) expect(stored[0]!.content).toBe('first');
+    },
+  );
 
   it.each([false, true])('a duplicate provider_message_id (same provider) answers 409 (in one request: %s)', async (inOne) => {
     const { res } = await duplicateProviderId(inOne);
@@ -234,7 +302,11 @@ describe('POST /businesses/{id}/sms/record', () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
     const providerId = sid();
-    const mk = (provider: string) => ({ sender_type: 'staff', provider, messages: [{ message: 'x', client_id: c.id, provider_message_id: providerId }] });
+    const mk = (provider: string) => ({
+      sender_type: 'staff',
+      provider,
+      messages: [{ message: 'x', client_id: c.id, provider_message_id: providerId }],
+    });
     expect((await t.post('/sms/record', mk('twilio'))).status).toBe(200);
     expect((await t.post('/sms/record', mk('sandbox'))).status).toBe(200);
   });
@@ -243,7 +315,10 @@ describe('POST /businesses/{id}/sms/record', () => {
   it('an inbound record item is stored received whatever status it names', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
-    const res = await t.post('/sms/record', { sender_type: 'client', messages: [{ message: 'hi', client_id: c.id, direction: 'inbound', status: 'ringing' }] });
+    const res = await t.post('/sms/record', {
+      sender_type: 'client',
+      messages: [{ message: 'hi', client_id: c.id, direction: 'inbound', status: 'ringing' }],
+    });
     expect(res.status).toBe(200);
     expect((await rowOf((await jsonOf(res)).message_ids[0])).status).toBe('received');
   });
@@ -251,19 +326,39 @@ describe('POST /businesses/{id}/sms/record', () => {
   it('validates record items: direction enum, message required, call statuses refused for outbound', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
-    expect(await locsOf(await t.post('/sms/record', { sender_type: 'client', messages: [{ message: 'x', client_id: c.id, direction: 'sideways' }] }))).toEqual([
-      ['body', 'messages', 0, 'direction'],
+    expect(
+      await locsOf(
+        await t.post('/sms/record', {
+          sender_type: 'client',
+          messages: [{ message: 'x', client_id: c.id, direction: 'sideways' }],
+        }),
+      ),
+    ).toEqual([['body', 'messages', 0, 'direction']]);
+    expect(await locsOf(await t.post('/sms/record', { sender_type: 'staff', messages: [{ client_id: c.id }] }))).toEqual([
+      ['body', 'messages', 0, 'message'],
     ]);
-    expect(await locsOf(await t.post('/sms/record', { sender_type: 'staff', messages: [{ client_id: c.id }] }))).toEqual([['body', 'messages', 0, 'message']]);
-    expect(await locsOf(await t.post('/sms/record', { sender_type: 'staff', messages: [{ message: 'x', client_id: c.id, status: 'ringing' }] }))).toEqual([
-      ['body', 'messages', 0, 'status'],
-    ]);
+    expect(
+      await locsOf(
+        await t.post('/sms/record', { sender_type: 'staff', messages: [{ message: 'x', client_id: c.id, status: 'ringing' }] }),
+      ),
+    ).toEqual([['body', 'messages', 0, 'status']]);
   });
 });
 
 // ---------------------------------------------------------------------------------------------
 
-const RANK: Record<string, number> = { initiated: 0, queued: 1, sending: 2, sent: 3, delivered: 4, undelivered: 4, failed: 4, bounced: 4, canceled: 4, read: 5 };
+const RANK: Record<string, number> = {
+  initiated: 0,
+  queued: 1,
+  sending: 2,
+  sent: 3,
+  delivered: 4,
+  undelivered: 4,
+  failed: 4,
+  bounced: 4,
+  canceled: 4,
+  read: 5,
+};
 
 function permutations<T>(xs: T[]): T[][] {
   if (xs.length <= 1) return [xs];
@@ -289,7 +384,10 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
     const orders = permutations<MessageStatus>(['queued', 'sending', 'sent', 'delivered']);
     expect(orders).toHaveLength(24);
     expect(new Set(orders.map((o) => o.join())).size).toBe(24);
-    const rows = await recordOutbound(t, orders.map(() => 'initiated'));
+    const rows = await recordOutbound(
+      t,
+      orders.map(() => 'initiated'),
+    );
     expect(rows.map((r) => r.status)).toEqual(orders.map(() => 'initiated'));
 
     await Promise.all(
@@ -312,7 +410,15 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
         expect(seen.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1);
       }),
     );
-    const after = await db.select().from(messages).where(inArray(messages.id, rows.map((r) => r.id)));
+    const after = await db
+      .select()
+      .from(messages)
+      .where(
+        inArray(
+          messages.id,
+          rows.map((r) => r.id),
+        ),
+      );
     expect(after.map((r) => r.status)).toEqual(rows.map(() => 'delivered'));
     expect(after.every((r) => r.errorCode === null && r.errorMessage === null)).toBe(true);
   });
@@ -320,10 +426,19 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
   it('undelivered after sent applies and keeps error_code and error_message; a later delivered does not override it', async () => {
     const t = await tenant();
     const [row] = await recordOutbound(t, ['sent']);
-    const res = await t.post('/sms/status', { message_id: row!.id, status: 'undelivered', error_code: '30003', error_message: 'Unreachable destination handset' });
+    const res = await t.post('/sms/status', {
+      message_id: row!.id,
+      status: 'undelivered',
+      error_code: '30003',
+      error_message: 'Unreachable destination handset',
+    });
     expect(res.status).toBe(200);
     expect(await jsonOf(res)).toMatchObject({ success: true, updated: 1 });
-    expect(await rowOf(row!.id)).toMatchObject({ status: 'undelivered', errorCode: '30003', errorMessage: 'Unreachable destination handset' });
+    expect(await rowOf(row!.id)).toMatchObject({
+      status: 'undelivered',
+      errorCode: '30003',
+      errorMessage: 'Unreachable destination handset',
+    });
     const late = await jsonOf(await t.post('/sms/status', { message_id: row!.id, status: 'delivered' }));
     expect(late).toMatchObject({ success: true, updated: 0 });
     expect(await rowOf(row!.id)).toMatchObject({ status: 'undelivered', errorCode: '30003' });
@@ -332,7 +447,12 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
   it('failed after delivered is accepted with updated 0; the message stays delivered with no error', async () => {
     const t = await tenant();
     const [row] = await recordOutbound(t, ['delivered']);
-    const res = await t.post('/sms/status', { provider_message_id: row!.providerMessageId, status: 'failed', error_code: '30008', error_message: 'Unknown error' });
+    const res = await t.post('/sms/status', {
+      provider_message_id: row!.providerMessageId,
+      status: 'failed',
+      error_code: '30008',
+      error_message: 'Unknown error',
+    });
     expect(res.status).toBe(200);
     expect(await jsonOf(res)).toMatchObject({ success: true, updated: 0 });
     expect(await rowOf(row!.id)).toMatchObject({ status: 'delivered', errorCode: null, errorMessage: null });
@@ -341,7 +461,10 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
   it('read after delivered applies (rank 5 > 4)', async () => {
     const t = await tenant();
     const [row] = await recordOutbound(t, ['delivered']);
-    expect(await jsonOf(await t.post('/sms/status', { message_id: row!.id, status: 'read' }))).toMatchObject({ success: true, updated: 1 });
+    expect(await jsonOf(await t.post('/sms/status', { message_id: row!.id, status: 'read' }))).toMatchObject({
+      success: true,
+      updated: 1,
+    });
     expect((await rowOf(row!.id)).status).toBe('read');
     // And nothing moves it afterwards.
     expect(await jsonOf(await t.post('/sms/status', { message_id: row!.id, status: 'failed' }))).toMatchObject({ updated: 0 });
@@ -352,8 +475,14 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
     const t = await tenant();
     const [row] = await recordOutbound(t, ['sent']);
     const before = await rowOf(row!.id);
-    expect(await jsonOf(await t.post('/sms/status', { message_id: row!.id, status: 'queued' }))).toMatchObject({ success: true, updated: 0 });
-    expect(await jsonOf(await t.post('/sms/status', { message_id: row!.id, status: 'sent' }))).toMatchObject({ success: true, updated: 0 });
+    expect(await jsonOf(await t.post('/sms/status', { message_id: row!.id, status: 'queued' }))).toMatchObject({
+      success: true,
+      updated: 0,
+    });
+    expect(await jsonOf(await t.post('/sms/status', { message_id: row!.id, status: 'sent' }))).toMatchObject({
+      success: true,
+      updated: 0,
+    });
     const after = await rowOf(row!.id);
     expect(after.status).toBe('sent');
     expect(after.statusUpdatedAt.getTime()).toBe(before.statusUpdatedAt.getTime());
@@ -362,7 +491,12 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
   it('an inbound (received) message is never moved by a status update', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
-    const { message_ids } = await jsonOf(await t.post('/sms/record', { sender_type: 'client', messages: [{ message: 'hi', client_id: c.id, direction: 'inbound' }] }));
+    const { message_ids } = await jsonOf(
+      await t.post('/sms/record', {
+        sender_type: 'client',
+        messages: [{ message: 'hi', client_id: c.id, direction: 'inbound' }],
+      }),
+    );
     for (const status of ['delivered', 'read', 'failed']) {
       expect(await jsonOf(await t.post('/sms/status', { message_id: message_ids[0], status }))).toMatchObject({ updated: 0 });
     }
@@ -372,7 +506,11 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
   it('merges provider_metadata into the stored metadata when the status applies', async () => {
     const t = await tenant();
     const [row] = await recordOutbound(t, ['sent']);
-    const res = await t.post('/sms/status', { message_id: row!.id, status: 'delivered', provider_metadata: { price: '-0.0079', carrier: 'Verizon' } });
+    const res = await t.post('/sms/status', {
+      message_id: row!.id,
+      status: 'delivered',
+      provider_metadata: { price: '-0.0079', carrier: 'Verizon' },
+    });
     expect(await jsonOf(res)).toMatchObject({ updated: 1 });
     expect((await rowOf(row!.id)).providerMetadata).toMatchObject({ price: '-0.0079', carrier: 'Verizon' });
   });
@@ -385,7 +523,9 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
       expect(res.status).toBe(422);
       expect(await locsOf(res)).toEqual([['body', 'status']]);
     }
-    expect(await locsOf(await t.post('/sms/status', { message_id: row!.id, status: 'teleported' }))).toEqual([['body', 'status']]);
+    expect(await locsOf(await t.post('/sms/status', { message_id: row!.id, status: 'teleported' }))).toEqual([
+      ['body', 'status'],
+    ]);
     expect((await rowOf(row!.id)).status).toBe('sent');
   });
 
@@ -413,13 +553,24 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
     const byId = await mine.post('/sms/status', { message_id: theirs!.id, status: 'delivered' });
     expect(byId.status).toBe(422);
     expect(await locsOf(byId)).toEqual([['body', 'message_id']]);
-    const byProvider = await mine.post('/sms/status', { provider_message_id: theirs!.providerMessageId, status: 'failed', error_code: 'x' });
+    const byProvider = await mine.post('/sms/status', {
+      provider_message_id: theirs!.providerMessageId,
+      status: 'failed',
+      error_code: 'x',
+    });
     expect(byProvider.status).toBe(422);
     const after = await rowOf(theirs!.id);
     expect(after).toMatchObject({ status: 'sent', errorCode: null });
     expect(after.statusUpdatedAt.getTime()).toBe(theirs!.statusUpdatedAt.getTime());
     // A business key may not use the other business's path at all.
-    expect((await api.post(`/api/v1/businesses/${other.business.id}/sms/status`, { headers: mine.headers, body: { message_id: theirs!.id, status: 'delivered' } })).status).toBe(403);
+    expect(
+      (
+        await api.post(`/api/v1/businesses/${other.business.id}/sms/status`, {
+          headers: mine.headers,
+          body: { message_id: theirs!.id, status: 'delivered' },
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it('the email status endpoint refuses an SMS message (422) and the SMS endpoint an email', async () => {
@@ -428,14 +579,20 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
     const res = await t.post('/email/status', { message_id: sms!.id, status: 'delivered' });
     expect(res.status).toBe(422);
     expect(await locsOf(res)).toEqual([['body', 'message_id']]);
-    expect((await t.post('/email/status', { provider_message_id: sms!.providerMessageId, status: 'delivered' })).status).toBe(422);
+    expect((await t.post('/email/status', { provider_message_id: sms!.providerMessageId, status: 'delivered' })).status).toBe(
+      422,
+    );
     expect((await rowOf(sms!.id)).status).toBe('sent');
 
     const c = await createClient(t.business.id);
-    const email = await jsonOf(await t.post('/email/record', { sender_type: 'staff', messages: [{ subject: 'Hi', message: 'Body', client_id: c.id }] }));
+    const email = await jsonOf(
+      await t.post('/email/record', { sender_type: 'staff', messages: [{ subject: 'Hi', message: 'Body', client_id: c.id }] }),
+    );
     const wrongDoor = await t.post('/sms/status', { message_id: email.message_ids[0], status: 'delivered' });
     expect(wrongDoor.status).toBe(422);
-    expect(await jsonOf(await t.post('/email/status', { message_id: email.message_ids[0], status: 'delivered' }))).toMatchObject({ updated: 1 });
+    expect(await jsonOf(await t.post('/email/status', { message_id: email.message_ids[0], status: 'delivered' }))).toMatchObject({
+      updated: 1,
+    });
   });
 
   it('by provider_message_id, each endpoint finds the message of its own channel when another channel shares the id', async () => {
@@ -443,9 +600,19 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
     const c = await createClient(t.business.id);
     const shared = `shared-${sid()}`;
     const email = await jsonOf(
-      await t.post('/email/record', { sender_type: 'staff', provider: 'sendgrid', messages: [{ subject: 's', message: 'x', client_id: c.id, provider_message_id: shared }] }),
+      await t.post('/email/record', {
+        sender_type: 'staff',
+        provider: 'sendgrid',
+        messages: [{ subject: 's', message: 'x', client_id: c.id, provider_message_id: shared }],
+      }),
     );
-    const sms = await jsonOf(await t.post('/sms/record', { sender_type: 'staff', provider: 'twilio', messages: [{ message: 'x', client_id: c.id, provider_message_id: shared }] }));
+    const sms = await jsonOf(
+      await t.post('/sms/record', {
+        sender_type: 'staff',
+        provider: 'twilio',
+        messages: [{ message: 'x', client_id: c.id, provider_message_id: shared }],
+      }),
+    );
     const smsRes = await t.post('/sms/status', { provider_message_id: shared, status: 'delivered' });
     const emailRes = await t.post('/email/status', { provider_message_id: shared, status: 'read' });
     expect([smsRes.status, emailRes.status]).toEqual([200, 200]);
@@ -460,11 +627,22 @@ describe('POST /messages/{business_id} (any channel, send or record)', () => {
     const c = await createClient(t.business.id);
     const res = await api.post(`/api/v1/messages/${t.business.id}`, {
       headers: t.headers,
-      body: { channel: 'sms', mode: 'send', sender_type: 'staff', messages: [{ message: 'Hi from the any-channel door', client_id: c.id }] },
+      body: {
+        channel: 'sms',
+        mode: 'send',
+        sender_type: 'staff',
+        messages: [{ message: 'Hi from the any-channel door', client_id: c.id }],
+      },
     });
     expect(res.status).toBe(200);
     const { message_ids } = await jsonOf(res);
-    expect(await rowOf(message_ids[0])).toMatchObject({ channel: 'sms', messageType: 'TEXT', status: 'queued', attempts: 1, fromAddress: t.number.phoneNumber });
+    expect(await rowOf(message_ids[0])).toMatchObject({
+      channel: 'sms',
+      messageType: 'TEXT',
+      status: 'queued',
+      attempts: 1,
+      fromAddress: t.number.phoneNumber,
+    });
     expect((await jobsFor(message_ids)).map((j) => j.name)).toEqual(['sms.send']);
   });
 
@@ -496,11 +674,22 @@ describe('POST /messages/{business_id} (any channel, send or record)', () => {
     const c = await createClient(t.business.id);
     const res = await api.post(`/api/v1/messages/${t.business.id}`, {
       headers: t.headers,
-      body: { channel: 'email', mode: 'send', sender_type: 'staff', messages: [{ subject: 'Your receipt', message: 'Thanks for visiting', client_id: c.id }] },
+      body: {
+        channel: 'email',
+        mode: 'send',
+        sender_type: 'staff',
+        messages: [{ subject: 'Your receipt', message: 'Thanks for visiting', client_id: c.id }],
+      },
     });
     expect(res.status).toBe(200);
     const { message_ids } = await jsonOf(res);
-    expect(await rowOf(message_ids[0])).toMatchObject({ channel: 'email', messageType: 'EMAIL', status: 'queued', subject: 'Your receipt', fromAddress: t.business.fromEmail });
+    expect(await rowOf(message_ids[0])).toMatchObject({
+      channel: 'email',
+      messageType: 'EMAIL',
+      status: 'queued',
+      subject: 'Your receipt',
+      fromAddress: t.business.fromEmail,
+    });
     expect((await jobsFor(message_ids)).map((j) => j.name)).toEqual(['email.send']);
   });
 
@@ -509,7 +698,12 @@ describe('POST /messages/{business_id} (any channel, send or record)', () => {
     const c = await createClient(t.business.id);
     const res = await api.post(`/api/v1/messages/${t.business.id}`, {
       headers: t.headers,
-      body: { channel: 'email', mode: 'record', sender_type: 'staff', messages: [{ subject: 'Re: hours', message: 'We open at 9', client_id: c.id }] },
+      body: {
+        channel: 'email',
+        mode: 'record',
+        sender_type: 'staff',
+        messages: [{ subject: 'Re: hours', message: 'We open at 9', client_id: c.id }],
+      },
     });
     expect(res.status).toBe(200);
     const { message_ids } = await jsonOf(res);
@@ -520,7 +714,12 @@ describe('POST /messages/{business_id} (any channel, send or record)', () => {
   it('a bad channel or mode is a 422 with its loc, and nothing is stored', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
-    const before = (await db.select({ n: sql<number>`count(*)::int` }).from(messages).where(eq(messages.businessId, t.business.id)))[0]!.n;
+    const before = (
+      await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(messages)
+        .where(eq(messages.businessId, t.business.id))
+    )[0]!.n;
     for (const channel of ['voice', 'fax', 7]) {
       const res = await api.post(`/api/v1/messages/${t.business.id}`, {
         headers: t.headers,
@@ -529,12 +728,23 @@ describe('POST /messages/{business_id} (any channel, send or record)', () => {
       expect(res.status).toBe(422);
       expect(await locsOf(res)).toEqual([['body', 'channel']]);
     }
-    const noChannel = await api.post(`/api/v1/messages/${t.business.id}`, { headers: t.headers, body: { mode: 'send', sender_type: 'staff', messages: [{ message: 'x', client_id: c.id }] } });
+    const noChannel = await api.post(`/api/v1/messages/${t.business.id}`, {
+      headers: t.headers,
+      body: { mode: 'send', sender_type: 'staff', messages: [{ message: 'x', client_id: c.id }] },
+    });
     expect(await locsOf(noChannel)).toEqual([['body', 'channel']]);
-    const badMode = await api.post(`/api/v1/messages/${t.business.id}`, { headers: t.headers, body: { channel: 'sms', mode: 'draft', sender_type: 'staff', messages: [{ message: 'x', client_id: c.id }] } });
+    const badMode = await api.post(`/api/v1/messages/${t.business.id}`, {
+      headers: t.headers,
+      body: { channel: 'sms', mode: 'draft', sender_type: 'staff', messages: [{ message: 'x', client_id: c.id }] },
+    });
     expect(badMode.status).toBe(422);
     expect(await locsOf(badMode)).toEqual([['body', 'mode']]);
-    const after = (await db.select({ n: sql<number>`count(*)::int` }).from(messages).where(eq(messages.businessId, t.business.id)))[0]!.n;
+    const after = (
+      await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(messages)
+        .where(eq(messages.businessId, t.business.id))
+    )[0]!.n;
     expect(after).toBe(before);
   });
 
@@ -552,7 +762,10 @@ describe('POST /messages/{business_id} (any channel, send or record)', () => {
   it('checks tenancy: a business key on another business is 403', async () => {
     const t = await tenant();
     const other = await createBusiness();
-    const res = await api.post(`/api/v1/messages/${other.id}`, { headers: t.headers, body: { channel: 'sms', mode: 'send', sender_type: 'staff', messages: [{ message: 'x', to_number: '+14155550100' }] } });
+    const res = await api.post(`/api/v1/messages/${other.id}`, {
+      headers: t.headers,
+      body: { channel: 'sms', mode: 'send', sender_type: 'staff', messages: [{ message: 'x', to_number: '+14155550100' }] },
+    });
     expect(res.status).toBe(403);
   });
 });

@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { MessageItem } from '@/server/schemas/messages';
-import { createClient, createConversation, createMessage, createSmsNumber, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
+import {
+  createClient,
+  createConversation,
+  createMessage,
+  createSmsNumber,
+  createTenant,
+  PLATFORM_KEY,
+} from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 
 /**
@@ -25,7 +32,11 @@ async function queueRequest(t: Tenant, n: number, extra: Record<string, unknown>
   const client = await createClient(t.business.id);
   const res = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
     headers: t.headers,
-    body: { sender_type: 'staff', ...extra, messages: Array.from({ length: n }, (_, i) => ({ message: `Item ${i}`, client_id: client.id })) },
+    body: {
+      sender_type: 'staff',
+      ...extra,
+      messages: Array.from({ length: n }, (_, i) => ({ message: `Item ${i}`, client_id: client.id })),
+    },
   });
   expect(res.status).toBe(200);
   const body = (await jsonOf(res)) as { request_id: string; message_ids: number[] };
@@ -76,7 +87,9 @@ describe('GET /messages/{business_id}/requests/{request_id}', () => {
     const { requestId, ids } = await queueRequest(t, 5);
     await setStatus([ids[0]!], 'sent');
     const page = async (p: number) => {
-      const res = await api.get(`/api/v1/messages/${t.business.id}/requests/${requestId}?page=${p}&page_size=2`, { headers: t.headers });
+      const res = await api.get(`/api/v1/messages/${t.business.id}/requests/${requestId}?page=${p}&page_size=2`, {
+        headers: t.headers,
+      });
       expect(res.status).toBe(200);
       return jsonOf(res);
     };
@@ -115,16 +128,29 @@ describe('GET /messages/{business_id}/requests/{request_id}', () => {
     const mine = await tenant();
     const other = await tenant();
     const { requestId } = await queueRequest(other, 2);
-    expect((await api.get(`/api/v1/messages/${mine.business.id}/requests/${requestId}`, { headers: mine.headers })).status).toBe(404);
-    expect((await api.get(`/api/v1/messages/${mine.business.id}/requests/${requestId}`, { headers: { 'x-api-key': PLATFORM_KEY() } })).status).toBe(404);
+    expect((await api.get(`/api/v1/messages/${mine.business.id}/requests/${requestId}`, { headers: mine.headers })).status).toBe(
+      404,
+    );
+    expect(
+      (await api.get(`/api/v1/messages/${mine.business.id}/requests/${requestId}`, { headers: { 'x-api-key': PLATFORM_KEY() } }))
+        .status,
+    ).toBe(404);
     // The owner sees it; a business key on the other business's path is refused.
-    expect((await api.get(`/api/v1/messages/${other.business.id}/requests/${requestId}`, { headers: other.headers })).status).toBe(200);
-    expect((await api.get(`/api/v1/messages/${other.business.id}/requests/${requestId}`, { headers: mine.headers })).status).toBe(403);
+    expect(
+      (await api.get(`/api/v1/messages/${other.business.id}/requests/${requestId}`, { headers: other.headers })).status,
+    ).toBe(200);
+    expect((await api.get(`/api/v1/messages/${other.business.id}/requests/${requestId}`, { headers: mine.headers })).status).toBe(
+      403,
+    );
   });
 
   it('message items have the MessageItem shape: every field, sent_at ISO with milliseconds, client_name and staff_name', async () => {
     const t = await tenant();
-    const { requestId, ids, client } = await queueRequest(t, 1, { staff_id: t.owner.id, category: 'reminder', notification_type: 'appointment_reminder' });
+    const { requestId, ids, client } = await queueRequest(t, 1, {
+      staff_id: t.owner.id,
+      category: 'reminder',
+      notification_type: 'appointment_reminder',
+    });
     const res = await api.get(`/api/v1/messages/${t.business.id}/requests/${requestId}`, { headers: t.headers });
     const [item] = (await jsonOf(res)).messages;
     expect(Object.keys(item).sort()).toEqual(Object.keys(MessageItem.shape).sort());
@@ -156,7 +182,9 @@ describe('GET /messages/{business_id}/requests/{request_id}', () => {
   it('without a staff member the item has staff_name null', async () => {
     const t = await tenant();
     const { requestId } = await queueRequest(t, 1);
-    const [item] = (await jsonOf(await api.get(`/api/v1/messages/${t.business.id}/requests/${requestId}`, { headers: t.headers }))).messages;
+    const [item] = (
+      await jsonOf(await api.get(`/api/v1/messages/${t.business.id}/requests/${requestId}`, { headers: t.headers }))
+    ).messages;
     expect(item.staff_name).toBeNull();
     expect(item.client_name).toEqual(expect.any(String));
   });
@@ -175,7 +203,9 @@ describe('GET /messages/{business_id}/requests/{request_id}', () => {
     expect(res.status).toBe(200);
     const { request_id, message_ids } = await jsonOf(res);
     expect(message_ids[1]).toBe(first.ids[0]);
-    const listed = await jsonOf(await api.get(`/api/v1/messages/${t.business.id}/requests/${request_id}`, { headers: t.headers }));
+    const listed = await jsonOf(
+      await api.get(`/api/v1/messages/${t.business.id}/requests/${request_id}`, { headers: t.headers }),
+    );
     expect(listed.messages.map((m: { message_id: number }) => m.message_id)).toEqual([...message_ids].sort((a, b) => a - b));
   });
 });
@@ -187,10 +217,19 @@ describe('GET /messages/requests/{request_id} (platform)', () => {
     const res = await api.get(`/api/v1/messages/requests/${requestId}?page_size=2`, { headers: { 'x-api-key': PLATFORM_KEY() } });
     expect(res.status).toBe(200);
     const body = await jsonOf(res);
-    expect(body).toMatchObject({ request_id: requestId, total_messages: 3, page_size: 2, next_page: true, summary: { queued: 3 } });
+    expect(body).toMatchObject({
+      request_id: requestId,
+      total_messages: 3,
+      page_size: 2,
+      next_page: true,
+      summary: { queued: 3 },
+    });
     expect(body.messages.map((m: { message_id: number }) => m.message_id)).toEqual(ids.slice(0, 2));
     expect((await api.get(`/api/v1/messages/requests/${requestId}`, { headers: t.headers })).status).toBe(403);
-    expect((await api.get(`/api/v1/messages/requests/${requestId}`, { headers: { authorization: `Bearer ${t.sessionToken}` } })).status).toBe(403);
+    expect(
+      (await api.get(`/api/v1/messages/requests/${requestId}`, { headers: { authorization: `Bearer ${t.sessionToken}` } }))
+        .status,
+    ).toBe(403);
     expect((await api.get(`/api/v1/messages/requests/${requestId}`)).status).toBe(401);
   });
 
@@ -217,7 +256,15 @@ async function retryFixture(t: Tenant) {
     delivered: await mk({ status: 'delivered', attempts: 1 }),
     queued: await mk({ status: 'queued', attempts: 1 }),
     inbound: await mk({ direction: 'inbound', status: 'received', senderType: 'client', isRead: false }),
-    failedEmail: await mk({ channel: 'email', messageType: 'EMAIL', subject: 'Receipt', status: 'failed', errorCode: '550', errorMessage: 'Mailbox unavailable', attempts: 1 }),
+    failedEmail: await mk({
+      channel: 'email',
+      messageType: 'EMAIL',
+      subject: 'Receipt',
+      status: 'failed',
+      errorCode: '550',
+      errorMessage: 'Mailbox unavailable',
+      attempts: 1,
+    }),
     note: await mk({ messageType: 'NOTE', channel: null, status: 'sent', provider: null, providerMessageId: null }),
   };
 }
@@ -236,9 +283,15 @@ describe('POST /messages/{business_id}/retry', () => {
     const body = await jsonOf(res);
     expect(body.success).toBe(true);
     expect(body.updated).toBe(3);
-    expect([...body.message_ids].sort((a: number, b: number) => a - b)).toEqual([f.failed.id, f.undelivered.id, f.failedEmail.id].sort((a, b) => a - b));
-    const skipped = new Map<number, string>(body.skipped.map((s: { message_id: number; reason: string }) => [s.message_id, s.reason]));
-    expect([...skipped.keys()].sort((a, b) => a - b)).toEqual([f.delivered.id, f.queued.id, f.inbound.id, f.note.id].sort((a, b) => a - b));
+    expect([...body.message_ids].sort((a: number, b: number) => a - b)).toEqual(
+      [f.failed.id, f.undelivered.id, f.failedEmail.id].sort((a, b) => a - b),
+    );
+    const skipped = new Map<number, string>(
+      body.skipped.map((s: { message_id: number; reason: string }) => [s.message_id, s.reason]),
+    );
+    expect([...skipped.keys()].sort((a, b) => a - b)).toEqual(
+      [f.delivered.id, f.queued.id, f.inbound.id, f.note.id].sort((a, b) => a - b),
+    );
     expect(skipped.get(f.delivered.id)).toMatch(/delivered/);
     expect(skipped.get(f.queued.id)).toMatch(/queued/);
     expect(skipped.get(f.inbound.id)).toMatch(/inbound/);
@@ -258,12 +311,18 @@ describe('POST /messages/{business_id}/retry', () => {
     for (const m of [f.delivered, f.queued, f.inbound, f.note]) expect(jobs.get(m.id)).toEqual([]);
 
     // A second retry finds nothing left to do: queued now, skipped, no new jobs.
-    const again = await jsonOf(await api.post(`/api/v1/messages/${t.business.id}/retry`, { headers: t.headers, body: { message_ids: [f.failed.id] } }));
-    expect(again).toMatchObject({ updated: 0, message_ids: [], skipped: [{ message_id: f.failed.id, reason: expect.stringMatching(/queued/) }] });
+    const again = await jsonOf(
+      await api.post(`/api/v1/messages/${t.business.id}/retry`, { headers: t.headers, body: { message_ids: [f.failed.id] } }),
+    );
+    expect(again).toMatchObject({
+      updated: 0,
+      message_ids: [],
+      skipped: [{ message_id: f.failed.id, reason: expect.stringMatching(/queued/) }],
+    });
     expect((await jobsByMessage([f.failed.id])).get(f.failed.id)).toEqual(['sms.send']);
   });
 
-  it("an id of another business is a 422 at body.message_ids[i], and nothing is re-queued", async () => {
+  it('an id of another business is a 422 at body.message_ids[i], and nothing is re-queued', async () => {
     const mine = await tenant();
     const other = await tenant();
     const f = await retryFixture(mine);
@@ -290,7 +349,10 @@ describe('POST /messages/{business_id}/retry', () => {
     const empty = await api.post(`/api/v1/messages/${t.business.id}/retry`, { headers: t.headers, body: { message_ids: [] } });
     expect(empty.status).toBe(422);
     expect((await jsonOf(empty)).detail[0].loc).toEqual(['body', 'message_ids']);
-    const bad = await api.post(`/api/v1/messages/${t.business.id}/retry`, { headers: t.headers, body: { message_ids: [1, 'x'] } });
+    const bad = await api.post(`/api/v1/messages/${t.business.id}/retry`, {
+      headers: t.headers,
+      body: { message_ids: [1, 'x'] },
+    });
     expect(bad.status).toBe(422);
     expect((await jsonOf(bad)).detail[0].loc).toEqual(['body', 'message_ids', 1]);
   });
@@ -301,7 +363,12 @@ describe('POST /messages/{business_id}/retry', () => {
     const conv = await createConversation(t.business.id, c.id);
     const failed = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        createMessage(conv, i % 3 === 0 ? { status: 'undelivered', errorCode: '30005', attempts: 1 } : { status: 'failed', errorCode: '30003', attempts: 1 }),
+        createMessage(
+          conv,
+          i % 3 === 0
+            ? { status: 'undelivered', errorCode: '30005', attempts: 1 }
+            : { status: 'failed', errorCode: '30003', attempts: 1 },
+        ),
       ),
     );
     const ids = failed.map((m) => m.id);
@@ -317,7 +384,9 @@ describe('POST /messages/{business_id}/retry', () => {
       expect(union).toEqual([...ids].sort((x, y) => x - y));
       expect(ja.updated + jb.updated).toBe(ids.length);
       // What one re-queued, the other lists as skipped.
-      const skippedIds = [...ja.skipped, ...jb.skipped].map((s: { message_id: number }) => s.message_id).sort((x: number, y: number) => x - y);
+      const skippedIds = [...ja.skipped, ...jb.skipped]
+        .map((s: { message_id: number }) => s.message_id)
+        .sort((x: number, y: number) => x - y);
       expect(skippedIds).toEqual([...ids].sort((x, y) => x - y));
       const rows = await rowsOf(ids);
       for (const id of ids) expect(rows.get(id)).toMatchObject({ status: 'queued', attempts: 2 + round, errorCode: null });
@@ -328,7 +397,7 @@ describe('POST /messages/{business_id}/retry', () => {
 });
 
 describe('POST /messages/{business_id}/requests/{request_id}/retry', () => {
-  it("retries the failed/undelivered messages of that request only", async () => {
+  it('retries the failed/undelivered messages of that request only', async () => {
     const t = await tenant();
     const { requestId, ids } = await queueRequest(t, 4);
     const outside = await queueRequest(t, 1);
@@ -361,10 +430,16 @@ describe('POST /messages/{business_id}/requests/{request_id}/retry', () => {
   it("unknown request → 404; another business's request → 404 and untouched; non-UUID → 422", async () => {
     const mine = await tenant();
     const other = await tenant();
-    expect((await api.post(`/api/v1/messages/${mine.business.id}/requests/${crypto.randomUUID()}/retry`, { headers: mine.headers })).status).toBe(404);
+    expect(
+      (await api.post(`/api/v1/messages/${mine.business.id}/requests/${crypto.randomUUID()}/retry`, { headers: mine.headers }))
+        .status,
+    ).toBe(404);
     const theirs = await queueRequest(other, 1);
     await setStatus(theirs.ids, 'failed', { code: '30003', message: 'x' });
-    expect((await api.post(`/api/v1/messages/${mine.business.id}/requests/${theirs.requestId}/retry`, { headers: mine.headers })).status).toBe(404);
+    expect(
+      (await api.post(`/api/v1/messages/${mine.business.id}/requests/${theirs.requestId}/retry`, { headers: mine.headers }))
+        .status,
+    ).toBe(404);
     expect((await rowsOf(theirs.ids)).get(theirs.ids[0]!)).toMatchObject({ status: 'failed', attempts: 1 });
     const bad = await api.post(`/api/v1/messages/${mine.business.id}/requests/nope/retry`, { headers: mine.headers });
     expect(bad.status).toBe(422);

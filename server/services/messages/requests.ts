@@ -17,7 +17,11 @@ import type { SendJob } from './submit';
  */
 export async function getRequestMessages(businessId: number | null, requestId: string, page: number, pageSize: number) {
   const where = and(eq(messages.requestId, requestId), businessId === null ? undefined : eq(messages.businessId, businessId));
-  const summaryRows = await db.select({ status: messages.status, n: count() }).from(messages).where(where).groupBy(messages.status);
+  const summaryRows = await db
+    .select({ status: messages.status, n: count() })
+    .from(messages)
+    .where(where)
+    .groupBy(messages.status);
   const total = summaryRows.reduce((sum, r) => sum + r.n, 0);
   if (total === 0) throw AppError.notFound('Request');
   const rows = await selectMessageItems(db)
@@ -56,7 +60,15 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
   if ('messageIds' in selector) {
     const present = new Set(found.map((m) => m.id));
     const issues = selector.messageIds.flatMap((id, i) =>
-      present.has(id) ? [] : [{ loc: ['body', 'message_ids', i] as ['body', string, number], msg: `Message ${id} not found in this business`, type: 'value_error' }],
+      present.has(id)
+        ? []
+        : [
+            {
+              loc: ['body', 'message_ids', i] as ['body', string, number],
+              msg: `Message ${id} not found in this business`,
+              type: 'value_error',
+            },
+          ],
     );
     if (issues.length) throw new AppError('validation', 'Validation error', { issues });
   } else if (found.length === 0) {
@@ -66,9 +78,11 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
   const skipped: { message_id: number; reason: string }[] = [];
   const candidates: number[] = [];
   for (const m of found) {
-    if (m.messageType === 'NOTE' || m.messageType === 'CALL') skipped.push({ message_id: m.id, reason: `${m.messageType === 'NOTE' ? 'notes' : 'calls'} are not sent` });
+    if (m.messageType === 'NOTE' || m.messageType === 'CALL')
+      skipped.push({ message_id: m.id, reason: `${m.messageType === 'NOTE' ? 'notes' : 'calls'} are not sent` });
     else if (m.direction !== 'outbound') skipped.push({ message_id: m.id, reason: 'inbound messages are not sent' });
-    else if (!RETRYABLE.includes(m.status)) skipped.push({ message_id: m.id, reason: `status is ${m.status}; only failed or undelivered messages are retried` });
+    else if (!RETRYABLE.includes(m.status))
+      skipped.push({ message_id: m.id, reason: `status is ${m.status}; only failed or undelivered messages are retried` });
     else candidates.push(m.id);
   }
 
@@ -79,15 +93,22 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
       .set(NEW_ATTEMPT)
       .where(and(eq(messages.businessId, businessId), inArray(messages.id, candidates), inArray(messages.status, RETRYABLE)))
       .returning({ id: messages.id, channel: messages.channel, conversationId: messages.conversationId });
-    const jobs = (channel: string) => rows.filter((r) => r.channel === channel).map((r) => ({ data: { messageId: r.id, businessId } }));
+    const jobs = (channel: string) =>
+      rows.filter((r) => r.channel === channel).map((r) => ({ data: { messageId: r.id, businessId } }));
     await enqueue<SendJob>(tx, QUEUES.smsSend, jobs('sms'));
     await enqueue<SendJob>(tx, QUEUES.emailSend, jobs('email'));
     if (rows.length) {
-      await publish(tx, { type: 'message.status', businessId, conversationIds: rows.map((r) => r.conversationId), messageIds: rows.map((r) => r.id) });
+      await publish(tx, {
+        type: 'message.status',
+        businessId,
+        conversationIds: rows.map((r) => r.conversationId),
+        messageIds: rows.map((r) => r.id),
+      });
     }
     return rows.map((r) => r.id);
   });
-  for (const id of candidates) if (!requeued.includes(id)) skipped.push({ message_id: id, reason: 'status changed meanwhile; not retried' });
+  for (const id of candidates)
+    if (!requeued.includes(id)) skipped.push({ message_id: id, reason: 'status changed meanwhile; not retried' });
 
   return {
     success: true,

@@ -11,7 +11,8 @@ import { postJson, restTenant } from '@/server/testing/http';
  * naming the field, and nothing is stored or queued.
  */
 const locs = (body: { detail: { loc: unknown[] }[] }) => body.detail.map((d) => d.loc);
-const storedFor = async (businessId: number) => (await db.select({ n: count() }).from(messages).where(eq(messages.businessId, businessId)))[0]!.n;
+const storedFor = async (businessId: number) =>
+  (await db.select({ n: count() }).from(messages).where(eq(messages.businessId, businessId)))[0]!.n;
 
 describe('senders belong to the business', () => {
   it("from_number of another business is a 422 on send and on record; the business's own number works", async () => {
@@ -21,21 +22,33 @@ describe('senders belong to the business', () => {
     const theirs = await createSmsNumber(b.business.id);
     const client = await createClient(a.business.id, { phoneNumber: '+14155550123' });
     for (const path of ['sms', 'sms/record']) {
-      const res = await postJson(`${a.base}/${path}`, a.key, { sender_type: 'system', from_number: theirs.phoneNumber, messages: [{ client_id: client.id, message: 'Hi' }] });
+      const res = await postJson(`${a.base}/${path}`, a.key, {
+        sender_type: 'system',
+        from_number: theirs.phoneNumber,
+        messages: [{ client_id: client.id, message: 'Hi' }],
+      });
       expect(res.status, path).toBe(422);
       expect(locs(res.body)).toEqual([['body', 'from_number']]);
     }
     expect(await storedFor(a.business.id)).toBe(0);
-    const ok = await postJson(`${a.base}/sms`, a.key, { sender_type: 'system', from_number: own.phoneNumber, messages: [{ client_id: client.id, message: 'Hi' }] });
+    const ok = await postJson(`${a.base}/sms`, a.key, {
+      sender_type: 'system',
+      from_number: own.phoneNumber,
+      messages: [{ client_id: client.id, message: 'Hi' }],
+    });
     expect(ok.status).toBe(200);
   });
 
-  it("from_email of another business (or any address it has not declared) is a 422; a declared sender works", async () => {
+  it('from_email of another business (or any address it has not declared) is a 422; a declared sender works', async () => {
     const a = await restTenant();
     const b = await restTenant();
     const client = await createClient(a.business.id, { email: 'ava@example.com' });
     const send = (from_email: string) =>
-      postJson(`${a.base}/email`, a.key, { sender_type: 'system', from_email, messages: [{ client_id: client.id, subject: 'Hi', message: 'Hello' }] });
+      postJson(`${a.base}/email`, a.key, {
+        sender_type: 'system',
+        from_email,
+        messages: [{ client_id: client.id, subject: 'Hi', message: 'Hello' }],
+      });
     for (const from of [b.business.fromEmail!, 'anyone@elsewhere.test']) {
       const res = await send(from);
       expect(res.status, from).toBe(422);

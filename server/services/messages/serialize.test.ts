@@ -35,7 +35,8 @@ describe('message lists', () => {
     const res = await getJson(`${t.base}/conversations/${conversation.id}/messages?page_size=100`, t.key);
     expect(res.status).toBe(200);
     expect(res.body.messages).toHaveLength(4);
-    for (const m of res.body.messages) expect(m.attachments).toEqual([{ filename: 'menu.pdf', content_type: 'application/pdf', url: null, size: 3_932_160 }]);
+    for (const m of res.body.messages)
+      expect(m.attachments).toEqual([{ filename: 'menu.pdf', content_type: 'application/pdf', url: null, size: 3_932_160 }]);
     expect(JSON.stringify(res.body).length).toBeLessThan(20_000);
   });
 });

@@ -8,9 +8,9 @@ import type { MessageItem } from '@/server/schemas/messages';
  * A message's attachments as a list shows them: names, types, URLs and sizes, never the bytes
  * (base64 `content`, up to 5 MiB each), which stay in the database for the worker.
  */
-export const attachmentsWithoutBytes = sql<StoredAttachment[] | null>`(select jsonb_agg(a - 'content') from jsonb_array_elements(${messages.attachments}) a)`.as(
-  'attachments',
-);
+export const attachmentsWithoutBytes = sql<
+  StoredAttachment[] | null
+>`(select jsonb_agg(a - 'content') from jsonb_array_elements(${messages.attachments}) a)`.as('attachments');
 
 // provider_metadata holds an email's HTML (up to 5 MB): read only by the one-message email view.
 const { providerMetadata: _html, attachments: _bytes, ...listedColumns } = getTableColumns(messages);

@@ -31,9 +31,7 @@ export type StatusUpdate = {
   providerMetadata?: Record<string, unknown> | null;
 };
 
-type Target =
-  | { businessId: number; messageId: number }
-  | { businessId?: number; provider?: Provider; providerMessageId: string };
+type Target = { businessId: number; messageId: number } | { businessId?: number; provider?: Provider; providerMessageId: string };
 
 /**
  * Moves one message's status forward (SPEC §4.1) in a single conditional UPDATE: the new status
@@ -75,7 +73,12 @@ export async function applyStatusUpdate(
     )
     .returning({ id: messages.id, businessId: messages.businessId, conversationId: messages.conversationId });
   if (rows[0]) {
-    await publish(tx, { type: 'message.status', businessId: rows[0].businessId, conversationIds: [rows[0].conversationId], messageIds: [rows[0].id] });
+    await publish(tx, {
+      type: 'message.status',
+      businessId: rows[0].businessId,
+      conversationIds: [rows[0].conversationId],
+      messageIds: [rows[0].id],
+    });
     return { updated: 1, messageId: rows[0].id };
   }
   const [existing] = await tx.select({ id: messages.id }).from(messages).where(where).limit(1);
@@ -86,7 +89,14 @@ export async function applyStatusUpdate(
 export async function updateStatusFromApi(
   businessId: number,
   channel: 'sms' | 'email',
-  body: { message_id?: number; provider_message_id?: string; status: MessageStatus; error_code?: string; error_message?: string; provider_metadata?: Record<string, unknown> },
+  body: {
+    message_id?: number;
+    provider_message_id?: string;
+    status: MessageStatus;
+    error_code?: string;
+    error_message?: string;
+    provider_metadata?: Record<string, unknown>;
+  },
 ) {
   const field = body.message_id !== undefined ? 'message_id' : 'provider_message_id';
   const [found] = await db
@@ -95,31 +105,49 @@ export async function updateStatusFromApi(
     .where(
       body.message_id !== undefined
         ? and(eq(messages.businessId, businessId), eq(messages.id, body.message_id), eq(messages.channel, channel))
-        : and(eq(messages.businessId, businessId), eq(messages.providerMessageId, body.provider_message_id!), eq(messages.channel, channel)),
+        : and(
+            eq(messages.businessId, businessId),
+            eq(messages.providerMessageId, body.provider_message_id!),
+            eq(messages.channel, channel),
+          ),
     )
     .limit(1);
   if (!found) {
     throw AppError.invalid(['body', field], `${channel === 'sms' ? 'SMS' : 'Email'} message not found in this business`);
   }
   const result = await db.transaction((tx) =>
-    applyStatusUpdate({ businessId, messageId: found.id }, {
-      status: body.status,
-      errorCode: body.error_code,
-      errorMessage: body.error_message,
-      providerMetadata: body.provider_metadata,
-    }, tx),
+    applyStatusUpdate(
+      { businessId, messageId: found.id },
+      {
+        status: body.status,
+        errorCode: body.error_code,
+        errorMessage: body.error_message,
+        providerMetadata: body.provider_metadata,
+      },
+      tx,
+    ),
   );
   return {
     success: true,
     updated: result.updated,
-    message: result.updated ? `Status set to ${body.status}` : `Status ${body.status} ignored: the message is already at or past it`,
+    message: result.updated
+      ? `Status set to ${body.status}`
+      : `Status ${body.status} ignored: the message is already at or past it`,
   };
 }
 
 /** Twilio 21610, a STOP reply, a SendGrid unsubscribe: the client no longer receives that channel. */
-export async function markClientOptedOut(tx: Tx, businessId: number, clientId: number, channel: 'sms' | 'email', optedOut = true) {
+export async function markClientOptedOut(
+  tx: Tx,
+  businessId: number,
+  clientId: number,
+  channel: 'sms' | 'email',
+  optedOut = true,
+) {
   await tx
     .update(clients)
-    .set(channel === 'sms' ? { optedOutSms: optedOut, updatedAt: sql`now()` } : { optedOutEmail: optedOut, updatedAt: sql`now()` })
+    .set(
+      channel === 'sms' ? { optedOutSms: optedOut, updatedAt: sql`now()` } : { optedOutEmail: optedOut, updatedAt: sql`now()` },
+    )
     .where(and(eq(clients.businessId, businessId), eq(clients.id, clientId)));
 }

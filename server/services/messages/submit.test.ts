@@ -13,7 +13,9 @@ async function tenantWithNumber() {
 }
 
 const jobsFor = async (ids: number[]) =>
-  db.execute<{ n: number }>(sql`select count(*)::int as n from pgboss.job where name = 'sms.send' and (data->>'messageId')::bigint = any(${sql.param(ids)}::bigint[])`);
+  db.execute<{ n: number }>(
+    sql`select count(*)::int as n from pgboss.job where name = 'sms.send' and (data->>'messageId')::bigint = any(${sql.param(ids)}::bigint[])`,
+  );
 
 describe('POST /businesses/{id}/sms (queue)', () => {
   it('stores one queued message per item under one request id, with its job, and creates leads', async () => {
@@ -34,13 +36,30 @@ describe('POST /businesses/{id}/sms (queue)', () => {
     });
     expect(res.status).toBe(200);
     const body = await jsonOf(res);
-    expect(body).toMatchObject({ success: true, request_id: expect.stringMatching(/^[0-9a-f-]{36}$/), message_ids: [expect.any(Number), expect.any(Number)] });
+    expect(body).toMatchObject({
+      success: true,
+      request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      message_ids: [expect.any(Number), expect.any(Number)],
+    });
     const rows = await db.select().from(messages).where(eq(messages.requestId, body.request_id)).orderBy(messages.id);
     expect(rows.map((r) => r.id)).toEqual(body.message_ids);
     expect(rows.map((r) => r.status)).toEqual(['queued', 'queued']);
-    expect(rows[0]).toMatchObject({ channel: 'sms', messageType: 'TEXT', direction: 'outbound', toAddress: '+14155550123', fromAddress: t.number.phoneNumber, category: 'reminder', staffId: t.owner.id, segments: 1, encoding: 'GSM-7' });
+    expect(rows[0]).toMatchObject({
+      channel: 'sms',
+      messageType: 'TEXT',
+      direction: 'outbound',
+      toAddress: '+14155550123',
+      fromAddress: t.number.phoneNumber,
+      category: 'reminder',
+      staffId: t.owner.id,
+      segments: 1,
+      encoding: 'GSM-7',
+    });
     expect(rows[1]).toMatchObject({ toAddress: '+14155550199', encoding: 'UCS-2' });
-    const [lead] = await db.select().from(clients).where(and(eq(clients.businessId, t.business.id), eq(clients.phoneNumber, '+14155550199')));
+    const [lead] = await db
+      .select()
+      .from(clients)
+      .where(and(eq(clients.businessId, t.business.id), eq(clients.phoneNumber, '+14155550199')));
     expect(lead!.clientType).toBe('lead');
     const convs = await db.select().from(conversations).where(eq(conversations.businessId, t.business.id));
     expect(convs).toHaveLength(2);
@@ -65,15 +84,18 @@ describe('POST /businesses/{id}/sms (queue)', () => {
     });
     expect(res.status).toBe(422);
     const locs = (await jsonOf(res)).detail.map((d: { loc: unknown[] }) => d.loc);
-    expect(locs).toEqual(
-      expect.arrayContaining([
-        ['body', 'messages', 3, 'message'],
-      ]),
-    );
+    expect(locs).toEqual(expect.arrayContaining([['body', 'messages', 3, 'message']]));
     // Service-level checks run once the shape is valid.
     const res2 = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
       headers: t.headers,
-      body: { sender_type: 'staff', messages: [{ message: 'ok', to_number: '+14155550111' }, { message: 'x', to_number: 'not-a-number' }, { message: 'y', client_id: 987654 }] },
+      body: {
+        sender_type: 'staff',
+        messages: [
+          { message: 'ok', to_number: '+14155550111' },
+          { message: 'x', to_number: 'not-a-number' },
+          { message: 'y', client_id: 987654 },
+        ],
+      },
     });
     expect(res2.status).toBe(422);
     expect((await jsonOf(res2)).detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([
@@ -88,7 +110,10 @@ describe('POST /businesses/{id}/sms (queue)', () => {
   it('records an opted-out client as failed with error_code opted_out, and queues no job', async () => {
     const t = await tenantWithNumber();
     const out = await createClient(t.business.id, { optedOutSms: true });
-    const res = await api.post(`/api/v1/businesses/${t.business.id}/sms`, { headers: t.headers, body: { sender_type: 'staff', messages: [{ message: 'Promo!', client_id: out.id }] } });
+    const res = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
+      headers: t.headers,
+      body: { sender_type: 'staff', messages: [{ message: 'Promo!', client_id: out.id }] },
+    });
     expect(res.status).toBe(200);
     const { message_ids } = await jsonOf(res);
     const [row] = await db.select().from(messages).where(eq(messages.id, message_ids[0]));
@@ -99,25 +124,56 @@ describe('POST /businesses/{id}/sms (queue)', () => {
   it('413 over 1000 items; 422 for an empty list', async () => {
     const t = await tenantWithNumber();
     const many = Array.from({ length: 1001 }, () => ({ message: 'hi', to_number: '+14155550100' }));
-    expect((await api.post(`/api/v1/businesses/${t.business.id}/sms`, { headers: t.headers, body: { sender_type: 'staff', messages: many } })).status).toBe(413);
-    expect((await api.post(`/api/v1/businesses/${t.business.id}/sms`, { headers: t.headers, body: { sender_type: 'staff', messages: [] } })).status).toBe(422);
+    expect(
+      (
+        await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
+          headers: t.headers,
+          body: { sender_type: 'staff', messages: many },
+        })
+      ).status,
+    ).toBe(413);
+    expect(
+      (
+        await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
+          headers: t.headers,
+          body: { sender_type: 'staff', messages: [] },
+        })
+      ).status,
+    ).toBe(422);
   });
 
   it('a message_id re-queues a failed message as it is; a queued or sent one is 409; an unknown one 422', async () => {
     const t = await tenantWithNumber();
     const c = await createClient(t.business.id);
-    const first = await jsonOf(await api.post(`/api/v1/businesses/${t.business.id}/sms`, { headers: t.headers, body: { sender_type: 'staff', messages: [{ message: 'Hello', client_id: c.id }] } }));
+    const first = await jsonOf(
+      await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
+        headers: t.headers,
+        body: { sender_type: 'staff', messages: [{ message: 'Hello', client_id: c.id }] },
+      }),
+    );
     const id = first.message_ids[0];
-    const again = await api.post(`/api/v1/businesses/${t.business.id}/sms`, { headers: t.headers, body: { sender_type: 'staff', messages: [{ message_id: id }] } });
+    const again = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
+      headers: t.headers,
+      body: { sender_type: 'staff', messages: [{ message_id: id }] },
+    });
     expect(again.status).toBe(409);
-    await db.update(messages).set({ status: 'failed', errorCode: '30003', errorMessage: 'Unreachable' }).where(eq(messages.id, id));
-    const requeue = await api.post(`/api/v1/businesses/${t.business.id}/sms`, { headers: t.headers, body: { sender_type: 'staff', messages: [{ message_id: id, message: 'ignored' }] } });
+    await db
+      .update(messages)
+      .set({ status: 'failed', errorCode: '30003', errorMessage: 'Unreachable' })
+      .where(eq(messages.id, id));
+    const requeue = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
+      headers: t.headers,
+      body: { sender_type: 'staff', messages: [{ message_id: id, message: 'ignored' }] },
+    });
     expect(requeue.status).toBe(200);
     expect((await jsonOf(requeue)).message_ids).toEqual([id]);
     const [row] = await db.select().from(messages).where(eq(messages.id, id));
     expect(row).toMatchObject({ status: 'queued', errorCode: null, content: 'Hello', attempts: 2 });
     expect((await jobsFor([id]))[0]!.n).toBe(2);
-    const unknown = await api.post(`/api/v1/businesses/${t.business.id}/sms`, { headers: t.headers, body: { sender_type: 'staff', messages: [{ message_id: 99999999 }] } });
+    const unknown = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
+      headers: t.headers,
+      body: { sender_type: 'staff', messages: [{ message_id: 99999999 }] },
+    });
     expect(unknown.status).toBe(422);
     expect((await jsonOf(unknown)).detail[0].loc).toEqual(['body', 'messages', 0, 'message_id']);
   });
@@ -135,17 +191,26 @@ describe('Idempotency-Key', () => {
     expect(b.headers.get('idempotent-replayed')).toBe('true');
     expect(await jsonOf(b)).toEqual(await jsonOf(a));
     expect(await db.select().from(messages).where(eq(messages.toAddress, '+14155550177'))).toHaveLength(1);
-    const other = await api.post(`/api/v1/businesses/${t.business.id}/sms`, { headers, body: { ...body, messages: [{ message: 'Different', to_number: '+14155550177' }] } });
+    const other = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
+      headers,
+      body: { ...body, messages: [{ message: 'Different', to_number: '+14155550177' }] },
+    });
     expect(other.status).toBe(409);
     // Scoped to the caller: the platform key may use the same key.
-    const platform = await api.post(`/api/v1/businesses/${t.business.id}/sms`, { headers: { 'x-api-key': PLATFORM_KEY(), 'idempotency-key': 'order-42' }, body });
+    const platform = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
+      headers: { 'x-api-key': PLATFORM_KEY(), 'idempotency-key': 'order-42' },
+      body,
+    });
     expect(platform.status).toBe(200);
     expect(platform.headers.get('idempotent-replayed')).toBeNull();
   });
 
   it('two concurrent requests with one key create one set of messages and answer the same', async () => {
     const t = await tenantWithNumber();
-    const body = { sender_type: 'staff', messages: Array.from({ length: 50 }, (_, i) => ({ message: `Bulk ${i}`, to_number: '+14155550178' })) };
+    const body = {
+      sender_type: 'staff',
+      messages: Array.from({ length: 50 }, (_, i) => ({ message: `Bulk ${i}`, to_number: '+14155550178' })),
+    };
     const headers = { ...t.headers, 'idempotency-key': 'concurrent-1' };
     const [a, b] = await Promise.all([
       api.post(`/api/v1/businesses/${t.business.id}/sms`, { headers, body }),

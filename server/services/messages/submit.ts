@@ -93,7 +93,13 @@ export async function submitEmail(businessId: number, body: EmailBody, mode: Mod
   return submit(businessId, 'email', body, mode, tx);
 }
 
-async function submit(businessId: number, channel: Channel, body: SmsBody | EmailBody, mode: Mode, conn: Tx): Promise<SubmitResult> {
+async function submit(
+  businessId: number,
+  channel: Channel,
+  body: SmsBody | EmailBody,
+  mode: Mode,
+  conn: Tx,
+): Promise<SubmitResult> {
   const issues: ValidationIssue[] = [];
   const [business] = await conn.select().from(businesses).where(eq(businesses.id, businessId)).limit(1);
   if (!business) throw AppError.notFound('Business');
@@ -104,25 +110,39 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
       .from(staff)
       .where(and(eq(staff.id, body.staff_id), eq(staff.businessId, businessId)))
       .limit(1);
-    if (!member) issues.push({ loc: ['body', 'staff_id'], msg: `Staff ${body.staff_id} not found in this business`, type: 'value_error' });
+    if (!member)
+      issues.push({ loc: ['body', 'staff_id'], msg: `Staff ${body.staff_id} not found in this business`, type: 'value_error' });
   }
 
   const from = await resolveSender(conn, business, channel, body, issues);
   const items = body.messages as AnyItem[];
 
   // Re-queues of stored messages (send mode only; record mode ignores message_id).
-  const requeueIds = mode === 'send' ? items.flatMap((it, index) => (it.message_id !== undefined ? [{ index, id: it.message_id }] : [])) : [];
+  const requeueIds =
+    mode === 'send' ? items.flatMap((it, index) => (it.message_id !== undefined ? [{ index, id: it.message_id }] : [])) : [];
   const stored = requeueIds.length
     ? await conn
         .select({ id: messages.id, status: messages.status, channel: messages.channel, direction: messages.direction })
         .from(messages)
-        .where(and(eq(messages.businessId, businessId), inArray(messages.id, requeueIds.map((r) => r.id))))
+        .where(
+          and(
+            eq(messages.businessId, businessId),
+            inArray(
+              messages.id,
+              requeueIds.map((r) => r.id),
+            ),
+          ),
+        )
     : [];
   const storedById = new Map(stored.map((m) => [m.id, m]));
   for (const { index, id } of requeueIds) {
     const m = storedById.get(id);
     if (!m || m.channel !== channel || m.direction !== 'outbound') {
-      issues.push({ loc: ['body', 'messages', index, 'message_id'], msg: `Outbound ${channel} message ${id} not found in this business`, type: 'value_error' });
+      issues.push({
+        loc: ['body', 'messages', index, 'message_id'],
+        msg: `Outbound ${channel} message ${id} not found in this business`,
+        type: 'value_error',
+      });
     }
   }
 
@@ -139,28 +159,41 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
   }
 
   const requestId = randomUUID();
-  const ids = await conn.transaction(async (tx) => {
-    return writeMessages(tx);
-  }).catch((err: unknown) => {
-    // drizzle wraps the driver's error: the constraint is named on its cause.
-    const cause = (err as { cause?: { constraint_name?: string } }).cause ?? (err as { constraint_name?: string });
-    if (cause.constraint_name === 'messages_provider_id_key') {
-      throw new AppError('conflict', 'A message with this provider_message_id is already recorded');
-    }
-    throw err;
-  });
+  const ids = await conn
+    .transaction(async (tx) => {
+      return writeMessages(tx);
+    })
+    .catch((err: unknown) => {
+      // drizzle wraps the driver's error: the constraint is named on its cause.
+      const cause = (err as { cause?: { constraint_name?: string } }).cause ?? (err as { constraint_name?: string });
+      if (cause.constraint_name === 'messages_provider_id_key') {
+        throw new AppError('conflict', 'A message with this provider_message_id is already recorded');
+      }
+      throw err;
+    });
 
   async function writeMessages(tx: Tx): Promise<number[]> {
     const leadIds = await createLeads(tx, businessId, planned);
     const clientIds = planned.map((p) => p.clientId ?? leadIds.get(leadKey(p.newLead!))!);
     const conversationByClient = await ensureConversations(tx, businessId, [...new Set(clientIds)]);
-    const provider = mode === 'send' ? (channel === 'sms' ? configuredSmsProvider() : configuredEmailProvider()) : (body.provider ?? null);
+    const provider =
+      mode === 'send' ? (channel === 'sms' ? configuredSmsProvider() : configuredEmailProvider()) : (body.provider ?? null);
     const sentAt = body.sent_at ?? new Date();
 
     const rows = await insertMessages(
       tx,
       planned.map((p, i) =>
-        messageRow(p, { businessId, channel, mode, body, requestId, provider, sentAt, clientId: clientIds[i]!, conversationId: conversationByClient.get(clientIds[i]!)! }),
+        messageRow(p, {
+          businessId,
+          channel,
+          mode,
+          body,
+          requestId,
+          provider,
+          sentAt,
+          clientId: clientIds[i]!,
+          conversationId: conversationByClient.get(clientIds[i]!)!,
+        }),
       ),
     );
 
@@ -169,14 +202,26 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
       requeued = await tx
         .update(messages)
         .set({ ...NEW_ATTEMPT, requestId })
-        .where(and(eq(messages.businessId, businessId), inArray(messages.id, requeueIds.map((r) => r.id)), inArray(messages.status, REQUEUEABLE)))
+        .where(
+          and(
+            eq(messages.businessId, businessId),
+            inArray(
+              messages.id,
+              requeueIds.map((r) => r.id),
+            ),
+            inArray(messages.status, REQUEUEABLE),
+          ),
+        )
         .returning({ id: messages.id, conversationId: messages.conversationId });
       if (requeued.length !== new Set(requeueIds.map((r) => r.id)).size) {
         throw new AppError('conflict', 'A message to re-queue changed status meanwhile; nothing was queued');
       }
     }
 
-    await touchConversations(tx, rows.map((r) => r.id));
+    await touchConversations(
+      tx,
+      rows.map((r) => r.id),
+    );
     if (mode === 'send') {
       const toSend = [...rows.filter((r) => r.status === 'queued'), ...requeued];
       await enqueue<SendJob>(
@@ -196,7 +241,12 @@ async function submit(businessId: number, channel: Channel, body: SmsBody | Emai
   }
 
   const verb = mode === 'send' ? 'queued' : 'recorded';
-  return { success: true, message: `${ids.length} ${channel === 'sms' ? 'SMS' : 'email'} message(s) ${verb}`, request_id: requestId, message_ids: ids };
+  return {
+    success: true,
+    message: `${ids.length} ${channel === 'sms' ? 'SMS' : 'email'} message(s) ${verb}`,
+    request_id: requestId,
+    message_ids: ids,
+  };
 }
 
 /**
@@ -216,10 +266,12 @@ async function resolveSender(
     const given = (body as EmailBody).from_email;
     if (given !== undefined) {
       const owned = given === business.fromEmail?.toLowerCase() || (await ownsSenderAddress(conn, business.id, given));
-      if (!owned) issues.push({ loc: ['body', 'from_email'], msg: 'is not a sender address of this business', type: 'value_error' });
+      if (!owned)
+        issues.push({ loc: ['body', 'from_email'], msg: 'is not a sender address of this business', type: 'value_error' });
       return given;
     }
-    if (!business.fromEmail) issues.push({ loc: ['body', 'from_email'], msg: 'The business has no sender address; give from_email', type: 'missing' });
+    if (!business.fromEmail)
+      issues.push({ loc: ['body', 'from_email'], msg: 'The business has no sender address; give from_email', type: 'missing' });
     return business.fromEmail ?? '';
   }
   const given = (body as SmsBody).from_number;
@@ -237,7 +289,8 @@ async function resolveSender(
     .where(eq(businessSmsNumbers.businessId, business.id))
     .orderBy(sql`${businessSmsNumbers.isDefault} desc`, asc(businessSmsNumbers.id))
     .limit(1);
-  if (!number) issues.push({ loc: ['body', 'from_number'], msg: 'The business has no SMS number; give from_number', type: 'missing' });
+  if (!number)
+    issues.push({ loc: ['body', 'from_number'], msg: 'The business has no SMS number; give from_number', type: 'missing' });
   return number?.phone ?? '';
 }
 
@@ -264,8 +317,16 @@ async function ownsSenderAddress(conn: Tx, businessId: number, address: string):
  * and provider events find messages by that id, so a claimed id would capture another tenant's
  * events. 422 naming the item's field.
  */
-async function refuseForeignProviderIds(conn: Tx, businessId: number, provider: string | null, fresh: { item: AnyItem; index: number }[], issues: ValidationIssue[]) {
-  const given = fresh.flatMap(({ item, index }) => ('provider_message_id' in item && item.provider_message_id ? [{ id: item.provider_message_id, index }] : []));
+async function refuseForeignProviderIds(
+  conn: Tx,
+  businessId: number,
+  provider: string | null,
+  fresh: { item: AnyItem; index: number }[],
+  issues: ValidationIssue[],
+) {
+  const given = fresh.flatMap(({ item, index }) =>
+    'provider_message_id' in item && item.provider_message_id ? [{ id: item.provider_message_id, index }] : [],
+  );
   if (given.length === 0) return;
   const taken = await conn
     .select({ id: messages.providerMessageId })
@@ -273,14 +334,21 @@ async function refuseForeignProviderIds(conn: Tx, businessId: number, provider: 
     .where(
       and(
         sql`${messages.provider} is not distinct from ${provider}`,
-        inArray(messages.providerMessageId, given.map((g) => g.id)),
+        inArray(
+          messages.providerMessageId,
+          given.map((g) => g.id),
+        ),
         sql`${messages.businessId} <> ${businessId}`,
       ),
     );
   const takenIds = new Set(taken.map((t) => t.id));
   for (const { id, index } of given) {
     if (takenIds.has(id)) {
-      issues.push({ loc: ['body', 'messages', index, 'provider_message_id'], msg: 'is already used by a message of another business', type: 'value_error' });
+      issues.push({
+        loc: ['body', 'messages', index, 'provider_message_id'],
+        msg: 'is already used by a message of another business',
+        type: 'value_error',
+      });
     }
   }
 }
@@ -318,14 +386,22 @@ async function planNewMessages(
         }
       });
     }
-    if (mode === 'record' && item.status !== undefined && item.direction !== 'inbound' && !(DELIVERY_STATUSES as readonly string[]).includes(item.status)) {
+    if (
+      mode === 'record' &&
+      item.status !== undefined &&
+      item.direction !== 'inbound' &&
+      !(DELIVERY_STATUSES as readonly string[]).includes(item.status)
+    ) {
       issues.push({ loc: loc(index, 'status'), msg: `must be one of ${DELIVERY_STATUSES.join(', ')}`, type: 'value_error' });
     }
   }
 
   const known = new Map<number, typeof clients.$inferSelect>();
   if (clientIds.length) {
-    const rows = await conn.select().from(clients).where(and(eq(clients.businessId, business.id), inArray(clients.id, clientIds)));
+    const rows = await conn
+      .select()
+      .from(clients)
+      .where(and(eq(clients.businessId, business.id), inArray(clients.id, clientIds)));
     rows.forEach((c) => known.set(c.id, c));
   }
   // Clients found by destination (oldest first wins when several share a phone or address).
@@ -356,7 +432,11 @@ async function planNewMessages(
     if (item.client_id !== undefined) {
       client = known.get(item.client_id);
       if (!client) {
-        issues.push({ loc: loc(index, 'client_id'), msg: `Client ${item.client_id} not found in this business`, type: 'value_error' });
+        issues.push({
+          loc: loc(index, 'client_id'),
+          msg: `Client ${item.client_id} not found in this business`,
+          type: 'value_error',
+        });
         continue;
       }
     }
@@ -365,7 +445,11 @@ async function planNewMessages(
     const to = givenTo ?? (channel === 'sms' ? client?.phoneNumber : client?.email?.toLowerCase()) ?? null;
     if (!to) {
       if (!issues.some((i) => i.loc[2] === index)) {
-        issues.push({ loc: loc(index, 'client_id'), msg: `Client has no ${channel === 'sms' ? 'phone number' : 'email address'}`, type: 'value_error' });
+        issues.push({
+          loc: loc(index, 'client_id'),
+          msg: `Client has no ${channel === 'sms' ? 'phone number' : 'email address'}`,
+          type: 'value_error',
+        });
       }
       continue;
     }
@@ -403,7 +487,9 @@ async function createLeads(tx: Tx, businessId: number, planned: Planned[]): Prom
   const result = new Map<string, number>();
   if (leads.size === 0) return result;
   const keys = [...leads.keys()].sort();
-  await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(k)) from unnest(${sql.param(keys)}::text[]) k order by k`);
+  await tx.execute(
+    sql`select pg_advisory_xact_lock(${businessId}, hashtext(k)) from unnest(${sql.param(keys)}::text[]) k order by k`,
+  );
   const phones = [...leads.values()].flatMap((l) => (l.phone ? [l.phone] : []));
   const emails = [...leads.values()].flatMap((l) => (l.email ? [l.email] : []));
   // Someone may have created them while we waited for the locks.
@@ -418,14 +504,26 @@ async function createLeads(tx: Tx, businessId: number, planned: Planned[]): Prom
     )
     .orderBy(asc(clients.id));
   for (const c of existing) {
-    const key = c.phone && leads.has(c.phone) ? c.phone : c.email && leads.has(`email:${c.email.toLowerCase()}`) ? `email:${c.email.toLowerCase()}` : null;
+    const key =
+      c.phone && leads.has(c.phone)
+        ? c.phone
+        : c.email && leads.has(`email:${c.email.toLowerCase()}`)
+          ? `email:${c.email.toLowerCase()}`
+          : null;
     if (key && !result.has(key)) result.set(key, c.id);
   }
   const missing = keys.filter((k) => !result.has(k));
   if (missing.length) {
     const inserted = await tx
       .insert(clients)
-      .values(missing.map((k) => ({ businessId, phoneNumber: leads.get(k)!.phone ?? null, email: leads.get(k)!.email ?? null, clientType: 'lead' as const })))
+      .values(
+        missing.map((k) => ({
+          businessId,
+          phoneNumber: leads.get(k)!.phone ?? null,
+          email: leads.get(k)!.email ?? null,
+          clientType: 'lead' as const,
+        })),
+      )
       .returning({ id: clients.id, phone: clients.phoneNumber, email: clients.email });
     for (const c of inserted) result.set(c.phone ?? `email:${c.email}`, c.id);
   }
@@ -511,7 +609,13 @@ function messageRow(
   const { body, channel } = ctx;
   const inbound = p.direction === 'inbound';
   const segments = channel === 'sms' ? smsSegments(p.content) : null;
-  const item = p.item as AnyItem & Partial<{ cc_email: string[]; bcc_email: string[]; attachments: { filename: string; content_type?: string; content?: string; url?: string }[]; html: string }>;
+  const item = p.item as AnyItem &
+    Partial<{
+      cc_email: string[];
+      bcc_email: string[];
+      attachments: { filename: string; content_type?: string; content?: string; url?: string }[];
+      html: string;
+    }>;
   return {
     businessId: ctx.businessId,
     conversationId: ctx.conversationId,
@@ -534,15 +638,14 @@ function messageRow(
     toAddress: p.to,
     cc: item.cc_email ?? null,
     bcc: item.bcc_email ?? null,
-    attachments: item.attachments?.map(
-      (a): StoredAttachment => ({
+    attachments:
+      item.attachments?.map((a): StoredAttachment => ({
         filename: a.filename,
         content_type: a.content_type ?? null,
         url: a.url ?? null,
         size: a.content ? decodedSize(a.content) : null,
         content: a.content,
-      }),
-    ) ?? null,
+      })) ?? null,
     providerMetadata: { ...(item.provider_metadata ?? {}), ...(item.html ? { html: item.html } : {}) },
     status: p.status,
     provider: ctx.provider,

@@ -19,7 +19,8 @@ const CALL_STATUS: Record<string, MessageStatus> = {
   canceled: 'canceled',
   failed: 'failed',
 };
-export const callStatusOf = (twilioStatus: string | undefined): MessageStatus | undefined => CALL_STATUS[(twilioStatus ?? '').toLowerCase()];
+export const callStatusOf = (twilioStatus: string | undefined): MessageStatus | undefined =>
+  CALL_STATUS[(twilioStatus ?? '').toLowerCase()];
 
 /** Terminal statuses of a call nobody answered. */
 export const UNANSWERED: MessageStatus[] = ['busy', 'no_answer', 'canceled', 'failed'];
@@ -130,10 +131,18 @@ export async function recordCall(tx: Tx, call: CallFacts): Promise<RecordedCall>
     conversationIds: [saved.conversationId],
     messageIds: [saved.id],
   });
-  return { ...saved, callSid: call.callSid, direction: saved.direction as 'inbound' | 'outbound', callOutcome: saved.callOutcome as CallOutcome | null };
+  return {
+    ...saved,
+    callSid: call.callSid,
+    direction: saved.direction as 'inbound' | 'outbound',
+    callOutcome: saved.callOutcome as CallOutcome | null,
+  };
 }
 
-export type KnownCall = Pick<CallFacts, 'businessId' | 'clientId' | 'conversationId' | 'callSid' | 'direction' | 'staffId' | 'from' | 'to'> & {
+export type KnownCall = Pick<
+  CallFacts,
+  'businessId' | 'clientId' | 'conversationId' | 'callSid' | 'direction' | 'staffId' | 'from' | 'to'
+> & {
   callOutcome: CallOutcome | null;
 };
 
@@ -153,5 +162,7 @@ export async function findCall(tx: Tx, callSid: string): Promise<KnownCall | nul
     .from(messages)
     .where(and(eq(messages.provider, 'twilio'), eq(messages.providerMessageId, callSid), eq(messages.messageType, 'CALL')))
     .limit(1);
-  return row ? { ...row, callSid, from: row.from ?? '', to: row.to ?? '', callOutcome: row.callOutcome as CallOutcome | null } : null;
+  return row
+    ? { ...row, callSid, from: row.from ?? '', to: row.to ?? '', callOutcome: row.callOutcome as CallOutcome | null }
+    : null;
 }

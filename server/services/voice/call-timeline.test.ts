@@ -28,11 +28,14 @@ async function setup() {
 const leg = (call: TestCall, From: string, To: string) => ({ CallSid: twilioSid('CA'), ParentCallSid: call.CallSid, From, To });
 
 const callMessagesOf = (conversationId: number) =>
-  db.select().from(messages).where(and(eq(messages.conversationId, conversationId), eq(messages.messageType, 'CALL')));
+  db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.conversationId, conversationId), eq(messages.messageType, 'CALL')));
 const conversationOf = async (id: number) => (await db.select().from(conversations).where(eq(conversations.id, id)))[0]!;
 
 describe('one CALL message per call', () => {
-  it('browser → phone: instructions, the dialled leg\'s callbacks (each twice) and the dial result make one completed outbound CALL', async () => {
+  it("browser → phone: instructions, the dialled leg's callbacks (each twice) and the dial result make one completed outbound CALL", async () => {
     const s = await setup();
     const call = newCall(`client:staff-${s.agent.id}`, s.client.phoneNumber!);
     const dial = findOne((await startCall(call)).twiml!, 'Dial');
@@ -47,12 +50,19 @@ describe('one CALL message per call', () => {
 
     const rows = await callMessagesOf(s.conv.id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ providerMessageId: call.CallSid, direction: 'outbound', status: 'completed', callDurationSeconds: 40, staffId: s.agent.id, senderId: s.agent.id });
+    expect(rows[0]).toMatchObject({
+      providerMessageId: call.CallSid,
+      direction: 'outbound',
+      status: 'completed',
+      callDurationSeconds: 40,
+      staffId: s.agent.id,
+      senderId: s.agent.id,
+    });
     expect(await callsBySid(child.CallSid)).toHaveLength(0);
     expect(await conversationOf(s.conv.id)).toMatchObject({ unreadCount: 0, lastMessageId: rows[0]!.id, lastChannel: 'voice' });
   });
 
-  it('browser → phone, reordered: the leg\'s completed callback before the instructions request still ends as one call placed by the staff member', async () => {
+  it("browser → phone, reordered: the leg's completed callback before the instructions request still ends as one call placed by the staff member", async () => {
     const s = await setup();
     const call = newCall(`client:staff-${s.agent.id}`, s.client.phoneNumber!);
     const child = leg(call, s.number, s.client.phoneNumber!);
@@ -62,7 +72,14 @@ describe('one CALL message per call', () => {
     await followAction(dial, call, { DialCallStatus: 'completed', DialCallDuration: '12' });
     const rows = await callMessagesOf(s.conv.id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ providerMessageId: call.CallSid, direction: 'outbound', status: 'completed', callDurationSeconds: 12, staffId: s.agent.id, senderId: s.agent.id });
+    expect(rows[0]).toMatchObject({
+      providerMessageId: call.CallSid,
+      direction: 'outbound',
+      status: 'completed',
+      callDurationSeconds: 12,
+      staffId: s.agent.id,
+      senderId: s.agent.id,
+    });
   });
 
   it('phone → business: ring legs left unanswered do not end the call; the one answered names who took it; one inbound CALL, unread once', async () => {
@@ -75,7 +92,10 @@ describe('one CALL message per call', () => {
     await callStatus(toAgent, 'no-answer');
     expect((await callsBySid(call.CallSid))[0]).toMatchObject({ status: 'ringing', callOutcome: null });
 
-    const team = findOne((await followAction(first, call, { DialCallStatus: 'no-answer', CallStatus: 'ringing' })).twiml!, 'Dial');
+    const team = findOne(
+      (await followAction(first, call, { DialCallStatus: 'no-answer', CallStatus: 'ringing' })).twiml!,
+      'Dial',
+    );
     const toColleague = leg(call, s.client.phoneNumber!, `client:staff-${s.colleague.id}`);
     const toOwner = leg(call, s.client.phoneNumber!, `client:staff-${s.owner.id}`);
     await Promise.all([callStatus(toColleague, 'ringing'), callStatus(toOwner, 'ringing')]);
@@ -88,12 +108,24 @@ describe('one CALL message per call', () => {
 
     const rows = await callMessagesOf(s.conv.id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ providerMessageId: call.CallSid, direction: 'inbound', status: 'completed', staffId: s.colleague.id, receiverId: s.colleague.id, callOutcome: null });
-    expect(await db.select().from(messages).where(inArray(messages.providerMessageId, [toAgent.CallSid, toColleague.CallSid, toOwner.CallSid]))).toHaveLength(0);
+    expect(rows[0]).toMatchObject({
+      providerMessageId: call.CallSid,
+      direction: 'inbound',
+      status: 'completed',
+      staffId: s.colleague.id,
+      receiverId: s.colleague.id,
+      callOutcome: null,
+    });
+    expect(
+      await db
+        .select()
+        .from(messages)
+        .where(inArray(messages.providerMessageId, [toAgent.CallSid, toColleague.CallSid, toOwner.CallSid])),
+    ).toHaveLength(0);
     expect((await conversationOf(s.conv.id)).unreadCount).toBe(1);
   });
 
-  it('phone → business, reordered: an answered leg and the call\'s end before the instructions request make the same one message', async () => {
+  it("phone → business, reordered: an answered leg and the call's end before the instructions request make the same one message", async () => {
     const s = await setup();
     const call = newCall(s.client.phoneNumber!, s.number);
     const toAgent = leg(call, s.client.phoneNumber!, `client:staff-${s.agent.id}`);
@@ -105,7 +137,14 @@ describe('one CALL message per call', () => {
 
     const rows = await callMessagesOf(s.conv.id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ providerMessageId: call.CallSid, clientId: s.client.id, direction: 'inbound', status: 'completed', staffId: s.agent.id, callOutcome: null });
+    expect(rows[0]).toMatchObject({
+      providerMessageId: call.CallSid,
+      clientId: s.client.id,
+      direction: 'inbound',
+      status: 'completed',
+      staffId: s.agent.id,
+      callOutcome: null,
+    });
     expect((await conversationOf(s.conv.id)).unreadCount).toBe(1);
   });
 

@@ -2,7 +2,14 @@ import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { businesses, clients, conversations, messages, staff } from '@/db/schema';
-import { createClient, createConversation, createLocation, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
+import {
+  createClient,
+  createConversation,
+  createLocation,
+  createSmsNumber,
+  createStaff,
+  createTenant,
+} from '@/server/testing/factories';
 import { findAll, findOne, type TwimlNode } from '@/server/testing/twiml';
 import { callsBySid, callStatus, followAction, newCall, startCall, VOICE_PATHS } from '@/server/testing/voice';
 import { postTwilio, TEST_BASE_URL, twilioSignature } from '@/server/testing/webhooks';
@@ -26,7 +33,7 @@ const identities = (dial: TwimlNode) => findAll(dial, 'Identity').map((i) => i.t
 const conversationsOf = (clientId: number) => db.select().from(conversations).where(eq(conversations.clientId, clientId));
 
 describe('POST /voice-calls/instructions: browser → phone', () => {
-  it('dials the number from the business\'s default number, answerOnBridge, status callbacks; one outbound CALL in the client\'s existing conversation', async () => {
+  it("dials the number from the business's default number, answerOnBridge, status callbacks; one outbound CALL in the client's existing conversation", async () => {
     const t = await business();
     const agent = await createStaff(t.business.id);
     const client = await createClient(t.business.id, { phoneNumber: newPhone() });
@@ -41,7 +48,10 @@ describe('POST /voice-calls/instructions: browser → phone', () => {
     expect(dial.attrs.record).toBeUndefined();
     const number = findOne(dial, 'Number');
     expect(number.text).toBe(client.phoneNumber);
-    expect(number.attrs).toMatchObject({ statusCallback: STATUS_URL, statusCallbackEvent: 'initiated ringing answered completed' });
+    expect(number.attrs).toMatchObject({
+      statusCallback: STATUS_URL,
+      statusCallbackEvent: 'initiated ringing answered completed',
+    });
 
     const rows = await callsBySid(call.CallSid);
     expect(rows).toHaveLength(1);
@@ -59,7 +69,7 @@ describe('POST /voice-calls/instructions: browser → phone', () => {
     expect(await conversationsOf(client.id)).toHaveLength(1);
   });
 
-  it('a ClientId alone dials that client\'s phone; record_calls adds dual recording with its status callback', async () => {
+  it("a ClientId alone dials that client's phone; record_calls adds dual recording with its status callback", async () => {
     const t = await business({ record_calls: true });
     const agent = await createStaff(t.business.id);
     const client = await createClient(t.business.id, { phoneNumber: newPhone() });
@@ -68,7 +78,11 @@ describe('POST /voice-calls/instructions: browser → phone', () => {
     const answer = await startCall(call);
     const dial = findOne(answer.twiml!, 'Dial');
     expect(findOne(dial, 'Number').text).toBe(client.phoneNumber);
-    expect(dial.attrs).toMatchObject({ record: 'record-from-answer-dual', recordingStatusCallback: RECORDING_URL, recordingStatusCallbackEvent: 'completed' });
+    expect(dial.attrs).toMatchObject({
+      record: 'record-from-answer-dual',
+      recordingStatusCallback: RECORDING_URL,
+      recordingStatusCallbackEvent: 'completed',
+    });
     expect(await callsBySid(call.CallSid)).toMatchObject([{ clientId: client.id, direction: 'outbound' }]);
   });
 
@@ -78,10 +92,15 @@ describe('POST /voice-calls/instructions: browser → phone', () => {
     const call = newCall(`client:staff-${agent.id}`, '(415) 555-0187');
     const answer = await startCall(call);
     expect(findOne(answer.twiml!, 'Number').text).toBe('+14155550187');
-    const [lead] = await db.select().from(clients).where(and(eq(clients.businessId, t.business.id), eq(clients.phoneNumber, '+14155550187')));
+    const [lead] = await db
+      .select()
+      .from(clients)
+      .where(and(eq(clients.businessId, t.business.id), eq(clients.phoneNumber, '+14155550187')));
     expect(lead!.clientType).toBe('lead');
     const [conv] = await conversationsOf(lead!.id);
-    expect(await callsBySid(call.CallSid)).toMatchObject([{ clientId: lead!.id, conversationId: conv!.id, direction: 'outbound' }]);
+    expect(await callsBySid(call.CallSid)).toMatchObject([
+      { clientId: lead!.id, conversationId: conv!.id, direction: 'outbound' },
+    ]);
   });
 
   it('an identity that is no active staff member is refused with <Reject/> and nothing is recorded', async () => {
@@ -91,7 +110,10 @@ describe('POST /voice-calls/instructions: browser → phone', () => {
       const call = newCall(from, newPhone());
       const answer = await startCall(call);
       expect(answer.status, from).toBe(200);
-      expect(answer.twiml!.children.map((c) => c.name), from).toEqual(['Reject']);
+      expect(
+        answer.twiml!.children.map((c) => c.name),
+        from,
+      ).toEqual(['Reject']);
       expect(await callsBySid(call.CallSid), from).toHaveLength(0);
     }
   });
@@ -111,13 +133,22 @@ describe('POST /voice-calls/instructions: browser → phone', () => {
   it('the dial result completes the call with its duration; no-answer ends it no_answer (not a missed call)', async () => {
     const t = await business();
     const agent = await createStaff(t.business.id);
-    for (const [dialStatus, expected] of [['completed', 'completed'], ['no-answer', 'no_answer']] as const) {
+    for (const [dialStatus, expected] of [
+      ['completed', 'completed'],
+      ['no-answer', 'no_answer'],
+    ] as const) {
       const client = await createClient(t.business.id, { phoneNumber: newPhone() });
       const call = newCall(`client:staff-${agent.id}`, client.phoneNumber!);
       const dial = findOne((await startCall(call)).twiml!, 'Dial');
-      const after = await followAction(dial, call, { DialCallStatus: dialStatus, DialCallDuration: dialStatus === 'completed' ? '48' : '0', DialCallSid: `CA${'2'.repeat(32)}` });
+      const after = await followAction(dial, call, {
+        DialCallStatus: dialStatus,
+        DialCallDuration: dialStatus === 'completed' ? '48' : '0',
+        DialCallSid: `CA${'2'.repeat(32)}`,
+      });
       expect(after.twiml!.children).toEqual([]);
-      expect(await callsBySid(call.CallSid)).toMatchObject([{ status: expected, direction: 'outbound', callOutcome: null, staffId: agent.id }]);
+      expect(await callsBySid(call.CallSid)).toMatchObject([
+        { status: expected, direction: 'outbound', callOutcome: null, staffId: agent.id },
+      ]);
     }
   });
 });
@@ -151,12 +182,20 @@ describe('POST /voice-calls/instructions: phone → business', () => {
       ClientName: 'Ana & "Bo"',
     });
     expect(await callsBySid(call.CallSid)).toMatchObject([
-      { conversationId: s.conv.id, clientId: s.client.id, direction: 'inbound', senderType: 'client', status: 'ringing', isRead: false, callOutcome: null },
+      {
+        conversationId: s.conv.id,
+        clientId: s.client.id,
+        direction: 'inbound',
+        senderType: 'client',
+        status: 'ringing',
+        isRead: false,
+        callOutcome: null,
+      },
     ]);
     expect(await conversationsOf(s.client.id)).toHaveLength(1);
   });
 
-  it('unanswered, it rings the location\'s other active staff (and staff of no location), then takes a voicemail and marks the call missed', async () => {
+  it("unanswered, it rings the location's other active staff (and staff of no location), then takes a voicemail and marks the call missed", async () => {
     const s = await salon();
     const floater = await createStaff(s.business.id); // tied to no location: covers every one
     const call = newCall(s.client.phoneNumber!, s.number);
@@ -180,7 +219,11 @@ describe('POST /voice-calls/instructions: phone → business', () => {
     });
     expect((await callsBySid(call.CallSid))[0]).toMatchObject({ callOutcome: 'missed' });
 
-    const last = await followAction(findOne(third.twiml!, 'Record'), call, { RecordingUrl: 'https://api.twilio.com/x', RecordingDuration: '9', Digits: 'hangup' });
+    const last = await followAction(findOne(third.twiml!, 'Record'), call, {
+      RecordingUrl: 'https://api.twilio.com/x',
+      RecordingDuration: '9',
+      Digits: 'hangup',
+    });
     expect(last.twiml!.children).toEqual([]);
     const rows = await callsBySid(call.CallSid);
     expect(rows).toHaveLength(1);
@@ -208,10 +251,15 @@ describe('POST /voice-calls/instructions: phone → business', () => {
     const dial = findOne((await startCall(call)).twiml!, 'Dial');
     expect(dial.attrs.action).toBe(nextStep('team'));
     expect(identities(dial)).toContain(`staff-${s.assigned.id}`);
-    const [lead] = await db.select().from(clients).where(and(eq(clients.businessId, s.business.id), eq(clients.phoneNumber, caller)));
+    const [lead] = await db
+      .select()
+      .from(clients)
+      .where(and(eq(clients.businessId, s.business.id), eq(clients.phoneNumber, caller)));
     expect(lead!.clientType).toBe('lead');
     const [conv] = await conversationsOf(lead!.id);
-    expect(await callsBySid(call.CallSid)).toMatchObject([{ clientId: lead!.id, conversationId: conv!.id, direction: 'inbound' }]);
+    expect(await callsBySid(call.CallSid)).toMatchObject([
+      { clientId: lead!.id, conversationId: conv!.id, direction: 'inbound' },
+    ]);
   });
 
   it('answered: the call completes with the talk time, hangs up, and is not missed', async () => {
@@ -258,14 +306,21 @@ describe('POST /voice-calls/instructions: signature', () => {
     const agent = await createStaff(t.business.id);
     const call = newCall(`client:staff-${agent.id}`, newPhone());
     const params = { ...call, CallStatus: 'ringing' };
-    for (const options of [{ signature: null }, { signature: 'bm90LWEtc2lnbmF0dXJl' }, { signedParams: { ...params, To: '+15005550001' } }, { token: 'another-auth-token' }]) {
+    for (const options of [
+      { signature: null },
+      { signature: 'bm90LWEtc2lnbmF0dXJl' },
+      { signedParams: { ...params, To: '+15005550001' } },
+      { token: 'another-auth-token' },
+    ]) {
       const res = await postTwilio(VOICE_PATHS.instructions, params, options);
       expect(res.status).toBe(403);
       expect(await res.json()).toEqual({ detail: 'Invalid Twilio signature' });
     }
     // The step is part of the signed URL: a signature for the first request does not cover a step.
     const signedForFirst = twilioSignature(VOICE_PATHS.instructions, params);
-    expect((await postTwilio(`${VOICE_PATHS.instructions}?step=outbound`, params, { signature: signedForFirst })).status).toBe(403);
+    expect((await postTwilio(`${VOICE_PATHS.instructions}?step=outbound`, params, { signature: signedForFirst })).status).toBe(
+      403,
+    );
     expect(await callsBySid(call.CallSid)).toHaveLength(0);
     expect(await db.select().from(messages).where(eq(messages.businessId, t.business.id))).toHaveLength(0);
   });

@@ -1,6 +1,14 @@
 import { and, asc, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import { businesses, businessSmsNumbers, clients, conversations, staff, type BusinessSettings, type MessageStatus } from '@/db/schema';
+import {
+  businesses,
+  businessSmsNumbers,
+  clients,
+  conversations,
+  staff,
+  type BusinessSettings,
+  type MessageStatus,
+} from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { logger } from '@/server/logger';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
@@ -47,7 +55,11 @@ async function loadBusiness(tx: Tx, businessId: number): Promise<Business> {
 async function placeCall(params: FormParams): Promise<string> {
   const staffId = staffIdOfIdentity(param(params, 'From'));
   const [member] = staffId
-    ? await db.select({ id: staff.id, businessId: staff.businessId }).from(staff).where(and(eq(staff.id, staffId), eq(staff.active, true))).limit(1)
+    ? await db
+        .select({ id: staff.id, businessId: staff.businessId })
+        .from(staff)
+        .where(and(eq(staff.id, staffId), eq(staff.active, true)))
+        .limit(1)
     : [];
   if (!member) return rejectCall();
   const business = await loadBusiness(db, member.businessId);
@@ -118,13 +130,16 @@ async function afterOutboundDial(params: FormParams): Promise<string> {
 
 type Inbound = {
   business: Business;
-  client: { id: number; name: string | null; locationId: number | null; conversationId: number; assignedStaffId: number | null } | null;
+  client: {
+    id: number;
+    name: string | null;
+    locationId: number | null;
+    conversationId: number;
+    assignedStaffId: number | null;
+  } | null;
 };
 
-type Next =
-  | { kind: 'ring'; staffIds: number[]; step: 'assigned' | 'team' }
-  | { kind: 'voicemail' }
-  | { kind: 'end' };
+type Next = { kind: 'ring'; staffIds: number[]; step: 'assigned' | 'team' } | { kind: 'voicemail' } | { kind: 'end' };
 
 const CALLER_GONE = new Set(['completed', 'canceled', 'busy', 'no-answer', 'failed']);
 
@@ -162,7 +177,11 @@ async function inboundStep(params: FormParams, step: Exclude<InstructionStep, 'o
   if (call?.callOutcome) await textCaller(call);
 
   const record = inbound.business.settings.record_calls === true;
-  const client = inbound.client && { id: inbound.client.id, name: inbound.client.name, conversationId: inbound.client.conversationId };
+  const client = inbound.client && {
+    id: inbound.client.id,
+    name: inbound.client.name,
+    conversationId: inbound.client.conversationId,
+  };
   if (next.kind === 'ring') return dialStaff({ staffIds: next.staffIds, next: next.step, record, client });
   if (next.kind === 'voicemail') return voicemail(inbound.business.name);
   return endCall();
@@ -171,8 +190,14 @@ async function inboundStep(params: FormParams, step: Exclude<InstructionStep, 'o
 type Decision = { next: Next; status: MessageStatus; outcome?: CallOutcome; durationSeconds?: number | null };
 
 /** What this request means for the call, and what Twilio does next. */
-async function decide(tx: Tx, inbound: Inbound, params: FormParams, step: Exclude<InstructionStep, 'outbound'> | undefined): Promise<Decision> {
-  if (step === undefined) return ringing(await ringPlan(tx, inbound, 'start'), callStatusOf(param(params, 'CallStatus')) ?? 'ringing');
+async function decide(
+  tx: Tx,
+  inbound: Inbound,
+  params: FormParams,
+  step: Exclude<InstructionStep, 'outbound'> | undefined,
+): Promise<Decision> {
+  if (step === undefined)
+    return ringing(await ringPlan(tx, inbound, 'start'), callStatusOf(param(params, 'CallStatus')) ?? 'ringing');
   if (step === 'voicemail') return { next: { kind: 'end' }, status: 'completed' };
   const dialStatus = param(params, 'DialCallStatus');
   if (dialStatus === 'completed' || dialStatus === 'answered') {
@@ -185,7 +210,8 @@ async function decide(tx: Tx, inbound: Inbound, params: FormParams, step: Exclud
 }
 
 /** Going to voicemail means nobody answered: the call is missed from here on (a recording makes it a voicemail). */
-const ringing = (next: Next, status: MessageStatus): Decision => (next.kind === 'voicemail' ? { next, status, outcome: 'missed' } : { next, status });
+const ringing = (next: Next, status: MessageStatus): Decision =>
+  next.kind === 'voicemail' ? { next, status, outcome: 'missed' } : { next, status };
 
 async function resolveInbound(tx: Tx, businessId: number, params: FormParams): Promise<Inbound> {
   const business = await loadBusiness(tx, businessId);
@@ -195,7 +221,12 @@ async function resolveInbound(tx: Tx, businessId: number, params: FormParams): P
   const clientId = await findOrCreateClientByPhone(tx, businessId, caller);
   const conversationId = (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
   const [client] = await tx
-    .select({ id: clients.id, name: clients.name, locationId: clients.locationId, assignedStaffId: conversations.assignedStaffId })
+    .select({
+      id: clients.id,
+      name: clients.name,
+      locationId: clients.locationId,
+      assignedStaffId: conversations.assignedStaffId,
+    })
     .from(clients)
     .innerJoin(conversations, eq(conversations.id, conversationId))
     .where(and(eq(clients.id, clientId), eq(clients.businessId, businessId)))
@@ -221,16 +252,28 @@ async function ringPlan(tx: Tx, inbound: Inbound, from: 'start' | 'team'): Promi
       .limit(1);
     if (assigned) return { kind: 'ring', staffIds: [assigned.id], step: 'assigned' };
   }
-  const active = and(eq(staff.businessId, businessId), eq(staff.active, true), assignedId !== null ? ne(staff.id, assignedId) : undefined);
+  const active = and(
+    eq(staff.businessId, businessId),
+    eq(staff.active, true),
+    assignedId !== null ? ne(staff.id, assignedId) : undefined,
+  );
   const activeIds = (where: typeof active) =>
-    tx.select({ id: staff.id }).from(staff).where(where).orderBy(sql`${staff.locationId} is null`, asc(staff.id)).limit(MAX_RING_GROUP);
+    tx
+      .select({ id: staff.id })
+      .from(staff)
+      .where(where)
+      .orderBy(sql`${staff.locationId} is null`, asc(staff.id))
+      .limit(MAX_RING_GROUP);
   const locationId = inbound.client?.locationId ?? null;
-  let team = locationId !== null ? await activeIds(and(active, or(eq(staff.locationId, locationId), isNull(staff.locationId)))) : [];
+  let team =
+    locationId !== null ? await activeIds(and(active, or(eq(staff.locationId, locationId), isNull(staff.locationId)))) : [];
   if (team.length === 0) team = await activeIds(active);
   return team.length ? { kind: 'ring', staffIds: team.map((s) => s.id), step: 'team' } : { kind: 'voicemail' };
 }
 
 /** The missed-call text must never cost the caller the call: a failure is logged, and the next write of the call tries again. */
 async function textCaller(call: RecordedCall): Promise<void> {
-  await ensureMissedCallText(call).catch((err: unknown) => logger.error({ err, call_sid: call.callSid }, 'missed-call text failed'));
+  await ensureMissedCallText(call).catch((err: unknown) =>
+    logger.error({ err, call_sid: call.callSid }, 'missed-call text failed'),
+  );
 }

@@ -16,7 +16,8 @@ export async function processRecording(eventId: number, params: FormParams, last
   const callSid = param(params, 'CallSid') ?? '';
   const status = param(params, 'RecordingStatus') ?? 'completed';
   const url = param(params, 'RecordingUrl');
-  if (status !== 'completed' || !url) return markEvent(eventId, 'ignored', { error: `Recording ${status}${url ? '' : ', no RecordingUrl'}` });
+  if (status !== 'completed' || !url)
+    return markEvent(eventId, 'ignored', { error: `Recording ${status}${url ? '' : ', no RecordingUrl'}` });
 
   const call = await db.transaction(async (tx) => {
     const known = await findCall(tx, callSid);
@@ -27,7 +28,12 @@ export async function processRecording(eventId: number, params: FormParams, last
     }
     const voicemail = known.direction === 'inbound' && known.callOutcome !== null;
     // `initiated` ranks lowest: the recording never moves the call's status.
-    const recorded = await recordCall(tx, { ...known, status: 'initiated', recordingUrl: url, outcome: voicemail ? 'voicemail' : null });
+    const recorded = await recordCall(tx, {
+      ...known,
+      status: 'initiated',
+      recordingUrl: url,
+      outcome: voicemail ? 'voicemail' : null,
+    });
     await markEvent(eventId, 'processed', { businessId: known.businessId }, tx);
     return recorded;
   });

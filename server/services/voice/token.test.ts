@@ -27,7 +27,9 @@ function decodeJwt(token: string) {
   const [header, payload, signature] = token.split('.');
   const expected = createHmac('sha256', VOICE.TWILIO_API_KEY_SECRET).update(`${header}.${payload}`).digest();
   const given = Buffer.from(signature!, 'base64url');
-  expect(given.length === expected.length && timingSafeEqual(given, expected), 'HS256 signature with the API key secret').toBe(true);
+  expect(given.length === expected.length && timingSafeEqual(given, expected), 'HS256 signature with the API key secret').toBe(
+    true,
+  );
   const json = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
   return { header: json(header!), payload: json(payload!) };
 }
@@ -73,12 +75,14 @@ describe('GET /voice-calls/token', () => {
     const byKey = await getJson(`${PATH}?business_id=${t.business.id}&staff_id=${colleague.id}`, t.key);
     expect(byKey.status).toBe(200);
     expectVoiceToken(byKey.body, colleague.id);
-    const byPlatform = await getJson(`${PATH}?business_id=${t.business.id}&staff_id=${colleague.id}`, { 'x-api-key': process.env.PLATFORM_API_KEY! });
+    const byPlatform = await getJson(`${PATH}?business_id=${t.business.id}&staff_id=${colleague.id}`, {
+      'x-api-key': process.env.PLATFORM_API_KEY!,
+    });
     expect(byPlatform.status).toBe(200);
     expectVoiceToken(byPlatform.body, colleague.id);
   });
 
-  it('tenancy: another business is 403 to a business key; another business\'s or an inactive staff member is 422; an unknown business is 422', async () => {
+  it("tenancy: another business is 403 to a business key; another business's or an inactive staff member is 422; an unknown business is 422", async () => {
     const t = await restTenant();
     const other = await restTenant();
     expect((await getJson(`${PATH}?business_id=${other.business.id}&staff_id=${other.owner.id}`, t.key)).status).toBe(403);
@@ -93,7 +97,9 @@ describe('GET /voice-calls/token', () => {
     expect(inactive.status).toBe(422);
     expect(inactive.body.detail[0]).toMatchObject({ loc: ['query', 'staff_id'], msg: expect.stringContaining('not active') });
 
-    const unknown = await getJson(`${PATH}?business_id=999999999&staff_id=${t.owner.id}`, { 'x-api-key': process.env.PLATFORM_API_KEY! });
+    const unknown = await getJson(`${PATH}?business_id=999999999&staff_id=${t.owner.id}`, {
+      'x-api-key': process.env.PLATFORM_API_KEY!,
+    });
     expect(unknown.status).toBe(422);
     expect(unknown.body.detail[0].loc).toEqual(['query', 'business_id']);
   });

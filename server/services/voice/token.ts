@@ -25,7 +25,10 @@ export type DialerToken = { token: string; identity: string; expires_at: string 
  * calls through the TwiML app (TWILIO_TWIML_APP_SID) and receives the calls rung to its identity.
  * Signed with the API key secret (never the auth token), so voice needs all four variables.
  */
-export async function issueDialerToken({ businessId, staffId }: { businessId: number; staffId: number }, tx: Tx = db): Promise<DialerToken> {
+export async function issueDialerToken(
+  { businessId, staffId }: { businessId: number; staffId: number },
+  tx: Tx = db,
+): Promise<DialerToken> {
   await requireStaff(businessId, staffId, ['query', 'staff_id'], tx);
   const { accountSid, apiKeySid, apiKeySecret, twimlAppSid } = env().twilio;
   if (!accountSid || !apiKeySid || !apiKeySecret || !twimlAppSid) {

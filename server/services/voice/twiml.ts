@@ -24,7 +24,11 @@ const RECORDING_CALLBACK = () => url('/webhooks/twilio/voice/recording');
 /** Dial recording when the business records calls (`settings.record_calls`): both parties, from the answer. */
 const recording = (record: boolean) =>
   record
-    ? { record: 'record-from-answer-dual' as const, recordingStatusCallback: RECORDING_CALLBACK(), recordingStatusCallbackEvent: ['completed' as const] }
+    ? {
+        record: 'record-from-answer-dual' as const,
+        recordingStatusCallback: RECORDING_CALLBACK(),
+        recordingStatusCallbackEvent: ['completed' as const],
+      }
     : {};
 
 /** Refuses the call before it is answered: the caller is billed nothing and hears a busy tone. */
@@ -49,7 +53,12 @@ export function sayAndHangUp(text: string): string {
 /** A browser call to a phone: from the business's number, ringing the browser until the callee answers. */
 export function dialNumber(input: { callerId: string; number: string; record: boolean }): string {
   const response = new VoiceResponse();
-  const dial = response.dial({ callerId: input.callerId, answerOnBridge: true, action: nextStepUrl('outbound'), ...recording(input.record) });
+  const dial = response.dial({
+    callerId: input.callerId,
+    answerOnBridge: true,
+    action: nextStepUrl('outbound'),
+    ...recording(input.record),
+  });
   dial.number(
     { statusCallback: STATUS_CALLBACK(), statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'] },
     input.number,
@@ -68,7 +77,12 @@ export function dialStaff(input: {
   client: { id: number; name: string | null; conversationId: number } | null;
 }): string {
   const response = new VoiceResponse();
-  const dial = response.dial({ answerOnBridge: true, timeout: RING_SECONDS, action: nextStepUrl(input.next), ...recording(input.record) });
+  const dial = response.dial({
+    answerOnBridge: true,
+    timeout: RING_SECONDS,
+    action: nextStepUrl(input.next),
+    ...recording(input.record),
+  });
   for (const staffId of input.staffIds.slice(0, MAX_RING_GROUP)) {
     const client = dial.client({ statusCallback: STATUS_CALLBACK(), statusCallbackEvent: ['ringing', 'answered', 'completed'] });
     client.identity(dialerIdentity(staffId));

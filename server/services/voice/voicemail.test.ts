@@ -3,9 +3,26 @@ import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { businesses, messages, webhookEvents } from '@/db/schema';
 import { reprocessEvent } from '@/server/services/webhooks/retry';
-import { createClient, createConversation, createMessage, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
+import {
+  createClient,
+  createConversation,
+  createMessage,
+  createSmsNumber,
+  createStaff,
+  createTenant,
+} from '@/server/testing/factories';
 import { findOne } from '@/server/testing/twiml';
-import { callsBySid, callStatus, followAction, newCall, recordingCallback, recordingUrl, startCall, VOICE_PATHS, type TestCall } from '@/server/testing/voice';
+import {
+  callsBySid,
+  callStatus,
+  followAction,
+  newCall,
+  recordingCallback,
+  recordingUrl,
+  startCall,
+  VOICE_PATHS,
+  type TestCall,
+} from '@/server/testing/voice';
 import { jobsWhere, postTwilio, twilioSid } from '@/server/testing/webhooks';
 
 let phoneCounter = 0;
@@ -27,23 +44,38 @@ async function setup(settings: { record_calls?: boolean; missed_call_text?: stri
 async function callToVoicemail(s: { number: string; client: { phoneNumber: string | null } }) {
   const call = newCall(s.client.phoneNumber!, s.number);
   const assigned = findOne((await startCall(call)).twiml!, 'Dial');
-  const team = findOne((await followAction(assigned, call, { DialCallStatus: 'no-answer', CallStatus: 'ringing' })).twiml!, 'Dial');
-  const record = findOne((await followAction(team, call, { DialCallStatus: 'no-answer', CallStatus: 'ringing' })).twiml!, 'Record');
+  const team = findOne(
+    (await followAction(assigned, call, { DialCallStatus: 'no-answer', CallStatus: 'ringing' })).twiml!,
+    'Dial',
+  );
+  const record = findOne(
+    (await followAction(team, call, { DialCallStatus: 'no-answer', CallStatus: 'ringing' })).twiml!,
+    'Record',
+  );
   return { call, record };
 }
 
 const recordingEvents = (callSid: string) =>
-  db.select().from(webhookEvents).where(and(eq(webhookEvents.kind, 'voice_recording'), sql`${webhookEvents.payload}->>'CallSid' = ${callSid}`));
+  db
+    .select()
+    .from(webhookEvents)
+    .where(and(eq(webhookEvents.kind, 'voice_recording'), sql`${webhookEvents.payload}->>'CallSid' = ${callSid}`));
 
 /** The missed-call texts of a conversation: outbound SMS carrying the call they answer. */
 const missedCallTexts = (conversationId: number) =>
   db
     .select()
     .from(messages)
-    .where(and(eq(messages.conversationId, conversationId), eq(messages.messageType, 'TEXT'), sql`${messages.providerMetadata}->>'missed_call_sid' is not null`));
+    .where(
+      and(
+        eq(messages.conversationId, conversationId),
+        eq(messages.messageType, 'TEXT'),
+        sql`${messages.providerMetadata}->>'missed_call_sid' is not null`,
+      ),
+    );
 
 describe('POST /webhooks/twilio/voice/recording', () => {
-  it('a voicemail\'s recording goes on the call, which becomes a voicemail; a duplicate callback changes nothing', async () => {
+  it("a voicemail's recording goes on the call, which becomes a voicemail; a duplicate callback changes nothing", async () => {
     const s = await setup();
     const { call, record } = await callToVoicemail(s);
     await followAction(record, call, { RecordingDuration: '12', Digits: 'hangup' });
@@ -53,7 +85,12 @@ describe('POST /webhooks/twilio/voice/recording', () => {
 
     const rows = await callsBySid(call.CallSid);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ direction: 'inbound', status: 'completed', callOutcome: 'voicemail', recordingUrl: recordingUrl(recordingSid) });
+    expect(rows[0]).toMatchObject({
+      direction: 'inbound',
+      status: 'completed',
+      callOutcome: 'voicemail',
+      recordingUrl: recordingUrl(recordingSid),
+    });
     const events = await recordingEvents(call.CallSid);
     expect(events.map((e) => e.outcome)).toEqual(['processed']);
   });
@@ -66,7 +103,9 @@ describe('POST /webhooks/twilio/voice/recording', () => {
     await followAction(dial, call, { DialCallStatus: 'completed', DialCallDuration: '60' });
     const recordingSid = twilioSid('RE');
     await recordingCallback(call.CallSid, { RecordingSid: recordingSid, RecordingSource: 'DialVerb', RecordingChannels: '2' });
-    expect(await callsBySid(call.CallSid)).toMatchObject([{ status: 'completed', callOutcome: null, recordingUrl: recordingUrl(recordingSid) }]);
+    expect(await callsBySid(call.CallSid)).toMatchObject([
+      { status: 'completed', callOutcome: null, recordingUrl: recordingUrl(recordingSid) },
+    ]);
   });
 
   it('an absent recording (nothing said) keeps the call missed, with no recording', async () => {
@@ -80,9 +119,17 @@ describe('POST /webhooks/twilio/voice/recording', () => {
   it('403 when unsigned or tampered with; nothing stored', async () => {
     const s = await setup();
     const { call } = await callToVoicemail(s);
-    const params = { CallSid: call.CallSid, RecordingSid: twilioSid('RE'), RecordingUrl: recordingUrl('RE1'), RecordingStatus: 'completed' };
+    const params = {
+      CallSid: call.CallSid,
+      RecordingSid: twilioSid('RE'),
+      RecordingUrl: recordingUrl('RE1'),
+      RecordingStatus: 'completed',
+    };
     expect((await postTwilio(VOICE_PATHS.recording, params, { signature: null })).status).toBe(403);
-    expect((await postTwilio(VOICE_PATHS.recording, params, { signedParams: { ...params, RecordingUrl: recordingUrl('RE2') } })).status).toBe(403);
+    expect(
+      (await postTwilio(VOICE_PATHS.recording, params, { signedParams: { ...params, RecordingUrl: recordingUrl('RE2') } }))
+        .status,
+    ).toBe(403);
     expect(await recordingEvents(call.CallSid)).toHaveLength(0);
     expect(await callsBySid(call.CallSid)).toMatchObject([{ recordingUrl: null, callOutcome: 'missed' }]);
   });
@@ -100,7 +147,7 @@ describe('POST /webhooks/twilio/voice/recording', () => {
 });
 
 describe('missed-call text', () => {
-  it('a voicemail sends the business\'s text once, through the SMS queue, whatever callbacks follow; a second missed call the same day sends nothing', async () => {
+  it("a voicemail sends the business's text once, through the SMS queue, whatever callbacks follow; a second missed call the same day sends nothing", async () => {
     const s = await setup({ missed_call_text: TEXT });
     const { call, record } = await callToVoicemail(s);
     await followAction(record, call, { Digits: 'hangup' });
@@ -145,7 +192,9 @@ describe('missed-call text', () => {
     const clients = await Promise.all(Array.from({ length: 12 }, () => createClient(s.business.id, { phoneNumber: newPhone() })));
     const calls: TestCall[] = clients.map((c) => newCall(c.phoneNumber!, s.number));
     const answered = Promise.all(calls.map((c) => callStatus({ ...c }, 'no-answer')));
-    const hung = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('missed-call texts hung: pool starved')), 15_000).unref());
+    const hung = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error('missed-call texts hung: pool starved')), 15_000).unref(),
+    );
     const answers = await Promise.race([answered, hung]);
     expect(answers.map((a) => a.status)).toEqual(calls.map(() => 200));
     const texts = await db
@@ -155,7 +204,7 @@ describe('missed-call text', () => {
     expect(texts.map((m) => m.clientId).sort()).toEqual(clients.map((c) => c.id).sort());
   });
 
-  it('nothing is sent when the setting is off, for an answered call, or for a staff member\'s unanswered outbound call', async () => {
+  it("nothing is sent when the setting is off, for an answered call, or for a staff member's unanswered outbound call", async () => {
     const off = await setup({ missed_call_text: null });
     await callToVoicemail(off);
     expect(await missedCallTexts(off.conv.id)).toHaveLength(0);
@@ -174,16 +223,24 @@ describe('missed-call text', () => {
     // UTC+14: the business's day and the UTC day differ for most of every UTC day.
     const tz = 'Pacific/Kiritimati';
     const localMidnight = sql`date_trunc('day', now() at time zone ${tz}) at time zone ${tz}`;
-    const [elapsed] = await db.execute<{ minutes: number }>(sql`select (extract(epoch from now() - ${localMidnight}) / 60)::int as minutes`);
+    const [elapsed] = await db.execute<{ minutes: number }>(
+      sql`select (extract(epoch from now() - ${localMidnight}) / 60)::int as minutes`,
+    );
     if (elapsed!.minutes < 2) return; // the first two local minutes of a day: nothing fits "just after" midnight yet
 
     const yesterday = await setup({ missed_call_text: TEXT }, tz);
-    await createMessage(yesterday.conv, { sentAt: sql`${localMidnight} - interval '1 minute'` as unknown as Date, providerMetadata: { missed_call_sid: twilioSid('CA') } });
+    await createMessage(yesterday.conv, {
+      sentAt: sql`${localMidnight} - interval '1 minute'` as unknown as Date,
+      providerMetadata: { missed_call_sid: twilioSid('CA') },
+    });
     await callStatus({ ...newCall(yesterday.client.phoneNumber!, yesterday.number) }, 'no-answer');
     expect(await missedCallTexts(yesterday.conv.id)).toHaveLength(2);
 
     const today = await setup({ missed_call_text: TEXT }, tz);
-    await createMessage(today.conv, { sentAt: sql`${localMidnight} + interval '1 minute'` as unknown as Date, providerMetadata: { missed_call_sid: twilioSid('CA') } });
+    await createMessage(today.conv, {
+      sentAt: sql`${localMidnight} + interval '1 minute'` as unknown as Date,
+      providerMetadata: { missed_call_sid: twilioSid('CA') },
+    });
     await callStatus({ ...newCall(today.client.phoneNumber!, today.number) }, 'no-answer');
     expect(await missedCallTexts(today.conv.id)).toHaveLength(1);
   });

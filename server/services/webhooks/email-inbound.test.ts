@@ -80,13 +80,24 @@ function rawMultipart(parts: { name: string; value: Buffer | string }[]) {
 
 const eventCount = async () => (await db.select({ n: sql<number>`count(*)::int` }).from(webhookEvents))[0]!.n;
 const inboundEmailsOf = (businessId: number) =>
-  db.select().from(messages).where(and(eq(messages.businessId, businessId), eq(messages.channel, 'email'), eq(messages.direction, 'inbound')));
+  db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.businessId, businessId), eq(messages.channel, 'email'), eq(messages.direction, 'inbound')));
 /** Events are keyed `<business id>:<Message-ID>` (deduplicated per receiving business), or the bare Message-ID when no business receives it. */
 const eventByMessageId = (messageId: string) =>
   db
     .select()
     .from(webhookEvents)
-    .where(and(eq(webhookEvents.kind, 'email_inbound'), or(eq(webhookEvents.dedupeKey, messageId), sql`right(${webhookEvents.dedupeKey}, ${messageId.length + 1}) = ${`:${messageId}`}`)));
+    .where(
+      and(
+        eq(webhookEvents.kind, 'email_inbound'),
+        or(
+          eq(webhookEvents.dedupeKey, messageId),
+          sql`right(${webhookEvents.dedupeKey}, ${messageId.length + 1}) = ${`:${messageId}`}`,
+        ),
+      ),
+    );
 
 /** A business with a client and an outbound email we sent them (stored Message-ID). */
 async function threadSetup() {
@@ -123,13 +134,19 @@ describe('POST /email/webhooks/sendgrid/inbound — secret', () => {
     const before = await eventCount();
     expect((await postInbound({ from: client.email!, to: t.business.fromEmail! }, [], '')).status).toBe(403);
     expect((await postInbound({ from: client.email!, to: t.business.fromEmail! }, [], '?secret=')).status).toBe(403);
-    expect((await postInbound({ from: client.email!, to: t.business.fromEmail! }, [], `?secret=${SECRET.slice(0, -1)}`)).status).toBe(403);
+    expect(
+      (await postInbound({ from: client.email!, to: t.business.fromEmail! }, [], `?secret=${SECRET.slice(0, -1)}`)).status,
+    ).toBe(403);
     expect(await eventCount()).toBe(before);
     expect(await inboundEmailsOf(t.business.id)).toHaveLength(0);
   });
 
   it('a body that is not multipart/form-data is 400', async () => {
-    const res = await postBytes(`${INBOUND}?secret=${SECRET}`, { 'content-type': 'application/json' }, Buffer.from('{"from":"a@b.test"}'));
+    const res = await postBytes(
+      `${INBOUND}?secret=${SECRET}`,
+      { 'content-type': 'application/json' },
+      Buffer.from('{"from":"a@b.test"}'),
+    );
     expect(res.status).toBe(400);
   });
 });
@@ -199,16 +216,30 @@ describe('POST /email/webhooks/sendgrid/inbound — threading and clients', () =
   it('a new sender becomes a lead with their email and display name, in a new conversation', async () => {
     const t = await createTenant();
     const address = `jane.${randomUUID().slice(0, 8)}@example.test`;
-    const res = await postInbound({ from: `"Jane Doe" <${address}>`, to: t.business.fromEmail!, subject: 'Do you have openings?', text: 'Hi, any openings Saturday?' });
+    const res = await postInbound({
+      from: `"Jane Doe" <${address}>`,
+      to: t.business.fromEmail!,
+      subject: 'Do you have openings?',
+      text: 'Hi, any openings Saturday?',
+    });
     expect(res.status).toBe(200);
-    const leads = await db.select().from(clients).where(and(eq(clients.businessId, t.business.id), sql`lower(${clients.email}) = ${address}`));
+    const leads = await db
+      .select()
+      .from(clients)
+      .where(and(eq(clients.businessId, t.business.id), sql`lower(${clients.email}) = ${address}`));
     expect(leads).toHaveLength(1);
     expect(leads[0]).toMatchObject({ clientType: 'lead', name: 'Jane Doe' });
     const convs = await db.select().from(conversations).where(eq(conversations.clientId, leads[0]!.id));
     expect(convs).toHaveLength(1);
     expect(convs[0]!.unreadCount).toBe(1);
     const [row] = await inboundEmailsOf(t.business.id);
-    expect(row).toMatchObject({ clientId: leads[0]!.id, conversationId: convs[0]!.id, fromAddress: address, subject: 'Do you have openings?', content: 'Hi, any openings Saturday?' });
+    expect(row).toMatchObject({
+      clientId: leads[0]!.id,
+      conversationId: convs[0]!.id,
+      fromAddress: address,
+      subject: 'Do you have openings?',
+      content: 'Hi, any openings Saturday?',
+    });
   });
 
   it('an existing client is matched by address, case-insensitively; no new client', async () => {
@@ -247,15 +278,21 @@ describe('POST /email/webhooks/sendgrid/inbound — attachments, unknown recipie
     const t = await createTenant();
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe, 0x80, 0x7f, 0x00, 0x01]);
     const text = 'Allergies: none\nNotes: ünïcödé ✓\n';
-    await postInbound({ from: `client.${randomUUID().slice(0, 8)}@example.test`, to: t.business.fromEmail!, text: 'See attached' }, [
-      { field: 'attachment1', filename: 'photo.png', contentType: 'image/png', content: png },
-      { field: 'attachment2', filename: 'intake form.txt', contentType: 'text/plain', content: text },
-    ]);
+    await postInbound(
+      { from: `client.${randomUUID().slice(0, 8)}@example.test`, to: t.business.fromEmail!, text: 'See attached' },
+      [
+        { field: 'attachment1', filename: 'photo.png', contentType: 'image/png', content: png },
+        { field: 'attachment2', filename: 'intake form.txt', contentType: 'text/plain', content: text },
+      ],
+    );
     const [row] = await inboundEmailsOf(t.business.id);
     expect(row!.attachments).toHaveLength(2);
     const byName = new Map(row!.attachments!.map((a) => [a.filename, a]));
     expect(byName.get('photo.png')).toMatchObject({ filename: 'photo.png', content_type: 'image/png', size: png.length });
-    expect(byName.get('intake form.txt')).toMatchObject({ content_type: expect.stringMatching(/^text\/plain/), size: Buffer.byteLength(text) });
+    expect(byName.get('intake form.txt')).toMatchObject({
+      content_type: expect.stringMatching(/^text\/plain/),
+      size: Buffer.byteLength(text),
+    });
     expect(Buffer.from(byName.get('photo.png')!.content!, 'base64').equals(png)).toBe(true);
     expect(Buffer.from(byName.get('intake form.txt')!.content!, 'base64').toString()).toBe(text);
   });
@@ -288,7 +325,11 @@ describe('POST /email/webhooks/sendgrid/inbound — attachments, unknown recipie
 
   it('the same Message-ID posted concurrently is still one message', async () => {
     const t = await createTenant();
-    const mail = { from: `race.${randomUUID().slice(0, 8)}@example.test`, to: t.business.fromEmail!, messageId: `<${randomUUID()}@mail.example.test>` };
+    const mail = {
+      from: `race.${randomUUID().slice(0, 8)}@example.test`,
+      to: t.business.fromEmail!,
+      messageId: `<${randomUUID()}@mail.example.test>`,
+    };
     const responses = await Promise.all([1, 2, 3, 4].map(() => postInbound(mail)));
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(await inboundEmailsOf(t.business.id)).toHaveLength(1);

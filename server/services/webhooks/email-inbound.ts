@@ -34,7 +34,8 @@ export const addresses = (value: string) => [
       .filter((a) => email.safeParse(a).success),
   ),
 ];
-const displayName = (value: string) => addressparser(value.slice(0, MAX_ADDRESS_HEADER), { flatten: true })[0]?.name.slice(0, 200) || null;
+const displayName = (value: string) =>
+  addressparser(value.slice(0, MAX_ADDRESS_HEADER), { flatten: true })[0]?.name.slice(0, 200) || null;
 /** An address header longer than this is cut: no real To or From comes near it. */
 const MAX_ADDRESS_HEADER = 10_000;
 
@@ -55,7 +56,12 @@ export function parseInboundForm(rawBytes: Buffer, contentType: string): Promise
   return new Promise((resolve, reject) => {
     const fields = new Map<string, Buffer>();
     const attachments: StoredAttachment[] = [];
-    const parser = busboy({ headers: { 'content-type': contentType }, defParamCharset: 'utf8', defCharset: 'latin1', limits: { fieldSize: 10 * 1024 * 1024 } });
+    const parser = busboy({
+      headers: { 'content-type': contentType },
+      defParamCharset: 'utf8',
+      defCharset: 'latin1',
+      limits: { fieldSize: 10 * 1024 * 1024 },
+    });
     parser.on('field', (name, value) => fields.set(name, Buffer.from(value, 'latin1')));
     parser.on('file', (name, stream, info) => {
       const chunks: Buffer[] = [];
@@ -66,7 +72,13 @@ export function parseInboundForm(rawBytes: Buffer, contentType: string): Promise
       stream.on('end', () => {
         if (!/^attachment\d+$/.test(name)) return;
         const bytes = Buffer.concat(chunks);
-        attachments.push({ filename: info.filename || name, content_type: info.mimeType || null, url: null, size: bytes.length, content: bytes.toString('base64') });
+        attachments.push({
+          filename: info.filename || name,
+          content_type: info.mimeType || null,
+          url: null,
+          size: bytes.length,
+          content: bytes.toString('base64'),
+        });
       });
     });
     parser.on('error', reject);
@@ -84,7 +96,16 @@ export function parseInboundForm(rawBytes: Buffer, contentType: string): Promise
       } catch {
         envelope = null;
       }
-      resolve({ from: field('from'), to: field('to'), subject: field('subject'), text: field('text'), html: field('html') || null, headers: field('headers'), envelope, attachments });
+      resolve({
+        from: field('from'),
+        to: field('to'),
+        subject: field('subject'),
+        text: field('text'),
+        html: field('html') || null,
+        headers: field('headers'),
+        envelope,
+        attachments,
+      });
     });
     parser.end(rawBytes);
   });
@@ -173,7 +194,10 @@ export async function processInboundEmail(eventId: number, mail: InboundEmail, f
     );
     if (already) return markEvent(eventId, 'processed', { businessId }, tx);
     const sender = addresses(mail.envelope?.from ?? '')[0] ?? addresses(mail.from)[0] ?? '';
-    const references = [...messageIds(headerValue(mail.headers, 'In-Reply-To')), ...messageIds(headerValue(mail.headers, 'References')).reverse()];
+    const references = [
+      ...messageIds(headerValue(mail.headers, 'In-Reply-To')),
+      ...messageIds(headerValue(mail.headers, 'References')).reverse(),
+    ];
 
     let conversationId: number | null = null;
     let clientId: number | null = null;
@@ -196,7 +220,12 @@ export async function processInboundEmail(eventId: number, mail: InboundEmail, f
         .limit(1);
       clientId =
         known?.id ??
-        (await tx.insert(clients).values({ businessId, email: sender, name: displayName(mail.from), clientType: 'lead' }).returning({ id: clients.id }))[0]!.id;
+        (
+          await tx
+            .insert(clients)
+            .values({ businessId, email: sender, name: displayName(mail.from), clientType: 'lead' })
+            .returning({ id: clients.id })
+        )[0]!.id;
       conversationId = (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
     }
 

@@ -12,7 +12,14 @@ import { logger } from '@/server/logger';
  */
 export type WebhookKind = 'sms_incoming' | 'sms_status' | 'voice_status' | 'voice_recording' | 'sendgrid_event' | 'email_inbound';
 
-const KEPT_HEADERS = ['content-type', 'user-agent', 'x-twilio-signature', 'i-twilio-idempotency-token', 'x-twilio-email-event-webhook-timestamp', 'x-request-id'];
+const KEPT_HEADERS = [
+  'content-type',
+  'user-agent',
+  'x-twilio-signature',
+  'i-twilio-idempotency-token',
+  'x-twilio-email-event-webhook-timestamp',
+  'x-request-id',
+];
 
 export function headersWorthKeeping(req: Request): Record<string, string> {
   const kept: Record<string, string> = {};
@@ -28,7 +35,8 @@ export function headersWorthKeeping(req: Request): Record<string, string> {
  * A dedupe key as stored: a provider id as it is, anything longer than a real id could be (a
  * hostile or broken sender) by its SHA-256, so the unique index never meets an oversized key.
  */
-export const storedDedupeKey = (key: string) => (key.length <= 200 ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`);
+export const storedDedupeKey = (key: string) =>
+  key.length <= 200 ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 
 /** How long one processing of an event may hold it; past that its holder is taken for dead. */
 export const EVENT_LEASE_SECONDS = 30;
@@ -43,7 +51,15 @@ const claimable = sql`${webhookEvents.outcome} in ('pending', 'failed') and (${w
  * bytes, passed when the payload had to be cleaned to be storable.
  */
 export async function storeEvent(
-  input: { provider: string; kind: WebhookKind; dedupeKey: string; headers: Record<string, string>; payload: unknown; rawBody?: Buffer | null; businessId?: number | null },
+  input: {
+    provider: string;
+    kind: WebhookKind;
+    dedupeKey: string;
+    headers: Record<string, string>;
+    payload: unknown;
+    rawBody?: Buffer | null;
+    businessId?: number | null;
+  },
   tx: Tx = db,
 ): Promise<number | null> {
   const [row] = await tx
@@ -58,7 +74,11 @@ export async function storeEvent(
       businessId: input.businessId ?? null,
       processingUntil: lease(),
     })
-    .onConflictDoUpdate({ target: [webhookEvents.provider, webhookEvents.kind, webhookEvents.dedupeKey], set: { processingUntil: lease() }, setWhere: claimable })
+    .onConflictDoUpdate({
+      target: [webhookEvents.provider, webhookEvents.kind, webhookEvents.dedupeKey],
+      set: { processingUntil: lease() },
+      setWhere: claimable,
+    })
     .returning({ id: webhookEvents.id });
   return row?.id ?? null;
 }
@@ -74,7 +94,12 @@ export async function claimEvent(id: number) {
 }
 
 /** Records an outcome and releases the event's claim. */
-export async function markEvent(id: number, outcome: WebhookOutcome, details: { error?: string | null; businessId?: number | null } = {}, tx: Tx = db) {
+export async function markEvent(
+  id: number,
+  outcome: WebhookOutcome,
+  details: { error?: string | null; businessId?: number | null } = {},
+  tx: Tx = db,
+) {
   await tx
     .update(webhookEvents)
     .set({
@@ -120,6 +145,8 @@ export async function processOrRetry(eventId: number, kind: WebhookKind, process
  */
 export function failureReason(err: unknown): string {
   const cause = (err as { cause?: { message?: string; code?: string } }).cause;
-  const message = cause?.message ? `${cause.code ? `${cause.code}: ` : ''}${cause.message}` : ((err as Error)?.message ?? String(err));
+  const message = cause?.message
+    ? `${cause.code ? `${cause.code}: ` : ''}${cause.message}`
+    : ((err as Error)?.message ?? String(err));
   return message.split('\nparams:')[0]!.slice(0, 500);
 }

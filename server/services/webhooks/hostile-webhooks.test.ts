@@ -4,7 +4,15 @@ import { db } from '@/db/client';
 import { messages, webhookEvents } from '@/db/schema';
 import { createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api } from '@/server/testing/http';
-import { multipartBody, postBytes, postTwilio, sendgridKeyPair, sendgridRequest, TWILIO_PATHS, twilioSid } from '@/server/testing/webhooks';
+import {
+  multipartBody,
+  postBytes,
+  postTwilio,
+  sendgridKeyPair,
+  sendgridRequest,
+  TWILIO_PATHS,
+  twilioSid,
+} from '@/server/testing/webhooks';
 
 /**
  * The regression set of the hostile-input issue, webhook side: each request below once answered
@@ -32,7 +40,13 @@ describe('Twilio: text PostgreSQL cannot store, in signed parameters', () => {
   ])('%s in an inbound SMS: 200, the message stored cleaned, the raw bytes kept', async (_, body) => {
     const t = await tenantWithNumber();
     const sid = twilioSid();
-    const res = await postTwilio(TWILIO_PATHS.smsIncoming, { MessageSid: sid, AccountSid: 'AC1', From: '+14155550100', To: t.number, Body: body });
+    const res = await postTwilio(TWILIO_PATHS.smsIncoming, {
+      MessageSid: sid,
+      AccountSid: 'AC1',
+      From: '+14155550100',
+      To: t.number,
+      Body: body,
+    });
     expect(res.status).toBe(200);
     const [event] = await eventsWith(sid);
     expect(event!.outcome).toBe('processed');
@@ -53,7 +67,13 @@ describe('Twilio: text PostgreSQL cannot store, in signed parameters', () => {
     const conversation = await createConversation(t.business.id, client.id);
     const sid = twilioSid();
     await createMessage(conversation, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
-    const res = await postTwilio(TWILIO_PATHS.smsStatus, { MessageSid: sid, MessageStatus: 'delivered', AccountSid: 'AC1\u0000', From: t.number, To: '+14155550100' });
+    const res = await postTwilio(TWILIO_PATHS.smsStatus, {
+      MessageSid: sid,
+      MessageStatus: 'delivered',
+      AccountSid: 'AC1\u0000',
+      From: t.number,
+      To: '+14155550100',
+    });
     expect(res.status).toBe(200);
     const [stored] = await db.select().from(messages).where(eq(messages.providerMessageId, sid));
     expect(stored!.status).toBe('delivered');
@@ -65,7 +85,10 @@ describe('Twilio: text PostgreSQL cannot store, in signed parameters', () => {
   it('an unsigned 1 MB body of repeated keys is refused at once, without parsing it', async () => {
     const body = 'a&'.repeat(512 * 1024);
     const started = performance.now();
-    const res = await api.post(TWILIO_PATHS.smsStatus, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    const res = await api.post(TWILIO_PATHS.smsStatus, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
     const ms = performance.now() - started;
     expect([403, 413]).toContain(res.status);
     expect(ms).toBeLessThan(50);
@@ -74,7 +97,10 @@ describe('Twilio: text PostgreSQL cannot store, in signed parameters', () => {
   it('an unsigned 60 KB body of repeated keys (under the limit) is a 403 in linear time', async () => {
     const body = 'a&'.repeat(30 * 1024);
     const started = performance.now();
-    const res = await api.post(TWILIO_PATHS.smsStatus, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    const res = await api.post(TWILIO_PATHS.smsStatus, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
     expect(res.status).toBe(403);
     expect(performance.now() - started).toBeLessThan(200);
   });
@@ -103,7 +129,9 @@ describe('SendGrid events', () => {
 
   it('U+0000 inside smtp-id and a 200,000-character email: 200, stored cleaned with the raw bytes', async () => {
     const sgEventId = `ev-${Date.now()}`;
-    const res = await post([{ event: 'delivered', sg_event_id: sgEventId, 'smtp-id': '<abc\u0000@x>', email: `${'a'.repeat(200_000)}@example.com` }]);
+    const res = await post([
+      { event: 'delivered', sg_event_id: sgEventId, 'smtp-id': '<abc\u0000@x>', email: `${'a'.repeat(200_000)}@example.com` },
+    ]);
     expect(res.status).toBe(200);
     const [event] = await eventsWith(sgEventId);
     expect((event!.payload as Record<string, string>)['smtp-id']).toBe('<abc\ufffd@x>');
@@ -121,7 +149,9 @@ describe('SendGrid events', () => {
 describe('Inbound Parse', () => {
   it('a part whose Content-Disposition has an empty name is a 400, or ignored; never a 500', async () => {
     const boundary = 'XyZhostile';
-    const body = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name=""\r\n\r\nvalue\r\n--${boundary}\r\nContent-Disposition: form-data; name=\r\n\r\nx\r\n--${boundary}--\r\n`);
+    const body = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name=""\r\n\r\nvalue\r\n--${boundary}\r\nContent-Disposition: form-data; name=\r\n\r\nx\r\n--${boundary}--\r\n`,
+    );
     const res = await postBytes(INBOUND, { 'content-type': `multipart/form-data; boundary=${boundary}` }, body);
     expect(res.status).toBeLessThan(500);
     expect(res.status).toBeGreaterThanOrEqual(200);
@@ -134,7 +164,11 @@ describe('Inbound Parse', () => {
   });
 
   it('a wrong secret is a 403 before the body is read as multipart', async () => {
-    const res = await postBytes('/api/v1/email/webhooks/sendgrid/inbound?secret=wrong', { 'content-type': 'multipart/form-data; boundary=x' }, Buffer.from('garbage'));
+    const res = await postBytes(
+      '/api/v1/email/webhooks/sendgrid/inbound?secret=wrong',
+      { 'content-type': 'multipart/form-data; boundary=x' },
+      Buffer.from('garbage'),
+    );
     expect(res.status).toBe(403);
   });
 });
@@ -158,7 +192,13 @@ describe('found by the webhook property suite', () => {
   });
 
   it('a caller identity past PostgreSQL integer is no staff member (Reject), not a 500', async () => {
-    const res = await postTwilio('/api/v1/voice-calls/instructions', { CallSid: twilioSid('CA'), From: 'client:staff-99999999999', To: '+14155550123', AccountSid: 'AC1', CallStatus: 'ringing' });
+    const res = await postTwilio('/api/v1/voice-calls/instructions', {
+      CallSid: twilioSid('CA'),
+      From: 'client:staff-99999999999',
+      To: '+14155550123',
+      AccountSid: 'AC1',
+      CallStatus: 'ringing',
+    });
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('<Reject');
   });
@@ -166,11 +206,27 @@ describe('found by the webhook property suite', () => {
   it('an out-of-range CallDuration or NumSegments is dropped, and the event is still processed', async () => {
     const t = await tenantWithNumber();
     const callSid = twilioSid('CA');
-    const voice = await postTwilio(TWILIO_PATHS.voiceStatus, { CallSid: callSid, CallStatus: 'completed', CallDuration: '99999999999', From: '+14155550100', To: t.number, Direction: 'inbound', AccountSid: 'AC1' });
+    const voice = await postTwilio(TWILIO_PATHS.voiceStatus, {
+      CallSid: callSid,
+      CallStatus: 'completed',
+      CallDuration: '99999999999',
+      From: '+14155550100',
+      To: t.number,
+      Direction: 'inbound',
+      AccountSid: 'AC1',
+    });
     expect(voice.status).toBe(200);
     expect((await eventsWith(`${callSid}:completed::`))[0]!.outcome).toBe('processed');
     const sid = twilioSid();
-    const sms = await postTwilio(TWILIO_PATHS.smsIncoming, { MessageSid: sid, From: '+14155550100', To: t.number, Body: 'hi', NumSegments: '1e9', NumMedia: '99999999999', AccountSid: 'AC1' });
+    const sms = await postTwilio(TWILIO_PATHS.smsIncoming, {
+      MessageSid: sid,
+      From: '+14155550100',
+      To: t.number,
+      Body: 'hi',
+      NumSegments: '1e9',
+      NumMedia: '99999999999',
+      AccountSid: 'AC1',
+    });
     expect(sms.status).toBe(200);
     expect((await eventsWith(sid))[0]!.outcome).toBe('processed');
   });

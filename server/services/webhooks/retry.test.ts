@@ -4,7 +4,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { conversations, messages, webhookEvents } from '@/db/schema';
 import { createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
-import { jobsWhere, multipartBody, postBytes, postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';
+import {
+  jobsWhere,
+  multipartBody,
+  postBytes,
+  postTwilio,
+  TWILIO_PATHS,
+  twilioSid,
+  type TwilioParams,
+} from '@/server/testing/webhooks';
 import { startWorker } from '@/workers/index';
 import { reprocessEvent } from './retry';
 
@@ -12,7 +20,11 @@ let phoneCounter = 0;
 const newPhone = () => `+1303${String(Date.now() % 1e4).padStart(4, '0')}${String(++phoneCounter).padStart(3, '0')}`;
 
 const eventOf = async (id: number) => (await db.select().from(webhookEvents).where(eq(webhookEvents.id, id)))[0]!;
-const eventsByPayload = (field: string, value: string) => db.select().from(webhookEvents).where(sql`${webhookEvents.payload}->>${field} = ${value}`);
+const eventsByPayload = (field: string, value: string) =>
+  db
+    .select()
+    .from(webhookEvents)
+    .where(sql`${webhookEvents.payload}->>${field} = ${value}`);
 const messagesBySid = (sid: string) => db.select().from(messages).where(eq(messages.providerMessageId, sid));
 const messageOf = async (id: number) => (await db.select().from(messages).where(eq(messages.id, id)))[0]!;
 
@@ -127,7 +139,14 @@ describe('status callback for an unknown MessageSid → webhook.retry', () => {
 describe('processing fails, then recovers', () => {
   it('an inbound SMS whose processing fails: 200, event failed with the error, a webhook.retry job; fixed → reprocess creates the message', async () => {
     const { t, number, client, conv } = await tenantWithConversation();
-    const params = { MessageSid: twilioSid('SM'), AccountSid: 'AC1', From: client.phoneNumber!, To: number.phoneNumber, Body: 'boom', NumMedia: '0' };
+    const params = {
+      MessageSid: twilioSid('SM'),
+      AccountSid: 'AC1',
+      From: client.phoneNumber!,
+      To: number.phoneNumber,
+      Body: 'boom',
+      NumMedia: '0',
+    };
     const event = await withBoomConstraint(async () => {
       const res = await postTwilio(TWILIO_PATHS.smsIncoming, params);
       expect(res.status).toBe(200);
@@ -152,14 +171,27 @@ describe('processing fails, then recovers', () => {
     await reprocessEvent(event.id, false);
     const rows = await messagesBySid(params.MessageSid);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ conversationId: conv.id, clientId: client.id, content: 'boom', status: 'received', direction: 'inbound' });
+    expect(rows[0]).toMatchObject({
+      conversationId: conv.id,
+      clientId: client.id,
+      content: 'boom',
+      status: 'received',
+      direction: 'inbound',
+    });
     expect(await eventOf(event.id)).toMatchObject({ outcome: 'processed', businessId: t.business.id, error: null });
     expect((await db.select().from(conversations).where(eq(conversations.id, conv.id)))[0]!.unreadCount).toBe(1);
   });
 
   it('the stored error of a failed event says why it failed (the database reason, not the SQL text)', async () => {
     const { number, client } = await tenantWithConversation();
-    const params = { MessageSid: twilioSid('SM'), AccountSid: 'AC1', From: client.phoneNumber!, To: number.phoneNumber, Body: 'boom', NumMedia: '0' };
+    const params = {
+      MessageSid: twilioSid('SM'),
+      AccountSid: 'AC1',
+      From: client.phoneNumber!,
+      To: number.phoneNumber,
+      Body: 'boom',
+      NumMedia: '0',
+    };
     await withBoomConstraint(() => postTwilio(TWILIO_PATHS.smsIncoming, params));
     const [stored] = await eventsByPayload('MessageSid', params.MessageSid);
     expect(stored!.outcome).toBe('failed');
@@ -173,13 +205,26 @@ describe('processing fails, then recovers', () => {
     const sender = `retry.${randomUUID().slice(0, 8)}@example.test`;
     const pdf = Buffer.from('%PDF-1.4\n\x00\xff binary');
     const { contentType, bytes } = await multipartBody(
-      { from: `Robin <${sender}>`, to: t.business.fromEmail!, subject: 'Form', text: 'boom', headers: `Message-ID: ${messageId}\nSubject: Form\n` },
+      {
+        from: `Robin <${sender}>`,
+        to: t.business.fromEmail!,
+        subject: 'Form',
+        text: 'boom',
+        headers: `Message-ID: ${messageId}\nSubject: Form\n`,
+      },
       [{ field: 'attachment1', filename: 'form.pdf', contentType: 'application/pdf', content: pdf }],
     );
     const event = await withBoomConstraint(async () => {
-      const res = await postBytes('/api/v1/email/webhooks/sendgrid/inbound?secret=dev-inbound-secret', { 'content-type': contentType }, bytes);
+      const res = await postBytes(
+        '/api/v1/email/webhooks/sendgrid/inbound?secret=dev-inbound-secret',
+        { 'content-type': contentType },
+        bytes,
+      );
       expect(res.status).toBe(200);
-      const [stored] = await db.select().from(webhookEvents).where(eq(webhookEvents.dedupeKey, `${t.business.id}:${messageId}`));
+      const [stored] = await db
+        .select()
+        .from(webhookEvents)
+        .where(eq(webhookEvents.dedupeKey, `${t.business.id}:${messageId}`));
       expect(stored).toMatchObject({ kind: 'email_inbound', outcome: 'failed' });
       expect(await jobsWhere('webhook.retry', 'eventId', stored!.id)).toHaveLength(1);
       return stored!;
@@ -187,7 +232,9 @@ describe('processing fails, then recovers', () => {
     await reprocessEvent(event.id, false);
     const [row] = await db.select().from(messages).where(eq(messages.emailMessageId, messageId));
     expect(row).toMatchObject({ businessId: t.business.id, content: 'boom', fromAddress: sender, subject: 'Form' });
-    expect(row!.attachments).toEqual([expect.objectContaining({ filename: 'form.pdf', content_type: 'application/pdf', size: pdf.length })]);
+    expect(row!.attachments).toEqual([
+      expect.objectContaining({ filename: 'form.pdf', content_type: 'application/pdf', size: pdf.length }),
+    ]);
     expect((await eventOf(event.id)).outcome).toBe('processed');
   });
 });
@@ -214,7 +261,10 @@ describe('the webhook.retry worker (in process)', () => {
     const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
     // Close the events earlier tests left pending on purpose, so no other job of the batch throws
     // (each job has its own outcome: one throwing job does not fail the others).
-    const leftovers = await db.select({ id: webhookEvents.id }).from(webhookEvents).where(sql`${webhookEvents.outcome} in ('pending', 'failed') and ${webhookEvents.id} <> ${event.id}`);
+    const leftovers = await db
+      .select({ id: webhookEvents.id })
+      .from(webhookEvents)
+      .where(sql`${webhookEvents.outcome} in ('pending', 'failed') and ${webhookEvents.id} <> ${event.id}`);
     for (const e of leftovers) await reprocessEvent(e.id, true);
     worker ??= await startWorker();
     expect(await waitForOutcome(event.id, 8_000)).toBe('processed');

@@ -46,12 +46,19 @@ async function processEvent(event: NonNullable<Awaited<ReturnType<typeof claimEv
           sql`select id::int as id, business_id from messages where previous_provider_message_ids @> array[${sid}]::text[]
               and business_id = (select business_id from business_sms_numbers where phone_number = ${param(params, 'From') ?? ''}) limit 1`,
         );
-        if (earlier) return markEvent(eventId, 'ignored', { error: `MessageSid ${sid} is an earlier attempt of message ${earlier.id}`, businessId: earlier.business_id });
+        if (earlier)
+          return markEvent(eventId, 'ignored', {
+            error: `MessageSid ${sid} is an earlier attempt of message ${earlier.id}`,
+            businessId: earlier.business_id,
+          });
         if (lastAttempt) return markEvent(eventId, 'ignored', { error: `No message has MessageSid ${sid}` });
         throw new Error(`No message has MessageSid ${sid} yet`);
       }
       const result = status
-        ? await applyStatusUpdate({ businessId: target.business_id, messageId: target.id }, { status, errorCode, errorMessage: errorCode ? `Twilio error ${errorCode}` : null })
+        ? await applyStatusUpdate(
+            { businessId: target.business_id, messageId: target.id },
+            { status, errorCode, errorMessage: errorCode ? `Twilio error ${errorCode}` : null },
+          )
         : { updated: 0 };
       return markEvent(eventId, result.updated ? 'processed' : 'ignored', { businessId: target.business_id });
     }

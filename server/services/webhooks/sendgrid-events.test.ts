@@ -80,7 +80,10 @@ describe('POST /email/webhooks/sendgrid — signature', () => {
     const e = event('delivered', { message_id: String(msg.id) });
     const now = Math.floor(Date.now() / 1000);
     const req = sendgridRequest(keys.privateKey, [e], { timestamp: String(now) });
-    const res = await api.post(EVENTS, { ...req, headers: { ...req.headers, 'x-twilio-email-event-webhook-timestamp': String(now - 1) } });
+    const res = await api.post(EVENTS, {
+      ...req,
+      headers: { ...req.headers, 'x-twilio-email-event-webhook-timestamp': String(now - 1) },
+    });
     expect(res.status).toBe(403);
     expect(await eventsBySgId(e.sg_event_id)).toHaveLength(0);
   });
@@ -126,7 +129,11 @@ describe('POST /email/webhooks/sendgrid — events', () => {
     const byOurId = await outboundEmail();
     const bySmtpId = await outboundEmail();
     const sgId = `14c5d75ce93${randomBytes(6).toString('hex')}`;
-    const bySgId = await outboundEmail({ provider: 'sendgrid', providerMessageId: sgId, emailMessageId: `<${randomUUID()}@studio.test>` });
+    const bySgId = await outboundEmail({
+      provider: 'sendgrid',
+      providerMessageId: sgId,
+      emailMessageId: `<${randomUUID()}@studio.test>`,
+    });
     const matches = [
       { message_id: String(byOurId.msg.id) },
       { 'smtp-id': bySmtpId.msg.emailMessageId },
@@ -176,7 +183,13 @@ describe('POST /email/webhooks/sendgrid — events', () => {
   it('bounce → bounced with the reason as error_message', async () => {
     const { msg } = await outboundEmail({ status: 'sent' });
     const reason = '550 5.1.1 The email account that you tried to reach does not exist.';
-    await post([event('bounce', { message_id: String(msg.id) }, { type: 'bounce', status: '5.1.1', reason, bounce_classification: 'Invalid Address' })]);
+    await post([
+      event(
+        'bounce',
+        { message_id: String(msg.id) },
+        { type: 'bounce', status: '5.1.1', reason, bounce_classification: 'Invalid Address' },
+      ),
+    ]);
     expect(await messageOf(msg.id)).toMatchObject({ status: 'bounced', errorMessage: reason, errorCode: expect.any(String) });
   });
 
@@ -200,7 +213,10 @@ describe('POST /email/webhooks/sendgrid — events', () => {
     const spam = await outboundEmail({ status: 'delivered' });
     const unsub = await outboundEmail({ status: 'delivered' });
     expect((await clientOf(spam.client.id)).optedOutEmail).toBe(false);
-    await post([event('spamreport', { message_id: String(spam.msg.id) }), event('unsubscribe', { 'smtp-id': unsub.msg.emailMessageId })]);
+    await post([
+      event('spamreport', { message_id: String(spam.msg.id) }),
+      event('unsubscribe', { 'smtp-id': unsub.msg.emailMessageId }),
+    ]);
     for (const { client, msg } of [spam, unsub]) {
       expect(await clientOf(client.id)).toMatchObject({ optedOutEmail: true, optedOutSms: false });
       expect((await messageOf(msg.id)).status).toBe('delivered');
@@ -246,7 +262,11 @@ describe('POST /email/webhooks/sendgrid — events', () => {
   it('a batch mixing messages applies each event to its own message', async () => {
     const a = await outboundEmail();
     const b = await outboundEmail({ status: 'sent' });
-    await post([event('delivered', { message_id: String(a.msg.id) }), event('dropped', { message_id: String(b.msg.id) }, { reason: 'Invalid' }), event('open', { message_id: String(a.msg.id) })]);
+    await post([
+      event('delivered', { message_id: String(a.msg.id) }),
+      event('dropped', { message_id: String(b.msg.id) }, { reason: 'Invalid' }),
+      event('open', { message_id: String(a.msg.id) }),
+    ]);
     expect((await messageOf(a.msg.id)).status).toBe('read');
     expect((await messageOf(b.msg.id)).status).toBe('failed');
   });
@@ -264,11 +284,16 @@ describe('POST /email/webhooks/sendgrid — events', () => {
   it('an event whose processing failed is applied later by the retry job, not lost as a duplicate', async () => {
     const { msg } = await outboundEmail({ status: 'sent' });
     const e = event('dropped', { message_id: String(msg.id) }, { reason: 'boom' });
-    await db.execute(sql`alter table messages add constraint test_no_boom_error check (error_message is distinct from 'boom') not valid`);
+    await db.execute(
+      sql`alter table messages add constraint test_no_boom_error check (error_message is distinct from 'boom') not valid`,
+    );
     try {
       const res = await post([e]);
       expect(res.status).toBe(200);
-      expect((await eventsBySgId(e.sg_event_id))[0]).toMatchObject({ outcome: 'failed', error: expect.stringContaining('test_no_boom_error') });
+      expect((await eventsBySgId(e.sg_event_id))[0]).toMatchObject({
+        outcome: 'failed',
+        error: expect.stringContaining('test_no_boom_error'),
+      });
     } finally {
       await db.execute(sql`alter table messages drop constraint if exists test_no_boom_error`);
     }

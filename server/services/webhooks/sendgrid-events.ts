@@ -7,7 +7,12 @@ import { int32FromDigits } from '@/server/schemas/common';
 import { applyStatusUpdate, markClientOptedOut } from '@/server/services/messages/status';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
-export type SendgridEvent = Record<string, unknown> & { event?: string; sg_event_id?: string; sg_message_id?: string; email?: string };
+export type SendgridEvent = Record<string, unknown> & {
+  event?: string;
+  sg_event_id?: string;
+  sg_message_id?: string;
+  email?: string;
+};
 
 /** SPEC §4.1's SendGrid mapping; `optOut` events change the client, not the status. */
 const EVENT_STATUS: Record<string, MessageStatus | 'optOut' | null> = {
@@ -39,12 +44,20 @@ async function findMessage(event: SendgridEvent): Promise<{ id: number; business
   const scope = business === null ? undefined : eq(messages.businessId, business);
   const ours = int32FromDigits(str(event.message_id));
   if (ours !== null) {
-    const [row] = await db.select(columns).from(messages).where(and(eq(messages.id, ours), eq(messages.channel, 'email'), scope)).limit(1);
+    const [row] = await db
+      .select(columns)
+      .from(messages)
+      .where(and(eq(messages.id, ours), eq(messages.channel, 'email'), scope))
+      .limit(1);
     if (row) return row;
   }
   const smtpId = str(event['smtp-id']);
   if (smtpId) {
-    const [row] = await db.select(columns).from(messages).where(and(eq(messages.emailMessageId, smtpId), eq(messages.channel, 'email'), scope)).limit(1);
+    const [row] = await db
+      .select(columns)
+      .from(messages)
+      .where(and(eq(messages.emailMessageId, smtpId), eq(messages.channel, 'email'), scope))
+      .limit(1);
     if (row) return row;
   }
   const sgId = str(event.sg_message_id);
@@ -76,7 +89,14 @@ export async function handleSendgridEvents(events: unknown[], headers: Record<st
     if (tooDeep) continue;
     const event = candidate as SendgridEvent;
     const dedupeKey = str(event.sg_event_id) ?? createHash('sha256').update(JSON.stringify(event)).digest('hex');
-    const eventId = await storeEvent({ provider: 'sendgrid', kind: 'sendgrid_event', dedupeKey, headers, payload: event, rawBody: changed ? rawBody : null });
+    const eventId = await storeEvent({
+      provider: 'sendgrid',
+      kind: 'sendgrid_event',
+      dedupeKey,
+      headers,
+      payload: event,
+      rawBody: changed ? rawBody : null,
+    });
     if (eventId === null) {
       duplicates++;
       continue;

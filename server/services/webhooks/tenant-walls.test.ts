@@ -29,7 +29,10 @@ async function postMail(to: string, messageId: string, envelopeTo: string[]) {
 }
 
 const inboundOf = (businessId: number) =>
-  db.select({ id: messages.id }).from(messages).where(and(eq(messages.businessId, businessId), eq(messages.direction, 'inbound')));
+  db
+    .select({ id: messages.id })
+    .from(messages)
+    .where(and(eq(messages.businessId, businessId), eq(messages.direction, 'inbound')));
 
 describe('inbound email is deduplicated per business', () => {
   it('one mail to two businesses reaches both; posted again, neither gets a second copy', async () => {
@@ -88,9 +91,17 @@ describe('status callbacks find their message only in the business that owns the
     const conv = await createConversation(b.business.id, (await createClient(b.business.id)).id);
     const sid = twilioSid('SM');
     const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
-    const post = (from: string, status: string) => postTwilio(TWILIO_PATHS.smsStatus, { MessageSid: sid, MessageStatus: status, AccountSid: 'AC1', From: from, To: '+14155550001' });
+    const post = (from: string, status: string) =>
+      postTwilio(TWILIO_PATHS.smsStatus, {
+        MessageSid: sid,
+        MessageStatus: status,
+        AccountSid: 'AC1',
+        From: from,
+        To: '+14155550001',
+      });
     expect((await post(aNumber.phoneNumber, 'failed')).status).toBe(200);
-    const statusOf = async () => (await db.select({ status: messages.status }).from(messages).where(eq(messages.id, msg.id)))[0]!.status;
+    const statusOf = async () =>
+      (await db.select({ status: messages.status }).from(messages).where(eq(messages.id, msg.id)))[0]!.status;
     expect(await statusOf()).toBe('sent');
     expect((await post(bNumber.phoneNumber, 'delivered')).status).toBe(200);
     expect(await statusOf()).toBe('delivered');
@@ -107,11 +118,24 @@ describe('SendGrid events are matched within the business named by their unique 
     const b = await restTenant();
     const conv = await createConversation(b.business.id, (await createClient(b.business.id)).id);
     const mid = `<${randomUUID()}@studio.test>`;
-    const msg = await createMessage(conv, { channel: 'email', messageType: 'EMAIL', provider: 'smtp', providerMessageId: mid, emailMessageId: mid, status: 'sent' });
+    const msg = await createMessage(conv, {
+      channel: 'email',
+      messageType: 'EMAIL',
+      provider: 'smtp',
+      providerMessageId: mid,
+      emailMessageId: mid,
+      status: 'sent',
+    });
     const post = (businessId: number) =>
-      api.post('/api/v1/email/webhooks/sendgrid', sendgridRequest(keys.privateKey, [{ event: 'delivered', sg_event_id: randomUUID(), 'smtp-id': mid, business_id: String(businessId) }]));
+      api.post(
+        '/api/v1/email/webhooks/sendgrid',
+        sendgridRequest(keys.privateKey, [
+          { event: 'delivered', sg_event_id: randomUUID(), 'smtp-id': mid, business_id: String(businessId) },
+        ]),
+      );
     expect((await post(a.business.id)).status).toBe(200);
-    const statusOf = async () => (await db.select({ status: messages.status }).from(messages).where(eq(messages.id, msg.id)))[0]!.status;
+    const statusOf = async () =>
+      (await db.select({ status: messages.status }).from(messages).where(eq(messages.id, msg.id)))[0]!.status;
     expect(await statusOf()).toBe('sent');
     expect((await post(b.business.id)).status).toBe(200);
     expect(await statusOf()).toBe('delivered');

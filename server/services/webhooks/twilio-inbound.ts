@@ -38,7 +38,10 @@ export async function findOrCreateClientByPhone(tx: Tx, businessId: number, phon
     .orderBy(asc(clients.id))
     .limit(1);
   if (existing) return existing.id;
-  const [created] = await tx.insert(clients).values({ businessId, phoneNumber: phone, clientType: 'lead' }).returning({ id: clients.id });
+  const [created] = await tx
+    .insert(clients)
+    .values({ businessId, phoneNumber: phone, clientType: 'lead' })
+    .returning({ id: clients.id });
   return created!.id;
 }
 
@@ -70,9 +73,12 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
     const count = countParam(params, 'NumMedia') ?? 0;
     for (let i = 0; i < count && i < 10; i++) {
       const url = param(params, `MediaUrl${i}`);
-      if (url) media.push({ filename: `media-${i}`, content_type: param(params, `MediaContentType${i}`) ?? null, url, size: null });
+      if (url)
+        media.push({ filename: `media-${i}`, content_type: param(params, `MediaContentType${i}`) ?? null, url, size: null });
     }
-    const existing = await tx.execute(sql`select 1 from messages where provider = 'twilio' and provider_message_id = ${sid} limit 1`);
+    const existing = await tx.execute(
+      sql`select 1 from messages where provider = 'twilio' and provider_message_id = ${sid} limit 1`,
+    );
     if (existing.length === 0) {
       const segments = smsSegments(body);
       const [row] = await insertMessages(tx, [
@@ -93,7 +99,10 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
           status: 'received',
           provider: 'twilio',
           providerMessageId: sid,
-          providerMetadata: { AccountSid: param(params, 'AccountSid') ?? null, NumSegments: param(params, 'NumSegments') ?? null },
+          providerMetadata: {
+            AccountSid: param(params, 'AccountSid') ?? null,
+            NumSegments: param(params, 'NumSegments') ?? null,
+          },
           isRead: false,
           segments: countParam(params, 'NumSegments') ?? segments.segments,
           encoding: segments.encoding,
@@ -101,7 +110,12 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
         },
       ]);
       await touchConversations(tx, [row!.id]);
-      await publish(tx, { type: 'message.created', businessId: business.businessId, conversationIds: [conversationId], messageIds: [row!.id] });
+      await publish(tx, {
+        type: 'message.created',
+        businessId: business.businessId,
+        conversationIds: [conversationId],
+        messageIds: [row!.id],
+      });
       const keyword = optKeyword(body);
       if (keyword) {
         await markClientOptedOut(tx, business.businessId, clientId, 'sms', keyword === 'out');

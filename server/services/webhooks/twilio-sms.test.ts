@@ -2,7 +2,14 @@ import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createSql, db } from '@/db/client';
 import { clients, conversations, messages, webhookEvents } from '@/db/schema';
-import { createBusiness, createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
+import {
+  createBusiness,
+  createClient,
+  createConversation,
+  createMessage,
+  createSmsNumber,
+  createTenant,
+} from '@/server/testing/factories';
 import { touchConversations } from '@/server/services/messages/submit';
 import { api, jsonOf } from '@/server/testing/http';
 import { jobsWhere, postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';
@@ -33,10 +40,17 @@ const inbound = (to: string, from: string, body: string, extra: TwilioParams = {
 });
 
 const messagesBySid = (sid: string) => db.select().from(messages).where(eq(messages.providerMessageId, sid));
-const eventsBySid = (sid: string) => db.select().from(webhookEvents).where(sql`${webhookEvents.payload}->>'MessageSid' = ${sid}`);
+const eventsBySid = (sid: string) =>
+  db
+    .select()
+    .from(webhookEvents)
+    .where(sql`${webhookEvents.payload}->>'MessageSid' = ${sid}`);
 const eventCount = async () => (await db.select({ n: sql<number>`count(*)::int` }).from(webhookEvents))[0]!.n;
 const clientsByPhone = (businessId: number, phone: string) =>
-  db.select().from(clients).where(and(eq(clients.businessId, businessId), eq(clients.phoneNumber, phone)));
+  db
+    .select()
+    .from(clients)
+    .where(and(eq(clients.businessId, businessId), eq(clients.phoneNumber, phone)));
 const conversationOf = async (id: number) => (await db.select().from(conversations).where(eq(conversations.id, id)))[0]!;
 const messageOf = async (id: number) => (await db.select().from(messages).where(eq(messages.id, id)))[0]!;
 
@@ -46,7 +60,11 @@ describe('Twilio signatures (X-Twilio-Signature)', () => {
     const before = await eventCount();
     const params = inbound(t.number.phoneNumber, newPhone(), 'hello');
     for (const path of Object.values(TWILIO_PATHS)) {
-      const res = await postTwilio(path, { ...params, MessageStatus: 'delivered', CallSid: twilioSid('CA'), CallStatus: 'completed' }, { signature: 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=' });
+      const res = await postTwilio(
+        path,
+        { ...params, MessageStatus: 'delivered', CallSid: twilioSid('CA'), CallStatus: 'completed' },
+        { signature: 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=' },
+      );
       expect(res.status, path).toBe(403);
       expect((await jsonOf(res)).detail).toMatch(/signature/i);
     }
@@ -123,7 +141,13 @@ describe('POST /webhooks/twilio/sms/incoming', () => {
     expect(leads[0]!.clientType).toBe('lead');
     const convs = await db.select().from(conversations).where(eq(conversations.clientId, leads[0]!.id));
     expect(convs).toHaveLength(1);
-    expect(convs[0]).toMatchObject({ businessId: t.business.id, status: 'open', unreadCount: 1, lastChannel: 'sms', lastMessageContent: 'Can I move to Thursday?' });
+    expect(convs[0]).toMatchObject({
+      businessId: t.business.id,
+      status: 'open',
+      unreadCount: 1,
+      lastChannel: 'sms',
+      lastMessageContent: 'Can I move to Thursday?',
+    });
     const [msg] = await messagesBySid(params.MessageSid!);
     expect(msg).toMatchObject({
       businessId: t.business.id,
@@ -143,7 +167,13 @@ describe('POST /webhooks/twilio/sms/incoming', () => {
     expect(convs[0]!.lastMessageId).toBe(msg!.id);
     const events = await eventsBySid(params.MessageSid!);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ provider: 'twilio', kind: 'sms_incoming', outcome: 'processed', businessId: t.business.id, error: null });
+    expect(events[0]).toMatchObject({
+      provider: 'twilio',
+      kind: 'sms_incoming',
+      outcome: 'processed',
+      businessId: t.business.id,
+      error: null,
+    });
     expect(events[0]!.processedAt).toBeInstanceOf(Date);
   });
 
@@ -198,12 +228,25 @@ describe('POST /webhooks/twilio/sms/incoming', () => {
     const t = await tenantWithNumber();
     const client = await createClient(t.business.id, { phoneNumber: newPhone() });
     const conv = await createConversation(t.business.id, client.id);
-    const inboundRow = { direction: 'inbound' as const, senderType: 'client' as const, status: 'received' as const, isRead: false, provider: 'twilio' as const };
+    const inboundRow = {
+      direction: 'inbound' as const,
+      senderType: 'client' as const,
+      status: 'received' as const,
+      isRead: false,
+      provider: 'twilio' as const,
+    };
     await db.transaction(async (tx) => {
       const [{ now }] = (await tx.execute<{ now: string }>(sql`select now()::text as now`)) as unknown as [{ now: string }];
       // Another webhook transaction that began in the same microsecond committed first: its message and its own +1.
-      await createMessage(conv, { ...inboundRow, providerMessageId: twilioSid('SM'), createdAt: sql`${now}::timestamptz` as unknown as Date });
-      await db.update(conversations).set({ unreadCount: sql`${conversations.unreadCount} + 1` }).where(eq(conversations.id, conv.id));
+      await createMessage(conv, {
+        ...inboundRow,
+        providerMessageId: twilioSid('SM'),
+        createdAt: sql`${now}::timestamptz` as unknown as Date,
+      });
+      await db
+        .update(conversations)
+        .set({ unreadCount: sql`${conversations.unreadCount} + 1` })
+        .where(eq(conversations.id, conv.id));
       // This transaction's message, then the bookkeeping processInboundSms does.
       await createMessage(conv, { ...inboundRow, providerMessageId: twilioSid('SM') }, tx);
       await touchConversations(tx, [conv.id]);
@@ -228,14 +271,19 @@ describe('POST /webhooks/twilio/sms/incoming', () => {
     const t = await tenantWithNumber();
     const client = await createClient(t.business.id, { phoneNumber: newPhone() });
     const conv = await createConversation(t.business.id, client.id, { status: 'resolved', resolvedByStaffId: t.owner.id });
-    expect((await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'one more question'))).status).toBe(200);
+    expect((await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'one more question'))).status).toBe(
+      200,
+    );
     expect(await conversationOf(conv.id)).toMatchObject({ status: 'open', unreadCount: 1 });
   });
 
   it('a snoozed conversation reopens and its snoozed_until is cleared', async () => {
     const t = await tenantWithNumber();
     const client = await createClient(t.business.id, { phoneNumber: newPhone() });
-    const conv = await createConversation(t.business.id, client.id, { status: 'snoozed', snoozedUntil: new Date(Date.now() + 86_400_000) });
+    const conv = await createConversation(t.business.id, client.id, {
+      status: 'snoozed',
+      snoozedUntil: new Date(Date.now() + 86_400_000),
+    });
     expect((await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'hello?'))).status).toBe(200);
     expect(await conversationOf(conv.id)).toMatchObject({ status: 'open', snoozedUntil: null, unreadCount: 1 });
   });
@@ -296,7 +344,11 @@ describe('SMS opt-out keywords', () => {
   const sendSms = (t: Awaited<ReturnType<typeof tenantWithNumber>>, clientId: number) =>
     api.post(`/api/v1/businesses/${t.business.id}/sms`, {
       headers: t.headers,
-      body: { sender_type: 'staff', staff_id: t.owner.id, messages: [{ message: 'Your appointment is tomorrow', client_id: clientId }] },
+      body: {
+        sender_type: 'staff',
+        staff_id: t.owner.id,
+        messages: [{ message: 'Your appointment is tomorrow', client_id: clientId }],
+      },
     });
   const optedOut = async (clientId: number) => (await db.select().from(clients).where(eq(clients.id, clientId)))[0]!.optedOutSms;
 
@@ -381,16 +433,29 @@ describe('POST /webhooks/twilio/sms/status', () => {
       sql`select n.phone_number from business_sms_numbers n join messages m on m.business_id = n.business_id where m.provider_message_id = ${sid} limit 1`,
     );
     const From = owner?.phone_number ?? '+14155550000';
-    return postTwilio(STATUS, { MessageSid: sid, SmsSid: sid, MessageStatus, SmsStatus: MessageStatus, AccountSid: 'AC1', From, To: '+14155550001', ApiVersion: '2010-04-01', ...extra });
+    return postTwilio(STATUS, {
+      MessageSid: sid,
+      SmsSid: sid,
+      MessageStatus,
+      SmsStatus: MessageStatus,
+      AccountSid: 'AC1',
+      From,
+      To: '+14155550001',
+      ApiVersion: '2010-04-01',
+      ...extra,
+    });
   };
 
   it('every order (all 24) of queued/sending/sent/delivered ends delivered', async () => {
     const statuses = ['queued', 'sending', 'sent', 'delivered'];
-    const permutations = (xs: string[]): string[][] => (xs.length <= 1 ? [xs] : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p])));
+    const permutations = (xs: string[]): string[][] =>
+      xs.length <= 1 ? [xs] : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p]));
     const orders = permutations(statuses);
     expect(orders).toHaveLength(24);
     const { conv } = await outboundSms();
-    const rows = await Promise.all(orders.map(() => createMessage(conv, { provider: 'twilio', providerMessageId: twilioSid('SM'), status: 'sending' })));
+    const rows = await Promise.all(
+      orders.map(() => createMessage(conv, { provider: 'twilio', providerMessageId: twilioSid('SM'), status: 'sending' })),
+    );
     await Promise.all(
       orders.map(async (order, i) => {
         for (const s of order) expect((await callback(rows[i]!.providerMessageId!, s)).status).toBe(200);
@@ -413,8 +478,14 @@ describe('POST /webhooks/twilio/sms/status', () => {
 
   it('the four callbacks of each of 24 messages arriving all at once still end delivered', async () => {
     const { conv } = await outboundSms();
-    const rows = await Promise.all(Array.from({ length: 24 }, () => createMessage(conv, { provider: 'twilio', providerMessageId: twilioSid('SM'), status: 'sending' })));
-    const responses = await Promise.all(rows.flatMap((r) => ['delivered', 'sent', 'queued', 'sending'].map((s) => callback(r.providerMessageId!, s))));
+    const rows = await Promise.all(
+      Array.from({ length: 24 }, () =>
+        createMessage(conv, { provider: 'twilio', providerMessageId: twilioSid('SM'), status: 'sending' }),
+      ),
+    );
+    const responses = await Promise.all(
+      rows.flatMap((r) => ['delivered', 'sent', 'queued', 'sending'].map((s) => callback(r.providerMessageId!, s))),
+    );
     expect(responses.every((r) => r.status === 200)).toBe(true);
     const after = await Promise.all(rows.map((r) => messageOf(r.id)));
     expect(after.map((m) => m.status)).toEqual(rows.map(() => 'delivered'));
@@ -424,7 +495,11 @@ describe('POST /webhooks/twilio/sms/status', () => {
     const { msg } = await outboundSms('sending');
     await callback(msg.providerMessageId!, 'sent');
     await callback(msg.providerMessageId!, 'undelivered', { ErrorCode: '30003' });
-    expect(await messageOf(msg.id)).toMatchObject({ status: 'undelivered', errorCode: '30003', errorMessage: expect.stringContaining('30003') });
+    expect(await messageOf(msg.id)).toMatchObject({
+      status: 'undelivered',
+      errorCode: '30003',
+      errorMessage: expect.stringContaining('30003'),
+    });
   });
 
   it('failed after delivered leaves the message delivered, without an error', async () => {
@@ -433,7 +508,9 @@ describe('POST /webhooks/twilio/sms/status', () => {
     const res = await callback(msg.providerMessageId!, 'failed', { ErrorCode: '30008' });
     expect(res.status).toBe(200);
     expect(await messageOf(msg.id)).toMatchObject({ status: 'delivered', errorCode: null, errorMessage: null });
-    const failed = (await eventsBySid(msg.providerMessageId!)).find((e) => (e.payload as TwilioParams).MessageStatus === 'failed');
+    const failed = (await eventsBySid(msg.providerMessageId!)).find(
+      (e) => (e.payload as TwilioParams).MessageStatus === 'failed',
+    );
     expect(failed!.outcome).toBe('ignored');
   });
 
@@ -461,7 +538,9 @@ describe('POST /webhooks/twilio/sms/status', () => {
       await callback(msg.providerMessageId!, 'sent');
       await waitFor(() => seen.length >= 1);
       await new Promise((r) => setTimeout(r, 200));
-      expect(seen).toEqual([{ type: 'message.status', businessId: t.business.id, conversationIds: [conv.id], messageIds: [msg.id] }]);
+      expect(seen).toEqual([
+        { type: 'message.status', businessId: t.business.id, conversationIds: [conv.id], messageIds: [msg.id] },
+      ]);
     } finally {
       await listener.end({ timeout: 1 });
     }

@@ -42,7 +42,11 @@ const MAX_BATCH = 500;
 let queue: Pending[] = [];
 let flushing = false;
 
-export function handleSmsStatusCallback(params: FormParams, headers: Record<string, string>, rawBody: Buffer | null = null): Promise<StatusCallbackResult> {
+export function handleSmsStatusCallback(
+  params: FormParams,
+  headers: Record<string, string>,
+  rawBody: Buffer | null = null,
+): Promise<StatusCallbackResult> {
   const sid = param(params, 'MessageSid') ?? param(params, 'SmsSid') ?? '';
   const twilioStatus = param(params, 'MessageStatus') ?? param(params, 'SmsStatus') ?? '';
   const errorCode = param(params, 'ErrorCode') ?? null;
@@ -137,7 +141,11 @@ async function writeBatch(batch: Pending[]): Promise<StatusCallbackResult[]> {
 
   const pendingEvents = rows.filter((r) => r.event_id !== null && !r.matched).map((r) => r.event_id!);
   if (pendingEvents.length) {
-    await enqueue(db, QUEUES.webhookRetry, pendingEvents.map((eventId) => ({ data: { eventId }, startAfterSeconds: 3 })));
+    await enqueue(
+      db,
+      QUEUES.webhookRetry,
+      pendingEvents.map((eventId) => ({ data: { eventId }, startAfterSeconds: 3 })),
+    );
   }
   return rows.map((r) => (r.event_id === null ? 'duplicate' : !r.matched ? 'unmatched' : r.moved ? 'applied' : 'ignored'));
 }

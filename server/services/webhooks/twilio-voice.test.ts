@@ -19,16 +19,30 @@ async function tenantWithNumber() {
 
 const callsBySid = (callSid: string) => db.select().from(messages).where(eq(messages.providerMessageId, callSid));
 const eventsBySid = (callSid: string) =>
-  db.select().from(webhookEvents).where(and(eq(webhookEvents.kind, 'voice_status'), sql`${webhookEvents.payload}->>'CallSid' = ${callSid}`));
+  db
+    .select()
+    .from(webhookEvents)
+    .where(and(eq(webhookEvents.kind, 'voice_status'), sql`${webhookEvents.payload}->>'CallSid' = ${callSid}`));
 const conversationOf = async (id: number) => (await db.select().from(conversations).where(eq(conversations.id, id)))[0]!;
 
 /** A status callback of one call leg, as Twilio posts it. */
-function voiceCallback(call: { CallSid: string; From: string; To: string; Direction: string }, CallStatus: string, extra: TwilioParams = {}) {
-  return postTwilio(VOICE, { AccountSid: 'AC' + '1'.repeat(32), ApiVersion: '2010-04-01', CallbackSource: 'call-progress-events', ...call, CallStatus, ...extra });
+function voiceCallback(
+  call: { CallSid: string; From: string; To: string; Direction: string },
+  CallStatus: string,
+  extra: TwilioParams = {},
+) {
+  return postTwilio(VOICE, {
+    AccountSid: 'AC' + '1'.repeat(32),
+    ApiVersion: '2010-04-01',
+    CallbackSource: 'call-progress-events',
+    ...call,
+    CallStatus,
+    ...extra,
+  });
 }
 
 describe('POST /webhooks/twilio/voice/status', () => {
-  it('initiated → ringing → in-progress → completed make exactly one completed CALL in the caller\'s conversation', async () => {
+  it("initiated → ringing → in-progress → completed make exactly one completed CALL in the caller's conversation", async () => {
     const t = await tenantWithNumber();
     const client = await createClient(t.business.id, { phoneNumber: newPhone() });
     const conv = await createConversation(t.business.id, client.id);
@@ -37,7 +51,10 @@ describe('POST /webhooks/twilio/voice/status', () => {
       ['initiated', { SequenceNumber: '0' }],
       ['ringing', { SequenceNumber: '1' }],
       ['in-progress', { SequenceNumber: '2' }],
-      ['completed', { SequenceNumber: '3', CallDuration: '42', RecordingUrl: RECORDING, RecordingSid: 'RE0123456789abcdef0123456789abcdef' }],
+      [
+        'completed',
+        { SequenceNumber: '3', CallDuration: '42', RecordingUrl: RECORDING, RecordingSid: 'RE0123456789abcdef0123456789abcdef' },
+      ],
     ];
     for (const [status, extra] of steps) {
       const res = await voiceCallback(call, status, extra);
@@ -66,7 +83,12 @@ describe('POST /webhooks/twilio/voice/status', () => {
     expect(events).toHaveLength(4);
     expect(events.map((e) => e.outcome)).toEqual(['processed', 'processed', 'processed', 'processed']);
     // No second client was created for the caller.
-    expect(await db.select().from(clients).where(and(eq(clients.businessId, t.business.id), eq(clients.phoneNumber, client.phoneNumber!)))).toHaveLength(1);
+    expect(
+      await db
+        .select()
+        .from(clients)
+        .where(and(eq(clients.businessId, t.business.id), eq(clients.phoneNumber, client.phoneNumber!))),
+    ).toHaveLength(1);
   });
 
   it('the same callbacks reordered (completed first, then ringing, in-progress) still end completed, one message, duration kept', async () => {
@@ -80,7 +102,13 @@ describe('POST /webhooks/twilio/voice/status', () => {
     await voiceCallback(call, 'initiated');
     const rows = await callsBySid(call.CallSid);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ conversationId: conv.id, status: 'completed', callDurationSeconds: 42, recordingUrl: RECORDING, callOutcome: null });
+    expect(rows[0]).toMatchObject({
+      conversationId: conv.id,
+      status: 'completed',
+      callDurationSeconds: 42,
+      recordingUrl: RECORDING,
+      callOutcome: null,
+    });
     expect((await conversationOf(conv.id)).unreadCount).toBe(1);
   });
 
@@ -126,7 +154,10 @@ describe('POST /webhooks/twilio/voice/status', () => {
     const caller = newPhone();
     const call = { CallSid: twilioSid('CA'), From: caller, To: t.number.phoneNumber, Direction: 'inbound' };
     await voiceCallback(call, 'ringing');
-    const [lead] = await db.select().from(clients).where(and(eq(clients.businessId, t.business.id), eq(clients.phoneNumber, caller)));
+    const [lead] = await db
+      .select()
+      .from(clients)
+      .where(and(eq(clients.businessId, t.business.id), eq(clients.phoneNumber, caller)));
     expect(lead!.clientType).toBe('lead');
     const [conv] = await db.select().from(conversations).where(eq(conversations.clientId, lead!.id));
     const [row] = await callsBySid(call.CallSid);
@@ -150,7 +181,11 @@ describe('POST /webhooks/twilio/voice/status', () => {
     const call = { CallSid: twilioSid('CA'), From: client.phoneNumber!, To: t.number.phoneNumber, Direction: 'inbound' };
     await voiceCallback(call, 'completed', { CallDuration: '30' });
     await voiceCallback(call, 'busy');
-    expect((await callsBySid(call.CallSid))[0]).toMatchObject({ status: 'completed', callOutcome: null, callDurationSeconds: 30 });
+    expect((await callsBySid(call.CallSid))[0]).toMatchObject({
+      status: 'completed',
+      callOutcome: null,
+      callDurationSeconds: 30,
+    });
   });
 
   it('an outbound call from client:staff-<id> to a client number is an outbound CALL with staff_id', async () => {

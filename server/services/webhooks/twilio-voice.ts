@@ -61,7 +61,11 @@ async function callOfCallback(tx: Tx, params: FormParams, status: MessageStatus)
   const callee = staffIdOfIdentity(param(params, 'To'));
   const answeredBy =
     callee !== null && (status === 'in_progress' || status === 'completed')
-      ? await tx.select({ id: staff.id }).from(staff).where(and(eq(staff.id, callee), eq(staff.businessId, parties.businessId))).limit(1)
+      ? await tx
+          .select({ id: staff.id })
+          .from(staff)
+          .where(and(eq(staff.id, callee), eq(staff.businessId, parties.businessId)))
+          .limit(1)
       : [];
   return { ...facts, staffId: facts.staffId ?? answeredBy[0]?.id ?? null };
 }
@@ -101,5 +105,13 @@ async function partiesOf(tx: Tx, params: FormParams, callSid: string) {
   const conversationId = (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
   // The caller of an outbound call is known here; who answers an inbound one only when a leg is answered.
   const staffId = inbound ? null : callerStaff;
-  return { businessId, clientId, conversationId, staffId, from, to, direction: inbound ? ('inbound' as const) : ('outbound' as const) };
+  return {
+    businessId,
+    clientId,
+    conversationId,
+    staffId,
+    from,
+    to,
+    direction: inbound ? ('inbound' as const) : ('outbound' as const),
+  };
 }

@@ -7,7 +7,15 @@ import { groupPairs } from '@/server/lib/pairs';
 import { expectedTwilioSignature } from '@/server/providers/twilio-signature';
 import { createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api } from '@/server/testing/http';
-import { multipartBody, postBytes, sendgridKeyPair, sendgridSignature, TEST_BASE_URL, TWILIO_DEV_TOKEN, TWILIO_PATHS } from '@/server/testing/webhooks';
+import {
+  multipartBody,
+  postBytes,
+  sendgridKeyPair,
+  sendgridSignature,
+  TEST_BASE_URL,
+  TWILIO_DEV_TOKEN,
+  TWILIO_PATHS,
+} from '@/server/testing/webhooks';
 
 /**
  * Property-based suite for the provider webhooks, which sit outside the OpenAPI auth model: each
@@ -23,18 +31,51 @@ const RUNS = Number(process.env.WEBHOOK_FUZZ_RUNS ?? 60);
 
 const hostileText = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 30 }) },
-  { weight: 1, arbitrary: fc.constantFrom('a\u0000b', '\u0000', 'x\ud800y', '\udfff', '2147483647', '2147483648', '-1', '0', '', ' '.repeat(500) + '!') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'a\u0000b',
+      '\u0000',
+      'x\ud800y',
+      '\udfff',
+      '2147483647',
+      '2147483648',
+      '-1',
+      '0',
+      '',
+      ' '.repeat(500) + '!',
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom(70_000, 20_000).map((n) => 'x'.repeat(n)) },
 );
 const twilioName = fc.oneof(
-  fc.constantFrom('MessageSid', 'SmsSid', 'AccountSid', 'From', 'To', 'Body', 'MessageStatus', 'ErrorCode', 'NumMedia', 'MediaUrl0', 'CallSid', 'CallStatus', 'RecordingSid', 'RecordingUrl', 'SequenceNumber', 'ParentCallSid'),
+  fc.constantFrom(
+    'MessageSid',
+    'SmsSid',
+    'AccountSid',
+    'From',
+    'To',
+    'Body',
+    'MessageStatus',
+    'ErrorCode',
+    'NumMedia',
+    'MediaUrl0',
+    'CallSid',
+    'CallStatus',
+    'RecordingSid',
+    'RecordingUrl',
+    'SequenceNumber',
+    'ParentCallSid',
+  ),
   fc.constantFrom('', '__proto__', 'constructor', 'a\u0000'),
   fc.string({ maxLength: 12 }),
 );
 const sidLike = fc.oneof(fc.stringMatching(/^(SM|CA|RE)[0-9a-f]{32}$/), hostileText);
 
 const rowCounts = async () =>
-  Promise.all([webhookEvents, messages, clients].map(async (t) => (await db.select({ n: count() }).from(t))[0]!.n)).then((n) => n.join(','));
+  Promise.all([webhookEvents, messages, clients].map(async (t) => (await db.select({ n: count() }).from(t))[0]!.n)).then((n) =>
+    n.join(','),
+  );
 
 async function timed(send: () => Promise<Response>) {
   const started = performance.now();
@@ -44,7 +85,13 @@ async function timed(send: () => Promise<Response>) {
 }
 
 describe('Twilio webhooks, property-based', () => {
-  const paths = [TWILIO_PATHS.smsIncoming, TWILIO_PATHS.smsStatus, TWILIO_PATHS.voiceStatus, '/api/v1/webhooks/twilio/voice/recording', '/api/v1/voice-calls/instructions'];
+  const paths = [
+    TWILIO_PATHS.smsIncoming,
+    TWILIO_PATHS.smsStatus,
+    TWILIO_PATHS.voiceStatus,
+    '/api/v1/webhooks/twilio/voice/recording',
+    '/api/v1/voice-calls/instructions',
+  ];
 
   it('signed forms of hostile values answer 2xx (or 413 past 64 KiB); unsigned and tampered ones 403 and leave nothing', async () => {
     const t = await createTenant();
@@ -57,7 +104,12 @@ describe('Twilio webhooks, property-based', () => {
       sid: sidLike,
       to: fc.constantFrom(number, '+14155550999', ''),
       signing: fc.constantFrom('signed', 'signed', 'unsigned', 'tampered'),
-      contentType: fc.constantFrom('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded', 'application/json', 'text/plain'),
+      contentType: fc.constantFrom(
+        'application/x-www-form-urlencoded',
+        'application/x-www-form-urlencoded',
+        'application/json',
+        'text/plain',
+      ),
     });
     await fc.assert(
       fc.asyncProperty(request, async ({ path, pairs, sid, to, signing, contentType }) => {
@@ -86,7 +138,10 @@ describe('Twilio webhooks, property-based', () => {
 describe('SendGrid events, property-based', () => {
   const hostileEvent = fc.record(
     {
-      event: fc.oneof(fc.constantFrom('processed', 'delivered', 'bounce', 'dropped', 'open', 'click', 'spamreport', 'unknown'), hostileText),
+      event: fc.oneof(
+        fc.constantFrom('processed', 'delivered', 'bounce', 'dropped', 'open', 'click', 'spamreport', 'unknown'),
+        hostileText,
+      ),
       sg_event_id: hostileText,
       sg_message_id: hostileText,
       'smtp-id': hostileText,
@@ -98,19 +153,33 @@ describe('SendGrid events, property-based', () => {
   );
   const element = fc.oneof(
     { weight: 6, arbitrary: hostileEvent as fc.Arbitrary<unknown> },
-    { weight: 1, arbitrary: fc.constantFrom<unknown>(null, 1, 'x', [], [[1]], { nested: { deeper: { deepest: [1, [2, [3]]] } } }) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<unknown>(null, 1, 'x', [], [[1]], { nested: { deeper: { deepest: [1, [2, [3]]] } } }),
+    },
   );
   const batch = fc.oneof(
     { weight: 8, arbitrary: fc.array(element, { maxLength: 4 }).map((events) => JSON.stringify(events)) },
-    { weight: 1, arbitrary: fc.constantFrom('{"event":"open"}', '[', '', 'null', '"x"', `${'['.repeat(5_000)}${']'.repeat(5_000)}`) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('{"event":"open"}', '[', '', 'null', '"x"', `${'['.repeat(5_000)}${']'.repeat(5_000)}`),
+    },
   );
 
   it('signed batches answer 2xx, or 4xx when not understood; unsigned ones 403 and leave nothing', async () => {
     await fc.assert(
       fc.asyncProperty(batch, fc.constantFrom('signed', 'signed', 'unsigned', 'tampered'), async (body, signing) => {
         const timestamp = String(Math.floor(Date.now() / 1000));
-        const headers: Record<string, string> = { 'content-type': 'application/json', 'x-twilio-email-event-webhook-timestamp': timestamp };
-        if (signing !== 'unsigned') headers['x-twilio-email-event-webhook-signature'] = sendgridSignature(keys.privateKey, timestamp, signing === 'signed' ? body : `${body} `);
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          'x-twilio-email-event-webhook-timestamp': timestamp,
+        };
+        if (signing !== 'unsigned')
+          headers['x-twilio-email-event-webhook-signature'] = sendgridSignature(
+            keys.privateKey,
+            timestamp,
+            signing === 'signed' ? body : `${body} `,
+          );
         const before = await rowCounts();
         const { res, ms } = await timed(() => api.post('/api/v1/email/webhooks/sendgrid', { headers, body }));
         expect(res.status).toBeLessThan(500);
@@ -136,27 +205,49 @@ describe('SendGrid events, property-based', () => {
 
 describe('Inbound Parse, property-based', () => {
   const fields = fc.dictionary(
-    fc.oneof(fc.constantFrom('from', 'to', 'subject', 'text', 'html', 'headers', 'envelope', 'charsets', 'attachments', 'attachment-info'), fc.string({ maxLength: 8 })),
+    fc.oneof(
+      fc.constantFrom(
+        'from',
+        'to',
+        'subject',
+        'text',
+        'html',
+        'headers',
+        'envelope',
+        'charsets',
+        'attachments',
+        'attachment-info',
+      ),
+      fc.string({ maxLength: 8 }),
+    ),
     hostileText,
     { maxKeys: 8 },
   );
 
   it('any multipart body with the right secret answers 2xx or 400; a wrong secret 403 and nothing stored', async () => {
     await fc.assert(
-      fc.asyncProperty(fields, fc.boolean(), fc.nat({ max: 200 }), fc.constantFrom('dev-inbound-secret', 'dev-inbound-secret', 'wrong'), async (form, truncate, cut, secret) => {
-        const { contentType, bytes } = await multipartBody(form as Record<string, string>);
-        const body = truncate ? bytes.subarray(0, Math.max(0, bytes.length - 1 - cut)) : bytes;
-        const before = await rowCounts();
-        const { res, ms } = await timed(() => postBytes(`/api/v1/email/webhooks/sendgrid/inbound?secret=${secret}`, { 'content-type': contentType }, body));
-        expect(res.status).toBeLessThan(500);
-        expect(ms).toBeLessThan(1000);
-        if (secret === 'wrong') {
-          expect(res.status).toBe(403);
-          expect(await rowCounts()).toBe(before);
-        } else {
-          expect([200, 400]).toContain(res.status);
-        }
-      }),
+      fc.asyncProperty(
+        fields,
+        fc.boolean(),
+        fc.nat({ max: 200 }),
+        fc.constantFrom('dev-inbound-secret', 'dev-inbound-secret', 'wrong'),
+        async (form, truncate, cut, secret) => {
+          const { contentType, bytes } = await multipartBody(form as Record<string, string>);
+          const body = truncate ? bytes.subarray(0, Math.max(0, bytes.length - 1 - cut)) : bytes;
+          const before = await rowCounts();
+          const { res, ms } = await timed(() =>
+            postBytes(`/api/v1/email/webhooks/sendgrid/inbound?secret=${secret}`, { 'content-type': contentType }, body),
+          );
+          expect(res.status).toBeLessThan(500);
+          expect(ms).toBeLessThan(1000);
+          if (secret === 'wrong') {
+            expect(res.status).toBe(403);
+            expect(await rowCounts()).toBe(before);
+          } else {
+            expect([200, 400]).toContain(res.status);
+          }
+        },
+      ),
       { numRuns: RUNS, endOnFailure: true },
     );
   });

@@ -14,18 +14,49 @@ const deepArray = (depth: number): unknown => {
 
 export const HOSTILE_VALUES: readonly unknown[] = [
   // integers at and past PostgreSQL integer, and other numbers no id can be
-  2147483647, 2147483648, -2147483649, 0, -1, 1.5, 9007199254740993, 1e308,
+  2147483647,
+  2147483648,
+  -2147483649,
+  0,
+  -1,
+  1.5,
+  9007199254740993,
+  1e308,
   // dates that do not exist, or are no timestamps
-  '2026-02-30T10:00:00Z', '2026-11-20T24:01:00Z', '2026-11-20T23:60:00Z', 'next tuesday', '31/12/2026 10:00', '2099-12-01',
+  '2026-02-30T10:00:00Z',
+  '2026-11-20T24:01:00Z',
+  '2026-11-20T23:60:00Z',
+  'next tuesday',
+  '31/12/2026 10:00',
+  '2099-12-01',
   // text PostgreSQL cannot store
-  'a\u0000b', '\u0000', 'x\ud800y', '\udfff',
+  'a\u0000b',
+  '\u0000',
+  'x\ud800y',
+  '\udfff',
   // sizes and shapes that cost a careless parser dearly
-  'x'.repeat(200_000), `${' '.repeat(40_000)}!`, `${'a'.repeat(5_000)}@${'b'.repeat(5_000)}`, deepArray(3_000),
+  'x'.repeat(200_000),
+  `${' '.repeat(40_000)}!`,
+  `${'a'.repeat(5_000)}@${'b'.repeat(5_000)}`,
+  deepArray(3_000),
   // wrong types and empties
-  '', null, true, {}, [], { a: { b: { c: [1] } } }, 'not-an-email', '@@', '%_\\', "'; drop table messages; --",
+  '',
+  null,
+  true,
+  {},
+  [],
+  { a: { b: { c: [1] } } },
+  'not-an-email',
+  '@@',
+  '%_\\',
+  "'; drop table messages; --",
 ];
 
-export type Mutation = { where: number; what: 'value' | 'remove' | 'nest' | 'repeat' | 'body-not-json' | 'body-wrong-type'; value: unknown };
+export type Mutation = {
+  where: number;
+  what: 'value' | 'remove' | 'nest' | 'repeat' | 'body-not-json' | 'body-wrong-type';
+  value: unknown;
+};
 
 export const mutationArb: fc.Arbitrary<Mutation> = fc.record({
   where: fc.nat(),
@@ -33,13 +64,20 @@ export const mutationArb: fc.Arbitrary<Mutation> = fc.record({
   value: fc.constantFrom(...HOSTILE_VALUES),
 });
 
-export type Parts = { params: Record<string, unknown>; query: Record<string, unknown>; body: unknown; rawBody?: string; contentType?: string };
+export type Parts = {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: unknown;
+  rawBody?: string;
+  contentType?: string;
+};
 
 /** The places one can mutate: each path and query parameter, and every field of the JSON body. */
 function places(parts: Parts): { get: () => unknown; set: (v: unknown) => void; remove: () => void }[] {
   const out: ReturnType<typeof places> = [];
   for (const bag of [parts.params, parts.query]) {
-    for (const key of Object.keys(bag)) out.push({ get: () => bag[key], set: (v) => (bag[key] = v), remove: () => delete bag[key] });
+    for (const key of Object.keys(bag))
+      out.push({ get: () => bag[key], set: (v) => (bag[key] = v), remove: () => delete bag[key] });
   }
   const walk = (holder: Record<string, unknown> | unknown[], depth: number) => {
     if (depth > 6) return;
@@ -88,6 +126,6 @@ export function mutate(parts: Parts, m: Mutation): string {
 }
 
 export function describeValue(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   return text.length > 80 ? `${text.slice(0, 60)}… (${text.length} chars)` : text;
 }

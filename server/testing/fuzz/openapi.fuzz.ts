@@ -72,16 +72,28 @@ async function seed(): Promise<Pools> {
     from_email: 'studio@fuzz.example.com',
     locations: [{ external_id: 'loc-1', name: 'Main' }],
     staff: [1, 2, 3].map((i) => ({ external_id: `staff-${i}`, name: `Staff ${i}`, email: `staff${i}@fuzz.example.com` })),
-    clients: [1, 2, 3, 4, 5].map((i) => ({ external_id: `client-${i}`, name: `Client ${i}`, email: `client${i}@example.com`, phone_number: `+1415555020${i}` })),
+    clients: [1, 2, 3, 4, 5].map((i) => ({
+      external_id: `client-${i}`,
+      name: `Client ${i}`,
+      email: `client${i}@example.com`,
+      phone_number: `+1415555020${i}`,
+    })),
   });
   expect(onboarded.status).toBe(200);
   businessKey = onboarded.body.api_key;
   const b = onboarded.body.business_id as number;
   const clientIds = (onboarded.body.clients as { client_id: number }[]).map((c) => c.client_id);
   const conversationIds: number[] = [];
-  for (const clientId of clientIds) conversationIds.push((await api('POST', `/businesses/${b}/conversations`, { client_id: clientId })).body.conversation_id);
-  const sms = await api('POST', `/businesses/${b}/sms`, { sender_type: 'system', messages: clientIds.map((id) => ({ client_id: id, message: 'Your appointment is confirmed' })) });
-  const email = await api('POST', `/businesses/${b}/email`, { sender_type: 'system', messages: [{ client_id: clientIds[0], subject: 'Hello', message: 'See you soon' }] });
+  for (const clientId of clientIds)
+    conversationIds.push((await api('POST', `/businesses/${b}/conversations`, { client_id: clientId })).body.conversation_id);
+  const sms = await api('POST', `/businesses/${b}/sms`, {
+    sender_type: 'system',
+    messages: clientIds.map((id) => ({ client_id: id, message: 'Your appointment is confirmed' })),
+  });
+  const email = await api('POST', `/businesses/${b}/email`, {
+    sender_type: 'system',
+    messages: [{ client_id: clientIds[0], subject: 'Hello', message: 'See you soon' }],
+  });
   expect([sms.status, email.status]).toEqual([200, 200]);
   return {
     business_id: [b],
@@ -110,7 +122,10 @@ function operations(): Operation[] {
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, raw] of Object.entries(methods)) {
       const op = raw as Record<string, unknown>;
-      const content = ((op.requestBody as Record<string, unknown> | undefined)?.content ?? {}) as Record<string, { schema: Schema }>;
+      const content = ((op.requestBody as Record<string, unknown> | undefined)?.content ?? {}) as Record<
+        string,
+        { schema: Schema }
+      >;
       const [type, media] = Object.entries(content)[0] ?? [];
       // Provider webhooks (form, multipart, or under /webhooks) have their own property suite in
       // server/services/webhooks: they are signed by providers, outside the API's auth model.
@@ -156,7 +171,8 @@ function requestArb(ops: Operation[], arbs: SchemaArbitraries): fc.Arbitrary<Fuz
 function urlOf(req: FuzzRequest): string {
   // A path parameter is always present (a missing one is another URL, which the router redirects):
   // an absent or empty value travels as a space.
-  const segment = (v: unknown) => encodeURIComponent(v === undefined || v === '' ? ' ' : typeof v === 'string' ? v.toWellFormed() : JSON.stringify(v));
+  const segment = (v: unknown) =>
+    encodeURIComponent(v === undefined || v === '' ? ' ' : typeof v === 'string' ? v.toWellFormed() : JSON.stringify(v));
   const path = req.op.path.replace(/\{(\w+)\}/g, (_, name: string) => segment(req.parts.params[name]));
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(req.parts.query)) {
@@ -177,7 +193,9 @@ function validatorFor(op: Operation, status: string, media: string) {
   let validate = validators.get(key);
   if (!validate) {
     if (!ajv.getSchema('doc')) ajv.addSchema(doc as object, 'doc');
-    const pointer = ['paths', op.path, op.method, 'responses', status, 'content', media, 'schema'].map((s) => s.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
+    const pointer = ['paths', op.path, op.method, 'responses', status, 'content', media, 'schema']
+      .map((s) => s.replaceAll('~', '~0').replaceAll('/', '~1'))
+      .join('/');
     validate = ajv.compile({ $ref: `doc#/${pointer}` });
     validators.set(key, validate);
   }
@@ -267,12 +285,18 @@ describe('OpenAPI fuzzer', () => {
     // A re-queued message is sent again under a new provider id, so correlate by what was sent.
     const sms = new Set(sent.map((m) => `${m.to_address}|${m.content}`));
     const mail = new Set(sent.map((m) => `${m.to_address}|${m.subject}`));
-    for (const m of stack.twilio.messages) expect(sms, `an SMS reached Twilio that no accepted request stored: ${m.to}`).toContain(`${m.to}|${m.body}`);
+    for (const m of stack.twilio.messages)
+      expect(sms, `an SMS reached Twilio that no accepted request stored: ${m.to}`).toContain(`${m.to}|${m.body}`);
     for (const m of stack.sink.messages) {
-      expect(mail, `a mail reached SMTP that no accepted request stored: ${m.parsed.subject}`).toContain(`${m.envelope.to[0]}|${m.parsed.subject}`);
+      expect(mail, `a mail reached SMTP that no accepted request stored: ${m.parsed.subject}`).toContain(
+        `${m.envelope.to[0]}|${m.parsed.subject}`,
+      );
     }
 
-    const statuses = [...stats.byStatus.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ');
+    const statuses = [...stats.byStatus.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' ');
     console.log(
       `fuzz: ${stats.requests} requests over ${ops.length} operations in ${Math.round((Date.now() - started) / 1000)} s ` +
         `(${stats.mutated} mutated, ${stats.accepted} POSTs accepted); statuses ${statuses}; slowest ${Math.round(stats.slowest)} ms; ` +
@@ -286,7 +310,9 @@ describe('OpenAPI fuzzer', () => {
 async function waitForWorker() {
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
-    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from messages where status in ('queued', 'sending') and direction = 'outbound'`;
+    const [row] = await sql<
+      { n: number }[]
+    >`select count(*)::int as n from messages where status in ('queued', 'sending') and direction = 'outbound'`;
     if (row!.n === 0) return;
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -322,17 +348,44 @@ describe('attacks replayed against the production build', () => {
     const before = await rows();
 
     // Sending as another business.
-    const spoofSms = await api('POST', `/businesses/${b}/sms`, { sender_type: 'system', from_number: '+14155550900', messages: [{ client_id: clientId, message: 'hi' }] }, key);
+    const spoofSms = await api(
+      'POST',
+      `/businesses/${b}/sms`,
+      { sender_type: 'system', from_number: '+14155550900', messages: [{ client_id: clientId, message: 'hi' }] },
+      key,
+    );
     expect(spoofSms.status).toBe(422);
-    const spoofEmail = await api('POST', `/businesses/${b}/email`, { sender_type: 'system', from_email: 'hello@other.example.com', messages: [{ client_id: clientId, subject: 's', message: 'm' }] }, key);
+    const spoofEmail = await api(
+      'POST',
+      `/businesses/${b}/email`,
+      {
+        sender_type: 'system',
+        from_email: 'hello@other.example.com',
+        messages: [{ client_id: clientId, subject: 's', message: 'm' }],
+      },
+      key,
+    );
     expect(spoofEmail.status).toBe(422);
     expect(await rows()).toBe(before);
 
     // Claiming another business's provider id in record mode.
-    const otherSent = await api('POST', `/businesses/${other.body.business_id}/sms/record`, { sender_type: 'system', provider: 'twilio', messages: [{ to_number: '+14155550901', message: 'x', provider_message_id: 'SMvictim0000000000000000000000000' }] });
+    const otherSent = await api('POST', `/businesses/${other.body.business_id}/sms/record`, {
+      sender_type: 'system',
+      provider: 'twilio',
+      messages: [{ to_number: '+14155550901', message: 'x', provider_message_id: 'SMvictim0000000000000000000000000' }],
+    });
     expect(otherSent.status).toBe(200);
     const beforeClaim = await rows();
-    const claim = await api('POST', `/businesses/${b}/sms/record`, { sender_type: 'system', provider: 'twilio', messages: [{ client_id: clientId, message: 'x', provider_message_id: 'SMvictim0000000000000000000000000' }] }, key);
+    const claim = await api(
+      'POST',
+      `/businesses/${b}/sms/record`,
+      {
+        sender_type: 'system',
+        provider: 'twilio',
+        messages: [{ client_id: clientId, message: 'x', provider_message_id: 'SMvictim0000000000000000000000000' }],
+      },
+      key,
+    );
     expect(claim.status).toBe(422);
     expect(await rows()).toBe(beforeClaim);
 
@@ -344,18 +397,34 @@ describe('attacks replayed against the production build', () => {
     await new Promise<void>((r) => internal.listen(0, '127.0.0.1', r));
     const port = (internal.address() as { port: number }).port;
     try {
-      const ssrf = await api('POST', `/businesses/${b}/email`, {
-        sender_type: 'system',
-        messages: [{ client_id: clientId, subject: 'SSRF probe', message: 'm', attachments: [{ filename: 'meta.txt', url: `http://127.0.0.1:${port}/latest/meta-data/` }] }],
-      }, key);
+      const ssrf = await api(
+        'POST',
+        `/businesses/${b}/email`,
+        {
+          sender_type: 'system',
+          messages: [
+            {
+              client_id: clientId,
+              subject: 'SSRF probe',
+              message: 'm',
+              attachments: [{ filename: 'meta.txt', url: `http://127.0.0.1:${port}/latest/meta-data/` }],
+            },
+          ],
+        },
+        key,
+      );
       expect(ssrf.status).toBe(200);
       const id = (ssrf.body.message_ids as number[])[0]!;
       let status = '';
       for (let i = 0; i < 100 && !['failed', 'sent'].includes(status); i++) {
         await new Promise((r) => setTimeout(r, 200));
-        status = (await sql<{ status: string; error_code: string | null }[]>`select status, error_code from messages where id = ${id}`)[0]!.status;
+        status = (
+          await sql<{ status: string; error_code: string | null }[]>`select status, error_code from messages where id = ${id}`
+        )[0]!.status;
       }
-      const [row] = await sql<{ status: string; error_code: string | null }[]>`select status, error_code from messages where id = ${id}`;
+      const [row] = await sql<
+        { status: string; error_code: string | null }[]
+      >`select status, error_code from messages where id = ${id}`;
       expect(row).toEqual({ status: 'failed', error_code: 'attachment_url_refused' });
       expect(seen).toEqual([]);
       expect(stack.sink.messages.filter((m) => m.parsed.subject === 'SSRF probe')).toEqual([]);
@@ -364,7 +433,10 @@ describe('attacks replayed against the production build', () => {
     }
 
     // A login link works once; /sandbox does not exist in production; pages cannot be framed.
-    const token = await api('POST', '/auth/token', { business_id: b, staff_id: (mine.body.staff as { staff_id: number }[])[0]!.staff_id });
+    const token = await api('POST', '/auth/token', {
+      business_id: b,
+      staff_id: (mine.body.staff as { staff_id: number }[])[0]!.staff_id,
+    });
     const link = token.body.login_url.replace(/^https?:\/\/[^/]+/, stack.baseUrl);
     expect((await fetch(link, { redirect: 'manual' })).status).toBe(303);
     const replay = await fetch(link, { redirect: 'manual' });

@@ -61,7 +61,12 @@ export class SchemaArbitraries {
         return fc.oneof(fc.integer({ min, max: Math.min(max, min + 50) }), fc.constantFrom(min, max));
       }
       case 'number':
-        return fc.double({ min: (s.minimum as number) ?? -1000, max: (s.maximum as number) ?? 1000, noNaN: true, noDefaultInfinity: true });
+        return fc.double({
+          min: (s.minimum as number) ?? -1000,
+          max: (s.maximum as number) ?? 1000,
+          noNaN: true,
+          noDefaultInfinity: true,
+        });
       case 'boolean':
         return fc.boolean();
       case 'array': {
@@ -92,7 +97,9 @@ function stringOf(s: Schema): fc.Arbitrary<string> {
   const maxLength = Math.max(minLength, Math.min((s.maxLength as number) ?? 40, 40));
   switch (s.format) {
     case 'date-time':
-      return fc.date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString());
+      return fc
+        .date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
+        .map((d) => d.toISOString());
     case 'email':
       return fc.nat({ max: 10_000 }).map((n) => `client${n}@example.com`);
     case 'uuid':
@@ -100,6 +107,9 @@ function stringOf(s: Schema): fc.Arbitrary<string> {
     case 'uri':
       return fc.constantFrom('https://example.com/a.pdf', 'http://example.org/x');
   }
-  if (typeof s.pattern === 'string') return fc.stringMatching(new RegExp(s.pattern)).filter((v) => v.length >= minLength && v.length <= ((s.maxLength as number) ?? Infinity));
+  if (typeof s.pattern === 'string')
+    return fc
+      .stringMatching(new RegExp(s.pattern))
+      .filter((v) => v.length >= minLength && v.length <= ((s.maxLength as number) ?? Infinity));
   return fc.string({ minLength, maxLength, unit: 'grapheme-ascii' });
 }

@@ -59,8 +59,15 @@ export async function startFuzzStack(): Promise<FuzzStack> {
     RATE_LIMIT_PER_MINUTE: '10000000',
     LOG_LEVEL: process.env.FUZZ_LOG_LEVEL ?? 'fatal',
   };
-  if (process.env.FUZZ_BUILD || !existsSync(path.join(DIST_DIR, 'BUILD_ID')) || newestSource() > statSync(path.join(DIST_DIR, 'BUILD_ID')).mtimeMs) {
-    const build = spawnSync(bin('next'), ['build'], { env: { ...env, NEXT_SKIP_TYPECHECK: '1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (
+    process.env.FUZZ_BUILD ||
+    !existsSync(path.join(DIST_DIR, 'BUILD_ID')) ||
+    newestSource() > statSync(path.join(DIST_DIR, 'BUILD_ID')).mtimeMs
+  ) {
+    const build = spawnSync(bin('next'), ['build'], {
+      env: { ...env, NEXT_SKIP_TYPECHECK: '1' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     if (build.status !== 0) throw new Error('next build failed');
   }
   // The server's logs (pino, stdout) only when FUZZ_LOG_LEVEL asks for them, to chase a failure.
@@ -71,7 +78,10 @@ export async function startFuzzStack(): Promise<FuzzStack> {
   ];
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const ok = await fetch(`${baseUrl}/api/v1/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${baseUrl}/api/v1/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) throw new Error('the production server did not start within 60 s');
     await new Promise((r) => setTimeout(r, 250));
@@ -83,7 +93,9 @@ export async function startFuzzStack(): Promise<FuzzStack> {
     twilio,
     sink,
     stop: async () => {
-      await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => (c.once('exit', r), c.kill('SIGTERM'))))));
+      await Promise.all(
+        children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => (c.once('exit', r), c.kill('SIGTERM'))))),
+      );
       await twilio.close();
       await sink.close();
       await pg.stop();
@@ -99,7 +111,8 @@ function newestSource(): number {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (/\.(ts|tsx|css|mjs)$/.test(entry.name) && !entry.name.includes('.test.')) newest = Math.max(newest, statSync(full).mtimeMs);
+      else if (/\.(ts|tsx|css|mjs)$/.test(entry.name) && !entry.name.includes('.test.'))
+        newest = Math.max(newest, statSync(full).mtimeMs);
     }
   };
   for (const dir of ['app', 'components', 'server', 'db']) walk(dir);

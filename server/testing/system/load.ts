@@ -36,7 +36,14 @@ export type SendRecord = {
   attempts: number;
 };
 
-export type NoteRecord = { businessId: number; conversationId: number; token: string; keyed: boolean; outcome: 'ok' | 'lost'; messageId?: number };
+export type NoteRecord = {
+  businessId: number;
+  conversationId: number;
+  token: string;
+  keyed: boolean;
+  outcome: 'ok' | 'lost';
+  messageId?: number;
+};
 
 export type LoadLog = {
   sends: SendRecord[];
@@ -88,7 +95,15 @@ export function startLoad(options: {
   const { baseUrl, businesses, fake } = options;
   let stopping = false;
   let seq = 0;
-  const log: LoadLog = { sends: [], notes: [], inboundSms: [], inboundEmail: [], callbacks: new Map(), reads: new Map(), marks: new Map() };
+  const log: LoadLog = {
+    sends: [],
+    notes: [],
+    inboundSms: [],
+    inboundEmail: [],
+    callbacks: new Map(),
+    reads: new Map(),
+    marks: new Map(),
+  };
   const runId = randomUUID().slice(0, 6);
 
   async function sendOne() {
@@ -163,7 +178,16 @@ export function startLoad(options: {
     const sid = twilioSid('SM');
     const entry = { businessId: b.id, sid, acked: false, deliveries: 0 };
     log.inboundSms.push(entry);
-    const params = { MessageSid: sid, SmsSid: sid, AccountSid: fake.accountSid, From: c.phone, To: b.smsNumber, Body: `inbound ${sid} can I move to 3pm?`, NumMedia: '0', ApiVersion: '2010-04-01' };
+    const params = {
+      MessageSid: sid,
+      SmsSid: sid,
+      AccountSid: fake.accountSid,
+      From: c.phone,
+      To: b.smsNumber,
+      Body: `inbound ${sid} can I move to 3pm?`,
+      NumMedia: '0',
+      ApiVersion: '2010-04-01',
+    };
     const path = TWILIO_WEBHOOK_PATHS.smsIncoming;
     const init = () => {
       const { headers, body } = twilioWebhookRequest(`${baseUrl}${path}`, params, options.twilioToken);
@@ -180,7 +204,13 @@ export function startLoad(options: {
     const messageId = `<${randomUUID()}@mail.system.test>`;
     const entry = { businessId: b.id, messageId, acked: false, deliveries: 0 };
     log.inboundEmail.push(entry);
-    const headerLines = [`From: ${c.email}`, `To: ${b.fromEmail}`, 'Subject: Re: your booking', `Message-ID: ${messageId}`, 'MIME-Version: 1.0'];
+    const headerLines = [
+      `From: ${c.email}`,
+      `To: ${b.fromEmail}`,
+      'Subject: Re: your booking',
+      `Message-ID: ${messageId}`,
+      'MIME-Version: 1.0',
+    ];
     const fields = {
       headers: headerLines.join('\n') + '\n',
       to: b.fromEmail,
@@ -191,7 +221,11 @@ export function startLoad(options: {
     };
     const { contentType, bytes } = await multipartBody(fields);
     const url = `${baseUrl}/api/v1/email/webhooks/sendgrid/inbound?secret=${encodeURIComponent(options.inboundSecret)}`;
-    entry.acked = await deliver(url, () => ({ method: 'POST', headers: { 'content-type': contentType }, body: new Uint8Array(bytes) }), () => entry.deliveries++);
+    entry.acked = await deliver(
+      url,
+      () => ({ method: 'POST', headers: { 'content-type': contentType }, body: new Uint8Array(bytes) }),
+      () => entry.deliveries++,
+    );
   }
 
   async function note() {
@@ -205,7 +239,11 @@ export function startLoad(options: {
     if (keyed) headers['idempotency-key'] = `${token}-key`;
     for (let attempt = 0; attempt < (keyed ? 120 : 1); attempt++) {
       try {
-        const answer = await call(`${baseUrl}/api/v1/businesses/${b.id}/conversations/${c.conversationId}/notes`, { method: 'POST', headers, body: JSON.stringify({ content: `${token} called to confirm` }) });
+        const answer = await call(`${baseUrl}/api/v1/businesses/${b.id}/conversations/${c.conversationId}/notes`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ content: `${token} called to confirm` }),
+        });
         if (answer.status === 200) {
           record.outcome = 'ok';
           record.messageId = (answer.body as { data: { message_id: number } }).data.message_id;
@@ -240,7 +278,11 @@ export function startLoad(options: {
           for (const status of plan.statuses) {
             for (let i = 0; i < 60; i++) {
               try {
-                const [result] = await fake.sendStatusCallbacks(m.sid, [status], plan.errorCode && status === 'undelivered' ? { errorCode: plan.errorCode } : {});
+                const [result] = await fake.sendStatusCallbacks(
+                  m.sid,
+                  [status],
+                  plan.errorCode && status === 'undelivered' ? { errorCode: plan.errorCode } : {},
+                );
                 if (result && result.status >= 200 && result.status < 300) {
                   entry.acked.push(status);
                   break;
@@ -260,11 +302,19 @@ export function startLoad(options: {
     const kind = pick(['rest-list', 'rest-messages', 'trpc-list', 'trpc-filters'] as const);
     try {
       let answer: Answer;
-      if (kind === 'rest-list') answer = await call(`${baseUrl}/api/v1/businesses/${b.id}/conversations?page_size=25`, { headers: { 'x-api-key': b.apiKey } });
-      else if (kind === 'rest-messages') answer = await call(`${baseUrl}/api/v1/businesses/${b.id}/conversations/${pick(b.clients).conversationId}/messages`, { headers: { 'x-api-key': b.apiKey } });
+      if (kind === 'rest-list')
+        answer = await call(`${baseUrl}/api/v1/businesses/${b.id}/conversations?page_size=25`, {
+          headers: { 'x-api-key': b.apiKey },
+        });
+      else if (kind === 'rest-messages')
+        answer = await call(`${baseUrl}/api/v1/businesses/${b.id}/conversations/${pick(b.clients).conversationId}/messages`, {
+          headers: { 'x-api-key': b.apiKey },
+        });
       else {
         const input = encodeURIComponent(JSON.stringify({ json: kind === 'trpc-list' ? { status: 'open' } : null }));
-        answer = await call(`${baseUrl}/api/trpc/inbox.${kind === 'trpc-list' ? 'list' : 'filters'}?input=${input}`, { headers: { cookie: `session=${encodeURIComponent(pick(b.cookies))}` } });
+        answer = await call(`${baseUrl}/api/trpc/inbox.${kind === 'trpc-list' ? 'list' : 'filters'}?input=${input}`, {
+          headers: { cookie: `session=${encodeURIComponent(pick(b.cookies))}` },
+        });
       }
       count(log.reads, `${kind} ${answer.status}`);
     } catch {
@@ -281,10 +331,18 @@ export function startLoad(options: {
     try {
       if (Math.random() < 0.6) {
         const chosen = Array.from({ length: 1 + Math.floor(Math.random() * 4) }, () => pick(ids));
-        const answer = await call(`${baseUrl}/api/v1/businesses/${b.id}/messages/read`, { method: 'POST', headers, body: JSON.stringify({ message_ids: [...new Set(chosen)], is_read: Math.random() < 0.8 }) });
+        const answer = await call(`${baseUrl}/api/v1/businesses/${b.id}/messages/read`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ message_ids: [...new Set(chosen)], is_read: Math.random() < 0.8 }),
+        });
         count(log.marks, `read ${answer.status}`);
       } else {
-        const answer = await call(`${baseUrl}/api/v1/businesses/${b.id}/messages/${pick(ids)}/flag`, { method: 'POST', headers, body: JSON.stringify({ flagged: Math.random() < 0.6 }) });
+        const answer = await call(`${baseUrl}/api/v1/businesses/${b.id}/messages/${pick(ids)}/flag`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ flagged: Math.random() < 0.6 }),
+        });
         count(log.marks, `flag ${answer.status}`);
       }
     } catch {

@@ -74,7 +74,11 @@ async function main() {
   say(`cluster up at ${cluster.url}`);
 
   const { seed } = await import('./seed');
-  const businesses: Business[] = await seed(cluster.url, secrets.PLATFORM_API_KEY, { businesses: BUSINESSES, clients: CLIENTS_PER_BUSINESS, sessions: SUBSCRIBERS });
+  const businesses: Business[] = await seed(cluster.url, secrets.PLATFORM_API_KEY, {
+    businesses: BUSINESSES,
+    clients: CLIENTS_PER_BUSINESS,
+    sessions: SUBSCRIBERS,
+  });
   say(`seeded ${BUSINESSES} businesses, ${BUSINESSES * CLIENTS_PER_BUSINESS} clients, ${SUBSCRIBERS} browser sessions`);
 
   const notifies = await logNotifies(databaseUrl);
@@ -82,7 +86,9 @@ async function main() {
   const q = createSql(databaseUrl, { max: 4 });
   const catchUp = async (s: { businessId: number; cookie: string }) => {
     const input = encodeURIComponent(JSON.stringify({ json: { status: 'open' } }));
-    const res = await fetch(`${cluster.url}/api/trpc/inbox.list?input=${input}`, { headers: { cookie: `session=${encodeURIComponent(s.cookie)}` } });
+    const res = await fetch(`${cluster.url}/api/trpc/inbox.list?input=${input}`, {
+      headers: { cookie: `session=${encodeURIComponent(s.cookie)}` },
+    });
     if (!res.ok) throw new Error(`catch-up read answered ${res.status}`);
     await res.arrayBuffer();
   };
@@ -94,9 +100,19 @@ async function main() {
   for (let i = 0; i < 100 && streams.subscribers.some((s) => s.connected.length === 0); i++) await sleep(100);
   say(`${streams.subscribers.filter((s) => s.connected.length > 0).length} / ${SUBSCRIBERS} event streams open`);
 
-  const load = startLoad({ baseUrl: cluster.url, businesses, fake, twilioToken: fake.authToken, inboundSecret: secrets.EMAIL_INBOUND_SECRET });
+  const load = startLoad({
+    baseUrl: cluster.url,
+    businesses,
+    fake,
+    twilioToken: fake.authToken,
+    inboundSecret: secrets.EMAIL_INBOUND_SECRET,
+  });
   const inboundIds = async (businessId: number) =>
-    (await q<{ id: number }[]>`select id::int as id from messages where business_id = ${businessId} and direction = 'inbound' order by id desc limit 30`).map((r) => r.id);
+    (
+      await q<
+        { id: number }[]
+      >`select id::int as id from messages where business_id = ${businessId} and direction = 'inbound' order by id desc limit 30`
+    ).map((r) => r.id);
 
   // No status ever moves back: every message's rank, sampled every 2 s, never decreases (a send
   // attempt putting `sending` back to `queued` for pg-boss's backoff is the one allowed step back).
@@ -110,7 +126,8 @@ async function main() {
           select id::int as id, status, message_status_rank(status, message_type) as rank from messages where direction = 'outbound' and content like 'sys%'`;
         for (const r of rows) {
           const before = lastRank.get(r.id);
-          if (before && r.rank < before.rank && !(before.status === 'sending' && r.status === 'queued')) regressions.push(`message ${r.id}: ${before.status} → ${r.status}`);
+          if (before && r.rank < before.rank && !(before.status === 'sending' && r.status === 'queued'))
+            regressions.push(`message ${r.id}: ${before.status} → ${r.status}`);
           lastRank.set(r.id, { rank: r.rank, status: r.status });
         }
       } catch {
@@ -139,16 +156,35 @@ async function main() {
   const streamsStoppedAt = Date.now() - 2000;
 
   say('checking');
-  const checks: Check[] = await verify({ q: qv, cluster, log: load.log, fake, sink, businesses, platformKey: secrets.PLATFORM_API_KEY, rateLimit: RATE_LIMIT });
+  const checks: Check[] = await verify({
+    q: qv,
+    cluster,
+    log: load.log,
+    fake,
+    sink,
+    businesses,
+    platformKey: secrets.PLATFORM_API_KEY,
+    rateLimit: RATE_LIMIT,
+  });
   checks.push({ name: 'no status moved backwards (sampled every 2 s)', failures: regressions });
   checks.push({ name: 'the service never answered 500 (503 while PostgreSQL was down is expected)', failures: serverErrors });
   // Only what was published while the streams were held (the checks below publish more).
   notifies.events = notifies.events.filter((e) => e.at <= streamsStoppedAt);
-  const missed = streams.subscribers.flatMap((s, i) => missedEvents(s, notifies).map((e) => `stream ${i} (business ${s.businessId}): ${e.key} at +${((e.at - started) / 1000).toFixed(1)} s`));
-  checks.push({ name: `every event reached every stream of its business, or was caught up after a reconnect (${notifies.events.length} NOTIFYs)`, failures: missed });
+  const missed = streams.subscribers.flatMap((s, i) =>
+    missedEvents(s, notifies).map(
+      (e) => `stream ${i} (business ${s.businessId}): ${e.key} at +${((e.at - started) / 1000).toFixed(1)} s`,
+    ),
+  );
+  checks.push({
+    name: `every event reached every stream of its business, or was caught up after a reconnect (${notifies.events.length} NOTIFYs)`,
+    failures: missed,
+  });
   const unconnected = streams.subscribers.filter((s) => s.connected.length === 0).length;
   checks.push({ name: 'every stream connected', failures: unconnected ? [`${unconnected} streams never connected`] : [] });
-  checks.push({ name: 'every in-flight message settled', failures: settle.stuck.map((s) => `message ${s.id} still ${s.status}`) });
+  checks.push({
+    name: 'every in-flight message settled',
+    failures: settle.stuck.map((s) => `message ${s.id} still ${s.status}`),
+  });
 
   report({ load, chaos, checks, streams: streams.subscribers, settleMs: settle.ms });
   await notifies.stop();
@@ -160,7 +196,9 @@ async function main() {
   const unclean = exits.filter((e) => e.exit.code !== 0 && e.name !== 'haproxy');
   for (const e of unclean) {
     const proc = procs.find((p) => p.name === e.name);
-    console.log(`  ${e.name} did not stop cleanly (${e.exit.code ?? e.exit.signal})${proc && diedEarly.includes(proc) ? ', and had exited before the stop' : ''}; its last lines:`);
+    console.log(
+      `  ${e.name} did not stop cleanly (${e.exit.code ?? e.exit.signal})${proc && diedEarly.includes(proc) ? ', and had exited before the stop' : ''}; its last lines:`,
+    );
     for (const line of (proc?.output() ?? '').trim().split('\n').slice(-12)) console.log(`    ${line.slice(0, 300)}`);
   }
   await pg?.stop();
@@ -175,10 +213,16 @@ async function main() {
 type ChaosEvent = { at: number; what: string; recoveredMs: number };
 
 /** The supervisor's bad day: kills, a graceful restart and a database restart, at jittered times. */
-async function runChaos(cluster: Cluster, pg: EmbeddedDb | null, notifies: Awaited<ReturnType<typeof logNotifies>>, seconds: number): Promise<ChaosEvent[]> {
+async function runChaos(
+  cluster: Cluster,
+  pg: EmbeddedDb | null,
+  notifies: Awaited<ReturnType<typeof logNotifies>>,
+  seconds: number,
+): Promise<ChaosEvent[]> {
   const events: ChaosEvent[] = [];
   const loadStart = Date.now();
-  const at = (fraction: number) => sleep(Math.max(0, loadStart + fraction * seconds * 1000 + (Math.random() - 0.5) * 4000 - Date.now()));
+  const at = (fraction: number) =>
+    sleep(Math.max(0, loadStart + fraction * seconds * 1000 + (Math.random() - 0.5) * 4000 - Date.now()));
   const restart = async (proc: Proc, signal: NodeJS.Signals, what: string) => {
     const t0 = Date.now();
     cluster.kill(proc, signal);
@@ -228,8 +272,12 @@ async function settled(q: ReturnType<typeof import('@/db/client').createSql>, ti
   let stuck: { id: number; status: string }[] = [];
   while (Date.now() - t0 < timeoutMs) {
     try {
-      stuck = await q<{ id: number; status: string }[]>`select id::int as id, status from messages where direction = 'outbound' and content like 'sys%' and status in ('queued', 'sending')`;
-      const [events] = await q<{ n: number }[]>`select count(*)::int as n from webhook_events where outcome in ('pending', 'failed')`;
+      stuck = await q<
+        { id: number; status: string }[]
+      >`select id::int as id, status from messages where direction = 'outbound' and content like 'sys%' and status in ('queued', 'sending')`;
+      const [events] = await q<
+        { n: number }[]
+      >`select count(*)::int as n from webhook_events where outcome in ('pending', 'failed')`;
       if (stuck.length === 0 && events?.n === 0) break;
     } catch {
       // a connection the restart left behind; the next try gets a fresh one
@@ -239,26 +287,56 @@ async function settled(q: ReturnType<typeof import('@/db/client').createSql>, ti
   return { stuck, ms: Date.now() - t0 };
 }
 
-function report(r: { load: ReturnType<typeof startLoad>; chaos: ChaosEvent[]; checks: Check[]; streams: ReturnType<typeof startSubscribers>['subscribers']; settleMs: number }) {
+function report(r: {
+  load: ReturnType<typeof startLoad>;
+  chaos: ChaosEvent[];
+  checks: Check[];
+  streams: ReturnType<typeof startSubscribers>['subscribers'];
+  settleMs: number;
+}) {
   const { log } = r.load;
   const by = <T>(xs: T[], key: (x: T) => string) => {
     const m = new Map<string, number>();
     for (const x of xs) m.set(key(x), (m.get(key(x)) ?? 0) + 1);
-    return [...m].sort().map(([k, n]) => `${k} ${n}`).join(', ');
+    return [...m]
+      .sort()
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
   };
   const sends = log.sends;
   console.log('\n──────────────── system test ────────────────');
-  console.log(`sends          ${sends.length} requests, ${sends.reduce((s, x) => s + x.count, 0)} messages: ${by(sends, (s) => `${s.channel} ${s.keyed ? 'keyed' : 'unkeyed'}${s.cut ? ' cut' : ''} ${s.outcome}`)}`);
+  console.log(
+    `sends          ${sends.length} requests, ${sends.reduce((s, x) => s + x.count, 0)} messages: ${by(sends, (s) => `${s.channel} ${s.keyed ? 'keyed' : 'unkeyed'}${s.cut ? ' cut' : ''} ${s.outcome}`)}`,
+  );
   console.log(`               retried attempts (same key): ${sends.reduce((s, x) => s + x.attempts - 1, 0)}`);
   console.log(`notes          ${by(log.notes, (n) => `${n.keyed ? 'keyed' : 'unkeyed'} ${n.outcome}`)}`);
-  console.log(`inbound        SMS ${log.inboundSms.length} (${log.inboundSms.reduce((s, x) => s + x.deliveries, 0)} deliveries), email ${log.inboundEmail.length} (${log.inboundEmail.reduce((s, x) => s + x.deliveries, 0)} deliveries)`);
+  console.log(
+    `inbound        SMS ${log.inboundSms.length} (${log.inboundSms.reduce((s, x) => s + x.deliveries, 0)} deliveries), email ${log.inboundEmail.length} (${log.inboundEmail.reduce((s, x) => s + x.deliveries, 0)} deliveries)`,
+  );
   const cb = [...log.callbacks.values()];
-  console.log(`status cbacks  ${cb.reduce((s, x) => s + x.statuses.length, 0)} for ${cb.length} messages (duplicates and out of order), acknowledged ${cb.reduce((s, x) => s + x.acked.length, 0)}`);
-  console.log(`inbox reads    ${[...log.reads].sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
-  console.log(`read/flag      ${[...log.marks].sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
-  console.log(`event streams  ${r.streams.length}, reconnects ${r.streams.reduce((s, x) => s + x.reconnects, 0)}, events received ${r.streams.reduce((s, x) => s + x.received.size, 0)}`);
+  console.log(
+    `status cbacks  ${cb.reduce((s, x) => s + x.statuses.length, 0)} for ${cb.length} messages (duplicates and out of order), acknowledged ${cb.reduce((s, x) => s + x.acked.length, 0)}`,
+  );
+  console.log(
+    `inbox reads    ${[...log.reads]
+      .sort()
+      .map(([k, n]) => `${k}: ${n}`)
+      .join(', ')}`,
+  );
+  console.log(
+    `read/flag      ${[...log.marks]
+      .sort()
+      .map(([k, n]) => `${k}: ${n}`)
+      .join(', ')}`,
+  );
+  console.log(
+    `event streams  ${r.streams.length}, reconnects ${r.streams.reduce((s, x) => s + x.reconnects, 0)}, events received ${r.streams.reduce((s, x) => s + x.received.size, 0)}`,
+  );
   console.log('chaos');
-  for (const c of r.chaos) console.log(`  +${(c.at / 1000).toFixed(1).padStart(5)} s  ${c.what.padEnd(56)} recovered in ${(c.recoveredMs / 1000).toFixed(1)} s`);
+  for (const c of r.chaos)
+    console.log(
+      `  +${(c.at / 1000).toFixed(1).padStart(5)} s  ${c.what.padEnd(56)} recovered in ${(c.recoveredMs / 1000).toFixed(1)} s`,
+    );
   console.log(`settled        ${(r.settleMs / 1000).toFixed(1)} s after the load stopped`);
   console.log(`process errors ${processErrors.length} logged at level error or fatal`);
   for (const line of processErrors.slice(0, 8)) console.log(`  ${line}`);
@@ -269,7 +347,9 @@ function report(r: { load: ReturnType<typeof startLoad>; chaos: ChaosEvent[]; ch
     if (c.failures.length > 5) console.log(`          … and ${c.failures.length - 5} more`);
   }
   const tally = (prefix: string) => r.checks.filter((c) => c.tally === prefix).reduce((s, c) => s + c.failures.length, 0);
-  console.log(`lost ${tally('lost')} / duplicated ${tally('duplicated')} / regressed ${r.checks.find((c) => c.name.startsWith('no status moved'))?.failures.length ?? 0}`);
+  console.log(
+    `lost ${tally('lost')} / duplicated ${tally('duplicated')} / regressed ${r.checks.find((c) => c.name.startsWith('no status moved'))?.failures.length ?? 0}`,
+  );
 }
 
 main().catch((err) => {

@@ -6,7 +6,11 @@ import type { Business } from './load';
  * email and their conversations (straight into the database), and browser sessions minted through
  * the real door — `POST /auth/token`, then the one-time login link — through the balancer.
  */
-export async function seed(baseUrl: string, platformKey: string, counts: { businesses: number; clients: number; sessions: number }): Promise<Business[]> {
+export async function seed(
+  baseUrl: string,
+  platformKey: string,
+  counts: { businesses: number; clients: number; sessions: number },
+): Promise<Business[]> {
   const businesses: Business[] = [];
   const owners = new Map<number, number>();
   for (let i = 0; i < counts.businesses; i++) {
@@ -22,7 +26,14 @@ export async function seed(baseUrl: string, platformKey: string, counts: { busin
       clients.push({ id: client.id, phone: client.phoneNumber!, email: client.email!, conversationId: conversation.id });
     }
     owners.set(tenant.business.id, tenant.owner.id);
-    businesses.push({ id: tenant.business.id, apiKey: tenant.apiKey, smsNumber: number.phoneNumber, fromEmail: tenant.business.fromEmail!, clients, cookies: [] });
+    businesses.push({
+      id: tenant.business.id,
+      apiKey: tenant.apiKey,
+      smsNumber: number.phoneNumber,
+      fromEmail: tenant.business.fromEmail!,
+      clients,
+      cookies: [],
+    });
   }
   const jobs = Array.from({ length: counts.sessions }, (_, i) => businesses[i % businesses.length]!);
   let next = 0;
@@ -46,7 +57,10 @@ async function mintSession(baseUrl: string, platformKey: string, businessId: num
   if (!res.ok) throw new Error(`auth/token answered ${res.status}: ${await res.text()}`);
   const login = new URL(((await res.json()) as { login_url: string }).login_url);
   const redeemed = await fetch(`${baseUrl}${login.pathname}${login.search}`, { redirect: 'manual' });
-  const cookie = redeemed.headers.getSetCookie().map((c) => c.match(/^session=([^;]+)/)?.[1]).find(Boolean);
+  const cookie = redeemed.headers
+    .getSetCookie()
+    .map((c) => c.match(/^session=([^;]+)/)?.[1])
+    .find(Boolean);
   if (!cookie) throw new Error(`the login link answered ${redeemed.status} without a session cookie`);
   return decodeURIComponent(cookie);
 }

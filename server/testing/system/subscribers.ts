@@ -24,7 +24,11 @@ export type Subscriber = {
 export const eventKey = (e: InboxEvent) =>
   `${e.type}|${e.conversationIds.join(',')}|${'messageIds' in e ? e.messageIds.join(',') : ''}`;
 
-export type NotifyLog = { events: { businessId: number; key: string; at: number }[]; gaps: { from: number; to?: number }[]; stop(): Promise<void> };
+export type NotifyLog = {
+  events: { businessId: number; key: string; at: number }[];
+  gaps: { from: number; to?: number }[];
+  stop(): Promise<void>;
+};
 
 /** LISTENs on the events channel; records every event with when it arrived, and the LISTEN's own gaps. */
 export async function logNotifies(databaseUrl: string): Promise<NotifyLog> {
@@ -58,7 +62,11 @@ export function notifyGapStarts(log: NotifyLog) {
   log.gaps.push({ from: Date.now() });
 }
 
-export function startSubscribers(baseUrl: string, specs: { businessId: number; cookie: string }[], catchUp: (s: Subscriber) => Promise<void>) {
+export function startSubscribers(
+  baseUrl: string,
+  specs: { businessId: number; cookie: string }[],
+  catchUp: (s: Subscriber) => Promise<void>,
+) {
   const url = new URL('/api/trpc/inbox.events', baseUrl);
   let stopping = false;
   const subscribers: Subscriber[] = specs.map((s) => ({ ...s, received: new Set(), connected: [], catchUps: [], reconnects: 0 }));
@@ -74,7 +82,14 @@ export function startSubscribers(baseUrl: string, specs: { businessId: number; c
       if (!stopping) setTimeout(() => open(s, true), 200 + Math.random() * 300);
     };
     const req = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'GET', agent: false, headers: { accept: 'text/event-stream', cookie: `session=${encodeURIComponent(s.cookie)}` } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'GET',
+        agent: false,
+        headers: { accept: 'text/event-stream', cookie: `session=${encodeURIComponent(s.cookie)}` },
+      },
       (res) => {
         if (res.statusCode !== 200) {
           res.resume();
@@ -159,6 +174,9 @@ export function startSubscribers(baseUrl: string, specs: { businessId: number; c
  */
 export function missedEvents(s: Subscriber, log: NotifyLog, edgeMs = 2_000, catchUpWithinMs = 30_000) {
   return log.events.filter(
-    (e) => e.businessId === s.businessId && !s.received.has(e.key) && !s.catchUps.some((c) => c >= e.at - edgeMs && c <= e.at + catchUpWithinMs),
+    (e) =>
+      e.businessId === s.businessId &&
+      !s.received.has(e.key) &&
+      !s.catchUps.some((c) => c >= e.at - edgeMs && c <= e.at + catchUpWithinMs),
   );
 }

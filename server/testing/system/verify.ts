@@ -31,7 +31,17 @@ export async function verify(ctx: {
   const checks: Check[] = [];
 
   // Sends: by the token every message of a request carries in its text.
-  const rows = await q<{ token: string; id: number; request_id: string | null; status: string; error_code: string | null; error_message: string | null; channel: string }[]>`
+  const rows = await q<
+    {
+      token: string;
+      id: number;
+      request_id: string | null;
+      status: string;
+      error_code: string | null;
+      error_message: string | null;
+      channel: string;
+    }[]
+  >`
     select split_part(content, '-', 1) as token, id::int as id, request_id, status, error_code, error_message, channel
     from messages where direction = 'outbound' and content like 'sys%' and message_type <> 'NOTE'`;
   type Row = (typeof rows)[number];
@@ -46,7 +56,10 @@ export async function verify(ctx: {
       if (found.length < s.count) lostSends.push(`${s.token}: answered 200 with ${s.count} messages, ${found.length} stored`);
       if (found.length > s.count) duplicatedSends.push(`${s.token}: ${s.count} sent, ${found.length} stored`);
       const ids = new Set(found.map((f) => f.id));
-      if (found.length === s.count && (s.messageIds!.some((id) => !ids.has(id)) || found.some((f) => f.request_id !== s.requestId))) {
+      if (
+        found.length === s.count &&
+        (s.messageIds!.some((id) => !ids.has(id)) || found.some((f) => f.request_id !== s.requestId))
+      ) {
         lostSends.push(`${s.token}: stored messages are not the ones the answer named`);
       }
     } else if (found.length !== 0 && found.length !== s.count) {
@@ -56,13 +69,25 @@ export async function verify(ctx: {
     }
   }
   const answered = log.sends.filter((s) => s.outcome === 'ok').length;
-  checks.push({ name: 'every send answered 2xx is stored exactly once, with the ids it answered', failures: lostSends, detail: `${answered} requests`, tally: 'lost' });
+  checks.push({
+    name: 'every send answered 2xx is stored exactly once, with the ids it answered',
+    failures: lostSends,
+    detail: `${answered} requests`,
+    tally: 'lost',
+  });
   checks.push({ name: 'no send stored twice', failures: duplicatedSends, tally: 'duplicated' });
-  checks.push({ name: 'a send whose answer was lost is wholly there or wholly absent', failures: halfSends, detail: `${log.sends.filter((s) => s.outcome === 'lost').length} lost answers` });
+  checks.push({
+    name: 'a send whose answer was lost is wholly there or wholly absent',
+    failures: halfSends,
+    detail: `${log.sends.filter((s) => s.outcome === 'lost').length} lost answers`,
+  });
   const refused = log.sends.filter((s) => s.outcome === 'refused');
   checks.push({ name: 'no valid send was refused', failures: refused.map((s) => `${s.token}: ${s.status}`) });
   const keyedLost = log.sends.filter((s) => s.keyed && s.outcome !== 'ok');
-  checks.push({ name: 'every keyed send got its answer in the end (retried with the same key)', failures: keyedLost.map((s) => `${s.token}: ${s.outcome} after ${s.attempts} attempts`) });
+  checks.push({
+    name: 'every keyed send got its answer in the end (retried with the same key)',
+    failures: keyedLost.map((s) => `${s.token}: ${s.outcome} after ${s.attempts} attempts`),
+  });
 
   // Replays: a keyed request sent once more answers what it answered first.
   const replayFailures: string[] = [];
@@ -70,7 +95,10 @@ export async function verify(ctx: {
     const b = ctx.businesses.find((x) => x.id === s.businessId)!;
     const c = b.clients[0]!;
     // Another valid body under a known key: must be a 409, never a new send.
-    const other = s.channel === 'sms' ? { client_id: c.id, message: `${s.token}-x another body` } : { client_id: c.id, subject: 'x', message: `${s.token}-x another body` };
+    const other =
+      s.channel === 'sms'
+        ? { client_id: c.id, message: `${s.token}-x another body` }
+        : { client_id: c.id, subject: 'x', message: `${s.token}-x another body` };
     const res = await fetch(`${ctx.cluster.url}/api/v1/businesses/${b.id}/${s.channel}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': b.apiKey, 'idempotency-key': `${s.token}-key` },
@@ -82,8 +110,14 @@ export async function verify(ctx: {
 
   // Final states and the providers.
   const notFinal = rows.filter((r) => ['queued', 'sending'].includes(r.status));
-  const failedWithoutReason = rows.filter((r) => ['failed', 'undelivered', 'bounced'].includes(r.status) && !r.error_code && !r.error_message);
-  checks.push({ name: 'every queued message ended sent/delivered or visibly failed with a reason', failures: [...notFinal, ...failedWithoutReason].map((r) => `message ${r.id}: ${r.status}`), detail: statusTally(rows) });
+  const failedWithoutReason = rows.filter(
+    (r) => ['failed', 'undelivered', 'bounced'].includes(r.status) && !r.error_code && !r.error_message,
+  );
+  checks.push({
+    name: 'every queued message ended sent/delivered or visibly failed with a reason',
+    failures: [...notFinal, ...failedWithoutReason].map((r) => `message ${r.id}: ${r.status}`),
+    detail: statusTally(rows),
+  });
   const atTwilio = new Map<string, number>();
   for (const m of ctx.fake.messages) atTwilio.set(m.body, (atTwilio.get(m.body) ?? 0) + 1);
   checks.push({
@@ -95,13 +129,24 @@ export async function verify(ctx: {
   const sms = await q<{ id: number; provider_message_id: string | null; status: string }[]>`
     select id::int as id, provider_message_id, status from messages where direction = 'outbound' and content like 'sys%' and channel = 'sms' and status in ('sent', 'delivered', 'undelivered')`;
   const sids = new Set(ctx.fake.messages.map((m) => m.sid));
-  checks.push({ name: 'every SMS marked sent is one the fake Twilio received', failures: sms.filter((m) => !m.provider_message_id || !sids.has(m.provider_message_id)).map((m) => `message ${m.id}: ${m.provider_message_id}`), tally: 'lost' });
+  checks.push({
+    name: 'every SMS marked sent is one the fake Twilio received',
+    failures: sms
+      .filter((m) => !m.provider_message_id || !sids.has(m.provider_message_id))
+      .map((m) => `message ${m.id}: ${m.provider_message_id}`),
+    tally: 'lost',
+  });
   const atSink = new Map<string, number>();
   for (const m of ctx.sink.messages) {
     const subject = m.parsed.subject ?? '';
     if (subject.startsWith('Booking sys')) atSink.set(subject, (atSink.get(subject) ?? 0) + 1);
   }
-  checks.push({ name: 'the SMTP sink received each email at most once', failures: [...atSink].filter(([, n]) => n > 1).map(([s, n]) => `${n}× ${s}`), detail: `${atSink.size} received`, tally: 'duplicated' });
+  checks.push({
+    name: 'the SMTP sink received each email at most once',
+    failures: [...atSink].filter(([, n]) => n > 1).map(([s, n]) => `${n}× ${s}`),
+    detail: `${atSink.size} received`,
+    tally: 'duplicated',
+  });
 
   // Status callbacks: each acknowledged one is stored once and the message is at least that far.
   const cbFailures: string[] = [];
@@ -119,9 +164,16 @@ export async function verify(ctx: {
     for (const [sid] of part) if (!foundSids.has(sid)) cbFailures.push(`${sid}: no message`);
     for (const f of found) if (f.ok === false) cbFailures.push(`${f.sid}: ${f.status}, behind an acknowledged callback`);
   }
-  const events = await q<{ n: number }[]>`select count(*)::int as n from webhook_events where kind = 'sms_status' and outcome in ('pending', 'failed')`;
+  const events = await q<
+    { n: number }[]
+  >`select count(*)::int as n from webhook_events where kind = 'sms_status' and outcome in ('pending', 'failed')`;
   if (events[0]!.n) cbFailures.push(`${events[0]!.n} status events never processed`);
-  checks.push({ name: 'every acknowledged status callback was applied (the message is at least that far)', failures: cbFailures, detail: `${acked.length} messages`, tally: 'lost' });
+  checks.push({
+    name: 'every acknowledged status callback was applied (the message is at least that far)',
+    failures: cbFailures,
+    detail: `${acked.length} messages`,
+    tally: 'lost',
+  });
 
   // Inbound: each acknowledged SMS and email is one message and one processed event.
   const inbound = await q<{ key: string; n: number }[]>`
@@ -129,17 +181,49 @@ export async function verify(ctx: {
     union all
     select email_message_id, count(*)::int from messages where direction = 'inbound' and channel = 'email' and email_message_id is not null group by 1`;
   const inboundCount = new Map(inbound.map((r) => [r.key, r.n]));
-  const inboundLost = [...log.inboundSms.map((x) => ({ key: x.sid, acked: x.acked })), ...log.inboundEmail.map((x) => ({ key: x.messageId, acked: x.acked }))];
-  checks.push({ name: 'every inbound SMS and email acknowledged 2xx is stored', failures: inboundLost.filter((x) => !x.acked || !inboundCount.get(x.key)).map((x) => `${x.key}${x.acked ? '' : ' (never acknowledged)'}`), detail: `${inboundLost.length} received`, tally: 'lost' });
-  checks.push({ name: 'no inbound message stored twice (redeliveries deduplicated)', failures: inboundLost.filter((x) => (inboundCount.get(x.key) ?? 0) > 1).map((x) => `${x.key}: ${inboundCount.get(x.key)}×`), tally: 'duplicated' });
-  const unprocessed = await q<{ kind: string; n: number }[]>`select kind, count(*)::int as n from webhook_events where outcome in ('pending', 'failed') group by kind`;
-  checks.push({ name: 'every stored webhook event was processed', failures: unprocessed.map((u) => `${u.n} ${u.kind} events unprocessed`) });
+  const inboundLost = [
+    ...log.inboundSms.map((x) => ({ key: x.sid, acked: x.acked })),
+    ...log.inboundEmail.map((x) => ({ key: x.messageId, acked: x.acked })),
+  ];
+  checks.push({
+    name: 'every inbound SMS and email acknowledged 2xx is stored',
+    failures: inboundLost
+      .filter((x) => !x.acked || !inboundCount.get(x.key))
+      .map((x) => `${x.key}${x.acked ? '' : ' (never acknowledged)'}`),
+    detail: `${inboundLost.length} received`,
+    tally: 'lost',
+  });
+  checks.push({
+    name: 'no inbound message stored twice (redeliveries deduplicated)',
+    failures: inboundLost.filter((x) => (inboundCount.get(x.key) ?? 0) > 1).map((x) => `${x.key}: ${inboundCount.get(x.key)}×`),
+    tally: 'duplicated',
+  });
+  const unprocessed = await q<
+    { kind: string; n: number }[]
+  >`select kind, count(*)::int as n from webhook_events where outcome in ('pending', 'failed') group by kind`;
+  checks.push({
+    name: 'every stored webhook event was processed',
+    failures: unprocessed.map((u) => `${u.n} ${u.kind} events unprocessed`),
+  });
 
   // Notes.
-  const notes = await q<{ token: string; n: number }[]>`select split_part(content, ' ', 1) as token, count(*)::int as n from messages where message_type = 'NOTE' and content like 'sys%' group by 1`;
+  const notes = await q<
+    { token: string; n: number }[]
+  >`select split_part(content, ' ', 1) as token, count(*)::int as n from messages where message_type = 'NOTE' and content like 'sys%' group by 1`;
   const noteCount = new Map(notes.map((n) => [n.token, n.n]));
-  checks.push({ name: 'every note answered 2xx is stored once', failures: log.notes.filter((n) => n.outcome === 'ok' && noteCount.get(n.token) !== 1).map((n) => `${n.token}: ${noteCount.get(n.token) ?? 0}×`), detail: `${log.notes.length} notes`, tally: 'lost' });
-  checks.push({ name: 'no note stored twice', failures: log.notes.filter((n) => (noteCount.get(n.token) ?? 0) > 1).map((n) => `${n.token}: ${noteCount.get(n.token)}×`), tally: 'duplicated' });
+  checks.push({
+    name: 'every note answered 2xx is stored once',
+    failures: log.notes
+      .filter((n) => n.outcome === 'ok' && noteCount.get(n.token) !== 1)
+      .map((n) => `${n.token}: ${noteCount.get(n.token) ?? 0}×`),
+    detail: `${log.notes.length} notes`,
+    tally: 'lost',
+  });
+  checks.push({
+    name: 'no note stored twice',
+    failures: log.notes.filter((n) => (noteCount.get(n.token) ?? 0) > 1).map((n) => `${n.token}: ${noteCount.get(n.token)}×`),
+    tally: 'duplicated',
+  });
 
   // Counters.
   const counters = await q<{ id: number; unread_count: number; flagged_count: number; unread: number; flagged: number }[]>`
@@ -149,7 +233,12 @@ export async function verify(ctx: {
     from conversations c left join messages m on m.conversation_id = c.id
     group by c.id having c.unread_count <> count(m.id) filter (where m.direction = 'inbound' and not m.is_read and m.message_type <> 'NOTE')
                     or c.flagged_count <> count(m.id) filter (where m.flagged)`;
-  checks.push({ name: 'unread and flagged counts equal a recount from the messages', failures: counters.map((c) => `conversation ${c.id}: unread ${c.unread_count} vs ${c.unread}, flagged ${c.flagged_count} vs ${c.flagged}`) });
+  checks.push({
+    name: 'unread and flagged counts equal a recount from the messages',
+    failures: counters.map(
+      (c) => `conversation ${c.id}: unread ${c.unread_count} vs ${c.unread}, flagged ${c.flagged_count} vs ${c.flagged}`,
+    ),
+  });
 
   checks.push(await rateLimitHolds(ctx));
   checks.push(await idempotencyAcrossWebs(ctx));
@@ -159,7 +248,10 @@ export async function verify(ctx: {
 function statusTally(rows: { status: string }[]) {
   const m = new Map<string, number>();
   for (const r of rows) m.set(r.status, (m.get(r.status) ?? 0) + 1);
-  return [...m].sort().map(([s, n]) => `${s} ${n}`).join(', ');
+  return [...m]
+    .sort()
+    .map(([s, n]) => `${s} ${n}`)
+    .join(', ');
 }
 
 /** A fresh key's burst through the balancer: exactly the limit is served within one minute, whichever web serves. */
@@ -186,7 +278,9 @@ async function rateLimitHolds(ctx: { cluster: Cluster; businesses: Business[]; r
     Array.from({ length: 24 }, async () => {
       while (next < total) {
         next++;
-        const res = await fetch(`${ctx.cluster.url}/api/v1/businesses/${b.id}/locations`, { headers: { 'x-api-key': key } }).catch(() => null);
+        const res = await fetch(`${ctx.cluster.url}/api/v1/businesses/${b.id}/locations`, {
+          headers: { 'x-api-key': key },
+        }).catch(() => null);
         await res?.arrayBuffer();
         const status = res?.status ?? 0;
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
@@ -195,17 +289,31 @@ async function rateLimitHolds(ctx: { cluster: Cluster; businesses: Business[]; r
   );
   const ok = statuses.get(200) ?? 0;
   const detail = `${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')} in ${((Date.now() - t0) / 1000).toFixed(1)} s, limit ${ctx.rateLimit}/min`;
-  return { name: 'the rate limit held across both web processes (exact at the limit)', failures: ok === ctx.rateLimit ? [] : [`${ok} served, limit ${ctx.rateLimit}`], detail };
+  return {
+    name: 'the rate limit held across both web processes (exact at the limit)',
+    failures: ok === ctx.rateLimit ? [] : [`${ok} served, limit ${ctx.rateLimit}`],
+    detail,
+  };
 }
 
 /** One key, the same request sent to each web process directly and at once: one set of messages, one answer. */
 async function idempotencyAcrossWebs(ctx: { cluster: Cluster; businesses: Business[]; q: Sql }): Promise<Check> {
   const b = ctx.businesses[1] ?? ctx.businesses[0]!;
   const token = `sysidem${randomUUID().slice(0, 6)}`;
-  const body = JSON.stringify({ sender_type: 'staff', messages: b.clients.slice(0, 5).map((c, i) => ({ client_id: c.id, message: `${token}-${i} across webs` })) });
+  const body = JSON.stringify({
+    sender_type: 'staff',
+    messages: b.clients.slice(0, 5).map((c, i) => ({ client_id: c.id, message: `${token}-${i} across webs` })),
+  });
   const headers = { 'content-type': 'application/json', 'x-api-key': b.apiKey, 'idempotency-key': `${token}-key` };
   const answers = await Promise.all(
-    ctx.cluster.webs.flatMap((w) => [0, 1].map(() => fetch(`http://127.0.0.1:${w.port}/api/v1/businesses/${b.id}/sms`, { method: 'POST', headers, body }).then(async (r) => ({ status: r.status, body: await r.text() })))),
+    ctx.cluster.webs.flatMap((w) =>
+      [0, 1].map(() =>
+        fetch(`http://127.0.0.1:${w.port}/api/v1/businesses/${b.id}/sms`, { method: 'POST', headers, body }).then(async (r) => ({
+          status: r.status,
+          body: await r.text(),
+        })),
+      ),
+    ),
   );
   const [stored] = await ctx.q<{ n: number }[]>`select count(*)::int as n from messages where content like ${`${token}-%`}`;
   const n = stored?.n ?? 0;
@@ -213,13 +321,19 @@ async function idempotencyAcrossWebs(ctx: { cluster: Cluster; businesses: Busine
   if (answers.some((a) => a.status !== 200)) failures.push(`answers: ${answers.map((a) => a.status).join(', ')}`);
   // The same JSON (a replay comes from jsonb, whose key order is its own).
   const canonical = (text: string) => JSON.stringify(sortKeys(JSON.parse(text)));
-  if (new Set(answers.map((a) => canonical(a.body))).size !== 1) failures.push(`the answers differ: ${answers.map((a) => a.body).join(' | ')}`);
+  if (new Set(answers.map((a) => canonical(a.body))).size !== 1)
+    failures.push(`the answers differ: ${answers.map((a) => a.body).join(' | ')}`);
   if (n !== 5) failures.push(`${n} messages stored for 5`);
   return { name: 'an Idempotency-Key held across web processes (4 concurrent copies, 2 per web)', failures };
 }
 
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sortKeys(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => [k, sortKeys(v)]),
+    );
   return value;
 }

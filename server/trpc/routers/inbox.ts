@@ -34,12 +34,22 @@ const conversationProcedure = staffProcedure.input(z.object({ conversationId: id
 export const inboxRouter = router({
   /** `cursor` is the page number, for React Query's infinite list (it wins over `page`). */
   list: staffProcedure
-    .input(ConversationListQuery.omit({ staff_id: true }).partial({ assignment: true, page: true, page_size: true }).extend({ cursor: pageNumber.nullish() }))
+    .input(
+      ConversationListQuery.omit({ staff_id: true })
+        .partial({ assignment: true, page: true, page_size: true })
+        .extend({ cursor: pageNumber.nullish() }),
+    )
     .query(({ ctx, input: { cursor, ...input } }) =>
-      conversations.listConversations(ctx.caller.businessId, { assignment: 'all', page: 1, page_size: 25, ...input, ...(cursor ? { page: cursor } : {}) }, ctx.caller.staffId),
+      conversations.listConversations(
+        ctx.caller.businessId,
+        { assignment: 'all', page: 1, page_size: 25, ...input, ...(cursor ? { page: cursor } : {}) },
+        ctx.caller.staffId,
+      ),
     ),
   filters: staffProcedure.query(({ ctx }) => conversations.conversationFilters(ctx.caller.businessId, ctx.caller.staffId)),
-  conversation: conversationProcedure.query(({ ctx }) => conversations.conversationDetails(ctx.caller.businessId, ctx.conversation.id)),
+  conversation: conversationProcedure.query(({ ctx }) =>
+    conversations.conversationDetails(ctx.caller.businessId, ctx.conversation.id),
+  ),
   /** Newest first; `cursor` is the page number, for React Query's infinite timeline. */
   messages: conversationProcedure
     .input(
@@ -51,7 +61,13 @@ export const inboxRouter = router({
       }),
     )
     .query(({ ctx, input }) =>
-      conversationMessages.conversationMessages(ctx.caller.businessId, ctx.conversation.id, input.filter, input.cursor ?? input.page, input.pageSize),
+      conversationMessages.conversationMessages(
+        ctx.caller.businessId,
+        ctx.conversation.id,
+        input.filter,
+        input.cursor ?? input.page,
+        input.pageSize,
+      ),
     ),
   /** An email's HTML, sanitized, as a sandboxed frame's document; remote images only when asked. */
   emailView: staffProcedure
@@ -61,19 +77,32 @@ export const inboxRouter = router({
   staff: staffProcedure.query(({ ctx }) => listStaff(ctx.caller.businessId, { page: 1, page_size: 200 })),
   addNote: conversationProcedure
     .input(z.object({ content: z.string().trim().min(1).max(5000) }))
-    .mutation(({ ctx, input }) => conversationMessages.addNote(ctx.caller.businessId, ctx.conversation.id, input.content, ctx.caller.staffId)),
+    .mutation(({ ctx, input }) =>
+      conversationMessages.addNote(ctx.caller.businessId, ctx.conversation.id, input.content, ctx.caller.staffId),
+    ),
   assign: conversationProcedure
     .input(z.object({ staffId: id.nullable() }))
-    .mutation(({ ctx, input }) => conversations.assignConversation(ctx.caller.businessId, ctx.conversation.id, input.staffId, ctx.caller.staffId)),
+    .mutation(({ ctx, input }) =>
+      conversations.assignConversation(ctx.caller.businessId, ctx.conversation.id, input.staffId, ctx.caller.staffId),
+    ),
   setStatus: conversationProcedure
     .input(StatusRequest)
-    .mutation(({ ctx, input }) => conversations.setConversationStatus(ctx.caller.businessId, ctx.conversation.id, input, ctx.caller.staffId)),
+    .mutation(({ ctx, input }) =>
+      conversations.setConversationStatus(ctx.caller.businessId, ctx.conversation.id, input, ctx.caller.staffId),
+    ),
   label: conversationProcedure
     .input(z.object({ label: z.string().trim().min(1).max(50).nullable() }))
-    .mutation(({ ctx, input }) => conversations.labelConversation(ctx.caller.businessId, ctx.conversation.id, input.label, ctx.caller.staffId)),
+    .mutation(({ ctx, input }) =>
+      conversations.labelConversation(ctx.caller.businessId, ctx.conversation.id, input.label, ctx.caller.staffId),
+    ),
   markRead: conversationProcedure
     .input(z.object({ isRead: z.boolean().default(true) }))
-    .mutation(({ ctx, input }) => conversationMessages.markMessagesRead(ctx.caller.businessId, { conversation_id: ctx.conversation.id, is_read: input.isRead })),
+    .mutation(({ ctx, input }) =>
+      conversationMessages.markMessagesRead(ctx.caller.businessId, {
+        conversation_id: ctx.conversation.id,
+        is_read: input.isRead,
+      }),
+    ),
   flag: staffProcedure
     .input(z.object({ messageId: id, flagged: z.boolean() }))
     .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged)),
@@ -81,7 +110,16 @@ export const inboxRouter = router({
   sendSms: conversationProcedure
     .input(z.object({ message: z.string().trim().min(1).max(MAX_SMS_LENGTH) }))
     .mutation(({ ctx, input }) =>
-      submitSms(ctx.caller.businessId, { sender_type: 'staff', staff_id: ctx.caller.staffId, category: 'conversational', messages: [{ client_id: ctx.conversation.clientId, message: input.message }] }, 'send'),
+      submitSms(
+        ctx.caller.businessId,
+        {
+          sender_type: 'staff',
+          staff_id: ctx.caller.staffId,
+          category: 'conversational',
+          messages: [{ client_id: ctx.conversation.clientId, message: input.message }],
+        },
+        'send',
+      ),
     ),
   sendEmail: conversationProcedure
     .input(
@@ -93,7 +131,16 @@ export const inboxRouter = router({
       }),
     )
     .mutation(({ ctx, input }) =>
-      submitEmail(ctx.caller.businessId, { sender_type: 'staff', staff_id: ctx.caller.staffId, category: 'conversational', messages: [{ client_id: ctx.conversation.clientId, ...input }] }, 'send'),
+      submitEmail(
+        ctx.caller.businessId,
+        {
+          sender_type: 'staff',
+          staff_id: ctx.caller.staffId,
+          category: 'conversational',
+          messages: [{ client_id: ctx.conversation.clientId, ...input }],
+        },
+        'send',
+      ),
     ),
   /** Search for staff: like the REST search, plus internal notes (SPEC §6.1 Search). */
   search: staffProcedure

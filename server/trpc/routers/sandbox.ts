@@ -11,7 +11,11 @@ import { router, staffProcedure } from '../init';
  * NOT_FOUND — unless the sandbox SMS and email providers are in use.
  */
 const sandboxProcedure = staffProcedure.use(({ next }) => {
-  if (!sandboxEnabled()) throw new TRPCError({ code: 'NOT_FOUND', message: 'The sandbox exists only while the sandbox SMS and email providers are in use' });
+  if (!sandboxEnabled())
+    throw new TRPCError({
+      code: 'NOT_FOUND',
+      message: 'The sandbox exists only while the sandbox SMS and email providers are in use',
+    });
   return next();
 });
 
@@ -33,7 +37,9 @@ export const sandboxRouter = router({
   mailbox: sandboxProcedure.input(clientInput).query(({ ctx, input }) => sandboxMailbox(ctx.caller.businessId, input.clientId)),
   replySms: sandboxProcedure
     .input(clientInput.extend({ body: z.string().trim().min(1).max(MAX_SMS_LENGTH) }))
-    .mutation(({ ctx, input }) => replyAsClient(ctx.caller.businessId, { channel: 'sms', clientId: input.clientId, body: input.body })),
+    .mutation(({ ctx, input }) =>
+      replyAsClient(ctx.caller.businessId, { channel: 'sms', clientId: input.clientId, body: input.body }),
+    ),
   replyEmail: sandboxProcedure
     .input(
       clientInput.extend({
@@ -44,7 +50,10 @@ export const sandboxRouter = router({
           .object({
             filename: z.string().trim().min(1).max(255),
             contentType: z.string().trim().max(255),
-            contentBase64: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64').max(7_000_000),
+            contentBase64: z
+              .string()
+              .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64')
+              .max(7_000_000),
           })
           .nullish(),
         replyToMessageId: id.optional(),

@@ -1,7 +1,13 @@
 import { processMessages as op } from '@/server/http/operations/messages';
 import { route } from '@/server/http/route';
 import { parseOrThrow } from '@/server/http/validation';
-import { ProcessMessagesRequest, RecordEmailRequest, RecordSmsRequest, SendEmailRequest, SendSmsRequest } from '@/server/schemas/messages';
+import {
+  ProcessMessagesRequest,
+  RecordEmailRequest,
+  RecordSmsRequest,
+  SendEmailRequest,
+  SendSmsRequest,
+} from '@/server/schemas/messages';
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
 
 // POST: any channel, send or record — dispatches to the SMS or email operation.

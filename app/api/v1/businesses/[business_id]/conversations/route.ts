@@ -7,4 +7,6 @@ import * as conversations from '@/server/services/conversations';
 export const GET = route(listConversations, async ({ caller, params, query }) =>
   conversations.listConversations(params.business_id, query, await staffForMine(caller, params.business_id, query.staff_id)),
 );
-export const POST = route(createConversation, ({ params, body }) => conversations.createOrRetrieveConversation(params.business_id, body.client_id));
+export const POST = route(createConversation, ({ params, body }) =>
+  conversations.createOrRetrieveConversation(params.business_id, body.client_id),
+);

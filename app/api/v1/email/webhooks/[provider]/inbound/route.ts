@@ -18,7 +18,8 @@ function secretMatches(given: string | undefined): boolean {
 export const POST = route(op, async ({ req, query, rawBytes }) => {
   if (!secretMatches(query.secret)) throw new AppError('forbidden', 'Invalid inbound email secret');
   const contentType = req.headers.get('content-type') ?? '';
-  if (!contentType.startsWith('multipart/form-data')) throw new AppError('bad_request', 'Content-Type must be multipart/form-data');
+  if (!contentType.startsWith('multipart/form-data'))
+    throw new AppError('bad_request', 'Content-Type must be multipart/form-data');
   const mail = await parseInboundForm(rawBytes, contentType).catch(() => {
     throw new AppError('bad_request', 'Malformed multipart body');
   });

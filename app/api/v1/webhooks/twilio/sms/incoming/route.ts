@@ -11,7 +11,14 @@ export const POST = route(op, async ({ req, rawBody, rawBytes }) => {
   const { params, cleaned } = verifyTwilioSignature(req, rawBody);
   const sid = param(params, 'MessageSid') ?? param(params, 'SmsMessageSid') ?? param(params, 'SmsSid');
   if (sid) {
-    const eventId = await storeEvent({ provider: 'twilio', kind: 'sms_incoming', dedupeKey: sid, headers: headersWorthKeeping(req), payload: params, rawBody: cleaned ? rawBytes : null });
+    const eventId = await storeEvent({
+      provider: 'twilio',
+      kind: 'sms_incoming',
+      dedupeKey: sid,
+      headers: headersWorthKeeping(req),
+      payload: params,
+      rawBody: cleaned ? rawBytes : null,
+    });
     if (eventId !== null) await processOrRetry(eventId, 'sms_incoming', () => processInboundSms(eventId, params));
   }
   return new Response(EMPTY_TWIML, { status: 200, headers: { 'Content-Type': 'text/xml' } });

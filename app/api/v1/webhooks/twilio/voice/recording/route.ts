@@ -10,7 +10,14 @@ export const POST = route(op, async ({ req, rawBody, rawBytes }) => {
   const recordingSid = param(params, 'RecordingSid');
   if (recordingSid) {
     const dedupeKey = `${recordingSid}:${param(params, 'RecordingStatus') ?? ''}`;
-    const eventId = await storeEvent({ provider: 'twilio', kind: 'voice_recording', dedupeKey, headers: headersWorthKeeping(req), payload: params, rawBody: cleaned ? rawBytes : null });
+    const eventId = await storeEvent({
+      provider: 'twilio',
+      kind: 'voice_recording',
+      dedupeKey,
+      headers: headersWorthKeeping(req),
+      payload: params,
+      rawBody: cleaned ? rawBytes : null,
+    });
     if (eventId !== null) await processOrRetry(eventId, 'voice_recording', () => processRecording(eventId, params));
   }
   return new Response(null, { status: 200 });

@@ -9,8 +9,17 @@ export const POST = route(op, async ({ req, rawBody, rawBytes }) => {
   const { params, cleaned } = verifyTwilioSignature(req, rawBody);
   const callSid = param(params, 'CallSid');
   if (callSid) {
-    const dedupeKey = [callSid, param(params, 'CallStatus'), param(params, 'SequenceNumber'), param(params, 'RecordingSid')].join(':');
-    const eventId = await storeEvent({ provider: 'twilio', kind: 'voice_status', dedupeKey, headers: headersWorthKeeping(req), payload: params, rawBody: cleaned ? rawBytes : null });
+    const dedupeKey = [callSid, param(params, 'CallStatus'), param(params, 'SequenceNumber'), param(params, 'RecordingSid')].join(
+      ':',
+    );
+    const eventId = await storeEvent({
+      provider: 'twilio',
+      kind: 'voice_status',
+      dedupeKey,
+      headers: headersWorthKeeping(req),
+      payload: params,
+      rawBody: cleaned ? rawBytes : null,
+    });
     if (eventId !== null) await processOrRetry(eventId, 'voice_status', () => processVoiceStatus(eventId, params));
   }
   return new Response(null, { status: 200 });
