@@ -13,11 +13,9 @@ export const AuthParameters = z
 
 export const AuthTokenResponse = z
   .object({
-    access_token: z
-      .string()
-      .meta({
-        description: 'Bearer token for API use (`Authorization: Bearer …`); the login link carries a separate one-time code',
-      }),
+    access_token: z.string().meta({
+      description: 'Bearer token for API use (`Authorization: Bearer …`); the login link carries a separate one-time code',
+    }),
     token_type: z.literal('bearer'),
     expires_at: timestampOut,
     business_id: z.number().int(),

@@ -22,11 +22,8 @@ export const INSTRUCTION_STEPS = ['assigned', 'team', 'voicemail', 'outbound'] a
 export type InstructionStep = (typeof INSTRUCTION_STEPS)[number];
 
 export const InstructionsQuery = z.object({
-  step: z
-    .enum(INSTRUCTION_STEPS)
-    .optional()
-    .meta({
-      description:
-        "Absent on a call's first request; set by our own action URLs (`assigned`/`team`: a ring ended; `voicemail`: the recording ended; `outbound`: a browser call's dial ended)",
-    }),
+  step: z.enum(INSTRUCTION_STEPS).optional().meta({
+    description:
+      "Absent on a call's first request; set by our own action URLs (`assigned`/`team`: a ring ended; `voicemail`: the recording ended; `outbound`: a browser call's dial ended)",
+  }),
 });

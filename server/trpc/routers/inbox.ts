@@ -95,14 +95,12 @@ export const inboxRouter = router({
     .mutation(({ ctx, input }) =>
       conversations.labelConversation(ctx.caller.businessId, ctx.conversation.id, input.label, ctx.caller.staffId),
     ),
-  markRead: conversationProcedure
-    .input(z.object({ isRead: z.boolean().default(true) }))
-    .mutation(({ ctx, input }) =>
-      conversationMessages.markMessagesRead(ctx.caller.businessId, {
-        conversation_id: ctx.conversation.id,
-        is_read: input.isRead,
-      }),
-    ),
+  markRead: conversationProcedure.input(z.object({ isRead: z.boolean().default(true) })).mutation(({ ctx, input }) =>
+    conversationMessages.markMessagesRead(ctx.caller.businessId, {
+      conversation_id: ctx.conversation.id,
+      is_read: input.isRead,
+    }),
+  ),
   flag: staffProcedure
     .input(z.object({ messageId: id, flagged: z.boolean() }))
     .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged)),
