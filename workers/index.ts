@@ -10,7 +10,7 @@ import { wakeSnoozedConversations } from '@/server/services/conversations';
 import { sweepExpiredRows } from '@/server/services/maintenance';
 import { requeueOrphanedSends, sweepUnprocessedEvents } from '@/server/services/recovery';
 import type { SendJob } from '@/server/services/messages/submit';
-import { applyStatusUpdate } from '@/server/services/messages/status';
+import { applyStatusUpdate } from '@/server/services/messages/lifecycle';
 import { failureReason } from '@/server/services/webhooks/events';
 import { reprocessEvent } from '@/server/services/webhooks/retry';
 import { startBatchLoop, type JobOutcome } from './batch-loop';

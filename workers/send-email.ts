@@ -13,6 +13,7 @@ import type { SendJob } from '@/server/services/messages/submit';
 import type { JobOutcome } from './batch-loop';
 import { classify } from './send-sms';
 import { finishSends, type SendResult } from './send-results';
+import { assignEmailMessageIds, claimForSending, OPTED_OUT } from '@/server/services/messages/lifecycle';
 
 const CONCURRENCY = 20;
 
@@ -48,35 +49,26 @@ export async function sendEmailBatch(
 ): Promise<Map<string, JobOutcome>> {
   const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
   const ids = [...jobByMessage.keys()];
-  const columns = sql`m.id::int as id, m.business_id, m.from_address, b.from_name, m.to_address, m.cc, m.bcc, m.subject, m.content,
-    m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to, c.opted_out_email as opted_out`;
-  const claimed = await db.execute<Claimed>(sql`
-    update messages m set status = 'sending', status_updated_at = now()
-    from clients c, businesses b
-    where m.id = any(${sql.param(ids)}::bigint[]) and m.status = 'queued' and c.id = m.client_id and b.id = m.business_id
-    returning ${columns}`);
-  const claimedIds = new Set(claimed.map((c) => c.id));
-  const others = ids.filter((id) => !claimedIds.has(id));
-  const stuck = others.length
+  const claim = await claimForSending(ids);
+  const attempted = [...claim.fresh, ...claim.stuck.map((s) => s.id)];
+  const rows = attempted.length
     ? await db.execute<Claimed & { email_message_id: string | null }>(sql`
-        select ${columns}, m.email_message_id
-        from messages m join clients c on c.id = m.client_id join businesses b on b.id = m.business_id
-        where m.id = any(${sql.param(others)}::bigint[]) and m.status = 'sending' and m.provider_message_id is null`)
+        select m.id::int as id, m.business_id, m.from_address, b.from_name, m.to_address, m.cc, m.bcc, m.subject, m.content,
+               m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to, c.opted_out_email as opted_out, m.email_message_id
+        from messages m join clients c on c.id = m.client_id and c.business_id = m.business_id join businesses b on b.id = m.business_id
+        where m.id = any(${sql.param(attempted)}::bigint[])`)
     : [];
+  const stuckIds = new Set(claim.stuck.map((s) => s.id));
+  const stuck = rows.filter((m) => stuckIds.has(m.id));
 
   const results: SendResult[] = [];
   for (const m of stuck.filter((s) => s.email_message_id)) {
     log.warn({ message_id: m.id }, 'email outcome unknown after a crash; failed for review, not resent');
     results.push({ messageId: m.id, kind: 'permanent', code: 'unknown_outcome', message: UNKNOWN_OUTCOME });
   }
-  const toSend = [...claimed, ...stuck.filter((s) => !s.email_message_id)];
+  const toSend = rows.filter((m) => !stuckIds.has(m.id) || !m.email_message_id);
   const messageIds = new Map(toSend.map((m) => [m.id, newEmailMessageId(m.from_address)]));
-  if (toSend.length) {
-    await db.execute(sql`
-      update messages m set email_message_id = v.mid
-      from unnest(${sql.param([...messageIds.keys()])}::bigint[], ${sql.param([...messageIds.values()])}::text[]) as v(id, mid)
-      where m.id = v.id`);
-  }
+  await assignEmailMessageIds(messageIds);
 
   const limit = pLimit(CONCURRENCY);
   results.push(
@@ -87,8 +79,8 @@ export async function sendEmailBatch(
             return {
               messageId: m.id,
               kind: 'permanent',
-              code: 'opted_out',
-              message: 'The client has opted out of email; not sent',
+              code: OPTED_OUT.code,
+              message: OPTED_OUT.reason.email,
             };
           try {
             const sent = await provider.send({
@@ -143,6 +135,6 @@ export async function sendEmailBatch(
     );
   }
   const handled = new Set(results.map((r) => r.messageId));
-  for (const id of others) if (!handled.has(id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });
+  for (const id of ids) if (!handled.has(id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });
   return outcomes;
 }

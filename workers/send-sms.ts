@@ -11,6 +11,7 @@ import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/pr
 import type { SendJob } from '@/server/services/messages/submit';
 import type { JobOutcome } from './batch-loop';
 import { finishSends, type SendResult } from './send-results';
+import { claimForSending, OPTED_OUT } from '@/server/services/messages/lifecycle';
 
 const CONCURRENCY = 50;
 
@@ -39,28 +40,24 @@ export async function sendSmsBatch(
 ): Promise<Map<string, JobOutcome>> {
   const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
   const ids = [...jobByMessage.keys()];
-  const claimed = await db.execute<Claimed>(sql`
-    update messages m set status = 'sending', status_updated_at = now()
-    from clients c
-    where m.id = any(${sql.param(ids)}::bigint[]) and m.status = 'queued' and c.id = m.client_id
-    returning m.id::int as id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out, m.previous_provider_message_ids as previous`);
-  const claimedIds = new Set(claimed.map((c) => c.id));
-
-  // Not claimable: either already handled (nothing to do) or stuck in `sending` by a dead attempt.
-  const others = ids.filter((id) => !claimedIds.has(id));
-  const stuck = others.length
-    ? await db.execute<Claimed & { since: Date }>(sql`
+  const claim = await claimForSending(ids);
+  const reconcileFrom = new Map(claim.stuck.map((s) => [s.id, s.since]));
+  const toAttempt = [...claim.fresh, ...reconcileFrom.keys()];
+  const rows = toAttempt.length
+    ? await db.execute<Claimed>(sql`
         select m.id::int as id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out,
-               m.previous_provider_message_ids as previous, m.status_updated_at as since
-        from messages m join clients c on c.id = m.client_id
-        where m.id = any(${sql.param(others)}::bigint[]) and m.status = 'sending' and m.provider_message_id is null`)
+               m.previous_provider_message_ids as previous
+        from messages m join clients c on c.id = m.client_id and c.business_id = m.business_id
+        where m.id = any(${sql.param(toAttempt)}::bigint[])`)
     : [];
 
   const limit = pLimit(CONCURRENCY);
-  const results: SendResult[] = await Promise.all([
-    ...claimed.map((m) => limit(() => attempt(m, null))),
-    ...stuck.map((m) => limit(() => attempt(m, new Date(new Date(m.since).getTime() - 60_000)))),
-  ]);
+  const results: SendResult[] = await Promise.all(
+    rows.map((m) => {
+      const since = reconcileFrom.get(m.id);
+      return limit(() => attempt(m, since ? new Date(since.getTime() - 60_000) : null));
+    }),
+  );
 
   async function attempt(m: Claimed, reconcileSince: Date | null): Promise<SendResult> {
     const job = jobByMessage.get(m.id)!;
@@ -68,12 +65,7 @@ export async function sendSmsBatch(
     const lookup = (since: Date) =>
       provider.findSent({ to: m.to_address, from: m.from_address, body: m.content, since, excluding: m.previous ?? [] });
     if (m.opted_out) {
-      return {
-        messageId: m.id,
-        kind: 'permanent',
-        code: 'opted_out',
-        message: 'The client has opted out of SMS (replied STOP); not sent',
-      };
+      return { messageId: m.id, kind: 'permanent', code: OPTED_OUT.code, message: OPTED_OUT.reason.sms };
     }
     try {
       let sent: SmsSendResult | null = null;
@@ -111,7 +103,9 @@ export async function sendSmsBatch(
 
   const outcomes = await finishSends(results, jobByMessage, provider.name);
   if (provider.name === 'sandbox') await playSandboxStatuses(results);
-  for (const id of others) if (!stuck.some((s) => s.id === id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });
+  // Neither claimed nor stuck: handled already, nothing to do.
+  const attempted = new Set(toAttempt);
+  for (const id of ids) if (!attempted.has(id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });
   return outcomes;
 }
 

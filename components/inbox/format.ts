@@ -1,3 +1,5 @@
+import { PROBLEM_STATUSES } from '@/server/shared/message-statuses';
+
 /** Small, pure formatting helpers for the inbox (tested in format.test.ts). */
 
 export function initials(name: string | null | undefined): string {
@@ -81,7 +83,7 @@ export const STATUS_LABEL: Record<string, string> = {
   pending: 'Sending…',
 };
 
-export const FAILED_STATUSES = new Set(['failed', 'undelivered', 'bounced', 'canceled']);
+export const FAILED_STATUSES: ReadonlySet<string> = new Set(PROBLEM_STATUSES);
 
 /**
  * Items of pages fetched by offset, each once (the first wins). While a list re-sorts under live

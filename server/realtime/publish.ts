@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '@/db/client';
 
 /**
@@ -14,6 +14,28 @@ export type InboxEvent =
 
 /** NOTIFY payloads are capped at 8000 bytes: long id lists are split into several events. */
 const MAX_IDS = 500;
+/** In SQL the ids' width is not known up front: 150 ids of up to 19 digits, twice, stay under 8000 bytes. */
+const SQL_CHUNK = 150;
+
+/**
+ * The `message.status` event for rows a caller's statement changed, as one SELECT of pg_notify per
+ * business, for use inside a single-statement batch (a CTE). `changed` names a relation with the
+ * columns id, business_id, conversation_id. The keys are checked against InboxEvent.
+ */
+export function messageStatusNotifySql(changed: SQL): SQL {
+  const keys = {
+    type: sql`'message.status'`,
+    businessId: sql`c.business_id`,
+    conversationIds: sql`json_agg(distinct c.conversation_id)`,
+    messageIds: sql`json_agg(c.id)`,
+  } satisfies Record<keyof Extract<InboxEvent, { type: 'message.status' }>, SQL>;
+  const pairs = Object.entries(keys).map(([key, value]) => sql`${sql.raw(`'${key}'`)}, ${value}`);
+  // Chunks of at most SQL_CHUNK ids keep each payload under NOTIFY's 8000-byte cap.
+  return sql`select pg_notify(${EVENTS_CHANNEL}, json_build_object(${sql.join(pairs, sql`, `)})::text)
+    from (select *, (row_number() over (partition by business_id order by id) - 1) / ${sql.raw(String(SQL_CHUNK))} as chunk
+          from ${changed}) c
+    group by c.business_id, c.chunk`;
+}
 
 export async function publish(tx: Tx, event: InboxEvent): Promise<void> {
   const ids = 'messageIds' in event ? event.messageIds : event.conversationIds;

@@ -13,7 +13,7 @@ import { jobsWhere, postTwilio, TWILIO_PATHS, twilioSid } from '@/server/testing
 import { sendSmsBatch } from '@/workers/send-sms';
 import type { SendJob } from './messages/submit';
 import { retryMessages } from './messages/requests';
-import { applyStatusUpdate } from './messages/status';
+import { applyStatusUpdate } from './messages/lifecycle';
 import { requeueOrphanedSends, sweepUnprocessedEvents } from './recovery';
 import { storeEvent } from './webhooks/events';
 

@@ -1,12 +1,12 @@
-import { and, asc, count, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, type SQL } from 'drizzle-orm';
 import { db } from '@/db/client';
-import { messages, type MessageStatus } from '@/db/schema';
+import { messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
-import { publish } from '@/server/realtime/publish';
 import { selectMessageItems, toMessageItem } from './serialize';
-import { NEW_ATTEMPT } from './status';
+import { startNewAttempt } from './lifecycle';
+import { isStatusIn, RETRYABLE_STATUSES } from '@/server/shared/message-statuses';
 import type { SendJob } from './submit';
 
 /**
@@ -39,8 +39,6 @@ export async function getRequestMessages(businessId: number | null, requestId: s
     summary: Object.fromEntries(summaryRows.map((r) => [r.status, r.n])),
   };
 }
-
-const RETRYABLE: MessageStatus[] = ['failed', 'undelivered'];
 
 /**
  * SPEC §6.1 Retry: outbound `failed`/`undelivered` texts and emails go back to `queued` (error
@@ -81,30 +79,18 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
     if (m.messageType === 'NOTE' || m.messageType === 'CALL')
       skipped.push({ message_id: m.id, reason: `${m.messageType === 'NOTE' ? 'notes' : 'calls'} are not sent` });
     else if (m.direction !== 'outbound') skipped.push({ message_id: m.id, reason: 'inbound messages are not sent' });
-    else if (!RETRYABLE.includes(m.status))
+    else if (!isStatusIn(RETRYABLE_STATUSES, m.status))
       skipped.push({ message_id: m.id, reason: `status is ${m.status}; only failed or undelivered messages are retried` });
     else candidates.push(m.id);
   }
 
   const requeued = await db.transaction(async (tx) => {
     if (candidates.length === 0) return [];
-    const rows = await tx
-      .update(messages)
-      .set(NEW_ATTEMPT)
-      .where(and(eq(messages.businessId, businessId), inArray(messages.id, candidates), inArray(messages.status, RETRYABLE)))
-      .returning({ id: messages.id, channel: messages.channel, conversationId: messages.conversationId });
+    const rows = await startNewAttempt(tx, businessId, candidates, RETRYABLE_STATUSES);
     const jobs = (channel: string) =>
       rows.filter((r) => r.channel === channel).map((r) => ({ data: { messageId: r.id, businessId } }));
     await enqueue<SendJob>(tx, QUEUES.smsSend, jobs('sms'));
     await enqueue<SendJob>(tx, QUEUES.emailSend, jobs('email'));
-    if (rows.length) {
-      await publish(tx, {
-        type: 'message.status',
-        businessId,
-        conversationIds: rows.map((r) => r.conversationId),
-        messageIds: rows.map((r) => r.id),
-      });
-    }
     return rows.map((r) => r.id);
   });
   for (const id of candidates)

@@ -30,7 +30,8 @@ import {
 } from '@/server/schemas/messages';
 import { insertMessages } from './insert';
 import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
-import { NEW_ATTEMPT } from './status';
+import { OPTED_OUT, startNewAttempt } from './lifecycle';
+import { isStatusIn, RESENDABLE_STATUSES } from '@/server/shared/message-statuses';
 
 /**
  * Queue and record operations for SMS and email (SPEC §6.1 Queueing). The whole request is
@@ -51,10 +52,6 @@ type AnyItem = (SmsBody['messages'] | EmailBody['messages'])[number] & {
 };
 
 export type SubmitResult = { success: true; message: string; request_id: string; message_ids: number[] };
-
-const REQUEUEABLE: MessageStatus[] = ['initiated', 'failed', 'undelivered'];
-const OPTED_OUT_SMS = 'The client has opted out of SMS (replied STOP); not sent';
-const OPTED_OUT_EMAIL = 'The client has opted out of email; not sent';
 
 /** 413 before validation: a bulk request over the item limit is refused whole. */
 export function assertItemLimit(raw: unknown): void {
@@ -153,7 +150,7 @@ async function submit(
   if (issues.length) throw new AppError('validation', 'Validation error', { issues });
   for (const { index, id } of requeueIds) {
     const m = storedById.get(id)!;
-    if (!REQUEUEABLE.includes(m.status)) {
+    if (!isStatusIn(RESENDABLE_STATUSES, m.status)) {
       throw new AppError('conflict', `Message ${id} (messages[${index}]) is already ${m.status}; it is not sent again`);
     }
   }
@@ -199,20 +196,13 @@ async function submit(
 
     let requeued: { id: number; conversationId: number }[] = [];
     if (requeueIds.length) {
-      requeued = await tx
-        .update(messages)
-        .set({ ...NEW_ATTEMPT, requestId })
-        .where(
-          and(
-            eq(messages.businessId, businessId),
-            inArray(
-              messages.id,
-              requeueIds.map((r) => r.id),
-            ),
-            inArray(messages.status, REQUEUEABLE),
-          ),
-        )
-        .returning({ id: messages.id, conversationId: messages.conversationId });
+      requeued = await startNewAttempt(
+        tx,
+        businessId,
+        requeueIds.map((r) => r.id),
+        RESENDABLE_STATUSES,
+        { requestId },
+      );
       if (requeued.length !== new Set(requeueIds.map((r) => r.id)).size) {
         throw new AppError('conflict', 'A message to re-queue changed status meanwhile; nothing was queued');
       }
@@ -468,8 +458,8 @@ async function planNewMessages(
       subject: 'subject' in item ? (item.subject ?? null) : null,
       status,
       direction: inbound ? 'inbound' : 'outbound',
-      errorCode: optedOut ? 'opted_out' : null,
-      errorMessage: optedOut ? (channel === 'sms' ? OPTED_OUT_SMS : OPTED_OUT_EMAIL) : null,
+      errorCode: optedOut ? OPTED_OUT.code : null,
+      errorMessage: optedOut ? OPTED_OUT.reason[channel] : null,
       item,
     });
   }

@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
+import { statusOnConflict } from '@/server/services/messages/lifecycle';
 import { publish } from '@/server/realtime/publish';
 import { touchConversations } from '@/server/services/messages/submit';
 
@@ -70,7 +71,7 @@ export type RecordedCall = {
 export async function recordCall(tx: Tx, call: CallFacts): Promise<RecordedCall> {
   const inbound = call.direction === 'inbound';
   const explicit = call.outcome ?? null;
-  const advanced = sql`message_status_rank(excluded.status, 'CALL') > message_status_rank(${messages.status}, 'CALL')`;
+  const { advanced, set: statusSet } = statusOnConflict('CALL');
   const [row] = await tx
     .insert(messages)
     .values({
@@ -98,8 +99,7 @@ export async function recordCall(tx: Tx, call: CallFacts): Promise<RecordedCall>
     .onConflictDoUpdate({
       target: [messages.provider, messages.providerMessageId, messages.businessId],
       set: {
-        status: sql`case when ${advanced} then excluded.status else ${messages.status} end`,
-        statusUpdatedAt: sql`case when ${advanced} then now() else ${messages.statusUpdatedAt} end`,
+        ...statusSet,
         staffId: sql`coalesce(${messages.staffId}, excluded.staff_id)`,
         senderId: sql`coalesce(${messages.senderId}, excluded.sender_id)`,
         receiverId: sql`coalesce(${messages.receiverId}, excluded.receiver_id)`,

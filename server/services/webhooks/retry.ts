@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { db } from '@/db/client';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { mapTwilioMessageStatus } from '@/server/providers/twilio-status';
-import { applyStatusUpdate } from '@/server/services/messages/status';
+import { applyStatusUpdate } from '@/server/services/messages/lifecycle';
 import { processRecording } from '@/server/services/voice/recording';
 import { claimEvent, markEvent, releaseEvent } from './events';
 import { processInboundEmail, type InboundEmail } from './email-inbound';

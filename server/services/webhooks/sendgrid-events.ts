@@ -4,7 +4,7 @@ import { db } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { cleanJson } from '@/server/lib/pg-text';
 import { int32FromDigits } from '@/server/schemas/common';
-import { applyStatusUpdate, markClientOptedOut } from '@/server/services/messages/status';
+import { applyStatusUpdate, setClientOptedOut } from '@/server/services/messages/lifecycle';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
 export type SendgridEvent = Record<string, unknown> & {
@@ -113,7 +113,7 @@ export async function applySendgridEvent(eventId: number, event: SendgridEvent):
   const effect = EVENT_STATUS[type];
   const message = await findMessage(event);
   if (!message) return markEvent(eventId, 'ignored', { error: 'No message matches this event' });
-  const optOut = () => markClientOptedOut(db, message.businessId, message.clientId, 'email');
+  const optOut = () => setClientOptedOut(db, message.businessId, message.clientId, 'email');
   if (effect === 'optOut') {
     await optOut();
     return markEvent(eventId, 'processed', { businessId: message.businessId });

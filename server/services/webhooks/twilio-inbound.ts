@@ -6,7 +6,7 @@ import { trimEnd } from '@/server/lib/text';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
-import { markClientOptedOut } from '@/server/services/messages/status';
+import { setClientOptedOut } from '@/server/services/messages/lifecycle';
 import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
 import { smsSegments } from '@/server/lib/sms-segments';
 import { markEvent } from './events';
@@ -118,7 +118,7 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
       });
       const keyword = optKeyword(body);
       if (keyword) {
-        await markClientOptedOut(tx, business.businessId, clientId, 'sms', keyword === 'out');
+        await setClientOptedOut(tx, business.businessId, clientId, 'sms', keyword === 'out');
       }
     }
     await markEvent(eventId, 'processed', { businessId: business.businessId }, tx);

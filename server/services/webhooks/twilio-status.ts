@@ -4,7 +4,7 @@ import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { mapTwilioMessageStatus } from '@/server/providers/twilio-status';
-import { EVENTS_CHANNEL } from '@/server/realtime/publish';
+import { forwardStatusCtes } from '@/server/services/messages/lifecycle';
 import { storedDedupeKey } from './events';
 
 export type StatusCallbackResult = 'applied' | 'ignored' | 'duplicate' | 'unmatched';
@@ -103,7 +103,8 @@ async function writeBatch(batch: Pending[]): Promise<StatusCallbackResult[]> {
       ) m on true
     ), best as (
       -- Per message, the highest-ranked status this batch carries.
-      select distinct on (t.id) t.id, i.ord, i.status, i.error_code
+      select distinct on (t.id) t.id, i.ord, i.status, i.error_code,
+        case when i.error_code is not null then 'Twilio error ' || i.error_code end as error_message
       from input i join target t on t.ord = i.ord
       where t.id is not null and i.status is not null
       order by t.id, message_status_rank(i.status, t.message_type) desc nulls last, i.ord
@@ -118,23 +119,10 @@ async function writeBatch(batch: Pending[]): Promise<StatusCallbackResult[]> {
       order by i.dedupe_key, i.ord
       on conflict do nothing
       returning id, dedupe_key
-    ), upd as (
-      update messages m set
-        status = b.status,
-        status_updated_at = now(),
-        error_code = case when b.status in ('failed', 'undelivered') then b.error_code end,
-        error_message = case when b.status in ('failed', 'undelivered') and b.error_code is not null then 'Twilio error ' || b.error_code end
-      from best b
-      where m.id = b.id and message_status_rank(m.status, m.message_type) < message_status_rank(b.status, m.message_type)
-      returning m.id, m.business_id, m.conversation_id
-    ), notify as (
-      select pg_notify(${EVENTS_CHANNEL}, json_build_object('type', 'message.status', 'businessId', u.business_id,
-        'conversationIds', json_agg(u.conversation_id), 'messageIds', json_agg(u.id))::text)
-      from upd u group by u.business_id
-    )
+    ), ${forwardStatusCtes(sql.raw('best'))}
     select i.ord::int as ord, ev.id as event_id, (t.id is not null) as matched,
       (b.ord is not null and message_status_rank(t.current, t.message_type) < message_status_rank(i.status, t.message_type)) as moved,
-      (select count(*) from notify) as notified
+      (select count(*) from moved_notify) as notified
     from input i join target t on t.ord = i.ord left join best b on b.ord = i.ord
     left join ev on ev.dedupe_key = i.dedupe_key and i.ord = (select min(i2.ord) from input i2 where i2.dedupe_key = i.dedupe_key)
     order by i.ord`);

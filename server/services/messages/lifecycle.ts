@@ -1,0 +1,316 @@
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import { clients, messages, type Channel, type MessageStatus, type Provider } from '@/db/schema';
+import { messageStatusNotifySql, publish } from '@/server/realtime/publish';
+import { ERROR_STATUSES, IN_FLIGHT_STATUSES, isStatusIn } from '@/server/shared/message-statuses';
+
+/**
+ * The life of a message after it is created: the one module that changes `messages.status` (a row
+ * is created with its first status by the module that inserts it). Every change here NOTIFYs the
+ * inbox through `publish()` inside the writer's transaction.
+ *
+ *   initiated ─┐
+ *              ▼        claim             provider accepted
+ *           queued ───────────▶ sending ───────────────────▶ sent ──callbacks──▶ delivered, read,
+ *              ▲                   │                                             undelivered, failed…
+ *              │  transient error  │ permanent error, or out of attempts
+ *              └───────────────────┤──────────────────────▶ failed (with the reason)
+ *   new attempt (retry, send by id) of initiated / failed / undelivered
+ *
+ * A status only moves forward by rank (the database function message_status_rank, compared in the
+ * same UPDATE, so late, duplicate and reordered callbacks cannot move a message back). Two moves go
+ * back to `queued`, both guarded by the status they leave: a transient send error (the same
+ * attempt, retried by its job) and a new attempt.
+ */
+
+/** Why a message to a client who opted out is recorded `failed` and not sent. */
+export const OPTED_OUT = {
+  code: 'opted_out',
+  reason: {
+    sms: 'The client has opted out of SMS (replied STOP); not sent',
+    email: 'The client has opted out of email; not sent',
+  } satisfies Record<Extract<Channel, 'sms' | 'email'>, string>,
+} as const;
+
+type Touched = { id: number; business_id: number; conversation_id: number };
+
+/** One `message.status` event per business for the rows a statement changed. */
+async function publishStatus(tx: Tx, rows: readonly Touched[]): Promise<void> {
+  const byBusiness = new Map<number, Touched[]>();
+  for (const row of rows) byBusiness.set(row.business_id, [...(byBusiness.get(row.business_id) ?? []), row]);
+  for (const [businessId, changed] of byBusiness) {
+    await publish(tx, {
+      type: 'message.status',
+      businessId,
+      conversationIds: changed.map((r) => r.conversation_id),
+      messageIds: changed.map((r) => r.id),
+    });
+  }
+}
+
+// ─── Sending ─────────────────────────────────────────────────────────────────────────────────────
+
+export type Claim = {
+  /** Moved `queued` → `sending` by this call: no other worker will send them. */
+  fresh: number[];
+  /**
+   * Found `sending` without a provider id: an attempt claimed them and died before recording the
+   * provider's answer. The provider must be asked whether they went out before anything is resent.
+   */
+  stuck: { id: number; since: Date }[];
+};
+
+/**
+ * Claims messages for sending in one conditional UPDATE, so no two workers send one message. Ids
+ * that are neither claimable nor stuck were handled already (or are no longer sendable).
+ */
+export async function claimForSending(ids: number[], tx: Tx = db): Promise<Claim> {
+  const claimed = await tx.execute<{ id: number }>(sql`
+    update messages set status = 'sending', status_updated_at = now()
+    where id = any(${sql.param(ids)}::bigint[]) and status = 'queued'
+    returning id::int as id`);
+  const fresh = claimed.map((r) => r.id);
+  const taken = new Set(fresh);
+  const others = ids.filter((id) => !taken.has(id));
+  const stuck = others.length
+    ? await tx.execute<{ id: number; since: Date }>(sql`
+        select id::int as id, status_updated_at as since from messages
+        where id = any(${sql.param(others)}::bigint[]) and status = 'sending' and provider_message_id is null`)
+    : [];
+  return { fresh, stuck: stuck.map((s) => ({ id: s.id, since: new Date(s.since) })) };
+}
+
+/**
+ * Stores each email's Message-ID before the SMTP conversation starts: an email later found
+ * `sending` with one may have reached the server (SMTP cannot be asked), one without never did.
+ */
+export async function assignEmailMessageIds(ids: Map<number, string>, tx: Tx = db): Promise<void> {
+  if (ids.size === 0) return;
+  await tx.execute(sql`
+    update messages m set email_message_id = v.mid
+    from unnest(${sql.param([...ids.keys()])}::bigint[], ${sql.param([...ids.values()])}::text[]) as v(id, mid)
+    where m.id = v.id`);
+}
+
+export type SentResult = {
+  messageId: number;
+  providerMessageId: string;
+  /** What the provider says now: at least `sent`; reconciliation may find it further along. */
+  status: MessageStatus;
+  segments: number | null;
+  emailMessageId?: string;
+  /** The provider's error code, when reconciliation finds the message already failed there. */
+  errorCode?: string | null;
+};
+
+export type SendOutcomes = {
+  sent: SentResult[];
+  /** Given up: `failed` with the code and reason; `optedOut` also opts the client out. */
+  failed: { messageId: number; code: string; message: string; optedOut?: boolean }[];
+  /** A transient error: back to `queued` for the same attempt, which its job retries. */
+  requeue: number[];
+};
+
+/** Writes a batch's outcomes in a few set-based statements (only messages still in flight move). */
+export async function recordSendResults(provider: Provider, outcomes: SendOutcomes, tx: Tx = db): Promise<void> {
+  const { sent, failed, requeue } = outcomes;
+  const touched: Touched[] = [];
+  if (sent.length) {
+    const col = <T>(f: (r: SentResult) => T) => sql.param(sent.map(f));
+    const rows = await tx.execute<Touched>(sql`
+      update messages m set
+        provider = ${provider},
+        provider_message_id = v.sid,
+        email_message_id = coalesce(v.email_message_id, m.email_message_id),
+        status = case when message_status_rank(v.status, m.message_type) > message_status_rank('sent', m.message_type)
+                      then v.status else 'sent' end,
+        segments = coalesce(v.segments, m.segments),
+        -- Reconciliation can find a message that already failed at the provider: keep why.
+        error_code = case when v.status = any(${sql.param([...ERROR_STATUSES])}::text[]) then coalesce(v.error_code, 'provider_failed') end,
+        error_message = case when v.status = any(${sql.param([...ERROR_STATUSES])}::text[])
+                             then coalesce('Twilio error ' || v.error_code, 'The provider reports the message ' || v.status) end,
+        status_updated_at = now()
+      from unnest(${col((r) => r.messageId)}::bigint[], ${col((r) => r.providerMessageId)}::text[], ${col((r) => r.status)}::text[],
+                  ${col((r) => r.segments)}::int[], ${col((r) => r.emailMessageId ?? null)}::text[], ${col((r) => r.errorCode ?? null)}::text[])
+           as v(id, sid, status, segments, email_message_id, error_code)
+      where m.id = v.id and m.status = 'sending'
+      returning m.id::int as id, m.business_id, m.conversation_id`);
+    touched.push(...rows);
+  }
+  if (failed.length) {
+    const rows = await tx.execute<Touched>(sql`
+      update messages m set status = 'failed', provider = ${provider}, error_code = v.code, error_message = v.msg, status_updated_at = now()
+      from unnest(${sql.param(failed.map((r) => r.messageId))}::bigint[], ${sql.param(failed.map((r) => r.code))}::text[],
+                  ${sql.param(failed.map((r) => r.message))}::text[]) as v(id, code, msg)
+      where m.id = v.id and m.status = any(${sql.param([...IN_FLIGHT_STATUSES])}::text[])
+      returning m.id::int as id, m.business_id, m.conversation_id`);
+    touched.push(...rows);
+    await optOutClientsOf(
+      failed.filter((r) => r.optedOut).map((r) => r.messageId),
+      tx,
+    );
+  }
+  if (requeue.length) {
+    await tx.execute(sql`update messages set status = 'queued', status_updated_at = now()
+                         where id = any(${sql.param(requeue)}::bigint[]) and status = 'sending'`);
+  }
+  await publishStatus(tx, touched);
+}
+
+/**
+ * A new attempt of stored outbound messages (retry, or a send request naming them): back to
+ * `queued` when their status is one of `from`, in one conditional UPDATE, so concurrent callers
+ * never queue a message twice. The earlier attempt's provider id is moved aside: its late callbacks
+ * no longer match the message, a crash of the new attempt is recognised (`sending` without a
+ * provider id) and reconciliation never takes the earlier attempt for the new one. The caller
+ * enqueues the send jobs for the rows returned, in the same transaction.
+ */
+export async function startNewAttempt(
+  tx: Tx,
+  businessId: number,
+  ids: number[],
+  from: readonly MessageStatus[],
+  extra: { requestId?: string } = {},
+): Promise<{ id: number; channel: Channel | null; conversationId: number }[]> {
+  if (ids.length === 0) return [];
+  const rows = await tx
+    .update(messages)
+    .set({
+      status: 'queued',
+      errorCode: null,
+      errorMessage: null,
+      attempts: sql`${messages.attempts} + 1`,
+      statusUpdatedAt: sql`now()`,
+      previousProviderMessageIds: sql`case when ${messages.providerMessageId} is null then ${messages.previousProviderMessageIds}
+        else array_append(coalesce(${messages.previousProviderMessageIds}, '{}'), ${messages.providerMessageId}) end`,
+      providerMessageId: null,
+      emailMessageId: null,
+      ...(extra.requestId ? { requestId: extra.requestId } : {}),
+    })
+    .where(and(eq(messages.businessId, businessId), inArray(messages.id, ids), inArray(messages.status, [...from])))
+    .returning({ id: messages.id, channel: messages.channel, conversationId: messages.conversationId });
+  await publishStatus(
+    tx,
+    rows.map((r) => ({ id: r.id, business_id: businessId, conversation_id: r.conversationId })),
+  );
+  return rows;
+}
+
+// ─── Status updates (provider callbacks, the REST status endpoints, the sandbox) ─────────────────
+
+export type StatusUpdate = {
+  status: MessageStatus;
+  errorCode?: string | null;
+  errorMessage?: string | null;
+  providerMetadata?: Record<string, unknown> | null;
+};
+
+type Target = { businessId: number; messageId: number } | { businessId?: number; provider?: Provider; providerMessageId: string };
+
+/**
+ * Moves one message's status forward in a single conditional UPDATE: applied only when the new
+ * status ranks higher than the stored one. Returns the number of rows changed (0 or 1) and the
+ * message it matched, or null when nothing matched.
+ */
+export async function applyStatusUpdate(
+  target: Target,
+  update: StatusUpdate,
+  tx: Tx = db,
+): Promise<{ updated: number; messageId: number | null }> {
+  const where =
+    'messageId' in target
+      ? and(eq(messages.businessId, target.businessId), eq(messages.id, target.messageId))
+      : and(
+          eq(messages.providerMessageId, target.providerMessageId),
+          target.provider ? eq(messages.provider, target.provider) : undefined,
+          target.businessId !== undefined ? eq(messages.businessId, target.businessId) : undefined,
+        );
+  const carriesError = isStatusIn(ERROR_STATUSES, update.status);
+  const rows = await tx
+    .update(messages)
+    .set({
+      status: update.status,
+      statusUpdatedAt: sql`now()`,
+      errorCode: carriesError ? (update.errorCode ?? null) : null,
+      errorMessage: carriesError ? (update.errorMessage ?? null) : null,
+      providerMetadata: update.providerMetadata
+        ? sql`coalesce(${messages.providerMetadata}, '{}'::jsonb) || ${JSON.stringify(update.providerMetadata)}::jsonb`
+        : undefined,
+    })
+    .where(
+      and(
+        where,
+        sql`message_status_rank(${messages.status}, ${messages.messageType}) < message_status_rank(${update.status}, ${messages.messageType})`,
+      ),
+    )
+    .returning({ id: messages.id, business_id: messages.businessId, conversation_id: messages.conversationId });
+  if (rows[0]) {
+    await publishStatus(tx, rows);
+    return { updated: 1, messageId: rows[0].id };
+  }
+  const [existing] = await tx.select({ id: messages.id }).from(messages).where(where).limit(1);
+  return { updated: 0, messageId: existing?.id ?? null };
+}
+
+/**
+ * The batched form of applyStatusUpdate, as common table expressions for a caller's single
+ * statement (the status webhook's group commit stores its events and moves the messages in one
+ * round trip). `best` names a CTE with one row per message: (id, status, error_code, error_message).
+ * Adds `moved` (the rows changed) and `moved_notify` (their NOTIFY); ends with a comma-free CTE list.
+ */
+export function forwardStatusCtes(best: SQL): SQL {
+  return sql`moved as (
+      update messages m set
+        status = b.status,
+        status_updated_at = now(),
+        error_code = case when b.status = any(${sql.param([...ERROR_STATUSES])}::text[]) then b.error_code end,
+        error_message = case when b.status = any(${sql.param([...ERROR_STATUSES])}::text[]) then b.error_message end
+      from ${best} b
+      where m.id = b.id and message_status_rank(m.status, m.message_type) < message_status_rank(b.status, m.message_type)
+      returning m.id, m.business_id, m.conversation_id
+    ), moved_notify as (${messageStatusNotifySql(sql.raw('moved'))})`;
+}
+
+// ─── Opt-out side effects ────────────────────────────────────────────────────────────────────────
+
+/** A STOP reply, Twilio 21610, a SendGrid unsubscribe or bounce: the client no longer gets that channel. */
+export async function setClientOptedOut(
+  tx: Tx,
+  businessId: number,
+  clientId: number,
+  channel: 'sms' | 'email',
+  optedOut = true,
+): Promise<void> {
+  await tx
+    .update(clients)
+    .set(
+      channel === 'sms' ? { optedOutSms: optedOut, updatedAt: sql`now()` } : { optedOutEmail: optedOut, updatedAt: sql`now()` },
+    )
+    .where(and(eq(clients.businessId, businessId), eq(clients.id, clientId)));
+}
+
+/** Opts out the clients of messages the provider refused because the recipient opted out, on their channel. */
+async function optOutClientsOf(messageIds: number[], tx: Tx): Promise<void> {
+  if (messageIds.length === 0) return;
+  await tx.execute(sql`
+    update clients c set opted_out_sms = c.opted_out_sms or m.channel = 'sms',
+                         opted_out_email = c.opted_out_email or m.channel = 'email', updated_at = now()
+    from messages m
+    where m.id = any(${sql.param(messageIds)}::bigint[]) and c.id = m.client_id and c.business_id = m.business_id`);
+}
+
+/**
+ * For an upsert that meets a stored message (a CALL, written by whichever of its callbacks comes
+ * first): `advanced` is true when the incoming row's status outranks the stored one, and `set` the
+ * status columns of the conflict branch, which move forward only.
+ */
+export function statusOnConflict(messageType: 'CALL') {
+  const advanced = sql`message_status_rank(excluded.status, ${messageType}) > message_status_rank(${messages.status}, ${messageType})`;
+  return {
+    advanced,
+    set: {
+      status: sql`case when ${advanced} then excluded.status else ${messages.status} end`,
+      statusUpdatedAt: sql`case when ${advanced} then now() else ${messages.statusUpdatedAt} end`,
+    },
+  };
+}
