@@ -1,0 +1,129 @@
+import { eq, sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { db, rawSql } from '@/db/client';
+import { clients, messages } from '@/db/schema';
+import { EVENTS_CHANNEL } from '@/server/realtime/publish';
+import { RETRYABLE_STATUSES } from '@/server/shared/message-statuses';
+import { createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
+import { forwardStatusCtes, recordSendResults, startNewAttempt } from './lifecycle';
+
+/**
+ * The message lifecycle's own rules, beyond what the send, webhook and retry tests already cover
+ * through the workers and the endpoints that call it.
+ */
+
+type Event = { type: string; businessId: number; conversationIds: number[]; messageIds: number[] };
+
+/** Every NOTIFY payload on the inbox channel while `fn` runs (raw, to check their size). */
+async function notificationsDuring(fn: () => Promise<void>): Promise<string[]> {
+  const payloads: string[] = [];
+  const listener = await rawSql().listen(EVENTS_CHANNEL, (payload) => payloads.push(payload));
+  try {
+    await fn();
+    await new Promise((r) => setTimeout(r, 300));
+  } finally {
+    await listener.unlisten();
+  }
+  return payloads;
+}
+
+async function conversationWithClient() {
+  const t = await createTenant();
+  const client = await createClient(t.business.id);
+  const conversation = await createConversation(t.business.id, client.id);
+  return { ...t, client, conversation };
+}
+
+describe('message lifecycle', () => {
+  it('a status batch over hundreds of messages with long ids notifies every id, in payloads under NOTIFY’s 8000 bytes', async () => {
+    // Ids of 10 digits: 400 of them (and their conversations') in one payload would be ~9 kB.
+    await db.execute(sql`select setval(pg_get_serial_sequence('messages', 'id'), 2000000000)`);
+    await db.execute(sql`select setval(pg_get_serial_sequence('conversations', 'id'), 2000000000)`);
+    const t = await createTenant();
+    const created = await db.execute<{ id: string }>(sql`
+      with c as (
+        insert into clients (business_id, name) select ${t.business.id}, 'Client ' || g from generate_series(1, 400) g returning id
+      ), conv as (
+        insert into conversations (business_id, client_id) select ${t.business.id}, id from c returning id, client_id
+      )
+      insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status)
+      select ${t.business.id}, id, client_id, 'sms', 'outbound', 'TEXT', 'staff', 'See you Friday', 'sent' from conv
+      returning id`);
+    const ids = created.map((r) => Number(r.id));
+
+    const payloads = await notificationsDuring(async () => {
+      await db.execute(sql`
+        with best as (
+          select id, 'delivered'::text as status, null::text as error_code, null::text as error_message
+          from messages where id = any(${sql.param(ids)}::bigint[])
+        ), ${forwardStatusCtes(sql.raw('best'))}
+        select (select count(*) from moved_notify) as notified`);
+    });
+
+    const events = payloads.map((p) => JSON.parse(p) as Event).filter((e) => e.businessId === t.business.id);
+    expect(events.length).toBeGreaterThan(1);
+    for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8000);
+    expect(events.every((e) => e.type === 'message.status')).toBe(true);
+    expect(events.flatMap((e) => e.messageIds).sort()).toEqual([...ids].sort());
+    const statuses = await db.execute<{ status: string }>(
+      sql`select distinct status from messages where id = any(${sql.param(ids)}::bigint[])`,
+    );
+    expect([...statuses]).toEqual([{ status: 'delivered' }]);
+  });
+
+  it('a new attempt re-queues only messages in the allowed statuses, sets the earlier provider id aside and tells the inbox', async () => {
+    const t = await conversationWithClient();
+    const failed = await createMessage(t.conversation, {
+      status: 'failed',
+      errorCode: '30003',
+      errorMessage: 'Twilio error 30003',
+    });
+    const delivered = await createMessage(t.conversation, { status: 'delivered' });
+
+    let rows: Awaited<ReturnType<typeof startNewAttempt>> = [];
+    const payloads = await notificationsDuring(async () => {
+      rows = await db.transaction((tx) => startNewAttempt(tx, t.business.id, [failed.id, delivered.id], RETRYABLE_STATUSES));
+    });
+
+    expect(rows.map((r) => r.id)).toEqual([failed.id]);
+    const [again] = await db.select().from(messages).where(eq(messages.id, failed.id));
+    expect(again).toMatchObject({
+      status: 'queued',
+      errorCode: null,
+      errorMessage: null,
+      attempts: failed.attempts + 1,
+      providerMessageId: null,
+    });
+    expect(again!.previousProviderMessageIds).toEqual([failed.providerMessageId]);
+    const [untouched] = await db.select().from(messages).where(eq(messages.id, delivered.id));
+    expect(untouched!.status).toBe('delivered');
+    const events = payloads.map((p) => JSON.parse(p) as Event).filter((e) => e.businessId === t.business.id);
+    expect(events).toEqual([
+      { type: 'message.status', businessId: t.business.id, conversationIds: [t.conversation.id], messageIds: [failed.id] },
+    ]);
+  });
+
+  it('a refusal because the recipient opted out opts the client out of that channel only', async () => {
+    const t = await conversationWithClient();
+    const email = await createMessage(t.conversation, {
+      channel: 'email',
+      messageType: 'EMAIL',
+      status: 'sending',
+      providerMessageId: null,
+    });
+    await recordSendResults('smtp', {
+      sent: [],
+      failed: [{ messageId: email.id, code: 'unsubscribed', message: 'The address unsubscribed', optedOut: true }],
+      requeue: [],
+    });
+    const [client] = await db.select().from(clients).where(eq(clients.id, t.client.id));
+    expect(client).toMatchObject({ optedOutEmail: true, optedOutSms: false });
+    const [row] = await db.select().from(messages).where(eq(messages.id, email.id));
+    expect(row).toMatchObject({
+      status: 'failed',
+      errorCode: 'unsubscribed',
+      errorMessage: 'The address unsubscribed',
+      provider: 'smtp',
+    });
+  });
+});
