@@ -22,6 +22,9 @@ export function createSql(url: string, options: postgres.Options<Record<string, 
     // pg-boss hands postgres.js JSON that is already a string; pass strings through unchanged so it
     // is not encoded twice (ARCHITECTURE.md, known pitfalls). Objects are still serialised.
     types: {
+      // int8 as a JS number: message ids are bigint and outgrow int4 (a cast to int would then fail
+      // the statement); no id or count reaches 2^53.
+      int8: { to: 20, from: [20], serialize: (v: number | bigint) => String(v), parse: (v: string) => Number(v) },
       json: {
         to: 114,
         from: [114, 3802],

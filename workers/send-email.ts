@@ -53,7 +53,7 @@ export async function sendEmailBatch(
   const attempted = [...claim.fresh, ...claim.stuck.map((s) => s.id)];
   const rows = attempted.length
     ? await db.execute<Claimed & { email_message_id: string | null }>(sql`
-        select m.id::int as id, m.business_id, m.from_address, b.from_name, m.to_address, m.cc, m.bcc, m.subject, m.content,
+        select m.id, m.business_id, m.from_address, b.from_name, m.to_address, m.cc, m.bcc, m.subject, m.content,
                m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to, c.opted_out_email as opted_out, m.email_message_id
         from messages m join clients c on c.id = m.client_id and c.business_id = m.business_id join businesses b on b.id = m.business_id
         where m.id = any(${sql.param(attempted)}::bigint[])`)

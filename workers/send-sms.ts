@@ -45,7 +45,7 @@ export async function sendSmsBatch(
   const toAttempt = [...claim.fresh, ...reconcileFrom.keys()];
   const rows = toAttempt.length
     ? await db.execute<Claimed>(sql`
-        select m.id::int as id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out,
+        select m.id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out,
                m.previous_provider_message_ids as previous
         from messages m join clients c on c.id = m.client_id and c.business_id = m.business_id
         where m.id = any(${sql.param(toAttempt)}::bigint[])`)

@@ -117,7 +117,7 @@ export async function markMessagesRead(
   if (filters.message_ids || filters.up_to_message_id !== undefined) {
     const ids = [...(filters.message_ids ?? []), ...(filters.up_to_message_id !== undefined ? [filters.up_to_message_id] : [])];
     const found = await db.execute<{ id: number }>(
-      sql`select id::int as id from messages where business_id = ${businessId} and id = any(${sql.param(ids)}::bigint[])`,
+      sql`select id from messages where business_id = ${businessId} and id = any(${sql.param(ids)}::bigint[])`,
     );
     const known = new Set(found.map((r) => r.id));
     const issues = (filters.message_ids ?? []).flatMap((mid, i) =>

@@ -32,7 +32,7 @@ const DETAILS = sql`
     c.last_channel as last_updated_channel, coalesce(c.flagged_count, 0) as messages_flagged_count,
     c.last_activity_at as last_updated_at, c.label, c.last_message_content, r.name as resolved_by,
     a.name as assigned_to, c.assigned_staff_id, a.name as staff_name, a.gender as staff_gender, a.image_url as staff_image_url,
-    c.last_message_id::int as last_message_id, c.last_read_message_id::int as last_read_message_id`;
+    c.last_message_id, c.last_read_message_id`;
 const JOINS = sql`
   left join staff a on a.id = c.assigned_staff_id
   left join staff r on r.id = c.resolved_by_staff_id

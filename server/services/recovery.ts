@@ -59,7 +59,7 @@ export async function requeueOrphanedSends(log: Logger, olderThanSeconds = ORPHA
     if (!lock?.locked) return 0;
     // `not in` over the live jobs is hashed: one pass over them, whatever the backlog.
     const orphans = await tx.execute<{ id: number; business_id: number; channel: 'sms' | 'email' }>(sql`
-      select m.id::int as id, m.business_id, m.channel from messages m
+      select m.id, m.business_id, m.channel from messages m
       where m.status in ('queued', 'sending') and m.status_updated_at < now() - make_interval(secs => ${olderThanSeconds})
         and m.direction = 'outbound' and m.channel in ('sms', 'email')
         and m.id not in (

@@ -75,7 +75,7 @@ export async function insertMessages(tx: Tx, rows: Row[]): Promise<InsertedMessa
     select ${casts}
     from unnest(${sql.join(arrays, sql`, `)}) with ordinality as v(${names}, ord)
     order by v.ord
-    returning id::int as id, conversation_id, status, direction`);
+    returning id, conversation_id, status, direction`);
   // INSERT … SELECT … ORDER BY assigns identity values in that order; RETURNING order is not
   // guaranteed, so sort by id to restore input order.
   return [...result]

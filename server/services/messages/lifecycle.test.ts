@@ -36,8 +36,9 @@ async function conversationWithClient() {
 
 describe('message lifecycle', () => {
   it('a status batch over hundreds of messages with long ids notifies every id, in payloads under NOTIFY’s 8000 bytes', async () => {
-    // Ids of 10 digits: 400 of them (and their conversations') in one payload would be ~9 kB.
-    await db.execute(sql`select setval(pg_get_serial_sequence('messages', 'id'), 2000000000)`);
+    // Message ids past int4 (bigint, 13 digits) and conversation ids of 10: 400 of them in one
+    // payload would be ~10 kB. Later tests in this file run on these large ids too.
+    await db.execute(sql`select setval(pg_get_serial_sequence('messages', 'id'), 1000000000000)`);
     await db.execute(sql`select setval(pg_get_serial_sequence('conversations', 'id'), 2000000000)`);
     const t = await createTenant();
     const created = await db.execute<{ id: string }>(sql`

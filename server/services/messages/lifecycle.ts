@@ -68,13 +68,13 @@ export async function claimForSending(ids: number[], tx: Tx = db): Promise<Claim
   const claimed = await tx.execute<{ id: number }>(sql`
     update messages set status = 'sending', status_updated_at = now()
     where id = any(${sql.param(ids)}::bigint[]) and status = 'queued'
-    returning id::int as id`);
+    returning id`);
   const fresh = claimed.map((r) => r.id);
   const taken = new Set(fresh);
   const others = ids.filter((id) => !taken.has(id));
   const stuck = others.length
     ? await tx.execute<{ id: number; since: Date }>(sql`
-        select id::int as id, status_updated_at as since from messages
+        select id, status_updated_at as since from messages
         where id = any(${sql.param(others)}::bigint[]) and status = 'sending' and provider_message_id is null`)
     : [];
   return { fresh, stuck: stuck.map((s) => ({ id: s.id, since: new Date(s.since) })) };
@@ -134,7 +134,7 @@ export async function recordSendResults(provider: Provider, outcomes: SendOutcom
                   ${col((r) => r.segments)}::int[], ${col((r) => r.emailMessageId ?? null)}::text[], ${col((r) => r.errorCode ?? null)}::text[])
            as v(id, sid, status, segments, email_message_id, error_code)
       where m.id = v.id and m.status = 'sending'
-      returning m.id::int as id, m.business_id, m.conversation_id`);
+      returning m.id, m.business_id, m.conversation_id`);
     touched.push(...rows);
   }
   if (failed.length) {
@@ -143,7 +143,7 @@ export async function recordSendResults(provider: Provider, outcomes: SendOutcom
       from unnest(${sql.param(failed.map((r) => r.messageId))}::bigint[], ${sql.param(failed.map((r) => r.code))}::text[],
                   ${sql.param(failed.map((r) => r.message))}::text[]) as v(id, code, msg)
       where m.id = v.id and m.status = any(${sql.param([...IN_FLIGHT_STATUSES])}::text[])
-      returning m.id::int as id, m.business_id, m.conversation_id`);
+      returning m.id, m.business_id, m.conversation_id`);
     touched.push(...rows);
     await optOutClientsOf(
       failed.filter((r) => r.optedOut).map((r) => r.messageId),

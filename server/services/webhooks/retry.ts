@@ -38,12 +38,12 @@ async function processEvent(event: NonNullable<Awaited<ReturnType<typeof claimEv
       const status = mapTwilioMessageStatus(param(params, 'MessageStatus') ?? param(params, 'SmsStatus') ?? '');
       const errorCode = param(params, 'ErrorCode') ?? null;
       const [target] = await db.execute<{ id: number; business_id: number }>(
-        sql`select id::int as id, business_id from messages where provider_message_id = ${sid} and provider in ('twilio', 'sandbox')
+        sql`select id, business_id from messages where provider_message_id = ${sid} and provider in ('twilio', 'sandbox')
               and business_id = (select business_id from business_sms_numbers where phone_number = ${param(params, 'From') ?? ''}) limit 1`,
       );
       if (!target) {
         const [earlier] = await db.execute<{ id: number; business_id: number }>(
-          sql`select id::int as id, business_id from messages where previous_provider_message_ids @> array[${sid}]::text[]
+          sql`select id, business_id from messages where previous_provider_message_ids @> array[${sid}]::text[]
               and business_id = (select business_id from business_sms_numbers where phone_number = ${param(params, 'From') ?? ''}) limit 1`,
         );
         if (earlier)
