@@ -2,8 +2,8 @@ import { sql } from 'drizzle-orm';
 import type PgBoss from 'pg-boss';
 import { db } from '@/db/client';
 import type { MessageStatus, Provider } from '@/db/schema';
+import type { SendJob } from '@/server/jobs/queues';
 import { publish } from '@/server/realtime/publish';
-import type { SendJob } from '@/server/services/messages/submit';
 import type { JobOutcome } from './batch-loop';
 
 export type SendResult =

@@ -4,11 +4,10 @@ import type PgBoss from 'pg-boss';
 import { db } from '@/db/client';
 import type { MessageStatus } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
-import { QUEUES } from '@/server/jobs/queues';
+import { QUEUES, type SendJob } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
 import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
 import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/providers/types';
-import type { SendJob } from '@/server/services/messages/submit';
 import type { JobOutcome } from './batch-loop';
 import { finishSends, type SendResult } from './send-results';
 

@@ -7,7 +7,6 @@ import { QUEUES } from '@/server/jobs/queues';
 import { publish } from '@/server/realtime/publish';
 import { selectMessageItems, toMessageItem } from './serialize';
 import { NEW_ATTEMPT } from './status';
-import type { SendJob } from './submit';
 
 /**
  * `GET /messages/{business_id}/requests/{request_id}` (businessId set) and the platform-wide
@@ -95,8 +94,8 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
       .returning({ id: messages.id, channel: messages.channel, conversationId: messages.conversationId });
     const jobs = (channel: string) =>
       rows.filter((r) => r.channel === channel).map((r) => ({ data: { messageId: r.id, businessId } }));
-    await enqueue<SendJob>(tx, QUEUES.smsSend, jobs('sms'));
-    await enqueue<SendJob>(tx, QUEUES.emailSend, jobs('email'));
+    await enqueue(tx, QUEUES.smsSend, jobs('sms'));
+    await enqueue(tx, QUEUES.emailSend, jobs('email'));
     if (rows.length) {
       await publish(tx, {
         type: 'message.status',
