@@ -20,7 +20,7 @@ const SendJob = z.object({ messageId: z.number().int(), businessId: z.number().i
 /** A sandbox provider's simulated status callback, played back as a delayed job. */
 const SandboxStatusJob = z.object({
   provider: z.enum(PROVIDERS),
-  providerMessageId: z.string().min(1),
+  providerMessageId: z.string(),
   status: z.enum(MESSAGE_STATUSES),
 });
 
