@@ -1,9 +1,8 @@
 import type PgBoss from 'pg-boss';
+import type { ClientsImportJob } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
-import { importClientsChunk, markClientsImportFailed, type ClientsImportJob } from '@/server/services/onboarding';
+import { importClientsChunk, markClientsImportFailed } from '@/server/services/onboarding';
 import type { JobOutcome } from './batch-loop';
-
-export type { ClientsImportJob };
 
 /**
  * Background client import (SPEC §5: onboarding with more than 1,000 clients). Each job carries
@@ -23,8 +22,8 @@ export async function importClientsBatch(
       const result = await importClientsChunk(job.data);
       log.info(
         {
-          business_id: job.data.business_id,
-          import_id: job.data.import_id,
+          business_id: job.data.businessId,
+          import_id: job.data.importId,
           chunk: job.data.chunk,
           ...result,
           ms: Math.round(performance.now() - started),
@@ -35,7 +34,7 @@ export async function importClientsBatch(
     } catch (err) {
       const error = (err as Error).message ?? String(err);
       log.error(
-        { business_id: job.data.business_id, import_id: job.data.import_id, chunk: job.data.chunk, err: { message: error } },
+        { business_id: job.data.businessId, import_id: job.data.importId, chunk: job.data.chunk, err: { message: error } },
         'clients chunk failed',
       );
       if (job.retryCount >= job.retryLimit) {

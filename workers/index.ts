@@ -1,6 +1,5 @@
 import PgBoss from 'pg-boss';
 import { closeDb } from '@/db/client';
-import type { MessageStatus, Provider } from '@/db/schema';
 import { loadEnv } from '@/server/env';
 import { isDatabaseUnavailable } from '@/server/errors';
 import { createQueues, QUEUES } from '@/server/jobs/queues';
@@ -9,16 +8,14 @@ import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from
 import { wakeSnoozedConversations } from '@/server/services/conversations';
 import { sweepExpiredRows } from '@/server/services/maintenance';
 import { requeueOrphanedSends, sweepUnprocessedEvents } from '@/server/services/recovery';
-import type { SendJob } from '@/server/services/messages/submit';
 import { applyStatusUpdate } from '@/server/services/messages/lifecycle';
 import { failureReason } from '@/server/services/webhooks/events';
 import { reprocessEvent } from '@/server/services/webhooks/retry';
 import { startBatchLoop, type JobOutcome } from './batch-loop';
-import { importClientsBatch, type ClientsImportJob } from './import-clients';
+import { importClientsBatch } from './import-clients';
+import { refuseMalformed } from './job-payloads';
 import { sendEmailBatch } from './send-email';
 import { sendSmsBatch } from './send-sms';
-
-type SandboxStatusJob = { provider: Provider; providerMessageId: string; status: MessageStatus };
 
 /**
  * The worker process: starts pg-boss, creates every known queue, runs the send loops and the
@@ -44,14 +41,14 @@ export async function startWorker() {
   const email = emailProvider();
   const statusCallback = smsStatusCallbackUrl();
   const loops = [
-    startBatchLoop<SendJob>(
+    startBatchLoop(
       boss,
       QUEUES.smsSend,
       { batchSize: 50, loops: 4, idleMs: 200 },
       (jobs) => sendSmsBatch(jobs, sms, statusCallback, log),
       log,
     ),
-    startBatchLoop<SendJob>(
+    startBatchLoop(
       boss,
       QUEUES.emailSend,
       { batchSize: 20, loops: 2, idleMs: 250 },
@@ -60,15 +57,15 @@ export async function startWorker() {
     ),
   ];
 
-  await boss.work<SandboxStatusJob>(QUEUES.sandboxStatus, { batchSize: 100, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-    for (const job of jobs) {
+  await boss.work(QUEUES.sandboxStatus, { batchSize: 100, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+    for (const job of await refuseMalformed(boss, QUEUES.sandboxStatus, jobs, log)) {
       const { provider, providerMessageId, status } = job.data;
       await applyStatusUpdate({ provider, providerMessageId }, { status });
     }
   });
   // One outcome per job: an event that still fails must not hold back the others of its batch.
   loops.push(
-    startBatchLoop<{ eventId: number }>(
+    startBatchLoop(
       boss,
       QUEUES.webhookRetry,
       { batchSize: 20, loops: 1, idleMs: 1000 },
@@ -88,7 +85,7 @@ export async function startWorker() {
     ),
   );
   loops.push(
-    startBatchLoop<ClientsImportJob>(
+    startBatchLoop(
       boss,
       QUEUES.clientsImport,
       { batchSize: 1, loops: 2, idleMs: 1000 },
@@ -117,7 +114,8 @@ export async function startWorker() {
       .catch((err) => log.warn({ err: { message: (err as Error).message } }, 'recovery sweep failed'))
       .finally(() => (sweeping = false));
   }, config.recoverySweepIntervalSeconds * 1000);
-  await boss.work(QUEUES.maintenance, async () => {
+  await boss.work(QUEUES.maintenance, async (jobs) => {
+    if ((await refuseMalformed(boss, QUEUES.maintenance, jobs, log)).length === 0) return;
     const swept = await sweepExpiredRows();
     log.info({ swept }, 'maintenance sweep');
   });

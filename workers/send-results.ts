@@ -1,7 +1,7 @@
 import type PgBoss from 'pg-boss';
 import type { Provider } from '@/db/schema';
+import type { SendJob } from '@/server/jobs/queues';
 import { recordSendResults, type SentResult } from '@/server/services/messages/lifecycle';
-import type { SendJob } from '@/server/services/messages/submit';
 import type { JobOutcome } from './batch-loop';
 
 export type SendResult =

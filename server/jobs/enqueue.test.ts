@@ -1,10 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
+import PgBoss from 'pg-boss';
 import { describe, expect, it } from 'vitest';
 import { db, type Tx } from '@/db/client';
 import { businesses } from '@/db/schema';
 import { enqueue, executorFor } from '@/server/jobs/enqueue';
-import { QUEUE_OPTIONS, QUEUES, type QueueName } from '@/server/jobs/queues';
+import {
+  createQueues,
+  parseJobPayload,
+  QUEUE_OPTIONS,
+  QUEUES,
+  type JobPayload,
+  type QueueName,
+  type SandboxStatusJob,
+  type SendJob,
+} from '@/server/jobs/queues';
 import { createBusiness } from '@/server/testing/factories';
 
 /**
@@ -43,13 +53,36 @@ async function jobsWithMarker(marker: string, tx: Tx = db): Promise<JobRow[]> {
 
 const marker = () => `m-${randomUUID()}`;
 
+/**
+ * A valid payload plus the keys these tests find their jobs by. Extra keys are no type error for a
+ * value that is not a fresh object literal, and the worker's parse drops them.
+ */
+const tagged = <T extends object>(data: T, tags: object): T => ({ ...data, ...tags });
+
+/** One valid payload per queue: a queue added to the registry needs one here (a type error until then). */
+const SAMPLES: { [Q in QueueName]: JobPayload<Q> } = {
+  'sms.send.dead': { messageId: 1, businessId: 1 },
+  'email.send.dead': { messageId: 1, businessId: 1 },
+  'sms.send': { messageId: 1, businessId: 1 },
+  'email.send': { messageId: 1, businessId: 1 },
+  'sandbox.status': { provider: 'sandbox', providerMessageId: 'SM123', status: 'delivered' },
+  'webhook.retry': { eventId: 1 },
+  'clients.import': {
+    businessId: 1,
+    importId: 'c0ffee00-0000-4000-8000-000000000000',
+    chunk: 0,
+    clients: [{ external_id: 'cl-1', name: 'Ada', email: null, client_type: 'vip' }],
+  },
+  'system.maintenance': {},
+};
+
 describe('enqueue(tx, queue, jobs)', () => {
   it('commits jobs with the transaction, with the retry policy of their queue (as stored in pgboss.queue)', async () => {
     const m = marker();
     await db.transaction(async (tx) => {
       await enqueue(tx, QUEUES.smsSend, [
-        { data: { marker: m, messageId: 1, businessId: 1 } },
-        { data: { marker: m, messageId: 2, businessId: 1 } },
+        { data: tagged({ messageId: 1, businessId: 1 }, { marker: m }) },
+        { data: tagged({ messageId: 2, businessId: 1 }, { marker: m }) },
       ]);
     });
     const jobs = await jobsWithMarker(m);
@@ -97,7 +130,7 @@ describe('enqueue(tx, queue, jobs)', () => {
     'queue %s: a job gets that queue’s declared policy',
     async (name, options) => {
       const m = marker();
-      await db.transaction((tx) => enqueue(tx, name, [{ data: { marker: m } }]));
+      await db.transaction((tx) => enqueue(tx, name, [{ data: tagged(SAMPLES[name], { marker: m }) }]));
       const [job] = await jobsWithMarker(m);
       expect(job).toBeDefined();
       expect(job!.name).toBe(name);
@@ -113,7 +146,7 @@ describe('enqueue(tx, queue, jobs)', () => {
   it('a job is visible inside its transaction and invisible to everyone else until commit', async () => {
     const m = marker();
     await db.transaction(async (tx) => {
-      await enqueue(tx, QUEUES.emailSend, [{ data: { marker: m } }]);
+      await enqueue(tx, QUEUES.emailSend, [{ data: tagged(SAMPLES['email.send'], { marker: m }) }]);
       expect(await jobsWithMarker(m, tx)).toHaveLength(1);
       expect(await jobsWithMarker(m)).toHaveLength(0);
     });
@@ -127,8 +160,8 @@ describe('enqueue(tx, queue, jobs)', () => {
       db.transaction(async (tx) => {
         const b = await createBusiness({ name: `Rolled back ${m}` }, tx);
         businessId = b.id;
-        await enqueue(tx, QUEUES.smsSend, [{ data: { marker: m, businessId: b.id, messageId: 1 } }]);
-        await enqueue(tx, QUEUES.emailSend, [{ data: { marker: m, businessId: b.id, messageId: 2 } }]);
+        await enqueue(tx, QUEUES.smsSend, [{ data: tagged({ businessId: b.id, messageId: 1 }, { marker: m }) }]);
+        await enqueue(tx, QUEUES.emailSend, [{ data: tagged({ businessId: b.id, messageId: 2 }, { marker: m }) }]);
         expect(await jobsWithMarker(m, tx)).toHaveLength(2);
         throw new Error('provider exploded after enqueue');
       }),
@@ -142,10 +175,10 @@ describe('enqueue(tx, queue, jobs)', () => {
     const outer = marker();
     const inner = marker();
     await db.transaction(async (tx) => {
-      await enqueue(tx, QUEUES.smsSend, [{ data: { marker: outer } }]);
+      await enqueue(tx, QUEUES.smsSend, [{ data: tagged(SAMPLES['sms.send'], { marker: outer }) }]);
       await tx
         .transaction(async (sp) => {
-          await enqueue(sp, QUEUES.smsSend, [{ data: { marker: inner } }]);
+          await enqueue(sp, QUEUES.smsSend, [{ data: tagged(SAMPLES['sms.send'], { marker: inner }) }]);
           throw new Error('inner');
         })
         .catch(() => {});
@@ -156,12 +189,13 @@ describe('enqueue(tx, queue, jobs)', () => {
 
   it('jobs with undefined options work; startAfterSeconds delays the job and singletonKey is stored', async () => {
     const m = marker();
+    const status: SandboxStatusJob = SAMPLES['sandbox.status'];
     await db.transaction(async (tx) => {
       await enqueue(tx, QUEUES.sandboxStatus, [
-        { data: { marker: m, n: 1 }, startAfterSeconds: undefined, singletonKey: undefined },
-        { data: { marker: m, n: 2 }, startAfterSeconds: 120 },
-        { data: { marker: m, n: 3 }, singletonKey: 'status-SM123' },
-        { data: { marker: m, n: 4 }, startAfterSeconds: 0 },
+        { data: tagged(status, { marker: m, n: 1 }), startAfterSeconds: undefined, singletonKey: undefined },
+        { data: tagged(status, { marker: m, n: 2 }), startAfterSeconds: 120 },
+        { data: tagged(status, { marker: m, n: 3 }), singletonKey: 'status-SM123' },
+        { data: tagged(status, { marker: m, n: 4 }), startAfterSeconds: 0 },
       ]);
     });
     const jobs = new Map((await jobsWithMarker(m)).map((j) => [(j.data as { n: number }).n, j]));
@@ -241,12 +275,100 @@ describe('enqueue(tx, queue, jobs)', () => {
       enqueue(
         tx,
         QUEUES.smsSend,
-        Array.from({ length: 250 }, (_, i) => ({ data: { marker: m, messageId: i + 1 } })),
+        Array.from({ length: 250 }, (_, i) => ({ data: tagged({ messageId: i + 1, businessId: 1 }, { marker: m }) })),
       ),
     );
     const jobs = await jobsWithMarker(m);
     expect(jobs).toHaveLength(250);
     expect(new Set(jobs.map((j) => (j.data as { messageId: number }).messageId)).size).toBe(250);
     expect(new Set(jobs.map((j) => j.name))).toEqual(new Set(['sms.send']));
+  });
+});
+
+describe('the job registry: one schema per queue, typed at enqueue, parsed at the worker', () => {
+  it('a typed enqueue round-trips: what is stored parses back to the payload, for every queue', async () => {
+    const m = marker();
+    const names = Object.keys(SAMPLES) as QueueName[];
+    await db.transaction(async (tx) => {
+      for (const name of names) await enqueue(tx, name, [{ data: tagged(SAMPLES[name], { marker: m }) }]);
+    });
+    const jobs = await jobsWithMarker(m);
+    expect(jobs.map((j) => j.name).sort()).toEqual([...names].sort());
+    for (const job of jobs) {
+      const name = job.name as QueueName;
+      // The worker's parse drops the test's marker and gives back exactly the payload enqueued.
+      expect(parseJobPayload(name, job.data)).toEqual({ success: true, data: SAMPLES[name] });
+    }
+  });
+
+  it('a send job keeps its ids exactly (bigint-sized message ids included)', async () => {
+    const m = marker();
+    const data: SendJob = { messageId: 9_007_199_254_740_991, businessId: 42 };
+    await db.transaction((tx) => enqueue(tx, QUEUES.smsSend, [{ data: tagged(data, { marker: m }) }]));
+    const [job] = await jobsWithMarker(m);
+    expect(parseJobPayload(QUEUES.smsSend, job!.data)).toEqual({ success: true, data });
+  });
+
+  it('a wrong payload is a compile error (checked by tsc, never run)', () => {
+    const wrong = (tx: Tx) => [
+      // @ts-expect-error messageId is a number
+      enqueue(tx, QUEUES.smsSend, [{ data: { messageId: '1', businessId: 1 } }]),
+      // @ts-expect-error businessId is missing
+      enqueue(tx, QUEUES.emailSend, [{ data: { messageId: 1 } }]),
+      // @ts-expect-error a webhook retry payload is not a send payload
+      enqueue(tx, QUEUES.smsSend, [{ data: { eventId: 1 } }]),
+      // @ts-expect-error payload fields are camelCase
+      enqueue(tx, QUEUES.clientsImport, [{ data: { business_id: 1, import_id: 'x', chunk: 0, clients: [] } }]),
+      // @ts-expect-error not a status
+      enqueue(tx, QUEUES.sandboxStatus, [{ data: { provider: 'sandbox', providerMessageId: 'SM1', status: 'lost' } }]),
+      // @ts-expect-error not a queue
+      enqueue(tx, 'sms.sned', [{ data: { messageId: 1, businessId: 1 } }]),
+    ];
+    expect(wrong).toBeTypeOf('function');
+  });
+
+  it('a malformed payload is refused with an error naming the queue, the field and the issue', () => {
+    const bad = parseJobPayload(QUEUES.smsSend, { messageId: 'abc', businessId: 1 });
+    expect(bad.success).toBe(false);
+    expect(!bad.success && bad.error).toMatch(/^malformed sms\.send payload: messageId: .*expected number/i);
+    const none = parseJobPayload(QUEUES.webhookRetry, null);
+    expect(!none.success && none.error).toMatch(/^malformed webhook\.retry payload: \(payload\): /);
+    const rows = parseJobPayload(QUEUES.clientsImport, {
+      ...SAMPLES['clients.import'],
+      clients: Array.from({ length: 5 }, () => ({ name: 'no external id' })),
+    });
+    expect(!rows.success && rows.error).toMatch(/clients\.0\.external_id: .*; clients\.1\.external_id: .*\(and 2 more issues\)$/);
+  });
+
+  it('a clients.import job enqueued before payloads were camelCase is still read', () => {
+    const { businessId, importId, chunk, clients } = SAMPLES['clients.import'];
+    const legacy = { business_id: businessId, import_id: importId, chunk, clients };
+    expect(parseJobPayload(QUEUES.clientsImport, legacy)).toEqual({ success: true, data: SAMPLES['clients.import'] });
+  });
+
+  it('the maintenance cron job carries null: read as an empty payload', () => {
+    expect(parseJobPayload(QUEUES.maintenance, null)).toEqual({ success: true, data: {} });
+  });
+
+  it('a dead-letter queue is defined (so created) before the queues that name it', async () => {
+    const order = Object.keys(QUEUE_OPTIONS);
+    for (const [name, options] of Object.entries(QUEUE_OPTIONS)) {
+      if (options.deadLetter) expect(order.indexOf(options.deadLetter)).toBeLessThan(order.indexOf(name));
+    }
+    expect(QUEUE_OPTIONS[QUEUES.smsSend].deadLetter).toBe(QUEUES.smsSendDead);
+    expect(QUEUE_OPTIONS[QUEUES.emailSend].deadLetter).toBe(QUEUES.emailSendDead);
+    // And createQueues, run again on the migrated database, brings every queue to its policy.
+    const boss = new PgBoss({ connectionString: process.env.DATABASE_URL!, supervise: false, schedule: false, max: 1 });
+    boss.on('error', () => {});
+    await boss.start();
+    try {
+      await createQueues(boss);
+      const stored = new Map((await boss.getQueues()).map((q) => [q.name, q]));
+      for (const [name, options] of Object.entries(QUEUE_OPTIONS)) {
+        expect(stored.get(name)).toMatchObject({ name, deadLetter: options.deadLetter ?? null });
+      }
+    } finally {
+      await boss.stop({ graceful: false, wait: true });
+    }
   });
 });

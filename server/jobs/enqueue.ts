@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
 import type { Tx } from '@/db/client';
-import type { QueueName } from './queues';
+import type { JobPayload, QueueName } from './queues';
 
 /**
  * Enqueues pg-boss jobs through the caller's drizzle transaction, so a job exists exactly when the
@@ -36,15 +36,19 @@ export function executorFor(tx: Tx): PgBoss.Db {
   };
 }
 
-export type JobInput<T extends object> = {
+export type JobInput<T> = {
   data: T;
   /** Seconds to wait before the job may run. */
   startAfterSeconds?: number;
   singletonKey?: string;
 };
 
-/** One statement for any number of jobs (pg-boss `insert`), inside `tx`. */
-export async function enqueue<T extends object>(tx: Tx, queue: QueueName, jobs: JobInput<T>[]): Promise<void> {
+/**
+ * One statement for any number of jobs (pg-boss `insert`), inside `tx`. The payload type is the
+ * queue's (server/jobs/queues.ts), checked at compile time only: nothing is parsed here, so a bulk
+ * enqueue costs no validation; the worker parses each job's data with the same schema.
+ */
+export async function enqueue<Q extends QueueName>(tx: Tx, queue: Q, jobs: JobInput<NoInfer<JobPayload<Q>>>[]): Promise<void> {
   if (jobs.length === 0) return;
   await boss().insert(
     jobs.map((j) => ({

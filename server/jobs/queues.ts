@@ -1,51 +1,175 @@
 import type PgBoss from 'pg-boss';
+import { z } from 'zod';
+import { CLIENT_TYPES, MESSAGE_STATUSES, PROVIDERS } from '@/db/schema/enums';
 
 /**
- * Every queue the system knows, with its retry policy. Web processes enqueue into them (inside the
- * caller's transaction); the worker process creates them at start and registers their handlers.
- * Payloads carry ids only: handlers re-read state, so a retried job is safe.
+ * Every queue the system knows, defined once: its name, its retry policy (pg-boss queue options)
+ * and the zod schema of its jobs' data. Web processes enqueue into them (inside the caller's
+ * transaction); the worker process creates them at start and registers their handlers.
+ * Payloads carry ids only (apart from an import's chunk of rows): handlers re-read state, so a
+ * retried job is safe. Payload fields are camelCase.
+ *
+ * The schemas are the contract between the two sides: `enqueue` takes the payload type they infer
+ * (checked at compile time, not parsed, so a bulk enqueue stays cheap), and the worker parses every
+ * job's data with them before handling it (what is stored in pgboss.job is not trusted).
  */
-export const QUEUES = {
-  smsSend: 'sms.send',
-  smsSendDead: 'sms.send.dead',
-  emailSend: 'email.send',
-  emailSendDead: 'email.send.dead',
-  sandboxStatus: 'sandbox.status',
-  webhookRetry: 'webhook.retry',
-  clientsImport: 'clients.import',
-  maintenance: 'system.maintenance',
-} as const;
 
-export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+/** sms.send / email.send (and their dead letters): one message to send. */
+const SendJob = z.object({ messageId: z.number().int(), businessId: z.number().int() });
 
-export const QUEUE_OPTIONS: Record<QueueName, Omit<PgBoss.Queue, 'name'>> = {
-  [QUEUES.smsSendDead]: { retryLimit: 0 },
-  [QUEUES.emailSendDead]: { retryLimit: 0 },
+/** A sandbox provider's simulated status callback, played back as a delayed job. */
+const SandboxStatusJob = z.object({
+  provider: z.enum(PROVIDERS),
+  providerMessageId: z.string(),
+  status: z.enum(MESSAGE_STATUSES),
+});
+
+/** A stored webhook event to process again. */
+const WebhookRetryJob = z.object({ eventId: z.number().int() });
+
+/**
+ * A client as stored in an import chunk: normalised, with omitted fields left out (they keep stored
+ * values). Its keys are those of the API's client (`OnboardClient`), which the upsert reads as they
+ * are: the rows are data carried by the job, not fields of the job itself.
+ */
+const ClientImportRow = z.object({
+  external_id: z.string(),
+  name: z.string().optional(),
+  email: z.string().nullish(),
+  phone_number: z.string().nullish(),
+  gender: z.string().nullish(),
+  image_url: z.string().nullish(),
+  client_type: z.enum(CLIENT_TYPES).optional(),
+  location_external_id: z.string().nullish(),
+});
+
+const clientsImportFields = {
+  businessId: z.number().int(),
+  importId: z.string(),
+  chunk: z.number().int().nonnegative(),
+  clients: z.array(ClientImportRow),
+};
+
+/**
+ * One chunk of a background client import. Jobs enqueued before payloads were camelCase carry
+ * `business_id` / `import_id`; they are read under the new names so an import in flight across the
+ * upgrade still finishes (`enqueue` only ever writes the camelCase shape).
+ */
+const ClientsImportJob = z.preprocess((data) => {
+  if (typeof data !== 'object' || data === null || !('business_id' in data) || 'businessId' in data) return data;
+  const { business_id, import_id, ...rest } = data as Record<string, unknown>;
+  return { ...rest, businessId: business_id, importId: import_id };
+}, z.object(clientsImportFields));
+
+/** The maintenance sweep is scheduled by pg-boss's cron, whose jobs carry no data (null): read as {}. */
+const MaintenanceJob = z.preprocess((data) => data ?? {}, z.object({}));
+
+type QueueOptions = Omit<PgBoss.Queue, 'name'>;
+type QueueDefinition<N extends string, S extends z.ZodType> = { name: N; options: QueueOptions; payload: S };
+const queue = <const N extends string, S extends z.ZodType>(name: N, payload: S, options: QueueOptions) =>
+  ({ name, options, payload }) satisfies QueueDefinition<N, S>;
+
+const smsSendDead = queue('sms.send.dead', SendJob, { retryLimit: 0 });
+const emailSendDead = queue('email.send.dead', SendJob, { retryLimit: 0 });
+
+/**
+ * In creation order: a dead-letter queue comes before the queues that name it (`createQueues`
+ * checks this), since pg-boss needs it to exist.
+ */
+export const QUEUE_DEFINITIONS = {
+  smsSendDead,
+  emailSendDead,
   // expireInSeconds bounds how long a worker that died mid-send holds a job before it is retried
   // (and reconciled); it must exceed one batch's provider timeout (10 s, all sends in parallel).
-  [QUEUES.smsSend]: { retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: 60, deadLetter: QUEUES.smsSendDead },
-  [QUEUES.emailSend]: {
+  smsSend: queue('sms.send', SendJob, {
+    retryLimit: 5,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: 60,
+    deadLetter: smsSendDead.name,
+  }),
+  emailSend: queue('email.send', SendJob, {
     retryLimit: 5,
     retryDelay: 5,
     retryBackoff: true,
     expireInSeconds: 120,
-    deadLetter: QUEUES.emailSendDead,
-  },
-  [QUEUES.sandboxStatus]: { retryLimit: 3, retryDelay: 1, expireInSeconds: 60 },
+    deadLetter: emailSendDead.name,
+  }),
+  sandboxStatus: queue('sandbox.status', SandboxStatusJob, { retryLimit: 3, retryDelay: 1, expireInSeconds: 60 }),
   // Reprocessing of stored webhook events whose first processing failed or found nothing yet.
-  [QUEUES.webhookRetry]: { retryLimit: 8, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 },
+  webhookRetry: queue('webhook.retry', WebhookRetryJob, {
+    retryLimit: 8,
+    retryDelay: 5,
+    retryBackoff: true,
+    expireInSeconds: 120,
+  }),
   // Onboarding's background client import: one job per chunk of up to 1,000 validated clients (idempotent handler).
-  [QUEUES.clientsImport]: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 300 },
-  [QUEUES.maintenance]: { retryLimit: 1, expireInSeconds: 300, policy: 'singleton' },
+  clientsImport: queue('clients.import', ClientsImportJob, {
+    retryLimit: 5,
+    retryDelay: 5,
+    retryBackoff: true,
+    expireInSeconds: 300,
+  }),
+  maintenance: queue('system.maintenance', MaintenanceJob, { retryLimit: 1, expireInSeconds: 300, policy: 'singleton' }),
 };
 
+type Definitions = typeof QUEUE_DEFINITIONS;
+type Definition = Definitions[keyof Definitions];
+
+/** Queue names by key: `QUEUES.smsSend` is `'sms.send'`. */
+export const QUEUES = Object.fromEntries(Object.entries(QUEUE_DEFINITIONS).map(([key, q]) => [key, q.name])) as {
+  readonly [K in keyof Definitions]: Definitions[K]['name'];
+};
+
+export type QueueName = Definition['name'];
+
+/** The data of a job of queue `Q`, e.g. `JobPayload<typeof QUEUES.smsSend>` or `JobPayload<'sms.send'>`. */
+export type JobPayload<Q extends QueueName> = z.output<Extract<Definition, { name: Q }>['payload']>;
+
+export type SendJob = JobPayload<typeof QUEUES.smsSend>;
+export type SandboxStatusJob = JobPayload<typeof QUEUES.sandboxStatus>;
+export type WebhookRetryJob = JobPayload<typeof QUEUES.webhookRetry>;
+export type ClientsImportJob = JobPayload<typeof QUEUES.clientsImport>;
+export type ClientImportRow = z.output<typeof ClientImportRow>;
+
+const byName = new Map<string, Definition>(Object.values(QUEUE_DEFINITIONS).map((q) => [q.name, q]));
+
+/** Each queue's pg-boss options, in creation order. */
+export const QUEUE_OPTIONS = Object.fromEntries([...byName].map(([name, q]) => [name, q.options])) as Record<
+  QueueName,
+  QueueOptions
+>;
+
 /**
- * Creates missing queues and brings existing ones to the policy above. Dead-letter queues come
- * first in QUEUE_OPTIONS: a queue naming one as its deadLetter needs it to exist.
+ * Parses a job's data with its queue's schema. A failure is described in one line that names the
+ * queue and the first issues (path and message), ready for a log line and the job's output.
  */
+export function parseJobPayload<Q extends QueueName>(
+  queue: Q,
+  data: unknown,
+): { success: true; data: JobPayload<Q> } | { success: false; error: string } {
+  const result = byName.get(queue)!.payload.safeParse(data);
+  if (result.success) return { success: true, data: result.data as JobPayload<Q> };
+  const issues = result.error.issues;
+  const described = issues
+    .slice(0, 3)
+    .map((i) => `${i.path.length ? i.path.join('.') : '(payload)'}: ${i.message}`)
+    .join('; ');
+  const more = issues.length > 3 ? ` (and ${issues.length - 3} more issues)` : '';
+  return { success: false, error: `malformed ${queue} payload: ${described}${more}` };
+}
+
+/** Creates missing queues and brings existing ones to the policy above, dead letters first. */
 export async function createQueues(boss: PgBoss): Promise<void> {
+  const before = new Set<string>();
+  for (const { name, options } of byName.values()) {
+    if (options.deadLetter && !before.has(options.deadLetter)) {
+      throw new Error(`queue ${name}: its dead letter ${options.deadLetter} must be defined before it`);
+    }
+    before.add(name);
+  }
   const existing = new Set((await boss.getQueues()).map((q) => q.name));
-  for (const [name, options] of Object.entries(QUEUE_OPTIONS)) {
+  for (const { name, options } of byName.values()) {
     if (existing.has(name)) await boss.updateQueue(name, { name, ...options });
     else await boss.createQueue(name, { name, ...options });
   }

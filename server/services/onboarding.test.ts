@@ -4,11 +4,12 @@ import PgBoss from 'pg-boss';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { apiKeys, businessEmailSenders, businessSmsNumbers, businesses, clients, locations, staff } from '@/db/schema';
+import type { ClientsImportJob } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
 import { createBusiness, createSmsNumber, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 import { importClientsBatch } from '@/workers/import-clients';
-import { CLIENTS_IMPORT_QUEUE, importClientsChunk, type ClientsImportJob } from './onboarding';
+import { CLIENTS_IMPORT_QUEUE, importClientsChunk } from './onboarding';
 
 const platform = () => ({ 'x-api-key': PLATFORM_KEY() });
 const uid = () => randomUUID().slice(0, 8);
@@ -87,7 +88,7 @@ type JobRow = { id: string; data: ClientsImportJob; retry_count: number; retry_l
 async function importJobs(businessId: number): Promise<PgBoss.JobWithMetadata<ClientsImportJob>[]> {
   const rows = await db.execute<JobRow>(sql`
     select id, data, retry_count, retry_limit from pgboss.job
-    where name = ${CLIENTS_IMPORT_QUEUE} and (data->>'business_id')::int = ${businessId}
+    where name = ${CLIENTS_IMPORT_QUEUE} and (data->>'businessId')::int = ${businessId}
     order by (data->>'chunk')::int`);
   return rows.map(
     (r) =>
@@ -491,7 +492,7 @@ describe('POST /business/onboard', () => {
     // Onboarding the same body again: a new import that finds everything in place.
     const again = await jsonOf(await onboard(body));
     expect(again).toMatchObject({ business_id: id, api_key: null, onboarding_status: 'in_progress' });
-    const newJobs = (await importJobs(id)).filter((j) => j.data.import_id !== jobs[0]!.data.import_id);
+    const newJobs = (await importJobs(id)).filter((j) => j.data.importId !== jobs[0]!.data.importId);
     expect(newJobs).toHaveLength(3);
     for (const job of newJobs)
       expect(await importClientsChunk(job.data)).toMatchObject({ outcome: 'imported', created: 0, updated: 0 });
@@ -520,7 +521,7 @@ describe('POST /business/onboard', () => {
 
     // The same 10,000 again: the import only compares.
     await onboard(body);
-    const again = (await importJobs(out.business_id)).filter((j) => j.data.import_id !== jobs[0]!.data.import_id);
+    const again = (await importJobs(out.business_id)).filter((j) => j.data.importId !== jobs[0]!.data.importId);
     t = performance.now();
     await importClientsBatch(again, logger);
     const unchangedMs = performance.now() - t;

@@ -7,14 +7,13 @@ import {
   locations,
   staff,
   type BusinessSettings,
-  type ClientType,
   type OnboardingStatus,
   type OnboardingStep,
   type StaffRole,
 } from '@/db/schema';
 import { AppError, type ErrorLocation, type ValidationIssue } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
-import { QUEUES } from '@/server/jobs/queues';
+import { QUEUES, type ClientImportRow, type ClientsImportJob } from '@/server/jobs/queues';
 import { normalizePhone } from '@/server/lib/phone';
 import type { BusinessOnboardInput } from '@/server/schemas/onboarding';
 import { createBusinessApiKey } from './auth';
@@ -39,20 +38,6 @@ export const CLIENT_CHUNK_SIZE = 1_000;
 const MAX_ISSUES = 100;
 /** Jobs per pg-boss insert statement (each carries up to 1,000 clients). */
 const JOBS_PER_INSERT = 10;
-
-/** A client as stored in an import chunk: normalised, with omitted fields left out (they keep stored values). */
-export type ClientImportRow = {
-  external_id: string;
-  name?: string;
-  email?: string | null;
-  phone_number?: string | null;
-  gender?: string | null;
-  image_url?: string | null;
-  client_type?: ClientType;
-  location_external_id?: string | null;
-};
-
-export type ClientsImportJob = { business_id: number; import_id: string; chunk: number; clients: ClientImportRow[] };
 
 /** The clients step also records which import it tracks and which chunks have landed (not shown by the API). */
 type StoredStep = OnboardingStep & { import_id?: string; chunks_done?: number[] };
@@ -507,7 +492,7 @@ export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db):
       const jobs: { data: ClientsImportJob }[] = [];
       for (let start = 0; start < total; start += CLIENT_CHUNK_SIZE) {
         const chunk = data.clients.slice(start, start + CLIENT_CHUNK_SIZE);
-        jobs.push({ data: { business_id: businessId, import_id: importId, chunk: jobs.length, clients: chunk } });
+        jobs.push({ data: { businessId, importId, chunk: jobs.length, clients: chunk } });
       }
       for (let i = 0; i < jobs.length; i += JOBS_PER_INSERT) {
         await enqueue(tx, CLIENTS_IMPORT_QUEUE, jobs.slice(i, i + JOBS_PER_INSERT));
@@ -592,15 +577,15 @@ export async function importClientsChunk(
     const [business] = await tx
       .select({ steps: businesses.onboardingSteps })
       .from(businesses)
-      .where(eq(businesses.id, job.business_id))
+      .where(eq(businesses.id, job.businessId))
       .for('no key update');
     if (!business) return { outcome: 'business_gone' as const };
     const steps = business.steps as StoredStep[];
     const step = steps.find((s) => s.name === 'clients');
-    const current = step?.import_id === job.import_id;
+    const current = step?.import_id === job.importId;
     if (current && step!.chunks_done?.includes(job.chunk)) return { outcome: 'already_imported' as const };
 
-    const counts = await upsertClients(tx, job.business_id, job.clients, !current);
+    const counts = await upsertClients(tx, job.businessId, job.clients, !current);
     if (!current) return { outcome: 'superseded' as const, ...counts };
 
     const done = (step!.done ?? 0) + job.clients.length;
@@ -619,7 +604,7 @@ export async function importClientsChunk(
     await tx
       .update(businesses)
       .set({ onboardingSteps: nextSteps, onboardingStatus: overallStatus(nextSteps) })
-      .where(eq(businesses.id, job.business_id));
+      .where(eq(businesses.id, job.businessId));
     return { outcome: 'imported' as const, ...counts };
   });
 }
@@ -630,11 +615,11 @@ export async function markClientsImportFailed(job: ClientsImportJob, reason: str
     const [business] = await tx
       .select({ steps: businesses.onboardingSteps })
       .from(businesses)
-      .where(eq(businesses.id, job.business_id))
+      .where(eq(businesses.id, job.businessId))
       .for('no key update');
     const steps = (business?.steps ?? []) as StoredStep[];
     const step = steps.find((s) => s.name === 'clients');
-    if (!business || step?.import_id !== job.import_id || step.chunks_done?.includes(job.chunk)) return;
+    if (!business || step?.import_id !== job.importId || step.chunks_done?.includes(job.chunk)) return;
     const nextSteps = steps.map((s) =>
       s === step
         ? {
@@ -647,6 +632,6 @@ export async function markClientsImportFailed(job: ClientsImportJob, reason: str
     await tx
       .update(businesses)
       .set({ onboardingSteps: nextSteps, onboardingStatus: overallStatus(nextSteps) })
-      .where(eq(businesses.id, job.business_id));
+      .where(eq(businesses.id, job.businessId));
   });
 }

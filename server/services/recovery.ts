@@ -3,7 +3,6 @@ import { db } from '@/db/client';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
-import type { SendJob } from './messages/submit';
 import { EVENT_LEASE_SECONDS } from './webhooks/events';
 import { reprocessEvent } from './webhooks/retry';
 
@@ -70,8 +69,8 @@ export async function requeueOrphanedSends(log: Logger, olderThanSeconds = ORPHA
     if (orphans.length === 0) return 0;
     const jobs = (channel: string) =>
       orphans.filter((m) => m.channel === channel).map((m) => ({ data: { messageId: m.id, businessId: m.business_id } }));
-    await enqueue<SendJob>(tx, QUEUES.smsSend, jobs('sms'));
-    await enqueue<SendJob>(tx, QUEUES.emailSend, jobs('email'));
+    await enqueue(tx, QUEUES.smsSend, jobs('sms'));
+    await enqueue(tx, QUEUES.emailSend, jobs('email'));
     log.warn({ message_ids: orphans.map((m) => m.id) }, 'messages in flight without a send job; re-enqueued');
     return orphans.length;
   });

@@ -7,7 +7,6 @@ import { QUEUES } from '@/server/jobs/queues';
 import { selectMessageItems, toMessageItem } from './serialize';
 import { startNewAttempt } from './lifecycle';
 import { isStatusIn, RETRYABLE_STATUSES } from '@/server/shared/message-statuses';
-import type { SendJob } from './submit';
 
 /**
  * `GET /messages/{business_id}/requests/{request_id}` (businessId set) and the platform-wide
@@ -89,8 +88,8 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
     const rows = await startNewAttempt(tx, businessId, candidates, RETRYABLE_STATUSES);
     const jobs = (channel: string) =>
       rows.filter((r) => r.channel === channel).map((r) => ({ data: { messageId: r.id, businessId } }));
-    await enqueue<SendJob>(tx, QUEUES.smsSend, jobs('sms'));
-    await enqueue<SendJob>(tx, QUEUES.emailSend, jobs('email'));
+    await enqueue(tx, QUEUES.smsSend, jobs('sms'));
+    await enqueue(tx, QUEUES.emailSend, jobs('email'));
     return rows.map((r) => r.id);
   });
   for (const id of candidates)

@@ -41,7 +41,6 @@ import { isStatusIn, RESENDABLE_STATUSES } from '@/server/shared/message-statuse
  * it is.
  */
 
-export type SendJob = { messageId: number; businessId: number };
 type Channel = 'sms' | 'email';
 type Mode = 'send' | 'record';
 type SmsBody = z.output<typeof SendSmsRequest> | z.output<typeof RecordSmsRequest>;
@@ -214,7 +213,7 @@ async function submit(
     );
     if (mode === 'send') {
       const toSend = [...rows.filter((r) => r.status === 'queued'), ...requeued];
-      await enqueue<SendJob>(
+      await enqueue(
         tx,
         channel === 'sms' ? QUEUES.smsSend : QUEUES.emailSend,
         toSend.map((r) => ({ data: { messageId: r.id, businessId } })),
