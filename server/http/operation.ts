@@ -10,13 +10,24 @@ export type AuthMode =
   | 'any' // API key (platform or business) or a staff session
   | 'api_key' // platform or business key only
   | 'platform' // the platform key only
-  | 'webhook'; // authenticated by a provider signature inside the handler
+  | 'webhook'; // authenticated by the provider's proof named in `verifiedBy`, checked by route()
+
+/**
+ * How route() authenticates an `auth: 'webhook'` operation: after the path, query and body limit
+ * (so a bad path is still a 422 and an oversized body a 413), before the handler runs or anything
+ * parses the body. Every failure is a 403.
+ */
+export type WebhookVerifier =
+  | 'twilio-signature' // X-Twilio-Signature over the public URL and the form (the handler gets the form)
+  | 'sendgrid-signature' // SendGrid's signed Event Webhook (ECDSA over timestamp + raw body)
+  | 'inbound-secret'; // `?secret=EMAIL_INBOUND_SECRET` (Inbound Parse is unsigned)
 
 export type Operation<
   P extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
   B extends z.ZodType = z.ZodType,
   R extends z.ZodType = z.ZodType,
+  V extends WebhookVerifier | undefined = WebhookVerifier | undefined,
 > = {
   operationId: string;
   method: 'get' | 'post';
@@ -26,6 +37,8 @@ export type Operation<
   summary: string;
   description?: string;
   auth: AuthMode;
+  /** Required with `auth: 'webhook'`, and only there (route() refuses the operation otherwise). */
+  verifiedBy?: V;
   params?: P;
   query?: Q;
   body?: B;
@@ -47,8 +60,12 @@ export type Operation<
   errors?: number[];
 };
 
-export function defineOperation<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(
-  op: Operation<P, Q, B, R>,
-): Operation<P, Q, B, R> {
+export function defineOperation<
+  P extends z.ZodType,
+  Q extends z.ZodType,
+  B extends z.ZodType,
+  R extends z.ZodType,
+  V extends WebhookVerifier | undefined = undefined,
+>(op: Operation<P, Q, B, R, V>): Operation<P, Q, B, R, V> {
   return op;
 }

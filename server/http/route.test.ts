@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createLocation, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
+import { twilioRequest } from '@/server/testing/webhooks';
 import { businessPath, id, isoTimestamp, paginationQuery, queryBoolean } from '@/server/schemas/common';
 import { defineOperation } from './operation';
 import { MAX_BODY_BYTES, route } from './route';
@@ -206,5 +207,56 @@ describe('X-Request-Id', () => {
     );
     expect(res.status).toBe(500);
     expect(await jsonOf(res)).toEqual({ detail: 'Internal error', request_id: 'req-1' });
+  });
+});
+
+describe('webhook operations (auth: webhook, verifiedBy)', () => {
+  const hookOp = defineOperation({
+    operationId: 'hook',
+    method: 'post',
+    path: '/test/hook',
+    tag: 'test',
+    summary: 'hook',
+    auth: 'webhook',
+    verifiedBy: 'twilio-signature',
+    maxBodyBytes: 1024,
+  });
+  const path = '/api/v1/test/hook';
+  const seen: unknown[] = [];
+  const hook = route(hookOp, async ({ form, caller }) => {
+    seen.push({ form, caller });
+    return new Response(null, { status: 200 });
+  });
+  const post = (init: { headers: Record<string, string>; body: string }) =>
+    hook(new Request(`http://localhost:3000${path}`, { method: 'POST', ...init }));
+
+  it('a signed request reaches the handler with the verified form and no caller', async () => {
+    seen.length = 0;
+    const res = await post(twilioRequest(path, { MessageSid: 'SM1', Body: 'hi' }));
+    expect(res.status).toBe(200);
+    expect(seen).toEqual([{ form: { params: { MessageSid: 'SM1', Body: 'hi' }, cleaned: false }, caller: undefined }]);
+  });
+
+  it('an unsigned or tampered request is the same 403 as before, with a request id, and never reaches the handler', async () => {
+    seen.length = 0;
+    for (const init of [
+      twilioRequest(path, { MessageSid: 'SM1' }, { signature: null }),
+      twilioRequest(path, { MessageSid: 'SM1' }, { signedParams: { MessageSid: 'SM2' } }),
+    ]) {
+      const res = await post({ ...init, headers: { ...init.headers, 'x-request-id': 'hook-1' } });
+      expect(res.status).toBe(403);
+      expect(await jsonOf(res)).toEqual({ detail: 'Invalid Twilio signature' });
+      expect(res.headers.get('x-request-id')).toBe('hook-1');
+    }
+    // Past the body limit: 413 before the signature is looked at.
+    const big = await post(twilioRequest(path, { Body: 'x'.repeat(2000) }, { signature: null }));
+    expect(big.status).toBe(413);
+    expect(seen).toEqual([]);
+  });
+
+  it('route() refuses a webhook operation without a verifier, and a verifier on any other operation', () => {
+    const { verifiedBy: _, ...unverified } = hookOp;
+    expect(() => route(unverified, async () => null)).toThrow(/verifiedBy/);
+    expect(() => route({ ...echoOp, verifiedBy: 'sendgrid-signature' }, async () => null)).toThrow(/verifiedBy/);
   });
 });

@@ -4,11 +4,13 @@ import { AppError, HTTP_STATUS, isDatabaseUnavailable } from '@/server/errors';
 import { logger, type Logger } from '@/server/logger';
 import { assertBusinessAccess, assertPlatform, type Caller } from '@/server/services/auth';
 import { assertSameOrigin, authenticate } from './credentials';
-import type { Operation } from './operation';
+import type { Operation, WebhookVerifier } from './operation';
 import { withIdempotency } from './idempotency';
 import { enforceRateLimit } from './rate-limit';
 import { assertStorableText } from './storable-text';
 import { groupPairs } from '@/server/lib/pairs';
+import { verifyInboundEmailSecret, verifySendgridSignature } from '@/server/providers/sendgrid-signature';
+import { verifyTwilioSignature, type VerifiedForm } from '@/server/providers/twilio-signature';
 import { parseOrThrow } from './validation';
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -22,7 +24,7 @@ export function requestIdOf(req: Request): string {
 
 type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
 
-export type HandlerContext<P, Q, B> = {
+export type HandlerContext<P, Q, B, V = undefined> = {
   req: Request;
   requestId: string;
   log: Logger;
@@ -35,19 +37,32 @@ export type HandlerContext<P, Q, B> = {
   rawBody: string;
   /** The raw body bytes (multipart uploads, signatures over exact bytes). */
   rawBytes: Buffer;
+  /** The signed form, cleaned to be storable: `verifiedBy: 'twilio-signature'` operations only. */
+  form: V extends 'twilio-signature' ? VerifiedForm : undefined;
 };
 
 type RouteContext = { params: Promise<Record<string, string | string[]>> };
 
 /**
  * The REST wrapper: request id → auth → CSRF → rate limit → path (→ tenancy) → query → body →
- * handler → JSON. Every failure becomes SPEC §2.1's status and body; nothing escapes as an
- * unformatted 500.
+ * handler → JSON. A webhook (`auth: 'webhook'`) has no caller: its provider's proof (`verifiedBy`)
+ * is checked once the body is read, before the handler. Every failure becomes SPEC §2.1's status
+ * and body; nothing escapes as an unformatted 500.
  */
-export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(
-  op: Operation<P, Q, B, R>,
-  handler: (ctx: HandlerContext<P, Q, B>) => Promise<(R extends z.ZodType ? z.input<R> : unknown) | null | Response>,
+export function route<
+  P extends z.ZodType,
+  Q extends z.ZodType,
+  B extends z.ZodType,
+  R extends z.ZodType,
+  V extends WebhookVerifier | undefined = undefined,
+>(
+  op: Operation<P, Q, B, R, V>,
+  handler: (ctx: HandlerContext<P, Q, B, V>) => Promise<(R extends z.ZodType ? z.input<R> : unknown) | null | Response>,
 ) {
+  // A webhook without a verifier would be open to anyone; a verifier elsewhere would be ignored.
+  if ((op.auth === 'webhook') !== (op.verifiedBy !== undefined)) {
+    throw new Error(`Operation ${op.operationId}: \`verifiedBy\` goes with \`auth: 'webhook'\`, and only with it`);
+  }
   return async (req: Request, routeCtx?: RouteContext): Promise<Response> => {
     const started = performance.now();
     const requestId = requestIdOf(req);
@@ -75,11 +90,17 @@ export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodT
   };
 }
 
-async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(
+async function run<
+  P extends z.ZodType,
+  Q extends z.ZodType,
+  B extends z.ZodType,
+  R extends z.ZodType,
+  V extends WebhookVerifier | undefined,
+>(
   req: Request,
   routeCtx: RouteContext | undefined,
-  op: Operation<P, Q, B, R>,
-  handler: (ctx: HandlerContext<P, Q, B>) => Promise<unknown>,
+  op: Operation<P, Q, B, R, V>,
+  handler: (ctx: HandlerContext<P, Q, B, V>) => Promise<unknown>,
   requestId: string,
   log: Logger,
 ): Promise<Response> {
@@ -111,8 +132,9 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
   let body: unknown;
   if (req.method !== 'GET' && req.method !== 'HEAD') rawBytes = await readBody(req, op.maxBodyBytes ?? MAX_BODY_BYTES);
   const rawBody = rawBytes.toString('utf8');
-  // Webhooks parse their own raw body (form, multipart or JSON), after verifying its signature: an
-  // unsigned body is a 403 whatever it holds, and costs no parsing. Every other body is JSON.
+  // Webhooks are verified here and parse their own raw body (form, multipart or JSON) in the
+  // handler: an unsigned body is a 403 whatever it holds, and costs no parsing. Every other body is JSON.
+  const form = op.verifiedBy ? verifyWebhook(op.verifiedBy, req, url, rawBody, rawBytes) : undefined;
   if (req.method !== 'GET' && req.method !== 'HEAD' && op.auth !== 'webhook' && (op.body || op.docBody)) {
     const decoded = decodeJsonBody(req, rawBody);
     op.preValidate?.(decoded);
@@ -131,6 +153,7 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
       caller: caller as Caller,
       rawBody,
       rawBytes,
+      form: form as never,
     });
     if (result instanceof Response) return result;
     return json(200, result === undefined ? null : result);
@@ -140,6 +163,21 @@ async function run<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType
     return withIdempotency(req, caller, rawBody, () => invoke().catch((err) => errorResponse(err, requestId, log)));
   }
   return invoke();
+}
+
+/** A webhook's proof (403 when it fails); a Twilio form comes back verified and cleaned. */
+function verifyWebhook(by: WebhookVerifier, req: Request, url: URL, rawBody: string, rawBytes: Buffer): VerifiedForm | undefined {
+  switch (by) {
+    case 'twilio-signature':
+      return verifyTwilioSignature(req, rawBody);
+    case 'sendgrid-signature':
+      verifySendgridSignature(req, rawBytes);
+      return undefined;
+    case 'inbound-secret':
+      // The query, when the operation declares one, was validated above: `secret` is given at most once.
+      verifyInboundEmailSecret(url.searchParams.get('secret') ?? undefined);
+      return undefined;
+  }
 }
 
 /**

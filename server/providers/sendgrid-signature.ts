@@ -1,4 +1,4 @@
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { createPublicKey, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 
@@ -60,4 +60,20 @@ export function verifySendgridSignature(req: Request, rawBody: Buffer): void {
   if (!(Math.abs(Date.now() / 1000 - seconds) <= SENDGRID_SIGNATURE_MAX_AGE_SECONDS)) {
     throw new AppError('forbidden', 'Stale SendGrid signature: the timestamp is outside the accepted window');
   }
+}
+
+/**
+ * SendGrid Inbound Parse is unsigned, so a shared secret in its URL (`?secret=EMAIL_INBOUND_SECRET`)
+ * authenticates it, compared in constant time. 403 when it is missing, wrong or not configured.
+ */
+export function verifyInboundEmailSecret(given: string | undefined): void {
+  if (!secretMatches(given)) throw new AppError('forbidden', 'Invalid inbound email secret');
+}
+
+function secretMatches(given: string | undefined): boolean {
+  const expected = env().emailInboundSecret;
+  if (!expected || !given) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

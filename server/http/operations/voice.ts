@@ -39,6 +39,7 @@ export const callInstructions = defineOperation({
   description:
     "The TwiML app's and the business numbers' Voice URL, verified by X-Twilio-Signature (403 otherwise). A browser call (`From=client:staff-<id>`, `To` and/or `ClientId`) is dialled from the business's default number; an inbound call rings the assigned staff member, then the team, then takes a voicemail. A caller identity that is no active staff member gets `<Reject/>`. Each call is one CALL message in the client's conversation.",
   auth: 'webhook',
+  verifiedBy: 'twilio-signature',
   query: InstructionsQuery,
   bodyType: 'application/x-www-form-urlencoded',
   maxBodyBytes: TWILIO_WEBHOOK_MAX_BYTES,
@@ -57,6 +58,7 @@ export const twilioVoiceRecording = defineOperation({
   description:
     "Recording status callback: verified, stored, deduplicated by (RecordingSid, RecordingStatus); a `completed` recording's URL is stored on the call's CALL message, and a recording of an unanswered inbound call marks it `voicemail`.",
   auth: 'webhook',
+  verifiedBy: 'twilio-signature',
   bodyType: 'application/x-www-form-urlencoded',
   maxBodyBytes: TWILIO_WEBHOOK_MAX_BYTES,
   docBody: TwilioVoiceForm,

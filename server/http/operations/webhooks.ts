@@ -15,6 +15,7 @@ const TwilioForm = z
 
 const twilioHook = {
   auth: 'webhook' as const,
+  verifiedBy: 'twilio-signature' as const,
   bodyType: 'application/x-www-form-urlencoded' as const,
   maxBodyBytes: TWILIO_WEBHOOK_MAX_BYTES,
   docBody: TwilioForm,
@@ -68,6 +69,7 @@ export const emailProviderEvents = defineOperation({
   description:
     'SendGrid Event Webhook: a JSON array of events, verified with SENDGRID_WEBHOOK_PUBLIC_KEY (ECDSA) when configured; each event stored and deduplicated by sg_event_id.',
   auth: 'webhook',
+  verifiedBy: 'sendgrid-signature',
   params: providerPath,
   maxBodyBytes: SENDGRID_EVENTS_MAX_BYTES,
   docBody: z.array(
@@ -92,6 +94,7 @@ export const emailProviderInbound = defineOperation({
   summary: 'Client replies by email (SendGrid Inbound Parse)',
   description: 'multipart/form-data from Inbound Parse; authenticated by `?secret=EMAIL_INBOUND_SECRET` (403 otherwise).',
   auth: 'webhook',
+  verifiedBy: 'inbound-secret',
   params: providerPath,
   query: z.object({ secret: z.string().optional() }),
   bodyType: 'multipart/form-data',

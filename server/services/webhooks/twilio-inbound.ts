@@ -9,7 +9,7 @@ import { insertMessages } from '@/server/services/messages/insert';
 import { setClientOptedOut } from '@/server/services/messages/lifecycle';
 import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
 import { smsSegments } from '@/server/lib/sms-segments';
-import { markEvent } from './events';
+import { markEvent, processOrRetry, storeEvent } from './events';
 
 /** SPEC §6.1 Opt-out: the whole message must be the keyword (providers.md §1.7). */
 const OPT_OUT = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'REVOKE', 'OPTOUT']);
@@ -123,4 +123,27 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
     }
     await markEvent(eventId, 'processed', { businessId: business.businessId }, tx);
   });
+}
+
+/**
+ * An inbound SMS webhook (verified): stored raw, deduplicated by MessageSid, then processed (a
+ * failure is retried by a job). A redelivery, or a form without a MessageSid, does nothing.
+ * `rawBody`: the exact request bytes, when the params had to be cleaned to be storable.
+ */
+export async function receiveInboundSms(
+  params: FormParams,
+  headers: Record<string, string>,
+  rawBody: Buffer | null,
+): Promise<void> {
+  const sid = param(params, 'MessageSid') ?? param(params, 'SmsMessageSid') ?? param(params, 'SmsSid');
+  if (!sid) return;
+  const eventId = await storeEvent({
+    provider: 'twilio',
+    kind: 'sms_incoming',
+    dedupeKey: sid,
+    headers,
+    payload: params,
+    rawBody,
+  });
+  if (eventId !== null) await processOrRetry(eventId, 'sms_incoming', () => processInboundSms(eventId, params));
 }

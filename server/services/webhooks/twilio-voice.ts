@@ -6,8 +6,9 @@ import { countParam, param, type FormParams } from '@/server/providers/twilio-si
 import { ensureConversations } from '@/server/services/messages/submit';
 import { callStatusOf, findCall, recordCall, UNANSWERED, type CallFacts } from '@/server/services/voice/call-record';
 import { ensureMissedCallText } from '@/server/services/voice/missed-call-text';
+import { processRecording } from '@/server/services/voice/recording';
 import { staffIdOfIdentity } from '@/server/services/voice/token';
-import { markEvent } from './events';
+import { markEvent, processOrRetry, storeEvent } from './events';
 import { businessForNumber, findOrCreateClientByPhone } from './twilio-inbound';
 
 /**
@@ -114,4 +115,41 @@ async function partiesOf(tx: Tx, params: FormParams, callSid: string) {
     to,
     direction: inbound ? ('inbound' as const) : ('outbound' as const),
   };
+}
+
+/**
+ * A call status webhook (verified): stored raw, deduplicated by (CallSid, CallStatus,
+ * SequenceNumber, RecordingSid), then processed (a failure is retried by a job). A redelivery, or
+ * a form without a CallSid, does nothing. `rawBody`: the exact request bytes, when the params had
+ * to be cleaned to be storable.
+ */
+export async function receiveVoiceStatus(
+  params: FormParams,
+  headers: Record<string, string>,
+  rawBody: Buffer | null,
+): Promise<void> {
+  const callSid = param(params, 'CallSid');
+  if (!callSid) return;
+  const dedupeKey = [callSid, param(params, 'CallStatus'), param(params, 'SequenceNumber'), param(params, 'RecordingSid')].join(
+    ':',
+  );
+  const eventId = await storeEvent({ provider: 'twilio', kind: 'voice_status', dedupeKey, headers, payload: params, rawBody });
+  if (eventId !== null) await processOrRetry(eventId, 'voice_status', () => processVoiceStatus(eventId, params));
+}
+
+/**
+ * A recording status webhook (verified): stored raw, deduplicated by (RecordingSid,
+ * RecordingStatus), then processed (server/services/voice/recording.ts; a failure is retried by a
+ * job). A redelivery, or a form without a RecordingSid, does nothing.
+ */
+export async function receiveRecordingStatus(
+  params: FormParams,
+  headers: Record<string, string>,
+  rawBody: Buffer | null,
+): Promise<void> {
+  const recordingSid = param(params, 'RecordingSid');
+  if (!recordingSid) return;
+  const dedupeKey = `${recordingSid}:${param(params, 'RecordingStatus') ?? ''}`;
+  const eventId = await storeEvent({ provider: 'twilio', kind: 'voice_recording', dedupeKey, headers, payload: params, rawBody });
+  if (eventId !== null) await processOrRetry(eventId, 'voice_recording', () => processRecording(eventId, params));
 }

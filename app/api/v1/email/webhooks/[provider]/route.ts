@@ -1,14 +1,12 @@
 import { emailProviderEvents as op } from '@/server/http/operations/webhooks';
 import { route } from '@/server/http/route';
 import { AppError } from '@/server/errors';
-import { verifySendgridSignature } from '@/server/providers/sendgrid-signature';
 import { headersWorthKeeping } from '@/server/services/webhooks/events';
 import { handleSendgridEvents } from '@/server/services/webhooks/sendgrid-events';
 
 // POST: the email provider's event webhook (SendGrid: a signed JSON array of events).
-// Verified before anything reads the body: an unsigned request is a 403 whatever it holds.
+// Verified by route() before anything reads the body: an unsigned request is a 403 whatever it holds.
 export const POST = route(op, async ({ req, rawBytes, rawBody }) => {
-  verifySendgridSignature(req, rawBytes);
   let body: unknown;
   try {
     body = JSON.parse(rawBody);
