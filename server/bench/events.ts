@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { sseParser } from '../testing/sse';
 
 /**
  * `npm run bench:events`: many open inboxes on ONE production web process.
@@ -170,31 +171,22 @@ function reader() {
                   ? res.pipe(zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH }))
                   : res;
           body.setEncoding('utf8');
-          let buffer = '';
-          body.on('data', (chunk: string) => {
-            const at = now();
-            bytes += chunk.length;
-            buffer += chunk;
-            let end: number;
-            while ((end = buffer.indexOf('\n\n')) >= 0) {
-              const message = buffer.slice(0, end);
-              buffer = buffer.slice(end + 2);
-              let event = 'message';
-              let data = '';
-              for (const line of message.split('\n')) {
-                if (line.startsWith('event: ')) event = line.slice(7);
-                else if (line.startsWith('data: ')) data += line.slice(6);
+          let at = 0;
+          const parse = sseParser((event, data) => {
+            kinds[event] = (kinds[event] ?? 0) + 1;
+            if (event === 'connected') {
+              if (!s.connected) {
+                s.connected = true;
+                resolve(at - started);
               }
-              kinds[event] = (kinds[event] ?? 0) + 1;
-              if (event === 'connected') {
-                if (!s.connected) {
-                  s.connected = true;
-                  resolve(at - started);
-                }
-              } else if (event === 'message') onEvent(s, data, at);
-              else if (event === 'serialized-error') s.ended ??= `error event: ${data.slice(0, 200)}`;
-              else if (event === 'return') s.ended ??= 'the server ended the stream';
-            }
+            } else if (event === 'message') onEvent(s, data, at);
+            else if (event === 'serialized-error') s.ended ??= `error event: ${data.slice(0, 200)}`;
+            else if (event === 'return') s.ended ??= 'the server ended the stream';
+          });
+          body.on('data', (chunk: string) => {
+            at = now();
+            bytes += chunk.length;
+            parse(chunk);
           });
           body.on('end', () => {
             if (!closing) s.ended ??= 'the response ended';

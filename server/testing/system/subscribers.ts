@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { createSql } from '@/db/client';
 import { EVENTS_CHANNEL, type InboxEvent } from '@/server/realtime/publish';
+import { sseParser } from '@/server/testing/sse';
 
 /**
  * The system test's live-event side: inbox event streams held open through the balancer the way
@@ -98,19 +99,9 @@ export function startSubscribers(
           return;
         }
         res.setEncoding('utf8');
-        let buffer = '';
-        res.on('data', (chunk: string) => {
-          buffer += chunk;
-          let cut: number;
-          while ((cut = buffer.indexOf('\n\n')) >= 0) {
-            const message = buffer.slice(0, cut);
-            buffer = buffer.slice(cut + 2);
-            let type = 'message';
-            let data = '';
-            for (const line of message.split('\n')) {
-              if (line.startsWith('event: ')) type = line.slice(7);
-              else if (line.startsWith('data: ')) data += line.slice(6);
-            }
+        res.on(
+          'data',
+          sseParser((type, data) => {
             if (type === 'connected') {
               s.connected.push({ from: Date.now() });
               if (isReconnect) {
@@ -139,8 +130,8 @@ export function startSubscribers(
             } else if (type === 'serialized-error' || type === 'return') {
               req.destroy();
             }
-          }
-        });
+          }),
+        );
         res.on('end', end);
         res.on('error', end);
         res.on('close', end);
