@@ -4,7 +4,7 @@ import { db } from '@/db/client';
 import { businessEmailSenders, clients, messages } from '@/db/schema';
 import { createBusinessApiKey } from '@/server/services/auth';
 import { createBusiness, createClient, createTenant } from '@/server/testing/factories';
-import { api, jsonOf } from '@/server/testing/http';
+import { api, jsonOf, locsOf } from '@/server/testing/http';
 import { expectAccepted, messageCount as countFor, messageOf as rowOf } from '@/server/testing/messages';
 
 /** SPEC §5 (email items, EmailAttachment), §6.1 Queueing, §8 limits: `POST /businesses/{id}/email`. */
@@ -22,8 +22,6 @@ async function jobsFor(ids: number[]) {
     where (data->>'messageId')::bigint = any(${sql.param(ids)}::bigint[]) order by message_id`);
   return [...rows];
 }
-
-const locsOf = async (res: Response) => ((await jsonOf(res)).detail as { loc: unknown[] }[]).map((d) => d.loc);
 
 const MiB = 1024 * 1024;
 

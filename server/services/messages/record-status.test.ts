@@ -11,7 +11,7 @@ import {
   createSmsNumber,
   createTenant,
 } from '@/server/testing/factories';
-import { api, jsonOf } from '@/server/testing/http';
+import { api, jsonOf, locsOf } from '@/server/testing/http';
 import { expectAccepted, messageCount, messageOf as rowOf } from '@/server/testing/messages';
 
 /**
@@ -40,7 +40,6 @@ async function jobsFor(ids: number[], queue?: string) {
 }
 
 const conversationOf = async (id: number) => (await db.select().from(conversations).where(eq(conversations.id, id)))[0]!;
-const locsOf = async (res: Response) => ((await jsonOf(res)).detail as { loc: unknown[] }[]).map((d) => d.loc);
 const sid = () => `SM${crypto.randomUUID().replaceAll('-', '')}`;
 
 describe('POST /businesses/{id}/sms/record', () => {
