@@ -29,3 +29,9 @@ export async function expectAccepted(res: Response, count = 1) {
   });
   return body;
 }
+
+/** The one row a query found: fails unless it found exactly one. */
+export function onlyRow<T>(rows: T[]): T {
+  expect(rows).toHaveLength(1);
+  return rows[0]!;
+}

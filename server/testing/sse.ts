@@ -1,3 +1,5 @@
+import http from 'node:http';
+
 /**
  * Splits a decoded `text/event-stream` body into its messages, the way EventSource does for the
  * fields the event streams use: feed it the body's chunks as they come; each complete message
@@ -21,4 +23,27 @@ export function sseParser(onMessage: (event: string, data: string) => void): (ch
       onMessage(event, data);
     }
   };
+}
+
+/**
+ * Opens the inbox event stream at `url` as a signed-in browser would (session cookie, accepting
+ * `text/event-stream`, a connection of its own), with any `headers` added; `onResponse` gets the answer.
+ */
+export function requestEventStream(
+  url: URL,
+  sessionCookie: string,
+  headers: Record<string, string>,
+  onResponse: (res: http.IncomingMessage) => void,
+): http.ClientRequest {
+  return http.request(
+    {
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: 'GET',
+      agent: false,
+      headers: { accept: 'text/event-stream', cookie: `session=${encodeURIComponent(sessionCookie)}`, ...headers },
+    },
+    onResponse,
+  );
 }
