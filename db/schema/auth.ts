@@ -1,16 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { check, foreignKey, index, integer, jsonb, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, index, integer, jsonb, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 import { staff } from './staff';
+import { sameBusinessFk, tenantKeys } from './columns';
 
 /** Business API keys (the platform key is configuration, not a row). Only the SHA-256 is stored. */
 export const apiKeys = pgTable(
   'api_keys',
   {
-    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    businessId: integer('business_id')
-      .notNull()
-      .references(() => businesses.id, { onDelete: 'cascade' }),
+    ...tenantKeys(),
     keyHash: text('key_hash').notNull(),
     /** First characters of the key, to tell keys apart in a UI without revealing them. */
     prefix: text('prefix').notNull(),
@@ -24,10 +22,7 @@ export const apiKeys = pgTable(
 export const sessions = pgTable(
   'sessions',
   {
-    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    businessId: integer('business_id')
-      .notNull()
-      .references(() => businesses.id, { onDelete: 'cascade' }),
+    ...tenantKeys(),
     staffId: integer('staff_id').notNull(),
     tokenHash: text('token_hash').notNull(),
     /**
@@ -44,16 +39,8 @@ export const sessions = pgTable(
   (t) => [
     uniqueIndex('sessions_token_hash_key').on(t.tokenHash),
     unique('sessions_business_id_id_key').on(t.businessId, t.id),
-    foreignKey({
-      name: 'sessions_staff_fk',
-      columns: [t.businessId, t.staffId],
-      foreignColumns: [staff.businessId, staff.id],
-    }).onDelete('cascade'),
-    foreignKey({
-      name: 'sessions_parent_fk',
-      columns: [t.businessId, t.parentId],
-      foreignColumns: [t.businessId, t.id],
-    }).onDelete('cascade'),
+    sameBusinessFk('sessions_staff_fk', t.businessId, t.staffId, staff).onDelete('cascade'),
+    sameBusinessFk('sessions_parent_fk', t.businessId, t.parentId, t).onDelete('cascade'),
     index('sessions_staff_idx').on(t.businessId, t.staffId),
     index('sessions_parent_idx').on(t.parentId),
     check('sessions_ttl_check', sql`${t.ttlSeconds} between 60 and 604800`),

@@ -1,16 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, foreignKey, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
-import { businesses } from './businesses';
+import { boolean, check, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { CLIENT_TYPES, oneOf, type ClientType } from './enums';
 import { locations } from './locations';
+import { sameBusinessFk, tenantKeys } from './columns';
 
 export const clients = pgTable(
   'clients',
   {
-    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    businessId: integer('business_id')
-      .notNull()
-      .references(() => businesses.id, { onDelete: 'cascade' }),
+    ...tenantKeys(),
     externalId: text('external_id'),
     name: text('name'),
     email: text('email'),
@@ -28,11 +25,7 @@ export const clients = pgTable(
   (t) => [
     uniqueIndex('clients_business_external_id_key').on(t.businessId, t.externalId),
     unique('clients_business_id_id_key').on(t.businessId, t.id),
-    foreignKey({
-      name: 'clients_location_fk',
-      columns: [t.businessId, t.locationId],
-      foreignColumns: [locations.businessId, locations.id],
-    }),
+    sameBusinessFk('clients_location_fk', t.businessId, t.locationId, locations),
     // Inbound SMS/calls and sends find the client by number; inbound email by address.
     index('clients_business_phone_idx').on(t.businessId, t.phoneNumber),
     index('clients_business_email_idx').on(t.businessId, sql`lower(${t.email})`),

@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, foreignKey, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
-import { businesses } from './businesses';
+import { bigint, check, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { clients } from './clients';
 import { CHANNELS, CONVERSATION_STATUSES, oneOf, type Channel, type ConversationStatus } from './enums';
 import { locations } from './locations';
 import { staff } from './staff';
+import { sameBusinessFk, tenantKeys } from './columns';
 
 /**
  * One per business + client, across every channel. The last-message, unread and flagged fields are
@@ -15,10 +15,7 @@ import { staff } from './staff';
 export const conversations = pgTable(
   'conversations',
   {
-    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    businessId: integer('business_id')
-      .notNull()
-      .references(() => businesses.id, { onDelete: 'cascade' }),
+    ...tenantKeys(),
     clientId: integer('client_id').notNull(),
     locationId: integer('location_id'),
     status: text('status').$type<ConversationStatus>().notNull().default('open'),
@@ -40,31 +37,11 @@ export const conversations = pgTable(
     uniqueIndex('conversations_business_client_key').on(t.businessId, t.clientId),
     unique('conversations_business_id_id_key').on(t.businessId, t.id),
     // Every reference stays inside the business (and includes the distribution column Citus needs).
-    foreignKey({
-      name: 'conversations_client_fk',
-      columns: [t.businessId, t.clientId],
-      foreignColumns: [clients.businessId, clients.id],
-    }).onDelete('cascade'),
-    foreignKey({
-      name: 'conversations_location_fk',
-      columns: [t.businessId, t.locationId],
-      foreignColumns: [locations.businessId, locations.id],
-    }),
-    foreignKey({
-      name: 'conversations_assigned_staff_fk',
-      columns: [t.businessId, t.assignedStaffId],
-      foreignColumns: [staff.businessId, staff.id],
-    }),
-    foreignKey({
-      name: 'conversations_resolved_by_staff_fk',
-      columns: [t.businessId, t.resolvedByStaffId],
-      foreignColumns: [staff.businessId, staff.id],
-    }),
-    foreignKey({
-      name: 'conversations_updated_by_staff_fk',
-      columns: [t.businessId, t.updatedByStaffId],
-      foreignColumns: [staff.businessId, staff.id],
-    }),
+    sameBusinessFk('conversations_client_fk', t.businessId, t.clientId, clients).onDelete('cascade'),
+    sameBusinessFk('conversations_location_fk', t.businessId, t.locationId, locations),
+    sameBusinessFk('conversations_assigned_staff_fk', t.businessId, t.assignedStaffId, staff),
+    sameBusinessFk('conversations_resolved_by_staff_fk', t.businessId, t.resolvedByStaffId, staff),
+    sameBusinessFk('conversations_updated_by_staff_fk', t.businessId, t.updatedByStaffId, staff),
     // The inbox list: newest activity first, optionally narrowed by status or assignee.
     index('conversations_business_activity_idx').on(t.businessId, t.lastActivityAt.desc(), t.id.desc()),
     index('conversations_business_status_activity_idx').on(t.businessId, t.status, t.lastActivityAt.desc(), t.id.desc()),

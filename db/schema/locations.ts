@@ -1,13 +1,10 @@
-import { foreignKey, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
-import { businesses } from './businesses';
+import { foreignKey, index, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { tenantKeys } from './columns';
 
 export const locations = pgTable(
   'locations',
   {
-    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    businessId: integer('business_id')
-      .notNull()
-      .references(() => businesses.id, { onDelete: 'cascade' }),
+    ...tenantKeys(),
     externalId: text('external_id'),
     name: text('name').notNull(),
     address: text('address'),

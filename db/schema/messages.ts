@@ -1,18 +1,5 @@
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  boolean,
-  check,
-  foreignKey,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 import { clients } from './clients';
 import { conversations } from './conversations';
@@ -36,6 +23,7 @@ import {
   type UserType,
 } from './enums';
 import { staff } from './staff';
+import { sameBusinessFk } from './columns';
 
 export type StoredAttachment = {
   filename: string;
@@ -118,17 +106,9 @@ export const messages = pgTable(
     // Message-ID (its sender's choice) may reach several businesses. Lookups by (provider, id) use the prefix.
     uniqueIndex('messages_provider_id_key').on(t.provider, t.providerMessageId, t.businessId),
     // References stay inside the business (and carry the distribution column Citus needs).
-    foreignKey({
-      name: 'messages_conversation_fk',
-      columns: [t.businessId, t.conversationId],
-      foreignColumns: [conversations.businessId, conversations.id],
-    }).onDelete('cascade'),
-    foreignKey({
-      name: 'messages_client_fk',
-      columns: [t.businessId, t.clientId],
-      foreignColumns: [clients.businessId, clients.id],
-    }).onDelete('cascade'),
-    foreignKey({ name: 'messages_staff_fk', columns: [t.businessId, t.staffId], foreignColumns: [staff.businessId, staff.id] }),
+    sameBusinessFk('messages_conversation_fk', t.businessId, t.conversationId, conversations).onDelete('cascade'),
+    sameBusinessFk('messages_client_fk', t.businessId, t.clientId, clients).onDelete('cascade'),
+    sameBusinessFk('messages_staff_fk', t.businessId, t.staffId, staff),
     // A late status callback for an earlier attempt of a retried message is recognised as such.
     index('messages_previous_provider_ids_idx')
       .using('gin', t.previousProviderMessageIds)

@@ -1,16 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, foreignKey, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
-import { businesses } from './businesses';
+import { boolean, check, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { STAFF_ROLES, oneOf, type StaffRole } from './enums';
 import { locations } from './locations';
+import { sameBusinessFk, tenantKeys } from './columns';
 
 export const staff = pgTable(
   'staff',
   {
-    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    businessId: integer('business_id')
-      .notNull()
-      .references(() => businesses.id, { onDelete: 'cascade' }),
+    ...tenantKeys(),
     externalId: text('external_id'),
     name: text('name').notNull(),
     email: text('email'),
@@ -27,11 +24,7 @@ export const staff = pgTable(
     uniqueIndex('staff_business_external_id_key').on(t.businessId, t.externalId),
     unique('staff_business_id_id_key').on(t.businessId, t.id),
     // Within the business: a staff member's location is one of its own.
-    foreignKey({
-      name: 'staff_location_fk',
-      columns: [t.businessId, t.locationId],
-      foreignColumns: [locations.businessId, locations.id],
-    }),
+    sameBusinessFk('staff_location_fk', t.businessId, t.locationId, locations),
     index('staff_business_name_idx').on(t.businessId, sql`lower(${t.name})`),
     check('staff_role_check', oneOf(t.role, STAFF_ROLES)),
   ],

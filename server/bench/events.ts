@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { requestEventStream, sseParser } from '../testing/sse';
 
 /**
  * `npm run bench:events`: many open inboxes on ONE production web process.
@@ -137,73 +138,50 @@ function reader() {
     const url = new URL('/api/trpc/inbox.events', base);
     const started = now();
     return new Promise<number>((resolve, reject) => {
-      const req = http.request(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: 'GET',
-          agent: false,
-          headers: {
-            accept: 'text/event-stream',
-            cookie: `session=${encodeURIComponent(s.spec.cookie)}`,
-            ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}),
-          },
-        },
-        (res) => {
-          if (res.statusCode !== 200 || !String(res.headers['content-type']).startsWith('text/event-stream')) {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (c: string) => (body += c));
-            res.on('end', () => reject(new Error(`HTTP ${res.statusCode}: ${body.slice(0, 200)}`)));
-            return;
-          }
-          // What EventSource does: the body decoded as the server encoded it (Next.js compresses by Accept-Encoding).
-          const encoding = String(res.headers['content-encoding'] ?? 'identity');
-          encodings[encoding] = (encodings[encoding] ?? 0) + 1;
-          const body: NodeJS.ReadableStream =
-            encoding === 'gzip'
-              ? res.pipe(zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH }))
-              : encoding === 'deflate'
-                ? res.pipe(zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH }))
-                : encoding === 'br'
-                  ? res.pipe(zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH }))
-                  : res;
-          body.setEncoding('utf8');
-          let buffer = '';
-          body.on('data', (chunk: string) => {
-            const at = now();
-            bytes += chunk.length;
-            buffer += chunk;
-            let end: number;
-            while ((end = buffer.indexOf('\n\n')) >= 0) {
-              const message = buffer.slice(0, end);
-              buffer = buffer.slice(end + 2);
-              let event = 'message';
-              let data = '';
-              for (const line of message.split('\n')) {
-                if (line.startsWith('event: ')) event = line.slice(7);
-                else if (line.startsWith('data: ')) data += line.slice(6);
-              }
-              kinds[event] = (kinds[event] ?? 0) + 1;
-              if (event === 'connected') {
-                if (!s.connected) {
-                  s.connected = true;
-                  resolve(at - started);
-                }
-              } else if (event === 'message') onEvent(s, data, at);
-              else if (event === 'serialized-error') s.ended ??= `error event: ${data.slice(0, 200)}`;
-              else if (event === 'return') s.ended ??= 'the server ended the stream';
+      const req = requestEventStream(url, s.spec.cookie, acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}, (res) => {
+        if (res.statusCode !== 200 || !String(res.headers['content-type']).startsWith('text/event-stream')) {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => reject(new Error(`HTTP ${res.statusCode}: ${body.slice(0, 200)}`)));
+          return;
+        }
+        // What EventSource does: the body decoded as the server encoded it (Next.js compresses by Accept-Encoding).
+        const encoding = String(res.headers['content-encoding'] ?? 'identity');
+        encodings[encoding] = (encodings[encoding] ?? 0) + 1;
+        const body: NodeJS.ReadableStream =
+          encoding === 'gzip'
+            ? res.pipe(zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH }))
+            : encoding === 'deflate'
+              ? res.pipe(zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH }))
+              : encoding === 'br'
+                ? res.pipe(zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH }))
+                : res;
+        body.setEncoding('utf8');
+        let at = 0;
+        const parse = sseParser((event, data) => {
+          kinds[event] = (kinds[event] ?? 0) + 1;
+          if (event === 'connected') {
+            if (!s.connected) {
+              s.connected = true;
+              resolve(at - started);
             }
-          });
-          body.on('end', () => {
-            if (!closing) s.ended ??= 'the response ended';
-          });
-          body.on('error', (err: Error) => {
-            if (!closing) s.ended ??= `response error: ${err.message}`;
-          });
-        },
-      );
+          } else if (event === 'message') onEvent(s, data, at);
+          else if (event === 'serialized-error') s.ended ??= `error event: ${data.slice(0, 200)}`;
+          else if (event === 'return') s.ended ??= 'the server ended the stream';
+        });
+        body.on('data', (chunk: string) => {
+          at = now();
+          bytes += chunk.length;
+          parse(chunk);
+        });
+        body.on('end', () => {
+          if (!closing) s.ended ??= 'the response ended';
+        });
+        body.on('error', (err: Error) => {
+          if (!closing) s.ended ??= `response error: ${err.message}`;
+        });
+      });
       req.on('error', (err) => {
         if (!s.connected) reject(err);
         else if (!closing) s.ended ??= `socket error: ${err.message}`;

@@ -400,38 +400,21 @@ describe('smtp helpers', () => {
   });
 
   it('classifySmtpError', () => {
-    const e = (props: Record<string, unknown>) => Object.assign(new Error('x'), props);
-    expect(classifySmtpError(e({ code: 'EENVELOPE', responseCode: 550 }))).toMatchObject({
-      kind: 'permanent',
-      code: '550',
-    });
-    expect(classifySmtpError(e({ code: 'EMESSAGE', responseCode: 552 }))).toMatchObject({
-      kind: 'permanent',
-      code: '552',
-    });
-    expect(classifySmtpError(e({ code: 'EMESSAGE', responseCode: 503 }))).toMatchObject({ kind: 'transient' });
-    expect(classifySmtpError(e({ code: 'EENVELOPE', responseCode: 421 }))).toMatchObject({
-      kind: 'transient',
-      code: '421',
-    });
-    expect(classifySmtpError(e({ code: 'EAUTH', responseCode: 535 }))).toMatchObject({
-      kind: 'transient',
-      code: 'EAUTH',
-    });
-    expect(classifySmtpError(e({ code: 'ETIMEDOUT' }))).toMatchObject({ kind: 'transient', code: 'ETIMEDOUT' });
-    expect(classifySmtpError(e({ code: 'EDNS', originalCode: 'ENOTFOUND' }))).toMatchObject({
-      kind: 'transient',
-      code: 'ENOTFOUND',
-    });
-    expect(classifySmtpError(e({ code: 'EFILEACCESS' }))).toMatchObject({ kind: 'permanent' });
-    expect(classifySmtpError(e({ code: 'ESTREAM', originalCode: 'EFILEACCESS' }))).toMatchObject({
-      kind: 'permanent',
-      code: 'invalid_attachment',
-    });
-    expect(classifySmtpError(e({ code: 'ESOCKET', originalCode: 'ECONNREFUSED' }))).toMatchObject({
-      kind: 'transient',
-      code: 'ECONNREFUSED',
-    });
+    const cases: { error: Record<string, unknown>; is: { kind: string; code?: string } }[] = [
+      { error: { code: 'EENVELOPE', responseCode: 550 }, is: { kind: 'permanent', code: '550' } },
+      { error: { code: 'EMESSAGE', responseCode: 552 }, is: { kind: 'permanent', code: '552' } },
+      { error: { code: 'EMESSAGE', responseCode: 503 }, is: { kind: 'transient' } },
+      { error: { code: 'EENVELOPE', responseCode: 421 }, is: { kind: 'transient', code: '421' } },
+      { error: { code: 'EAUTH', responseCode: 535 }, is: { kind: 'transient', code: 'EAUTH' } },
+      { error: { code: 'ETIMEDOUT' }, is: { kind: 'transient', code: 'ETIMEDOUT' } },
+      { error: { code: 'EDNS', originalCode: 'ENOTFOUND' }, is: { kind: 'transient', code: 'ENOTFOUND' } },
+      { error: { code: 'EFILEACCESS' }, is: { kind: 'permanent' } },
+      { error: { code: 'ESTREAM', originalCode: 'EFILEACCESS' }, is: { kind: 'permanent', code: 'invalid_attachment' } },
+      { error: { code: 'ESOCKET', originalCode: 'ECONNREFUSED' }, is: { kind: 'transient', code: 'ECONNREFUSED' } },
+    ];
+    for (const { error, is } of cases) {
+      expect(classifySmtpError(Object.assign(new Error('x'), error)), JSON.stringify(error)).toMatchObject(is);
+    }
     expect(classifySmtpError(new Error('boom'))).toMatchObject({ kind: 'transient', code: 'unknown' });
   });
 });

@@ -79,30 +79,31 @@ export const OnboardLocation = z
   })
   .meta({ id: 'OnboardLocation' });
 
+/** The fields a staff member and a client share, in the order both list them. */
+const personFields = () => ({
+  external_id: ExternalId,
+  name: Name,
+  email: Email.nullish(),
+  phone_number: Phone.nullish(),
+  gender: Text(50),
+  image_url: Text(2048),
+});
+const locationExternalId = () => ExternalId.nullish().meta({ description: 'A location of this request or one already stored' });
+
 export const OnboardStaff = z
   .object({
-    external_id: ExternalId,
-    name: Name,
-    email: Email.nullish(),
-    phone_number: Phone.nullish(),
-    gender: Text(50),
-    image_url: Text(2048),
+    ...personFields(),
     role: z.enum(STAFF_ROLES).optional().meta({ description: 'Default `staff` for a new member' }),
-    location_external_id: ExternalId.nullish().meta({ description: 'A location of this request or one already stored' }),
+    location_external_id: locationExternalId(),
     active: z.boolean().optional().meta({ description: 'Default true for a new member' }),
   })
   .meta({ id: 'OnboardStaff' });
 
 export const OnboardClient = z
   .object({
-    external_id: ExternalId,
-    name: Name,
-    email: Email.nullish(),
-    phone_number: Phone.nullish(),
-    gender: Text(50),
-    image_url: Text(2048),
+    ...personFields(),
     client_type: z.enum(CLIENT_TYPES).optional().meta({ description: 'Default `new` for a new client' }),
-    location_external_id: ExternalId.nullish().meta({ description: 'A location of this request or one already stored' }),
+    location_external_id: locationExternalId(),
   })
   .meta({ id: 'OnboardClient' });
 

@@ -10,7 +10,7 @@ import {
   createStaff,
   createTenant,
 } from '@/server/testing/factories';
-import { restTenant, getJson, postJson, type Headers } from '@/server/testing/http';
+import { getJson, type Headers, locs, postJson, restTenant } from '@/server/testing/http';
 
 /**
  * A conversation's messages, notes, flags and read status through the real REST handlers
@@ -24,7 +24,6 @@ type Tenant = Awaited<ReturnType<typeof tenant>>;
 
 const get = getJson;
 const post = postJson;
-const locs = (body: { detail: { loc: unknown[] }[] }) => body.detail.map((d) => d.loc);
 const msgIds = (body: { messages: { message_id: number }[] }) => body.messages.map((m) => m.message_id);
 
 /** The conversation row's counters, as stored. */
@@ -117,6 +116,17 @@ async function seedTimeline(t: Tenant) {
   return { client, conv, smsIn, smsOut, emailIn, emailOut, callIn, callOut, note, elsewhere, stranger };
 }
 
+/** The seeded conversation's message ids as the timeline lists them, newest first. */
+const newestFirst = (s: Awaited<ReturnType<typeof seedTimeline>>) => [
+  s.note.id,
+  s.callOut.id,
+  s.callIn.id,
+  s.emailOut.id,
+  s.emailIn.id,
+  s.smsOut.id,
+  s.smsIn.id,
+];
+
 describe('GET /conversations/{id}/messages', () => {
   it('answers the conversation’s messages newest first (sent_at desc, then id desc) with pagination', async () => {
     const t = await tenant();
@@ -124,15 +134,7 @@ describe('GET /conversations/{id}/messages', () => {
     const path = `${t.base}/conversations/${s.conv.id}/messages`;
     const all = await get(path, t.key);
     expect(all.status).toBe(200);
-    expect(msgIds(all.body)).toEqual([
-      s.note.id,
-      s.callOut.id,
-      s.callIn.id,
-      s.emailOut.id,
-      s.emailIn.id,
-      s.smsOut.id,
-      s.smsIn.id,
-    ]);
+    expect(msgIds(all.body)).toEqual(newestFirst(s));
     expect(all.body).toMatchObject({ total_messages: 7, page: 1, page_size: 25, next_page: false });
     expect(all.body.messages[0]).toMatchObject({
       message_type: 'NOTE',
@@ -172,15 +174,7 @@ describe('GET /conversations/{id}/messages', () => {
       expect(res.body.total_messages, filter).toBe(res.body.messages.length);
       return msgIds(res.body);
     };
-    expect(await filtered('all')).toEqual([
-      s.note.id,
-      s.callOut.id,
-      s.callIn.id,
-      s.emailOut.id,
-      s.emailIn.id,
-      s.smsOut.id,
-      s.smsIn.id,
-    ]);
+    expect(await filtered('all')).toEqual(newestFirst(s));
     expect(await filtered('sms')).toEqual([s.smsOut.id, s.smsIn.id]);
     expect(await filtered('email')).toEqual([s.emailOut.id, s.emailIn.id]);
     expect(await filtered('voice')).toEqual([s.callOut.id, s.callIn.id]);

@@ -12,7 +12,7 @@ import {
   createStaff,
   createTenant,
 } from '@/server/testing/factories';
-import { api, restTenant, getJson, postJson, type Headers } from '@/server/testing/http';
+import { api, getJson, type Headers, locs, postJson, restTenant } from '@/server/testing/http';
 
 /**
  * Conversations through the real REST handlers (SPEC §2, §4.2, §5, §6 businesses group, §6.1 Snooze):
@@ -28,7 +28,6 @@ type Tenant = Awaited<ReturnType<typeof tenant>>;
 
 const get = getJson;
 const post = postJson;
-const locs = (body: { detail: { loc: unknown[] }[] }) => body.detail.map((d) => d.loc);
 const convIds = (body: { conversations: { conversation_id: number }[] }) => body.conversations.map((c) => c.conversation_id);
 
 /** An inbound SMS through the real record endpoint (SPEC §6 sms, seed ★). */

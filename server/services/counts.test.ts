@@ -169,6 +169,23 @@ function holder(statement: ReturnType<typeof sql>) {
   return { pid, release, done };
 }
 
+/** An unread inbound SMS from the conversation's client, as a row to insert. */
+const unreadInboundSms = (
+  conv: { id: number; businessId: number; clientId: number },
+  content: string,
+): typeof messages.$inferInsert => ({
+  businessId: conv.businessId,
+  conversationId: conv.id,
+  clientId: conv.clientId,
+  channel: 'sms',
+  direction: 'inbound',
+  messageType: 'TEXT',
+  senderType: 'client',
+  content,
+  status: 'received',
+  isRead: false,
+});
+
 describe('read-status calls racing each other', () => {
   // Runs first in this file: it relies on the three messages' physical order in a fresh table.
   //
@@ -178,18 +195,7 @@ describe('read-status calls racing each other', () => {
     const base = `/api/v1/businesses/${t.business.id}`;
     const client = await createClient(t.business.id);
     const conv = await createConversation(t.business.id, client.id);
-    const inbound = (content: string): typeof messages.$inferInsert => ({
-      businessId: t.business.id,
-      conversationId: conv.id,
-      clientId: client.id,
-      channel: 'sms',
-      direction: 'inbound',
-      messageType: 'TEXT',
-      senderType: 'client',
-      content,
-      status: 'received',
-      isRead: false,
-    });
+    const inbound = (content: string) => unreadInboundSms(conv, content);
     const [x, z, y] = await db.transaction((tx) => insertMessages(tx, [inbound('x'), inbound('z'), inbound('y')]));
     await db.update(conversations).set({ unreadCount: 3 }).where(eq(conversations.id, conv.id));
     // Statistics as autovacuum would gather them: a small table is read by a sequential scan.
@@ -249,19 +255,7 @@ async function interleavedWriters() {
   const t = await createTenant();
   const client = await createClient(t.business.id);
   const conv = await createConversation(t.business.id, client.id, { lastActivityAt: new Date(Date.now() - 3_600_000) });
-  const row = (content: string, sentAt: Date): typeof messages.$inferInsert => ({
-    businessId: t.business.id,
-    conversationId: conv.id,
-    clientId: client.id,
-    channel: 'sms',
-    direction: 'inbound',
-    messageType: 'TEXT',
-    senderType: 'client',
-    content,
-    status: 'received',
-    isRead: false,
-    sentAt,
-  });
+  const row = (content: string, sentAt: Date): typeof messages.$inferInsert => ({ ...unreadInboundSms(conv, content), sentAt });
   const now = Date.now();
   let releaseB!: () => void;
   const bMayCommit = new Promise<void>((r) => (releaseB = r));

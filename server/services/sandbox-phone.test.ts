@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { and, eq } from 'drizzle-orm';
@@ -9,8 +8,16 @@ import { parseEnv } from '@/server/env';
 import { verifyTwilioSignature } from '@/server/providers/twilio-signature';
 import { createContext } from '@/server/trpc/init';
 import { createCaller } from '@/server/trpc/root';
-import { createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
+import {
+  createClient,
+  createConversation,
+  createEmailThread,
+  createMessage,
+  createSmsNumber,
+  createTenant,
+} from '@/server/testing/factories';
 import { match } from '@/server/testing/http';
+import { messageOf } from '@/server/testing/messages';
 import { listSandboxClients, replyAsClient, sandboxEnabled, sandboxMailbox, sandboxPhone } from './sandbox-phone';
 
 // The gating test switches providers by overriding what env() answers (every module reads it).
@@ -89,6 +96,24 @@ const inboundOf = (businessId: number, channel: 'sms' | 'email') =>
     .from(messages)
     .where(and(eq(messages.businessId, businessId), eq(messages.channel, channel), eq(messages.direction, 'inbound')));
 
+/** The client's reply as stored: an inbound message, received, in that client's conversation, matching `fields`. */
+async function expectStoredReply(
+  messageId: number,
+  conv: { id: number },
+  client: { id: number },
+  fields: Record<string, unknown>,
+) {
+  const stored = await messageOf(messageId);
+  expect(stored).toMatchObject({
+    conversationId: conv.id,
+    clientId: client.id,
+    direction: 'inbound',
+    status: 'received',
+    ...fields,
+  });
+  return stored;
+}
+
 describe('replyAsClient: SMS', () => {
   it('posts a correctly signed Twilio webhook over HTTP; the reply lands in the client’s conversation', async () => {
     const { t, number, client, conv, outbound } = await phoneSetup();
@@ -118,12 +143,7 @@ describe('replyAsClient: SMS', () => {
     });
     expect(() => verifyTwilioSignature(replayed, request.body.toString())).not.toThrow();
 
-    const [stored] = await db.select().from(messages).where(eq(messages.id, result.messageId!));
-    expect(stored).toMatchObject({
-      conversationId: conv.id,
-      clientId: client.id,
-      direction: 'inbound',
-      status: 'received',
+    await expectStoredReply(result.messageId!, conv, client, {
       provider: 'twilio',
       providerMessageId: result.providerId,
       fromAddress: client.phoneNumber,
@@ -185,29 +205,11 @@ describe('replyAsClient: SMS', () => {
 
 describe('replyAsClient: email', () => {
   /** A business and a client we emailed (a stored Message-ID to reply to). */
-  async function mailSetup() {
-    const t = await createTenant();
-    const client = await createClient(t.business.id, {
-      name: 'Pat "PJ" Jones',
-      email: `pat.${randomUUID().slice(0, 8)}@example.test`,
+  const mailSetup = () =>
+    createEmailThread({
+      client: { name: 'Pat "PJ" Jones' },
+      sent: { content: 'See you Thursday.', provider: 'sandbox', sentAt: new Date(Date.now() - 60_000) },
     });
-    const conv = await createConversation(t.business.id, client.id);
-    const ourMessageId = `<${randomUUID()}@studio.test>`;
-    const sent = await createMessage(conv, {
-      channel: 'email',
-      messageType: 'EMAIL',
-      subject: 'Your appointment',
-      content: 'See you Thursday.',
-      fromAddress: t.business.fromEmail,
-      toAddress: client.email,
-      provider: 'sandbox',
-      providerMessageId: ourMessageId,
-      emailMessageId: ourMessageId,
-      status: 'delivered',
-      sentAt: new Date(Date.now() - 60_000),
-    });
-    return { t, client, conv, sent, ourMessageId };
-  }
 
   it('posts an Inbound Parse multipart webhook that threads to our last email, with HTML and an attachment', async () => {
     const { t, client, conv, sent, ourMessageId } = await mailSetup();
@@ -229,12 +231,7 @@ describe('replyAsClient: email', () => {
     expect(request.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
     expect(request.status).toBe(200);
 
-    const [stored] = await db.select().from(messages).where(eq(messages.id, result.messageId!));
-    expect(stored).toMatchObject({
-      conversationId: conv.id,
-      clientId: client.id,
-      direction: 'inbound',
-      status: 'received',
+    const stored = await expectStoredReply(result.messageId!, conv, client, {
       provider: 'sendgrid',
       subject: 'Re: Your appointment',
       // Multipart form fields travel with CRLF line breaks, as in a real mail.
@@ -295,7 +292,7 @@ describe('replyAsClient: email', () => {
       { channel: 'email', clientId: client.id, subject: 'Question', text: 'Do you open Sundays?' },
       { targetBaseUrl: target },
     );
-    const [stored] = await db.select().from(messages).where(eq(messages.id, result.messageId!));
+    const stored = await messageOf(result.messageId!);
     expect(stored).toMatchObject({ subject: 'Question', toAddress: t.business.fromEmail, inReplyTo: null, clientId: client.id });
 
     await expect(

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { db, type Tx } from '@/db/client';
 import { businesses, businessSmsNumbers, clients, conversations, locations, messages, staff } from '@/db/schema';
 import { createBusinessApiKey, issueSession } from '@/server/services/auth';
@@ -104,4 +104,30 @@ export async function createTenant(tx: Tx = db) {
   const apiKey = await createBusinessApiKey(business.id, tx);
   const session = await issueSession({ kind: 'platform', scope: 'test' }, { business_id: business.id, staff_id: owner.id }, tx);
   return { business, owner, apiKey, sessionToken: session.token };
+}
+
+/** A tenant, a client and an email we sent them, stored with its Message-ID: a thread the client can reply to. */
+export async function createEmailThread(
+  overrides: { client?: Partial<typeof clients.$inferInsert>; sent?: Partial<typeof messages.$inferInsert> } = {},
+) {
+  const t = await createTenant();
+  const client = await createClient(t.business.id, {
+    email: `pat.${randomUUID().slice(0, 8)}@example.test`,
+    ...overrides.client,
+  });
+  const conv = await createConversation(t.business.id, client.id);
+  const ourMessageId = `<${randomUUID()}@studio.test>`;
+  const sent = await createMessage(conv, {
+    channel: 'email',
+    messageType: 'EMAIL',
+    subject: 'Your appointment',
+    fromAddress: t.business.fromEmail,
+    toAddress: client.email,
+    provider: 'smtp',
+    providerMessageId: ourMessageId,
+    emailMessageId: ourMessageId,
+    status: 'delivered',
+    ...overrides.sent,
+  });
+  return { t, client, conv, sent, ourMessageId };
 }

@@ -99,3 +99,8 @@ export async function postJson(path: string, headers: Headers, body: unknown) {
   const res = await api.post(path, { headers, body });
   return { status: res.status, body: await jsonOf(res) };
 }
+
+/** The `loc` of each validation error in a 422 body, in order. */
+export const locs = (body: { detail: { loc: unknown[] }[] }) => body.detail.map((d) => d.loc);
+/** The same, read from the response. */
+export const locsOf = async (res: Response) => locs(await jsonOf(res));

@@ -53,6 +53,13 @@ export function sendgridKeyPair(): { privateKey: KeyObject; publicKeyBase64: str
   return { privateKey, publicKeyBase64: publicKey.export({ format: 'der', type: 'spki' }).toString('base64') };
 }
 
+/** A fresh key pair whose public half the app now verifies SendGrid events with (SENDGRID_WEBHOOK_PUBLIC_KEY). */
+export function installSendgridKeyPair(): { privateKey: KeyObject; publicKeyBase64: string } {
+  const keys = sendgridKeyPair();
+  process.env.SENDGRID_WEBHOOK_PUBLIC_KEY = keys.publicKeyBase64;
+  return keys;
+}
+
 /** ECDSA P-256 / SHA-256 over `timestamp + rawBody`, base64 (DER), as SendGrid signs. */
 export function sendgridSignature(privateKey: KeyObject, timestamp: string, rawBody: string): string {
   return sign('sha256', Buffer.concat([Buffer.from(timestamp), Buffer.from(rawBody)]), privateKey).toString('base64');

@@ -4,7 +4,8 @@ import { db } from '@/db/client';
 import { businessEmailSenders, clients, messages } from '@/db/schema';
 import { createBusinessApiKey } from '@/server/services/auth';
 import { createBusiness, createClient, createTenant } from '@/server/testing/factories';
-import { api, jsonOf } from '@/server/testing/http';
+import { api, jsonOf, locsOf } from '@/server/testing/http';
+import { expectAccepted, messageCount as countFor, messageOf as rowOf } from '@/server/testing/messages';
 
 /** SPEC §5 (email items, EmailAttachment), §6.1 Queueing, §8 limits: `POST /businesses/{id}/email`. */
 
@@ -22,16 +23,6 @@ async function jobsFor(ids: number[]) {
   return [...rows];
 }
 
-const rowOf = async (id: number) => (await db.select().from(messages).where(eq(messages.id, id)))[0]!;
-const locsOf = async (res: Response) => ((await jsonOf(res)).detail as { loc: unknown[] }[]).map((d) => d.loc);
-const countFor = async (businessId: number) =>
-  (
-    await db
-      .select({ n: sql<number>`count(*)::int` })
-      .from(messages)
-      .where(eq(messages.businessId, businessId))
-  )[0]!.n;
-
 const MiB = 1024 * 1024;
 
 describe('POST /businesses/{id}/email', () => {
@@ -43,13 +34,7 @@ describe('POST /businesses/{id}/email', () => {
       staff_id: t.owner.id,
       messages: [{ subject: 'Your appointment', message: 'See you Friday at 10.', client_id: c.id }],
     });
-    expect(res.status).toBe(200);
-    const body = await jsonOf(res);
-    expect(body).toMatchObject({
-      success: true,
-      request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      message_ids: [expect.any(Number)],
-    });
+    const body = await expectAccepted(res);
     const row = await rowOf(body.message_ids[0]);
     expect(row).toMatchObject({
       channel: 'email',

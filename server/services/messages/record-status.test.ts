@@ -11,7 +11,8 @@ import {
   createSmsNumber,
   createTenant,
 } from '@/server/testing/factories';
-import { api, jsonOf } from '@/server/testing/http';
+import { api, jsonOf, locsOf } from '@/server/testing/http';
+import { expectAccepted, messageCount, messageOf as rowOf } from '@/server/testing/messages';
 
 /**
  * SPEC §5 (record items, status updates), §4.1 (monotonic status), §4.2 (inbound reopens), §6 sms /
@@ -24,7 +25,9 @@ async function tenant() {
   const number = await createSmsNumber(t.business.id);
   const headers = { 'x-api-key': t.apiKey };
   const post = (path: string, body: unknown) => api.post(`/api/v1/businesses/${t.business.id}${path}`, { headers, body });
-  return { ...t, number, headers, post };
+  /** `POST /messages/{business_id}`, the any-channel door. */
+  const postAny = (body: unknown) => api.post(`/api/v1/messages/${t.business.id}`, { headers, body });
+  return { ...t, number, headers, post, postAny };
 }
 
 /** pg-boss jobs (any queue) whose payload names one of these messages. */
@@ -36,9 +39,7 @@ async function jobsFor(ids: number[], queue?: string) {
   return [...rows];
 }
 
-const rowOf = async (id: number) => (await db.select().from(messages).where(eq(messages.id, id)))[0]!;
 const conversationOf = async (id: number) => (await db.select().from(conversations).where(eq(conversations.id, id)))[0]!;
-const locsOf = async (res: Response) => ((await jsonOf(res)).detail as { loc: unknown[] }[]).map((d) => d.loc);
 const sid = () => `SM${crypto.randomUUID().replaceAll('-', '')}`;
 
 describe('POST /businesses/{id}/sms/record', () => {
@@ -54,13 +55,7 @@ describe('POST /businesses/{id}/sms/record', () => {
         { message: 'Your color appointment is confirmed for Friday 10am', client_id: c.id, provider_message_id: providerId },
       ],
     });
-    expect(res.status).toBe(200);
-    const body = await jsonOf(res);
-    expect(body).toMatchObject({
-      success: true,
-      request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      message_ids: [expect.any(Number)],
-    });
+    const body = await expectAccepted(res);
     const row = await rowOf(body.message_ids[0]);
     expect(row).toMatchObject({
       status: 'sent',
@@ -222,8 +217,7 @@ describe('POST /businesses/{id}/sms/record', () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
     const conv = await createConversation(t.business.id, c.id, { unreadCount: 1 });
-    // A note already in the conversation changes nothing when a message is recorded.
-    await createMessage(conv, {
+    const unreadNote = {
       messageType: 'NOTE',
       channel: null,
       direction: 'inbound',
@@ -231,7 +225,9 @@ describe('POST /businesses/{id}/sms/record', () => {
       senderType: 'staff',
       provider: null,
       providerMessageId: null,
-    });
+    } as const;
+    // A note already in the conversation changes nothing when a message is recorded.
+    await createMessage(conv, unreadNote);
     await t.post('/sms/record', {
       sender_type: 'client',
       messages: [{ message: 'hello', client_id: c.id, direction: 'inbound' }],
@@ -239,19 +235,7 @@ describe('POST /businesses/{id}/sms/record', () => {
     expect((await conversationOf(conv.id)).unreadCount).toBe(2);
     // Touched together with an inbound SMS: the note is still not counted.
     await db.transaction(async (tx) => {
-      const note = await createMessage(
-        conv,
-        {
-          messageType: 'NOTE',
-          channel: null,
-          direction: 'inbound',
-          isRead: false,
-          senderType: 'staff',
-          provider: null,
-          providerMessageId: null,
-        },
-        tx,
-      );
+      const note = await createMessage(conv, unreadNote, tx);
       const sms = await createMessage(
         conv,
         { direction: 'inbound', isRead: false, senderType: 'client', status: 'received' },
@@ -378,6 +362,13 @@ async function recordOutbound(t: Awaited<ReturnType<typeof tenant>>, statuses: M
   return db.select().from(messages).where(inArray(messages.id, message_ids)).orderBy(messages.id);
 }
 
+/** Posts one SMS status update and checks it is accepted (200, success) with `updated` rows changed. */
+async function expectSmsStatus(t: Awaited<ReturnType<typeof tenant>>, update: Record<string, unknown>, updated: 0 | 1) {
+  const res = await t.post('/sms/status', update);
+  expect(res.status).toBe(200);
+  expect(await jsonOf(res)).toMatchObject({ success: true, updated });
+}
+
 describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
   it('all 24 orders of queued/sending/sent/delivered end delivered; each step applies exactly when it ranks higher', async () => {
     const t = await tenant();
@@ -426,14 +417,11 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
   it('undelivered after sent applies and keeps error_code and error_message; a later delivered does not override it', async () => {
     const t = await tenant();
     const [row] = await recordOutbound(t, ['sent']);
-    const res = await t.post('/sms/status', {
-      message_id: row!.id,
-      status: 'undelivered',
-      error_code: '30003',
-      error_message: 'Unreachable destination handset',
-    });
-    expect(res.status).toBe(200);
-    expect(await jsonOf(res)).toMatchObject({ success: true, updated: 1 });
+    await expectSmsStatus(
+      t,
+      { message_id: row!.id, status: 'undelivered', error_code: '30003', error_message: 'Unreachable destination handset' },
+      1,
+    );
     expect(await rowOf(row!.id)).toMatchObject({
       status: 'undelivered',
       errorCode: '30003',
@@ -447,14 +435,11 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
   it('failed after delivered is accepted with updated 0; the message stays delivered with no error', async () => {
     const t = await tenant();
     const [row] = await recordOutbound(t, ['delivered']);
-    const res = await t.post('/sms/status', {
-      provider_message_id: row!.providerMessageId,
-      status: 'failed',
-      error_code: '30008',
-      error_message: 'Unknown error',
-    });
-    expect(res.status).toBe(200);
-    expect(await jsonOf(res)).toMatchObject({ success: true, updated: 0 });
+    await expectSmsStatus(
+      t,
+      { provider_message_id: row!.providerMessageId, status: 'failed', error_code: '30008', error_message: 'Unknown error' },
+      0,
+    );
     expect(await rowOf(row!.id)).toMatchObject({ status: 'delivered', errorCode: null, errorMessage: null });
   });
 
@@ -622,138 +607,109 @@ describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
 });
 
 describe('POST /messages/{business_id} (any channel, send or record)', () => {
-  it('channel sms + mode send queues an SMS with its sms.send job', async () => {
-    const t = await tenant();
-    const c = await createClient(t.business.id);
-    const res = await api.post(`/api/v1/messages/${t.business.id}`, {
-      headers: t.headers,
-      body: {
+  type Tenant = Awaited<ReturnType<typeof tenant>>;
+  /** Each case: the body's own fields, what each item's stored row matches, the jobs it enqueues. */
+  it.each<{
+    name: string;
+    body: (clientId: number) => Record<string, unknown>;
+    rows: (t: Tenant) => Record<string, unknown>[];
+    jobs: string[];
+  }>([
+    {
+      name: 'channel sms + mode send queues an SMS with its sms.send job',
+      body: (clientId) => ({
         channel: 'sms',
         mode: 'send',
-        sender_type: 'staff',
-        messages: [{ message: 'Hi from the any-channel door', client_id: c.id }],
-      },
-    });
-    expect(res.status).toBe(200);
-    const { message_ids } = await jsonOf(res);
-    expect(await rowOf(message_ids[0])).toMatchObject({
-      channel: 'sms',
-      messageType: 'TEXT',
-      status: 'queued',
-      attempts: 1,
-      fromAddress: t.number.phoneNumber,
-    });
-    expect((await jobsFor(message_ids)).map((j) => j.name)).toEqual(['sms.send']);
-  });
-
-  it('channel sms + mode record records without a job (inbound too)', async () => {
-    const t = await tenant();
-    const c = await createClient(t.business.id);
-    const res = await api.post(`/api/v1/messages/${t.business.id}`, {
-      headers: t.headers,
-      body: {
+        messages: [{ message: 'Hi from the any-channel door', client_id: clientId }],
+      }),
+      rows: (t) => [{ channel: 'sms', messageType: 'TEXT', status: 'queued', attempts: 1, fromAddress: t.number.phoneNumber }],
+      jobs: ['sms.send'],
+    },
+    {
+      name: 'channel sms + mode record records without a job (inbound too)',
+      body: (clientId) => ({
         channel: 'sms',
         mode: 'record',
-        sender_type: 'staff',
         provider: 'twilio',
         messages: [
-          { message: 'out', client_id: c.id, provider_message_id: sid() },
-          { message: 'in', client_id: c.id, direction: 'inbound' },
+          { message: 'out', client_id: clientId, provider_message_id: sid() },
+          { message: 'in', client_id: clientId, direction: 'inbound' },
         ],
-      },
-    });
-    expect(res.status).toBe(200);
-    const { message_ids } = await jsonOf(res);
-    expect((await rowOf(message_ids[0])).status).toBe('sent');
-    expect((await rowOf(message_ids[1])).status).toBe('received');
-    expect(await jobsFor(message_ids)).toEqual([]);
-  });
-
-  it('channel email + mode send queues an email with its email.send job', async () => {
-    const t = await tenant();
-    const c = await createClient(t.business.id);
-    const res = await api.post(`/api/v1/messages/${t.business.id}`, {
-      headers: t.headers,
-      body: {
+      }),
+      rows: () => [{ status: 'sent' }, { status: 'received' }],
+      jobs: [],
+    },
+    {
+      name: 'channel email + mode send queues an email with its email.send job',
+      body: (clientId) => ({
         channel: 'email',
         mode: 'send',
-        sender_type: 'staff',
-        messages: [{ subject: 'Your receipt', message: 'Thanks for visiting', client_id: c.id }],
-      },
-    });
-    expect(res.status).toBe(200);
-    const { message_ids } = await jsonOf(res);
-    expect(await rowOf(message_ids[0])).toMatchObject({
-      channel: 'email',
-      messageType: 'EMAIL',
-      status: 'queued',
-      subject: 'Your receipt',
-      fromAddress: t.business.fromEmail,
-    });
-    expect((await jobsFor(message_ids)).map((j) => j.name)).toEqual(['email.send']);
-  });
-
-  it('channel email + mode record records without a job', async () => {
-    const t = await tenant();
-    const c = await createClient(t.business.id);
-    const res = await api.post(`/api/v1/messages/${t.business.id}`, {
-      headers: t.headers,
-      body: {
+        messages: [{ subject: 'Your receipt', message: 'Thanks for visiting', client_id: clientId }],
+      }),
+      rows: (t) => [
+        {
+          channel: 'email',
+          messageType: 'EMAIL',
+          status: 'queued',
+          subject: 'Your receipt',
+          fromAddress: t.business.fromEmail,
+        },
+      ],
+      jobs: ['email.send'],
+    },
+    {
+      name: 'channel email + mode record records without a job',
+      body: (clientId) => ({
         channel: 'email',
         mode: 'record',
-        sender_type: 'staff',
-        messages: [{ subject: 'Re: hours', message: 'We open at 9', client_id: c.id }],
-      },
-    });
+        messages: [{ subject: 'Re: hours', message: 'We open at 9', client_id: clientId }],
+      }),
+      rows: () => [{ channel: 'email', status: 'sent', subject: 'Re: hours' }],
+      jobs: [],
+    },
+  ])('$name', async ({ body, rows, jobs }) => {
+    const t = await tenant();
+    const c = await createClient(t.business.id);
+    const res = await t.postAny({ sender_type: 'staff', ...body(c.id) });
     expect(res.status).toBe(200);
     const { message_ids } = await jsonOf(res);
-    expect(await rowOf(message_ids[0])).toMatchObject({ channel: 'email', status: 'sent', subject: 'Re: hours' });
-    expect(await jobsFor(message_ids)).toEqual([]);
+    const expected = rows(t);
+    expect(message_ids).toHaveLength(expected.length);
+    for (const [i, row] of expected.entries()) expect(await rowOf(message_ids[i])).toMatchObject(row);
+    expect((await jobsFor(message_ids)).map((j) => j.name)).toEqual(jobs);
   });
 
   it('a bad channel or mode is a 422 with its loc, and nothing is stored', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
-    const before = (
-      await db
-        .select({ n: sql<number>`count(*)::int` })
-        .from(messages)
-        .where(eq(messages.businessId, t.business.id))
-    )[0]!.n;
+    const before = await messageCount(t.business.id);
     for (const channel of ['voice', 'fax', 7]) {
-      const res = await api.post(`/api/v1/messages/${t.business.id}`, {
-        headers: t.headers,
-        body: { channel, mode: 'send', sender_type: 'staff', messages: [{ message: 'x', client_id: c.id }] },
-      });
+      const res = await t.postAny({ channel, mode: 'send', sender_type: 'staff', messages: [{ message: 'x', client_id: c.id }] });
       expect(res.status).toBe(422);
       expect(await locsOf(res)).toEqual([['body', 'channel']]);
     }
-    const noChannel = await api.post(`/api/v1/messages/${t.business.id}`, {
-      headers: t.headers,
-      body: { mode: 'send', sender_type: 'staff', messages: [{ message: 'x', client_id: c.id }] },
-    });
+    const noChannel = await t.postAny({ mode: 'send', sender_type: 'staff', messages: [{ message: 'x', client_id: c.id }] });
     expect(await locsOf(noChannel)).toEqual([['body', 'channel']]);
-    const badMode = await api.post(`/api/v1/messages/${t.business.id}`, {
-      headers: t.headers,
-      body: { channel: 'sms', mode: 'draft', sender_type: 'staff', messages: [{ message: 'x', client_id: c.id }] },
+    const badMode = await t.postAny({
+      channel: 'sms',
+      mode: 'draft',
+      sender_type: 'staff',
+      messages: [{ message: 'x', client_id: c.id }],
     });
     expect(badMode.status).toBe(422);
     expect(await locsOf(badMode)).toEqual([['body', 'mode']]);
-    const after = (
-      await db
-        .select({ n: sql<number>`count(*)::int` })
-        .from(messages)
-        .where(eq(messages.businessId, t.business.id))
-    )[0]!.n;
+    const after = await messageCount(t.business.id);
     expect(after).toBe(before);
   });
 
   it("validates the chosen operation's body: an email without subject is a 422 at messages[0].subject", async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
-    const res = await api.post(`/api/v1/messages/${t.business.id}`, {
-      headers: t.headers,
-      body: { channel: 'email', mode: 'send', sender_type: 'staff', messages: [{ message: 'no subject', client_id: c.id }] },
+    const res = await t.postAny({
+      channel: 'email',
+      mode: 'send',
+      sender_type: 'staff',
+      messages: [{ message: 'no subject', client_id: c.id }],
     });
     expect(res.status).toBe(422);
     expect(await locsOf(res)).toEqual([['body', 'messages', 0, 'subject']]);

@@ -3,14 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { businessEmailSenders, messages } from '@/db/schema';
 import { createClient, createSmsNumber } from '@/server/testing/factories';
-import { postJson, restTenant } from '@/server/testing/http';
+import { locs, postJson, restTenant } from '@/server/testing/http';
 
 /**
  * Written as the attack: business A sends from business B's Twilio number or B's sender address.
  * Replies would land in B's inbox and a STOP would opt the client out at B. Refused with a 422
  * naming the field, and nothing is stored or queued.
  */
-const locs = (body: { detail: { loc: unknown[] }[] }) => body.detail.map((d) => d.loc);
 const storedFor = async (businessId: number) =>
   (await db.select({ n: count() }).from(messages).where(eq(messages.businessId, businessId)))[0]!.n;
 

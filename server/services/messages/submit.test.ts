@@ -4,12 +4,14 @@ import { db } from '@/db/client';
 import { clients, conversations, idempotencyKeys, messages } from '@/db/schema';
 import { createClient, createSmsNumber, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
+import { expectAccepted } from '@/server/testing/messages';
 
 async function tenantWithNumber() {
   const t = await createTenant();
   const number = await createSmsNumber(t.business.id);
   const headers = { 'x-api-key': t.apiKey };
-  return { ...t, number, headers };
+  const sendSms = (body: unknown) => api.post(`/api/v1/businesses/${t.business.id}/sms`, { headers, body });
+  return { ...t, number, headers, sendSms };
 }
 
 const jobsFor = async (ids: number[]) =>
@@ -21,26 +23,17 @@ describe('POST /businesses/{id}/sms (queue)', () => {
   it('stores one queued message per item under one request id, with its job, and creates leads', async () => {
     const t = await tenantWithNumber();
     const known = await createClient(t.business.id, { phoneNumber: '+14155550123' });
-    const res = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
-      headers: t.headers,
-      body: {
-        sender_type: 'staff',
-        staff_id: t.owner.id,
-        category: 'reminder',
-        notification_type: 'appointment_reminder',
-        messages: [
-          { message: 'Reminder: your cut with Maya is tomorrow at 2:30pm', client_id: known.id },
-          { message: 'Welcome to the studio! 🌸', to_number: '(415) 555-0199' },
-        ],
-      },
+    const res = await t.sendSms({
+      sender_type: 'staff',
+      staff_id: t.owner.id,
+      category: 'reminder',
+      notification_type: 'appointment_reminder',
+      messages: [
+        { message: 'Reminder: your cut with Maya is tomorrow at 2:30pm', client_id: known.id },
+        { message: 'Welcome to the studio! 🌸', to_number: '(415) 555-0199' },
+      ],
     });
-    expect(res.status).toBe(200);
-    const body = await jsonOf(res);
-    expect(body).toMatchObject({
-      success: true,
-      request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      message_ids: [expect.any(Number), expect.any(Number)],
-    });
+    const body = await expectAccepted(res, 2);
     const rows = await db.select().from(messages).where(eq(messages.requestId, body.request_id)).orderBy(messages.id);
     expect(rows.map((r) => r.id)).toEqual(body.message_ids);
     expect(rows.map((r) => r.status)).toEqual(['queued', 'queued']);
@@ -70,32 +63,26 @@ describe('POST /businesses/{id}/sms (queue)', () => {
   it('one bad item is a 422 naming its index, and nothing of the request is stored or queued', async () => {
     const t = await tenantWithNumber();
     const before = (await db.select({ n: sql<number>`count(*)::int` }).from(messages))[0]!.n;
-    const res = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
-      headers: t.headers,
-      body: {
-        sender_type: 'staff',
-        messages: [
-          { message: 'ok', to_number: '+14155550111' },
-          { message: 'bad number', to_number: 'not-a-number' },
-          { message: 'unknown client', client_id: 987654 },
-          { to_number: '+14155550112' },
-        ],
-      },
+    const res = await t.sendSms({
+      sender_type: 'staff',
+      messages: [
+        { message: 'ok', to_number: '+14155550111' },
+        { message: 'bad number', to_number: 'not-a-number' },
+        { message: 'unknown client', client_id: 987654 },
+        { to_number: '+14155550112' },
+      ],
     });
     expect(res.status).toBe(422);
     const locs = (await jsonOf(res)).detail.map((d: { loc: unknown[] }) => d.loc);
     expect(locs).toEqual(expect.arrayContaining([['body', 'messages', 3, 'message']]));
     // Service-level checks run once the shape is valid.
-    const res2 = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
-      headers: t.headers,
-      body: {
-        sender_type: 'staff',
-        messages: [
-          { message: 'ok', to_number: '+14155550111' },
-          { message: 'x', to_number: 'not-a-number' },
-          { message: 'y', client_id: 987654 },
-        ],
-      },
+    const res2 = await t.sendSms({
+      sender_type: 'staff',
+      messages: [
+        { message: 'ok', to_number: '+14155550111' },
+        { message: 'x', to_number: 'not-a-number' },
+        { message: 'y', client_id: 987654 },
+      ],
     });
     expect(res2.status).toBe(422);
     expect((await jsonOf(res2)).detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([
@@ -110,10 +97,7 @@ describe('POST /businesses/{id}/sms (queue)', () => {
   it('records an opted-out client as failed with error_code opted_out, and queues no job', async () => {
     const t = await tenantWithNumber();
     const out = await createClient(t.business.id, { optedOutSms: true });
-    const res = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
-      headers: t.headers,
-      body: { sender_type: 'staff', messages: [{ message: 'Promo!', client_id: out.id }] },
-    });
+    const res = await t.sendSms({ sender_type: 'staff', messages: [{ message: 'Promo!', client_id: out.id }] });
     expect(res.status).toBe(200);
     const { message_ids } = await jsonOf(res);
     const [row] = await db.select().from(messages).where(eq(messages.id, message_ids[0]));
@@ -124,56 +108,28 @@ describe('POST /businesses/{id}/sms (queue)', () => {
   it('413 over 1000 items; 422 for an empty list', async () => {
     const t = await tenantWithNumber();
     const many = Array.from({ length: 1001 }, () => ({ message: 'hi', to_number: '+14155550100' }));
-    expect(
-      (
-        await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
-          headers: t.headers,
-          body: { sender_type: 'staff', messages: many },
-        })
-      ).status,
-    ).toBe(413);
-    expect(
-      (
-        await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
-          headers: t.headers,
-          body: { sender_type: 'staff', messages: [] },
-        })
-      ).status,
-    ).toBe(422);
+    expect((await t.sendSms({ sender_type: 'staff', messages: many })).status).toBe(413);
+    expect((await t.sendSms({ sender_type: 'staff', messages: [] })).status).toBe(422);
   });
 
   it('a message_id re-queues a failed message as it is; a queued or sent one is 409; an unknown one 422', async () => {
     const t = await tenantWithNumber();
     const c = await createClient(t.business.id);
-    const first = await jsonOf(
-      await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
-        headers: t.headers,
-        body: { sender_type: 'staff', messages: [{ message: 'Hello', client_id: c.id }] },
-      }),
-    );
+    const first = await jsonOf(await t.sendSms({ sender_type: 'staff', messages: [{ message: 'Hello', client_id: c.id }] }));
     const id = first.message_ids[0];
-    const again = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
-      headers: t.headers,
-      body: { sender_type: 'staff', messages: [{ message_id: id }] },
-    });
+    const again = await t.sendSms({ sender_type: 'staff', messages: [{ message_id: id }] });
     expect(again.status).toBe(409);
     await db
       .update(messages)
       .set({ status: 'failed', errorCode: '30003', errorMessage: 'Unreachable' })
       .where(eq(messages.id, id));
-    const requeue = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
-      headers: t.headers,
-      body: { sender_type: 'staff', messages: [{ message_id: id, message: 'ignored' }] },
-    });
+    const requeue = await t.sendSms({ sender_type: 'staff', messages: [{ message_id: id, message: 'ignored' }] });
     expect(requeue.status).toBe(200);
     expect((await jsonOf(requeue)).message_ids).toEqual([id]);
     const [row] = await db.select().from(messages).where(eq(messages.id, id));
     expect(row).toMatchObject({ status: 'queued', errorCode: null, content: 'Hello', attempts: 2 });
     expect((await jobsFor([id]))[0]!.n).toBe(2);
-    const unknown = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
-      headers: t.headers,
-      body: { sender_type: 'staff', messages: [{ message_id: 99999999 }] },
-    });
+    const unknown = await t.sendSms({ sender_type: 'staff', messages: [{ message_id: 99999999 }] });
     expect(unknown.status).toBe(422);
     expect((await jsonOf(unknown)).detail[0].loc).toEqual(['body', 'messages', 0, 'message_id']);
   });

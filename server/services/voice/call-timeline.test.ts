@@ -6,6 +6,7 @@ import { createClient, createConversation, createSmsNumber, createStaff, createT
 import { findOne } from '@/server/testing/twiml';
 import { callsBySid, callStatus, followAction, newCall, startCall, type TestCall } from '@/server/testing/voice';
 import { twilioSid } from '@/server/testing/webhooks';
+import { onlyRow } from '@/server/testing/messages';
 
 /**
  * A call is one CALL message in the client's conversation, whatever order and however often the
@@ -48,9 +49,8 @@ describe('one CALL message per call', () => {
     await followAction(dial, call, { DialCallStatus: 'completed', DialCallDuration: '40', DialCallSid: child.CallSid });
     await followAction(dial, call, { DialCallStatus: 'completed', DialCallDuration: '40', DialCallSid: child.CallSid });
 
-    const rows = await callMessagesOf(s.conv.id);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
+    const row = onlyRow(await callMessagesOf(s.conv.id));
+    expect(row).toMatchObject({
       providerMessageId: call.CallSid,
       direction: 'outbound',
       status: 'completed',
@@ -59,7 +59,7 @@ describe('one CALL message per call', () => {
       senderId: s.agent.id,
     });
     expect(await callsBySid(child.CallSid)).toHaveLength(0);
-    expect(await conversationOf(s.conv.id)).toMatchObject({ unreadCount: 0, lastMessageId: rows[0]!.id, lastChannel: 'voice' });
+    expect(await conversationOf(s.conv.id)).toMatchObject({ unreadCount: 0, lastMessageId: row.id, lastChannel: 'voice' });
   });
 
   it("browser → phone, reordered: the leg's completed callback before the instructions request still ends as one call placed by the staff member", async () => {
@@ -70,9 +70,7 @@ describe('one CALL message per call', () => {
     await callStatus(child, 'ringing');
     const dial = findOne((await startCall(call)).twiml!, 'Dial');
     await followAction(dial, call, { DialCallStatus: 'completed', DialCallDuration: '12' });
-    const rows = await callMessagesOf(s.conv.id);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
+    expect(onlyRow(await callMessagesOf(s.conv.id))).toMatchObject({
       providerMessageId: call.CallSid,
       direction: 'outbound',
       status: 'completed',
@@ -106,9 +104,7 @@ describe('one CALL message per call', () => {
     await callStatus({ ...call }, 'completed', { CallDuration: '31' });
     await callStatus({ ...call }, 'completed', { CallDuration: '31' });
 
-    const rows = await callMessagesOf(s.conv.id);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
+    expect(onlyRow(await callMessagesOf(s.conv.id))).toMatchObject({
       providerMessageId: call.CallSid,
       direction: 'inbound',
       status: 'completed',
@@ -135,9 +131,7 @@ describe('one CALL message per call', () => {
     await followAction(first, call, { DialCallStatus: 'completed', DialCallDuration: '44' });
     await callStatus(toAgent, 'completed', { CallDuration: '44' });
 
-    const rows = await callMessagesOf(s.conv.id);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
+    expect(onlyRow(await callMessagesOf(s.conv.id))).toMatchObject({
       providerMessageId: call.CallSid,
       clientId: s.client.id,
       direction: 'inbound',
@@ -161,9 +155,7 @@ describe('one CALL message per call', () => {
       callStatus({ ...call }, 'completed', { CallDuration: '9' }),
     ]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
-    const rows = await callMessagesOf(s.conv.id);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'completed', staffId: s.agent.id });
+    expect(onlyRow(await callMessagesOf(s.conv.id))).toMatchObject({ status: 'completed', staffId: s.agent.id });
     expect((await conversationOf(s.conv.id)).unreadCount).toBe(1);
   });
 });

@@ -13,6 +13,7 @@ import {
 import { findAll, findOne, type TwimlNode } from '@/server/testing/twiml';
 import { callsBySid, callStatus, followAction, newCall, startCall, VOICE_PATHS } from '@/server/testing/voice';
 import { postTwilio, TEST_BASE_URL, twilioSignature } from '@/server/testing/webhooks';
+import { onlyRow } from '@/server/testing/messages';
 
 const BASE = `${TEST_BASE_URL}/api/v1`;
 const STATUS_URL = `${BASE}/webhooks/twilio/voice/status`;
@@ -53,9 +54,7 @@ describe('POST /voice-calls/instructions: browser → phone', () => {
       statusCallbackEvent: 'initiated ringing answered completed',
     });
 
-    const rows = await callsBySid(call.CallSid);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
+    expect(onlyRow(await callsBySid(call.CallSid))).toMatchObject({
       conversationId: conv.id,
       clientId: client.id,
       messageType: 'CALL',
@@ -225,9 +224,7 @@ describe('POST /voice-calls/instructions: phone → business', () => {
       Digits: 'hangup',
     });
     expect(last.twiml!.children).toEqual([]);
-    const rows = await callsBySid(call.CallSid);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'completed', callOutcome: 'missed', staffId: null });
+    expect(onlyRow(await callsBySid(call.CallSid))).toMatchObject({ status: 'completed', callOutcome: 'missed', staffId: null });
     // The owner is in the team here because the owner is tied to no location (createTenant).
     expect(identities(team)).not.toContain(`staff-${s.elsewhere.id}`);
     expect(identities(team)).not.toContain(`staff-${s.away.id}`);

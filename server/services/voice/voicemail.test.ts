@@ -24,6 +24,7 @@ import {
   type TestCall,
 } from '@/server/testing/voice';
 import { jobsWhere, postTwilio, twilioSid } from '@/server/testing/webhooks';
+import { onlyRow } from '@/server/testing/messages';
 
 let phoneCounter = 0;
 const newPhone = () => `+1917${String(Date.now() % 1e4).padStart(4, '0')}${String(++phoneCounter).padStart(3, '0')}`;
@@ -83,9 +84,7 @@ describe('POST /webhooks/twilio/voice/recording', () => {
     expect((await recordingCallback(call.CallSid, { RecordingSid: recordingSid })).status).toBe(200);
     expect((await recordingCallback(call.CallSid, { RecordingSid: recordingSid })).status).toBe(200);
 
-    const rows = await callsBySid(call.CallSid);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
+    expect(onlyRow(await callsBySid(call.CallSid))).toMatchObject({
       direction: 'inbound',
       status: 'completed',
       callOutcome: 'voicemail',

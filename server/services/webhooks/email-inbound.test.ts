@@ -3,9 +3,10 @@ import { and, eq, or, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { clients, conversations, messages, webhookEvents } from '@/db/schema';
-import { createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
+import { createClient, createConversation, createEmailThread, createTenant } from '@/server/testing/factories';
 import { jsonOf } from '@/server/testing/http';
 import { multipartBody, postBytes, type MultipartFile } from '@/server/testing/webhooks';
+import { onlyRow } from '@/server/testing/messages';
 
 const INBOUND = '/api/v1/email/webhooks/sendgrid/inbound';
 const SECRET = 'dev-inbound-secret';
@@ -100,24 +101,7 @@ const eventByMessageId = (messageId: string) =>
     );
 
 /** A business with a client and an outbound email we sent them (stored Message-ID). */
-async function threadSetup() {
-  const t = await createTenant();
-  const client = await createClient(t.business.id, { email: `pat.${randomUUID().slice(0, 8)}@example.test` });
-  const conv = await createConversation(t.business.id, client.id);
-  const ourMessageId = `<${randomUUID()}@studio.test>`;
-  const sent = await createMessage(conv, {
-    channel: 'email',
-    messageType: 'EMAIL',
-    subject: 'Your appointment',
-    fromAddress: t.business.fromEmail,
-    toAddress: client.email,
-    provider: 'smtp',
-    providerMessageId: ourMessageId,
-    emailMessageId: ourMessageId,
-    status: 'delivered',
-  });
-  return { t, client, conv, sent, ourMessageId };
-}
+const threadSetup = () => createEmailThread();
 
 describe('POST /email/webhooks/sendgrid/inbound — secret', () => {
   it('a wrong secret is 403 and stores nothing', async () => {
@@ -167,9 +151,8 @@ describe('POST /email/webhooks/sendgrid/inbound — threading and clients', () =
       references: ourMessageId,
     });
     expect(res.status).toBe(200);
-    const rows = await inboundEmailsOf(t.business.id);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
+    const row = onlyRow(await inboundEmailsOf(t.business.id));
+    expect(row).toMatchObject({
       conversationId: conv.id,
       clientId: client.id,
       channel: 'email',
@@ -189,7 +172,7 @@ describe('POST /email/webhooks/sendgrid/inbound — threading and clients', () =
     expect(clientsAfter.map((c) => c.id).sort()).toEqual(clientsBefore.map((c) => c.id).sort());
     expect(clientsAfter.some((c) => c.email?.toLowerCase() === 'sam.partner@elsewhere.test')).toBe(false);
     const [c] = await db.select().from(conversations).where(eq(conversations.id, conv.id));
-    expect(c).toMatchObject({ unreadCount: 1, lastMessageId: rows[0]!.id, lastChannel: 'email' });
+    expect(c).toMatchObject({ unreadCount: 1, lastMessageId: row.id, lastChannel: 'email' });
     const [event] = await eventByMessageId(replyId);
     expect(event).toMatchObject({ provider: 'sendgrid', kind: 'email_inbound', outcome: 'processed', businessId: t.business.id });
   });
@@ -340,9 +323,7 @@ describe('POST /email/webhooks/sendgrid/inbound — attachments, unknown recipie
     const t = await createTenant();
     const mail = { from: `noid.${randomUUID().slice(0, 8)}@example.test`, to: t.business.fromEmail!, messageId: null };
     expect((await postInbound(mail)).status).toBe(200);
-    const rows = await inboundEmailsOf(t.business.id);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]!.emailMessageId).toBeNull();
+    expect(onlyRow(await inboundEmailsOf(t.business.id)).emailMessageId).toBeNull();
   });
 
   it('a hand-written multipart body (no attachments) is parsed the same way', async () => {

@@ -5,10 +5,10 @@ import { messages, webhookEvents } from '@/db/schema';
 import { createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api } from '@/server/testing/http';
 import {
+  installSendgridKeyPair,
   multipartBody,
   postBytes,
   postTwilio,
-  sendgridKeyPair,
   sendgridRequest,
   TWILIO_PATHS,
   twilioSid,
@@ -19,8 +19,7 @@ import {
  * 500 or cost the server far more than the sender. Signed and understood → 2xx, with the raw bytes
  * kept and the stored text cleaned; unsigned → 403 whatever the body; malformed → 4xx.
  */
-const keys = sendgridKeyPair();
-process.env.SENDGRID_WEBHOOK_PUBLIC_KEY = keys.publicKeyBase64;
+const keys = installSendgridKeyPair();
 const SENDGRID = '/api/v1/email/webhooks/sendgrid';
 const INBOUND = '/api/v1/email/webhooks/sendgrid/inbound?secret=dev-inbound-secret';
 

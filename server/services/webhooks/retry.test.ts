@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { conversations, messages, webhookEvents } from '@/db/schema';
+import { conversations, messages, webhookEvents, type MessageStatus } from '@/db/schema';
 import { createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
 import {
   jobsWhere,
@@ -15,6 +15,7 @@ import {
 } from '@/server/testing/webhooks';
 import { startWorker } from '@/workers/index';
 import { reprocessEvent } from './retry';
+import { onlyRow } from '@/server/testing/messages';
 
 let phoneCounter = 0;
 const newPhone = () => `+1303${String(Date.now() % 1e4).padStart(4, '0')}${String(++phoneCounter).padStart(3, '0')}`;
@@ -51,6 +52,15 @@ async function unmatchedStatus(sid: string, status = 'delivered', from = '+14155
   return events[0]!;
 }
 
+/** A tenant's status event for a new sid stored before its message exists, then that message, stored in `messageStatus`. */
+async function statusBeforeItsMessage(eventStatus: string, messageStatus: MessageStatus) {
+  const { conv, number } = await tenantWithConversation();
+  const sid = twilioSid('SM');
+  const event = await unmatchedStatus(sid, eventStatus, number.phoneNumber);
+  const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: messageStatus });
+  return { conv, event, msg };
+}
+
 /**
  * Makes message inserts with content 'boom' fail at the database, for the duration of `fn`.
  * The constraint is NOT VALID so existing rows are not checked; it is always dropped again.
@@ -79,10 +89,7 @@ describe('status callback for an unknown MessageSid → webhook.retry', () => {
   });
 
   it('once the message with that sid exists, reprocessEvent(eventId, false) applies it and marks the event processed', async () => {
-    const { conv, number } = await tenantWithConversation();
-    const sid = twilioSid('SM');
-    const event = await unmatchedStatus(sid, 'delivered', number.phoneNumber);
-    const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
+    const { conv, event, msg } = await statusBeforeItsMessage('delivered', 'sent');
     await reprocessEvent(event.id, false);
     expect((await messageOf(msg.id)).status).toBe('delivered');
     expect(await eventOf(event.id)).toMatchObject({ outcome: 'processed', businessId: conv.businessId, error: null });
@@ -93,20 +100,14 @@ describe('status callback for an unknown MessageSid → webhook.retry', () => {
   });
 
   it('a reprocessed undelivered keeps its ErrorCode', async () => {
-    const { conv, number } = await tenantWithConversation();
-    const sid = twilioSid('SM');
-    const event = await unmatchedStatus(sid, 'undelivered', number.phoneNumber);
+    const { event, msg } = await statusBeforeItsMessage('undelivered', 'sent');
     await db.execute(sql`update webhook_events set payload = payload || '{"ErrorCode":"30003"}'::jsonb where id = ${event.id}`);
-    const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
     await reprocessEvent(event.id, false);
     expect(await messageOf(msg.id)).toMatchObject({ status: 'undelivered', errorCode: '30003' });
   });
 
   it('a reprocessed status that would move the message back is closed as ignored, and the message is untouched', async () => {
-    const { conv, number } = await tenantWithConversation();
-    const sid = twilioSid('SM');
-    const event = await unmatchedStatus(sid, 'sent', number.phoneNumber);
-    const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'delivered' });
+    const { event, msg } = await statusBeforeItsMessage('sent', 'delivered');
     await reprocessEvent(event.id, false);
     expect((await messageOf(msg.id)).status).toBe('delivered');
     expect((await eventOf(event.id)).outcome).toBe('ignored');
@@ -136,17 +137,20 @@ describe('status callback for an unknown MessageSid → webhook.retry', () => {
   });
 });
 
+/** An inbound SMS whose body `withBoomConstraint` makes fail. */
+const boomSms = (from: string, to: string) => ({
+  MessageSid: twilioSid('SM'),
+  AccountSid: 'AC1',
+  From: from,
+  To: to,
+  Body: 'boom',
+  NumMedia: '0',
+});
+
 describe('processing fails, then recovers', () => {
   it('an inbound SMS whose processing fails: 200, event failed with the error, a webhook.retry job; fixed → reprocess creates the message', async () => {
     const { t, number, client, conv } = await tenantWithConversation();
-    const params = {
-      MessageSid: twilioSid('SM'),
-      AccountSid: 'AC1',
-      From: client.phoneNumber!,
-      To: number.phoneNumber,
-      Body: 'boom',
-      NumMedia: '0',
-    };
+    const params = boomSms(client.phoneNumber!, number.phoneNumber);
     const event = await withBoomConstraint(async () => {
       const res = await postTwilio(TWILIO_PATHS.smsIncoming, params);
       expect(res.status).toBe(200);
@@ -169,9 +173,7 @@ describe('processing fails, then recovers', () => {
     expect(await eventsByPayload('MessageSid', params.MessageSid)).toHaveLength(1);
 
     await reprocessEvent(event.id, false);
-    const rows = await messagesBySid(params.MessageSid);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
+    expect(onlyRow(await messagesBySid(params.MessageSid))).toMatchObject({
       conversationId: conv.id,
       clientId: client.id,
       content: 'boom',
@@ -184,14 +186,7 @@ describe('processing fails, then recovers', () => {
 
   it('the stored error of a failed event says why it failed (the database reason, not the SQL text)', async () => {
     const { number, client } = await tenantWithConversation();
-    const params = {
-      MessageSid: twilioSid('SM'),
-      AccountSid: 'AC1',
-      From: client.phoneNumber!,
-      To: number.phoneNumber,
-      Body: 'boom',
-      NumMedia: '0',
-    };
+    const params = boomSms(client.phoneNumber!, number.phoneNumber);
     await withBoomConstraint(() => postTwilio(TWILIO_PATHS.smsIncoming, params));
     const [stored] = await eventsByPayload('MessageSid', params.MessageSid);
     expect(stored!.outcome).toBe('failed');
@@ -255,10 +250,7 @@ describe('the webhook.retry worker (in process)', () => {
   };
 
   it('applies a status callback that arrived before its message once the message exists', async () => {
-    const { conv, number } = await tenantWithConversation();
-    const sid = twilioSid('SM');
-    const event = await unmatchedStatus(sid, 'delivered', number.phoneNumber);
-    const msg = await createMessage(conv, { provider: 'twilio', providerMessageId: sid, status: 'sent' });
+    const { event, msg } = await statusBeforeItsMessage('delivered', 'sent');
     // Close the events earlier tests left pending on purpose, so no other job of the batch throws
     // (each job has its own outcome: one throwing job does not fail the others).
     const leftovers = await db

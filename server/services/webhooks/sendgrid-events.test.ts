@@ -5,13 +5,12 @@ import { db } from '@/db/client';
 import { clients, messages, webhookEvents } from '@/db/schema';
 import { createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
-import { jobsWhere, sendgridKeyPair, sendgridRequest } from '@/server/testing/webhooks';
+import { installSendgridKeyPair, jobsWhere, sendgridKeyPair, sendgridRequest } from '@/server/testing/webhooks';
 import { SENDGRID_SIGNATURE_MAX_AGE_SECONDS } from '@/server/providers/sendgrid-signature';
 import { reprocessEvent } from './retry';
 
 // The env module reads process.env once per file, lazily: configure the verification key before any request.
-const keys = sendgridKeyPair();
-process.env.SENDGRID_WEBHOOK_PUBLIC_KEY = keys.publicKeyBase64;
+const keys = installSendgridKeyPair();
 
 const EVENTS = '/api/v1/email/webhooks/sendgrid';
 const post = (events: unknown[], options: Parameters<typeof sendgridRequest>[2] = {}, privateKey = keys.privateKey) =>

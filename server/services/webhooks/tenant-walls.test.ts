@@ -110,10 +110,9 @@ describe('status callbacks find their message only in the business that owns the
 
 describe('SendGrid events are matched within the business named by their unique arguments', () => {
   it('an event whose smtp-id is business B’s Message-ID but names business A changes nothing at B', async () => {
-    const { sendgridKeyPair, sendgridRequest } = await import('@/server/testing/webhooks');
+    const { installSendgridKeyPair, sendgridRequest } = await import('@/server/testing/webhooks');
     const { api } = await import('@/server/testing/http');
-    const keys = sendgridKeyPair();
-    process.env.SENDGRID_WEBHOOK_PUBLIC_KEY = keys.publicKeyBase64;
+    const keys = installSendgridKeyPair();
     const a = await restTenant();
     const b = await restTenant();
     const conv = await createConversation(b.business.id, (await createClient(b.business.id)).id);

@@ -4,6 +4,7 @@ import { db } from '@/db/client';
 import { clients, conversations, messages, webhookEvents } from '@/db/schema';
 import { createClient, createConversation, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
 import { postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';
+import { onlyRow } from '@/server/testing/messages';
 
 const VOICE = TWILIO_PATHS.voiceStatus;
 const RECORDING = 'https://api.twilio.com/2010-04-01/Accounts/AC1/Recordings/RE0123456789abcdef0123456789abcdef';
@@ -60,9 +61,8 @@ describe('POST /webhooks/twilio/voice/status', () => {
       const res = await voiceCallback(call, status, extra);
       expect(res.status, status).toBe(200);
     }
-    const rows = await callsBySid(call.CallSid);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
+    const row = onlyRow(await callsBySid(call.CallSid));
+    expect(row).toMatchObject({
       businessId: t.business.id,
       conversationId: conv.id,
       clientId: client.id,
@@ -78,7 +78,7 @@ describe('POST /webhooks/twilio/voice/status', () => {
       isRead: false,
     });
     // One new inbound message: unread +1, not +4.
-    expect(await conversationOf(conv.id)).toMatchObject({ unreadCount: 1, lastMessageId: rows[0]!.id, lastChannel: 'voice' });
+    expect(await conversationOf(conv.id)).toMatchObject({ unreadCount: 1, lastMessageId: row.id, lastChannel: 'voice' });
     const events = await eventsBySid(call.CallSid);
     expect(events).toHaveLength(4);
     expect(events.map((e) => e.outcome)).toEqual(['processed', 'processed', 'processed', 'processed']);
@@ -100,9 +100,7 @@ describe('POST /webhooks/twilio/voice/status', () => {
     await voiceCallback(call, 'ringing');
     await voiceCallback(call, 'in-progress');
     await voiceCallback(call, 'initiated');
-    const rows = await callsBySid(call.CallSid);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
+    expect(onlyRow(await callsBySid(call.CallSid))).toMatchObject({
       conversationId: conv.id,
       status: 'completed',
       callDurationSeconds: 42,
@@ -123,9 +121,7 @@ describe('POST /webhooks/twilio/voice/status', () => {
       voiceCallback(call, 'completed', { CallDuration: '42' }),
     ]);
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-    const rows = await callsBySid(call.CallSid);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'completed', callDurationSeconds: 42 });
+    expect(onlyRow(await callsBySid(call.CallSid))).toMatchObject({ status: 'completed', callDurationSeconds: 42 });
     const [conv] = await db.select().from(conversations).where(eq(conversations.clientId, client.id));
     expect(conv!.unreadCount).toBe(1);
     expect((await eventsBySid(call.CallSid)).every((e) => e.outcome === 'processed')).toBe(true);
@@ -141,9 +137,11 @@ describe('POST /webhooks/twilio/voice/status', () => {
     for (const status of ['ringing', 'completed', 'completed']) {
       expect((await voiceCallback(call, status, status === 'completed' ? { CallDuration: '7' } : {})).status).toBe(200);
     }
-    const rows = await callsBySid(call.CallSid);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'completed', callDurationSeconds: 7, statusUpdatedAt: before.statusUpdatedAt });
+    expect(onlyRow(await callsBySid(call.CallSid))).toMatchObject({
+      status: 'completed',
+      callDurationSeconds: 7,
+      statusUpdatedAt: before.statusUpdatedAt,
+    });
     expect(await eventsBySid(call.CallSid)).toHaveLength(2);
     const [conv] = await db.select().from(conversations).where(eq(conversations.clientId, client.id));
     expect(conv!.unreadCount).toBe(1);
@@ -170,9 +168,11 @@ describe('POST /webhooks/twilio/voice/status', () => {
     const call = { CallSid: twilioSid('CA'), From: client.phoneNumber!, To: t.number.phoneNumber, Direction: 'inbound' };
     await voiceCallback(call, 'ringing');
     await voiceCallback(call, 'no-answer', { CallDuration: '0' });
-    const rows = await callsBySid(call.CallSid);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ direction: 'inbound', status: 'no_answer', callOutcome: 'missed' });
+    expect(onlyRow(await callsBySid(call.CallSid))).toMatchObject({
+      direction: 'inbound',
+      status: 'no_answer',
+      callOutcome: 'missed',
+    });
   });
 
   it('an inbound call that completed is not turned into a missed call by a late busy callback', async () => {
@@ -197,9 +197,7 @@ describe('POST /webhooks/twilio/voice/status', () => {
     await voiceCallback(call, 'ringing');
     await voiceCallback(call, 'in-progress');
     await voiceCallback(call, 'completed', { CallDuration: '65' });
-    const rows = await callsBySid(call.CallSid);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
+    expect(onlyRow(await callsBySid(call.CallSid))).toMatchObject({
       businessId: t.business.id,
       conversationId: conv.id,
       clientId: client.id,

@@ -8,9 +8,9 @@ import { expectedTwilioSignature } from '@/server/providers/twilio-signature';
 import { createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api } from '@/server/testing/http';
 import {
+  installSendgridKeyPair,
   multipartBody,
   postBytes,
-  sendgridKeyPair,
   sendgridSignature,
   TEST_BASE_URL,
   TWILIO_DEV_TOKEN,
@@ -25,8 +25,7 @@ import {
  * request: never a 5xx, never over 1 s; signed → 2xx unless it is not understood (4xx); unsigned
  * or tampered → 403 and no row written. A failure prints fast-check's seed and path to replay.
  */
-const keys = sendgridKeyPair();
-process.env.SENDGRID_WEBHOOK_PUBLIC_KEY = keys.publicKeyBase64;
+const keys = installSendgridKeyPair();
 const RUNS = Number(process.env.WEBHOOK_FUZZ_RUNS ?? 60);
 
 const hostileText = fc.oneof(

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { createSql } from '@/db/client';
 import { EVENTS_CHANNEL, type InboxEvent } from '@/server/realtime/publish';
+import { requestEventStream, sseParser } from '@/server/testing/sse';
 
 /**
  * The system test's live-event side: inbox event streams held open through the balancer the way
@@ -81,71 +82,51 @@ export function startSubscribers(
       if (period && period.to === undefined) period.to = Date.now();
       if (!stopping) setTimeout(() => open(s, true), 200 + Math.random() * 300);
     };
-    const req = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'GET',
-        agent: false,
-        headers: { accept: 'text/event-stream', cookie: `session=${encodeURIComponent(s.cookie)}` },
-      },
-      (res) => {
-        if (res.statusCode !== 200) {
-          res.resume();
-          res.on('end', end);
-          res.on('error', end);
-          return;
-        }
-        res.setEncoding('utf8');
-        let buffer = '';
-        res.on('data', (chunk: string) => {
-          buffer += chunk;
-          let cut: number;
-          while ((cut = buffer.indexOf('\n\n')) >= 0) {
-            const message = buffer.slice(0, cut);
-            buffer = buffer.slice(cut + 2);
-            let type = 'message';
-            let data = '';
-            for (const line of message.split('\n')) {
-              if (line.startsWith('event: ')) type = line.slice(7);
-              else if (line.startsWith('data: ')) data += line.slice(6);
-            }
-            if (type === 'connected') {
-              s.connected.push({ from: Date.now() });
-              if (isReconnect) {
-                s.reconnects++;
-                const started = Date.now();
-                // A catch-up read that fails (the balancer still settling) is tried again.
-                void (async () => {
-                  for (let i = 0; i < 20 && !stopping; i++) {
-                    try {
-                      await catchUp(s);
-                      s.catchUps.push(started);
-                      return;
-                    } catch {
-                      await new Promise((r) => setTimeout(r, 500));
-                    }
-                  }
-                })();
-              }
-            } else if (type === 'message') {
-              try {
-                const event = (JSON.parse(data) as { json?: InboxEvent }).json;
-                if (event) s.received.add(eventKey(event));
-              } catch {
-                // not an event
-              }
-            } else if (type === 'serialized-error' || type === 'return') {
-              req.destroy();
-            }
-          }
-        });
+    const req = requestEventStream(url, s.cookie, {}, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
         res.on('end', end);
         res.on('error', end);
-        res.on('close', end);
-      },
-    );
+        return;
+      }
+      res.setEncoding('utf8');
+      res.on(
+        'data',
+        sseParser((type, data) => {
+          if (type === 'connected') {
+            s.connected.push({ from: Date.now() });
+            if (isReconnect) {
+              s.reconnects++;
+              const started = Date.now();
+              // A catch-up read that fails (the balancer still settling) is tried again.
+              void (async () => {
+                for (let i = 0; i < 20 && !stopping; i++) {
+                  try {
+                    await catchUp(s);
+                    s.catchUps.push(started);
+                    return;
+                  } catch {
+                    await new Promise((r) => setTimeout(r, 500));
+                  }
+                }
+              })();
+            }
+          } else if (type === 'message') {
+            try {
+              const event = (JSON.parse(data) as { json?: InboxEvent }).json;
+              if (event) s.received.add(eventKey(event));
+            } catch {
+              // not an event
+            }
+          } else if (type === 'serialized-error' || type === 'return') {
+            req.destroy();
+          }
+        }),
+      );
+      res.on('end', end);
+      res.on('error', end);
+      res.on('close', end);
+    });
     req.on('error', end);
     req.end();
     s.req = req;

@@ -1,0 +1,23 @@
+import { foreignKey, integer, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import { businesses } from './businesses';
+
+/** The first columns of a tenant table: its identity key and the business that owns the row (deleted with it). */
+export const tenantKeys = () => ({
+  id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+  businessId: integer('business_id')
+    .notNull()
+    .references(() => businesses.id, { onDelete: 'cascade' }),
+});
+
+/**
+ * A reference that stays inside the business: (business_id, column) → the target's (business_id, id),
+ * so a row can only point at a row of its own business (and carries the distribution column Citus needs).
+ */
+export function sameBusinessFk(
+  name: string,
+  businessId: AnyPgColumn,
+  column: AnyPgColumn,
+  target: { businessId: AnyPgColumn; id: AnyPgColumn },
+) {
+  return foreignKey({ name, columns: [businessId, column], foreignColumns: [target.businessId, target.id] });
+}
