@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isStatusIn } from '@/server/shared/message-statuses';
 import { isBase64 } from '@/server/lib/text';
 import {
   CHANNELS,
@@ -8,6 +9,7 @@ import {
   NOTIFICATION_TYPES,
   PROVIDERS,
   USER_TYPES,
+  type MessageStatus as MessageStatusValue,
 } from '@/db/schema/enums';
 import { email, id, int32, isoTimestamp, MAX_PAGE, paginationQuery, timestampOut, UpdateSuccessResponse } from './common';
 
@@ -34,19 +36,11 @@ export const UserType = z.enum(USER_TYPES).meta({ id: 'UserType' });
 export const MessageStatus = z.enum(MESSAGE_STATUSES).meta({ id: 'MessageStatus' });
 export const Direction = z.enum(DIRECTIONS);
 
-/** Statuses a text or email can hold (call statuses are for CALL messages only). */
-export const DELIVERY_STATUSES = [
-  'initiated',
-  'queued',
-  'sending',
-  'sent',
-  'delivered',
-  'read',
-  'undelivered',
-  'failed',
-  'bounced',
-  'canceled',
-] as const;
+/** Statuses only a CALL holds; `received` is an inbound message's, set when it is stored. */
+const NOT_DELIVERY = new Set<MessageStatusValue>(['received', 'ringing', 'in_progress', 'completed', 'busy', 'no_answer']);
+
+/** Statuses a text or email can hold, and that a caller may record or report for one. */
+export const DELIVERY_STATUSES: readonly MessageStatusValue[] = MESSAGE_STATUSES.filter((s) => !NOT_DELIVERY.has(s));
 
 /** Caller-defined JSON kept with a message: at most 50 keys and 16 KiB once serialised. */
 export const METADATA_LIMITS = { keys: 50, bytes: 16 * 1024 } as const;
@@ -213,7 +207,7 @@ const statusUpdate = (name: string) =>
       if (v.message_id === undefined && v.provider_message_id === undefined) {
         ctx.addIssue({ code: 'custom', path: ['message_id'], message: 'One of message_id or provider_message_id is required' });
       }
-      if (!(DELIVERY_STATUSES as readonly string[]).includes(v.status)) {
+      if (!isStatusIn(DELIVERY_STATUSES, v.status)) {
         ctx.addIssue({ code: 'custom', path: ['status'], message: `must be one of ${DELIVERY_STATUSES.join(', ')}` });
       }
     })

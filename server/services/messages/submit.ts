@@ -379,7 +379,7 @@ async function planNewMessages(
       mode === 'record' &&
       item.status !== undefined &&
       item.direction !== 'inbound' &&
-      !(DELIVERY_STATUSES as readonly string[]).includes(item.status)
+      !isStatusIn(DELIVERY_STATUSES, item.status)
     ) {
       issues.push({ loc: loc(index, 'status'), msg: `must be one of ${DELIVERY_STATUSES.join(', ')}`, type: 'value_error' });
     }
