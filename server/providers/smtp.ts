@@ -11,7 +11,7 @@ import {
 } from './types';
 import { fetchPublic, FetchRefused, type FetchPolicy } from '@/server/lib/public-fetch';
 import { isBase64, trimEnd } from '@/server/lib/text';
-import { MAX_ATTACHMENT_BYTES } from '@/server/schemas/messages';
+import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
 
 /**
  * SMTP email provider on nodemailer's pooled transport.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isBase64 } from '@/server/lib/text';
+import { MAX_SMS_LENGTH } from '@/server/shared/limits';
 import {
   CHANNELS,
   DIRECTIONS,
@@ -12,8 +13,6 @@ import {
 import { email, id, int32, isoTimestamp, MAX_PAGE, paginationQuery, timestampOut, UpdateSuccessResponse } from './common';
 
 export const MAX_ITEMS = 1000;
-export const MAX_SMS_LENGTH = 1600;
-export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
 /** An email's text body, in characters. */
 export const MAX_EMAIL_TEXT_LENGTH = 1_000_000;
 /** The REST body limit (server/http/route.ts), as a bound on any one string in it. */

@@ -1,6 +1,7 @@
 import { isSupportedCountry } from 'libphonenumber-js';
 import { z } from 'zod';
 import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enums';
+import { MAX_SMS_LENGTH } from '@/server/shared/limits';
 
 /**
  * SPEC §5 BusinessOnboardRequest and the onboarding status answer.
@@ -109,7 +110,7 @@ export const OnboardClient = z
 export const BusinessSettingsInput = z
   .object({
     record_calls: z.boolean().optional(),
-    missed_call_text: z.string().trim().max(1600).nullish(),
+    missed_call_text: z.string().trim().max(MAX_SMS_LENGTH).nullish(),
   })
   .meta({ id: 'BusinessSettings' });
 

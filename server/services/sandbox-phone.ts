@@ -5,7 +5,8 @@ import { businessEmailSenders, businesses, businessSmsNumbers, clients, messages
 import { env, type Env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { sanitizeEmailHtml } from '@/server/lib/email-html';
-import { smsSegments } from '@/server/lib/sms-segments';
+import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
+import { smsSegments } from '@/server/shared/sms-segments';
 import {
   inboundEmailPath,
   inboundParseForm,
@@ -257,8 +258,6 @@ async function businessMailAddress(businessId: number, clientId: number, preferr
  * Writing as the client: the provider's webhook, over HTTP, to our own endpoint
  * -------------------------------------------------------------------------------------------- */
 
-export const MAX_SANDBOX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
-
 export type SmsReply = { channel: 'sms'; clientId: number; body: string };
 export type EmailReply = {
   channel: 'email';
@@ -355,7 +354,7 @@ async function replyEmail(businessId: number, reply: EmailReply, options: ReplyO
   let attachment: { filename: string; contentType: string; content: Buffer } | null = null;
   if (reply.attachment) {
     const content = Buffer.from(reply.attachment.contentBase64, 'base64');
-    if (content.length > MAX_SANDBOX_ATTACHMENT_BYTES) throw new AppError('payload_too_large', 'The attachment is over 5 MiB');
+    if (content.length > MAX_ATTACHMENT_BYTES) throw new AppError('payload_too_large', 'The attachment is over 5 MiB');
     attachment = {
       filename: reply.attachment.filename,
       contentType: reply.attachment.contentType || 'application/octet-stream',

@@ -8,7 +8,7 @@ import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
 import { markClientOptedOut } from '@/server/services/messages/status';
 import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
-import { smsSegments } from '@/server/lib/sms-segments';
+import { smsSegments } from '@/server/shared/sms-segments';
 import { markEvent } from './events';
 
 /** SPEC §6.1 Opt-out: the whole message must be the keyword (providers.md §1.7). */
