@@ -104,8 +104,9 @@ export class VoiceNotConfiguredError extends Error {
 // ---------------------------------------------------------------------------------------------
 // The part of @twilio/voice-sdk we use (the real classes satisfy these structurally; fakes implement them).
 
-// `any`: event payloads differ per event.
-type Listener = (...args: any[]) => void;
+// Each event passes its own payload, so each listener declares its own parameters. A method's parameters are
+// checked bivariantly, which lets a listener narrow `unknown` (as the SDK's EventEmitter, whose listeners take any[]).
+type Listener = { listener(...args: unknown[]): void }['listener'];
 
 export interface SdkEmitter {
   on(event: string, listener: Listener): unknown;

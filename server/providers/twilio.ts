@@ -2,7 +2,6 @@ import http from 'node:http';
 import twilio from 'twilio';
 import type RequestClientTypes from 'twilio/lib/base/RequestClient';
 import type TwilioResponse from 'twilio/lib/http/response';
-import type { MessageStatus } from '@/db/schema';
 import { ProviderError, type SmsProvider, type SmsSendResult } from './types';
 
 /**

@@ -10,7 +10,7 @@ import {
   createStaff,
   createTenant,
 } from '@/server/testing/factories';
-import { restTenant, getJson, postJson, type Headers } from '@/server/testing/http';
+import { restTenant, getJson, postJson } from '@/server/testing/http';
 
 /**
  * A conversation's messages, notes, flags and read status through the real REST handlers

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, type SQL } from 'drizzle-orm';
 import { db } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
