@@ -48,7 +48,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: SERVER_ONLY,
+              group: [...SERVER_ONLY, '!@/server/shared', '!@/server/shared/**'],
               allowTypeImports: true,
               message: 'components/ runs in the browser: import types only, or a pure module from @/server/shared.',
             },
@@ -64,7 +64,11 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: [...SERVER_ONLY, '!@/server/shared/**'], allowTypeImports: true, message: 'server/shared is bundled for the browser: pure code only.' },
+            {
+              group: [...SERVER_ONLY, '!@/server/shared', '!@/server/shared/**'],
+              allowTypeImports: true,
+              message: 'server/shared is bundled for the browser: pure code only.',
+            },
             { group: ['node:*'], message: 'server/shared is bundled for the browser: no Node.js modules.' },
           ],
         },
@@ -79,7 +83,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['next', 'next/*', '@/server/http/**', '@/server/trpc/**', '@/app/**'], message: 'Services are transport-free: no next, server/http or server/trpc.' },
+            {
+              group: ['next', 'next/*', '@/server/http/**', '@/server/trpc/**', '@/app/**'],
+              message: 'Services are transport-free: no next, server/http or server/trpc.',
+            },
           ],
         },
       ],
