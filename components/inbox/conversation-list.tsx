@@ -7,7 +7,7 @@ import styles from './inbox.module.css';
 import type { ConversationRow, ListInput } from './types';
 
 const ROW_HEIGHT = 64;
-export const CHANNEL_LABEL: Record<string, string> = { sms: 'SMS', email: 'Email', voice: 'Call' };
+const CHANNEL_LABEL: Record<string, string> = { sms: 'SMS', email: 'Email', voice: 'Call' };
 
 /**
  * The conversation list: infinite (pages of 50 fetched as the end nears) and virtualized (only the

@@ -8,7 +8,6 @@ type Inputs = inferRouterInputs<AppRouter>;
 export type ConversationRow = Outputs['inbox']['list']['conversations'][number];
 export type ConversationDetails = Outputs['inbox']['conversation'];
 export type MessageItem = Outputs['inbox']['messages']['messages'][number];
-export type Filters = Outputs['inbox']['filters'];
 export type Me = Outputs['session']['me'];
 export type ListInput = Inputs['inbox']['list'];
 

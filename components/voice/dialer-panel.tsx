@@ -19,7 +19,7 @@ const KEYS: { key: string; label: string; letters?: string }[] = [
   { key: '#', label: 'pound' },
 ];
 
-export type DialerPanelProps = {
+type DialerPanelProps = {
   /** Prefills the number field (the conversation's client phone, E.164). */
   defaultNumber?: string | null;
   /** Passed to the TwiML app as `ClientId` when the dialled number is still `defaultNumber`. */

@@ -69,7 +69,7 @@ function sharedDevice(client: TrpcClient): VoiceDevice | null {
 const noop = () => {};
 const noopAsync = async () => {};
 
-export type Dialer = Pick<
+type Dialer = Pick<
   VoiceDevice,
   'start' | 'retry' | 'connect' | 'accept' | 'reject' | 'setMuted' | 'sendDigits' | 'hangUp' | 'dismiss'
 > & {

@@ -22,7 +22,6 @@ export const CLIENT_TYPES = ['lead', 'new', 'returning', 'vip'] as const;
 export { CONVERSATION_STATUSES, type ConversationStatus } from '../../server/shared/conversations';
 export const ASSIGNMENT_FILTERS = ['all', 'mine', 'unassigned', 'assigned'] as const;
 export const MESSAGE_FILTERS = ['all', 'sms', 'email', 'voice', 'notes', 'flagged', 'unread'] as const;
-export const EXTERNAL_EMAIL_PROVIDERS = ['sendgrid'] as const;
 export const MESSAGE_TYPES = ['TEXT', 'EMAIL', 'CALL', 'NOTE'] as const;
 export const DIRECTIONS = ['inbound', 'outbound'] as const;
 export const STAFF_ROLES = ['owner', 'manager', 'staff'] as const;

@@ -22,7 +22,7 @@ export function requestIdOf(req: Request): string {
 
 type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
 
-export type HandlerContext<P, Q, B> = {
+type HandlerContext<P, Q, B> = {
   req: Request;
   requestId: string;
   log: Logger;

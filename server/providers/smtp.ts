@@ -34,7 +34,7 @@ import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
  * public addresses only, the resolved address pinned, redirects re-checked, 10 s, 5 MiB while streaming; a
  * refused or oversized URL fails the message permanently with the reason, and nothing is sent.
  */
-export type SmtpProviderOptions = {
+type SmtpProviderOptions = {
   url: string;
   /**
    * How URL attachments are fetched: public addresses only. Tests that serve attachments from a

@@ -25,13 +25,13 @@ export const EmailContent = z.object({
   html: z.string().max(5_000_000).optional(),
 });
 
-export const Channel = z.enum(CHANNELS).meta({ id: 'Channel' });
-export const MessageCategory = z.enum(MESSAGE_CATEGORIES).meta({ id: 'MessageCategory' });
-export const NotificationType = z.enum(NOTIFICATION_TYPES).meta({ id: 'NotificationType' });
-export const Provider = z.enum(PROVIDERS).meta({ id: 'Provider' });
-export const UserType = z.enum(USER_TYPES).meta({ id: 'UserType' });
-export const MessageStatus = z.enum(MESSAGE_STATUSES).meta({ id: 'MessageStatus' });
-export const Direction = z.enum(DIRECTIONS);
+const Channel = z.enum(CHANNELS).meta({ id: 'Channel' });
+const MessageCategory = z.enum(MESSAGE_CATEGORIES).meta({ id: 'MessageCategory' });
+const NotificationType = z.enum(NOTIFICATION_TYPES).meta({ id: 'NotificationType' });
+const Provider = z.enum(PROVIDERS).meta({ id: 'Provider' });
+const UserType = z.enum(USER_TYPES).meta({ id: 'UserType' });
+const MessageStatus = z.enum(MESSAGE_STATUSES).meta({ id: 'MessageStatus' });
+const Direction = z.enum(DIRECTIONS);
 
 /** Statuses a text or email can hold (call statuses are for CALL messages only). */
 export const DELIVERY_STATUSES = [
@@ -48,7 +48,7 @@ export const DELIVERY_STATUSES = [
 ] as const;
 
 /** Caller-defined JSON kept with a message: at most 50 keys and 16 KiB once serialised. */
-export const METADATA_LIMITS = { keys: 50, bytes: 16 * 1024 } as const;
+const METADATA_LIMITS = { keys: 50, bytes: 16 * 1024 } as const;
 const metadata = z
   .record(z.string().max(100), z.unknown())
   .refine((v) => Object.keys(v).length <= METADATA_LIMITS.keys, `must have at most ${METADATA_LIMITS.keys} keys`)
@@ -108,7 +108,7 @@ const smsItemFields = {
   provider_metadata: metadata.optional(),
 };
 
-export const SmsMessageItem = z
+const SmsMessageItem = z
   .object(smsItemFields)
   .superRefine((item, ctx) => requireFields(item, ctx, ['message'], ['to_number', 'client_id']))
   .meta({ id: 'SmsMessageItem' });
@@ -151,7 +151,7 @@ const emailItemFields = {
   provider_metadata: metadata.optional(),
 };
 
-export const EmailMessageItem = z
+const EmailMessageItem = z
   .object(emailItemFields)
   .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id']))
   .meta({ id: 'EmailMessageItem' });
@@ -161,12 +161,12 @@ const recordFields = {
   provider_message_id: z.string().trim().min(1).max(200).optional(),
 };
 
-export const RecordMessageItem = z
+const RecordMessageItem = z
   .object({ ...smsItemFields, ...recordFields })
   .superRefine((item, ctx) => requireFields(item, ctx, ['message'], ['to_number', 'client_id'], 'record'))
   .meta({ id: 'RecordMessageItem' });
 
-export const RecordEmailItem = z
+const RecordEmailItem = z
   .object({ ...emailItemFields, ...recordFields })
   .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id'], 'record'))
   .meta({ id: 'RecordEmailItem' });

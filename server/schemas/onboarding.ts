@@ -13,12 +13,12 @@ import { MAX_SMS_LENGTH } from '@/server/shared/limits';
  */
 
 /** Limits: the 10 MiB body bounds a request long before these do. */
-export const ONBOARD_LIMITS = { smsNumbers: 50, locations: 1_000, staff: 10_000, clients: 100_000 } as const;
+const ONBOARD_LIMITS = { smsNumbers: 50, locations: 1_000, staff: 10_000, clients: 100_000 } as const;
 
 const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
 
 /** A name the runtime's IANA database knows (aliases such as `US/Eastern` included; offsets are not zones). */
-export function isIanaTimezone(tz: string): boolean {
+function isIanaTimezone(tz: string): boolean {
   if (!IANA_NAME.test(tz)) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
@@ -37,7 +37,7 @@ function canonicalTimezone(tz: string): string {
   }
 }
 
-export const IanaTimezone = z
+const IanaTimezone = z
   .string()
   .trim()
   .max(64)
@@ -70,7 +70,7 @@ const Email = z
 /** Any form a person types; normalised to E.164 with the business's country (unparsable → 422). */
 const Phone = z.string().max(64).meta({ description: 'Any typed form; stored in E.164 using the business country' });
 
-export const OnboardLocation = z
+const OnboardLocation = z
   .object({
     external_id: ExternalId,
     name: Name,
@@ -80,7 +80,7 @@ export const OnboardLocation = z
   })
   .meta({ id: 'OnboardLocation' });
 
-export const OnboardStaff = z
+const OnboardStaff = z
   .object({
     external_id: ExternalId,
     name: Name,
@@ -94,7 +94,7 @@ export const OnboardStaff = z
   })
   .meta({ id: 'OnboardStaff' });
 
-export const OnboardClient = z
+const OnboardClient = z
   .object({
     external_id: ExternalId,
     name: Name,
@@ -107,7 +107,7 @@ export const OnboardClient = z
   })
   .meta({ id: 'OnboardClient' });
 
-export const BusinessSettingsInput = z
+const BusinessSettingsInput = z
   .object({
     record_calls: z.boolean().optional(),
     missed_call_text: z.string().trim().max(MAX_SMS_LENGTH).nullish(),
@@ -141,11 +141,8 @@ export const BusinessOnboardRequest = z
   .meta({ id: 'BusinessOnboardRequest' });
 
 export type BusinessOnboardInput = z.output<typeof BusinessOnboardRequest>;
-export type OnboardLocationInput = z.output<typeof OnboardLocation>;
-export type OnboardStaffInput = z.output<typeof OnboardStaff>;
-export type OnboardClientInput = z.output<typeof OnboardClient>;
 
-export const OnboardingStatusValue = z.enum(ONBOARDING_STATUSES).meta({ id: 'OnboardingStatus' });
+const OnboardingStatusValue = z.enum(ONBOARDING_STATUSES).meta({ id: 'OnboardingStatus' });
 
 export const BusinessOnboardResponse = z
   .object({
@@ -164,7 +161,7 @@ export const BusinessOnboardResponse = z
   })
   .meta({ id: 'BusinessOnboardResponse' });
 
-export const OnboardingStepResponse = z
+const OnboardingStepResponse = z
   .object({
     name: z.string().meta({ example: 'clients' }),
     status: OnboardingStatusValue,

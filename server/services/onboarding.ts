@@ -33,15 +33,15 @@ import { createBusinessApiKey } from './auth';
 
 /** Queue of background client imports; its options and worker are registered with the others. */
 export const CLIENTS_IMPORT_QUEUE = QUEUES.clientsImport;
-export const SYNC_CLIENT_LIMIT = 1_000;
-export const CLIENT_CHUNK_SIZE = 1_000;
+const SYNC_CLIENT_LIMIT = 1_000;
+const CLIENT_CHUNK_SIZE = 1_000;
 /** A request with thousands of bad rows answers with the first ones, not a megabyte of errors. */
 const MAX_ISSUES = 100;
 /** Jobs per pg-boss insert statement (each carries up to 1,000 clients). */
 const JOBS_PER_INSERT = 10;
 
 /** A client as stored in an import chunk: normalised, with omitted fields left out (they keep stored values). */
-export type ClientImportRow = {
+type ClientImportRow = {
   external_id: string;
   name?: string;
   email?: string | null;
@@ -57,7 +57,7 @@ export type ClientsImportJob = { business_id: number; import_id: string; chunk: 
 /** The clients step also records which import it tracks and which chunks have landed (not shown by the API). */
 type StoredStep = OnboardingStep & { import_id?: string; chunks_done?: number[] };
 
-export type OnboardResult = {
+type OnboardResult = {
   business_id: number;
   external_id: string | null;
   api_key: string | null;
@@ -113,7 +113,7 @@ const CLIENT_ENTITY: Entity = {
   updatedAt: true,
 };
 
-export type UpsertCounts = { created: number; updated: number; unchanged: number };
+type UpsertCounts = { created: number; updated: number; unchanged: number };
 
 /**
  * Upserts rows by (business_id, external_id) in one statement: the rows travel as one jsonb array
@@ -195,7 +195,7 @@ async function idsByExternalId(
 }
 
 /** Upserts a list of normalised clients for a business (the synchronous path and each import chunk). */
-export function upsertClients(tx: Tx, businessId: number, rows: ClientImportRow[], insertOnly = false): Promise<UpsertCounts> {
+function upsertClients(tx: Tx, businessId: number, rows: ClientImportRow[], insertOnly = false): Promise<UpsertCounts> {
   return upsertByExternalId(tx, CLIENT_ENTITY, businessId, rows, insertOnly);
 }
 
@@ -444,7 +444,7 @@ const countsDetail = (n: number, word: string, c: UpsertCounts) =>
     : `${plural(n, word)}: ${c.created} created, ${c.updated} updated, ${c.unchanged} unchanged`;
 
 /** The business's status from its steps: failed > in_progress > pending > completed. */
-export function overallStatus(steps: OnboardingStep[]): OnboardingStatus {
+function overallStatus(steps: OnboardingStep[]): OnboardingStatus {
   for (const status of ['failed', 'in_progress', 'pending'] as const) if (steps.some((s) => s.status === status)) return status;
   return 'completed';
 }
@@ -575,7 +575,7 @@ export async function getOnboardingStatus(businessId: number, tx: Tx = db) {
 // Background import (workers/import-clients.ts)
 // ---------------------------------------------------------------------------------------------
 
-export type ChunkOutcome = 'imported' | 'already_imported' | 'superseded' | 'business_gone';
+type ChunkOutcome = 'imported' | 'already_imported' | 'superseded' | 'business_gone';
 
 /**
  * Imports one chunk in its own transaction. The business row is locked first (the same order as

@@ -34,7 +34,7 @@ export function sandboxEnabled(config: Env = env()): boolean {
   return config.sandboxAllowed && config.smsProvider === 'sandbox' && config.emailProvider === 'sandbox';
 }
 
-export function assertSandboxEnabled(): void {
+function assertSandboxEnabled(): void {
   if (!sandboxEnabled())
     throw new AppError('not_found', 'The sandbox exists only while the sandbox SMS and email providers are in use');
 }
@@ -43,7 +43,7 @@ export function assertSandboxEnabled(): void {
  * Reading: clients, a client's phone and mailbox
  * -------------------------------------------------------------------------------------------- */
 
-export type SandboxClientQuery = { search?: string; page: number; pageSize: number };
+type SandboxClientQuery = { search?: string; page: number; pageSize: number };
 
 /** The business's clients, most recent conversation activity first; search by name, phone or email. */
 export async function listSandboxClients(businessId: number, q: SandboxClientQuery) {
@@ -258,8 +258,8 @@ async function businessMailAddress(businessId: number, clientId: number, preferr
  * Writing as the client: the provider's webhook, over HTTP, to our own endpoint
  * -------------------------------------------------------------------------------------------- */
 
-export type SmsReply = { channel: 'sms'; clientId: number; body: string };
-export type EmailReply = {
+type SmsReply = { channel: 'sms'; clientId: number; body: string };
+type EmailReply = {
   channel: 'email';
   clientId: number;
   /** Default: "Re: " + the subject of the email answered. */
@@ -271,7 +271,7 @@ export type EmailReply = {
   replyToMessageId?: number;
 };
 
-export type ReplyOptions = {
+type ReplyOptions = {
   /** Where the request goes (default PUBLIC_BASE_URL). Signatures are always over PUBLIC_BASE_URL, as the handlers verify. */
   targetBaseUrl?: string;
   /** Sign with this Twilio token / use this inbound secret instead of the configured one (tests: a wrong one must be refused). */
@@ -280,7 +280,7 @@ export type ReplyOptions = {
   timeoutMs?: number;
 };
 
-export type ReplyResult = {
+type ReplyResult = {
   channel: 'sms' | 'email';
   /** MessageSid / Message-ID of the posted webhook. */
   providerId: string;
