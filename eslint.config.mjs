@@ -1,21 +1,95 @@
-// Lint for one class of bug only: regular expressions whose matching time can grow faster than
-// their input (ReDoS). Every pattern that may see request data is checked; type-checking and
-// style are left to tsc and review.
+// Lint: typescript-eslint's recommended rules, the Next.js and React hooks rules for the UI, the
+// layer boundaries of docs/architecture.md as import rules, and regular expressions that could
+// take super-linear time on request data (ReDoS). Formatting is Prettier's job (`npm run format`).
+import nextPlugin from '@next/eslint-plugin-next';
+import reactHooks from 'eslint-plugin-react-hooks';
 import regexp from 'eslint-plugin-regexp';
 import tseslint from 'typescript-eslint';
 
-export default [
-  { ignores: ['node_modules/**', '.next*/**', '.data/**', 'test-results/**', 'playwright-report/**'] },
+const SERVER_ONLY = ['@/server/*', '@/server/**', '@/db', '@/db/**', '@/workers/**'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.next*/**', '.data/**', 'test-results/**', 'playwright-report/**', 'next-env.d.ts'] },
+  {
+    files: ['**/*.{ts,tsx,mjs}'],
+    extends: [tseslint.configs.recommended],
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
   {
     files: ['**/*.{ts,tsx,mjs}'],
     // Tests, browser specs and benchmarks only ever match strings they wrote themselves.
     ignores: ['**/*.test.ts', 'e2e/**', 'server/bench/**'],
-    languageOptions: { parser: tseslint.parser },
     plugins: { regexp },
-    linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
       'regexp/no-super-linear-backtracking': ['error', { report: 'potential' }],
       'regexp/no-super-linear-move': ['error', { report: 'potential' }],
     },
   },
-];
+  {
+    files: ['app/**/*.{ts,tsx}', 'components/**/*.{ts,tsx}'],
+    plugins: { '@next/next': nextPlugin, 'react-hooks': reactHooks },
+    rules: {
+      ...nextPlugin.configs.recommended.rules,
+      ...nextPlugin.configs['core-web-vitals'].rules,
+      ...reactHooks.configs.recommended.rules,
+    },
+  },
+  {
+    // The browser bundle: components reach the server only through tRPC (types) and the pure
+    // modules in server/shared (limits, SMS segments, vocabularies).
+    files: ['components/**/*.{ts,tsx}'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...SERVER_ONLY, '!@/server/shared', '!@/server/shared/**'],
+              allowTypeImports: true,
+              message: 'components/ runs in the browser: import types only, or a pure module from @/server/shared.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['server/shared/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...SERVER_ONLY, '!@/server/shared', '!@/server/shared/**'],
+              allowTypeImports: true,
+              message: 'server/shared is bundled for the browser: pure code only.',
+            },
+            { group: ['node:*'], message: 'server/shared is bundled for the browser: no Node.js modules.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Services are transport-free: no HTTP layer, no Next.js.
+    files: ['server/services/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['next', 'next/*', '@/server/http/**', '@/server/trpc/**', '@/app/**'],
+              message: 'Services are transport-free: no next, server/http or server/trpc.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -80,7 +80,7 @@ export const db: Database = new Proxy({} as Database, {
   get(_t, prop) {
     const target = (ambient.getStore() ?? handles().db) as unknown as Record<string | symbol, unknown>;
     const value = target[prop];
-    return typeof value === 'function' ? (value as Function).bind(target) : value;
+    return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
   },
 });
 

@@ -22,10 +22,10 @@ import { ensureProductionBuild } from '@/server/cli/production-build';
  * a relayed signal within ~60 ms). Each runs in a process group of its own: `kill(proc, signal)`
  * reaches all of it.
  */
-export type ProcKind = 'web' | 'worker' | 'haproxy';
+type ProcKind = 'web' | 'worker' | 'haproxy';
 export type Proc = ChildProc & { readonly kind: ProcKind; readonly port?: number };
 
-export type ClusterOptions = {
+type ClusterOptions = {
   webs?: number;
   workers?: number;
   /** PostgreSQL; default DATABASE_URL, else the embedded one (db/embedded.ts) under .data/pg. */
@@ -66,7 +66,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const TEMPLATE = path.join(ROOT, 'deploy', 'haproxy.cfg.template');
 
 /** Fills the template's {{…}} fields. */
-export function haproxyConfig(fields: {
+function haproxyConfig(fields: {
   bind: string;
   forwardedProto: 'http' | 'https';
   logLevel?: string;

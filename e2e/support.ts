@@ -19,10 +19,10 @@ export function database() {
   return createSql(process.env.E2E_DATABASE_URL!, { max: 2 });
 }
 
-export const randomPhone = () => `+1555${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
+const randomPhone = () => `+1555${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
 
-export type Business = { smsNumber: string; email: string };
-export type SeededClient = { id: number; name: string; phone: string; email: string };
+type Business = { smsNumber: string; email: string };
+type SeededClient = { id: number; name: string; phone: string; email: string };
 
 /** Gives the business an SMS number and a sender address (the `To` of inbound messages). */
 export async function equipBusiness(businessId: number): Promise<Business> {

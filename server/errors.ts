@@ -5,7 +5,7 @@
 export type ErrorLocation = ['path' | 'query' | 'body' | 'header', ...(string | number)[]];
 export type ValidationIssue = { loc: ErrorLocation; msg: string; type: string };
 
-export type AppErrorCode =
+type AppErrorCode =
   | 'validation' // 422
   | 'bad_request' // 400
   | 'unauthenticated' // 401

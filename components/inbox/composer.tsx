@@ -1,13 +1,12 @@
 'use client';
 import { useState, type RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
-import { smsSegments } from '@/server/lib/sms-segments';
-import { MAX_ATTACHMENT_BYTES } from './format';
+import { MAX_ATTACHMENT_BYTES, MAX_SMS_LENGTH } from '@/server/shared/limits';
+import { smsSegments } from '@/server/shared/sms-segments';
 import styles from './inbox.module.css';
 import type { ConversationDetails, MessageItem } from './types';
 
 type Mode = 'sms' | 'email' | 'note';
-const MAX_SMS_LENGTH = 1600; // SPEC §6: the longest SMS body the API accepts (server/schemas/messages.ts)
 
 /** Why a channel cannot be used for this client, or null when it can. */
 function blockedReason(c: ConversationDetails, mode: Mode): string | null {

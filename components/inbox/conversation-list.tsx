@@ -1,13 +1,13 @@
 'use client';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useEffect, useRef, type RefObject } from 'react';
+import { useEffect, useLayoutEffect, useRef, type RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { initials, relativeTime, uniqueBy } from './format';
 import styles from './inbox.module.css';
 import type { ConversationRow, ListInput } from './types';
 
 const ROW_HEIGHT = 64;
-export const CHANNEL_LABEL: Record<string, string> = { sms: 'SMS', email: 'Email', voice: 'Call' };
+const CHANNEL_LABEL: Record<string, string> = { sms: 'SMS', email: 'Email', voice: 'Call' };
 
 /**
  * The conversation list: infinite (pages of 50 fetched as the end nears) and virtualized (only the
@@ -29,10 +29,14 @@ export function ConversationList({
     placeholderData: (previous) => previous,
   });
   const rows = uniqueBy(query.data?.pages.flatMap((p) => p.conversations) ?? [], (r) => r.conversation_id);
-  rowsRef.current = rows;
+  // The rows j/k move through (the inbox's keyboard handler), as each render commits.
+  useLayoutEffect(() => {
+    rowsRef.current = rows;
+  });
   const total = query.data?.pages[0]?.total_conversations;
 
   const scrollRef = useRef<HTMLDivElement>(null);
+  // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual has no memo-safe API; the compiler skipping this component is right, and no memoized code receives the virtualizer
   const virtualizer = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scrollRef.current,

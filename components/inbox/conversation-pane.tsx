@@ -1,5 +1,5 @@
 'use client';
-import { useEffect, useState, type RefObject } from 'react';
+import { useEffect, useEffectEvent, useState, type RefObject } from 'react';
 import { CallButton } from '@/components/voice/call-button';
 import { trpc } from '@/components/trpc/client';
 import { Composer } from './composer';
@@ -46,9 +46,14 @@ export function ConversationPane({
   });
 
   // Opening a conversation reads it; so does a new inbound message arriving while it is open.
+  // Only a change in the count reads again: the mutation's own state changes (pending, then done
+  // before the count refetches) must not, so it is read in an Effect Event.
   const unread = details.data?.unread_messages_count ?? 0;
+  const markAllRead = useEffectEvent((id: number) => {
+    if (!markRead.isPending) markRead.mutate({ conversationId: id, isRead: true });
+  });
   useEffect(() => {
-    if (unread > 0 && !markRead.isPending) markRead.mutate({ conversationId, isRead: true });
+    if (unread > 0) markAllRead(conversationId);
   }, [unread, conversationId]);
 
   if (details.isPending)

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_ATTACHMENT_BYTES as API_MAX_ATTACHMENT_BYTES } from '@/server/schemas/messages';
-import { dayLabel, duration, initials, MAX_ATTACHMENT_BYTES, relativeTime, splitMatches, uniqueBy } from './format';
+import { dayLabel, duration, initials, relativeTime, splitMatches, uniqueBy } from './format';
 
 describe('inbox formatting', () => {
   const now = new Date('2026-11-23T15:00:00');
@@ -54,9 +53,5 @@ describe('inbox formatting', () => {
     ]; // shifted by one new row
     expect(uniqueBy([...page1, ...page2], (r) => r.id)).toEqual([...page1, { id: 6, v: 'c' }]);
     expect(uniqueBy([], (r: { id: number }) => r.id)).toEqual([]);
-  });
-
-  it('the composer refuses exactly the attachments the API would (SPEC §8: 5 MiB)', () => {
-    expect(MAX_ATTACHMENT_BYTES).toBe(API_MAX_ATTACHMENT_BYTES);
   });
 });

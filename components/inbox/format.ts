@@ -99,6 +99,3 @@ export function uniqueBy<T>(items: T[], key: (item: T) => unknown): T[] {
     return true;
   });
 }
-
-/** The largest email attachment the API accepts (SPEC §8: 5 MiB; server/schemas/messages.ts MAX_ATTACHMENT_BYTES). */
-export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;

@@ -1,5 +1,5 @@
 'use client';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { IncomingCallToast } from '@/components/voice/incoming-call-toast';
 import { ClientPanel } from './client-panel';
@@ -21,21 +21,19 @@ import { useLiveInbox } from './use-live-inbox';
 export function InboxApp() {
   const me = trpc.session.me.useQuery();
   const [view, setView] = useState<View>({ status: 'open', assignment: 'all' });
-  const [selectedId, setSelectedId] = useState<number | null>(null);
+  // The open conversation: until one is opened here, the one the URL names (a shared link or a reload).
+  // The server render has no URL (null); hydration then re-renders with the URL's.
+  const urlConversation = useSyncExternalStore(subscribeNothing, conversationInUrl, () => null);
+  const [opened, setOpened] = useState<number | null | undefined>(undefined); // undefined: none opened yet
+  const selectedId = opened === undefined ? urlConversation : opened;
   const [jumpTo, setJumpTo] = useState<{ messageId: number; term: string } | null>(null);
   const [searchTerm, setSearchTerm] = useState<string | null>(null);
   const rowsRef = useRef<ConversationRow[]>([]);
   const searchInputRef = useRef<HTMLInputElement>(null);
   const composerRef = useRef<HTMLTextAreaElement>(null);
 
-  // Open the conversation named in the URL once, on load (a shared link or a reload).
-  useEffect(() => {
-    const c = Number(new URLSearchParams(window.location.search).get('c'));
-    if (Number.isInteger(c) && c > 0) setSelectedId(c);
-  }, []);
-
   const open = useCallback((id: number | null, at?: { messageId: number; term: string }) => {
-    setSelectedId(id);
+    setOpened(id);
     setJumpTo(at ?? null);
     const url = new URL(window.location.href);
     if (id) url.searchParams.set('c', String(id));
@@ -140,6 +138,16 @@ export function InboxApp() {
       <IncomingCallToast />
     </div>
   );
+}
+
+/** The conversation the URL's `?c=` names, if any. */
+function conversationInUrl(): number | null {
+  const c = Number(new URLSearchParams(window.location.search).get('c'));
+  return Number.isInteger(c) && c > 0 ? c : null;
+}
+
+function subscribeNothing() {
+  return () => {};
 }
 
 /** The tab title carries the number of open conversations with unread messages. */

@@ -1,7 +1,8 @@
 'use client';
 import { trpc } from '@/components/trpc/client';
+import { CONVERSATION_STATUSES } from '@/server/shared/conversations';
 import styles from './inbox.module.css';
-import { STATUSES, type View } from './types';
+import type { View } from './types';
 
 const STATUS_NAMES = { open: 'Open', pending: 'Pending', snoozed: 'Snoozed', resolved: 'Resolved' } as const;
 const ASSIGNMENTS = [
@@ -34,7 +35,9 @@ export function Sidebar({ view, onChange }: { view: View; onChange: (view: View)
       ) : null}
       <div className={styles.sideGroup} role="group" aria-label="Status">
         <h2>Status</h2>
-        {STATUSES.map((s) => item(STATUS_NAMES[s], view.status === s, count(data?.statuses, s), { ...view, status: s }))}
+        {CONVERSATION_STATUSES.map((s) =>
+          item(STATUS_NAMES[s], view.status === s, count(data?.statuses, s), { ...view, status: s }),
+        )}
       </div>
       <div className={styles.sideGroup} role="group" aria-label="Assignment">
         <h2>Assigned</h2>

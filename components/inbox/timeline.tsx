@@ -85,7 +85,8 @@ export function Timeline({
     );
   }
 
-  let lastDay = '';
+  // A day's first message gets a separator.
+  const days = messages.map((m) => dayLabel(m.sent_at));
   return (
     <div
       ref={scrollRef}
@@ -108,10 +109,9 @@ export function Timeline({
         </button>
       ) : null}
       {messages.length === 0 ? <p className={styles.state}>No messages yet. Say hello below.</p> : null}
-      {messages.map((m) => {
-        const day = dayLabel(m.sent_at);
-        const separator = day !== lastDay;
-        lastDay = day;
+      {messages.map((m, i) => {
+        const day = days[i]!;
+        const separator = day !== (i > 0 ? days[i - 1] : '');
         return (
           <Fragment key={m.message_id}>
             {separator ? (

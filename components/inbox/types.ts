@@ -1,4 +1,5 @@
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import type { ConversationStatus } from '@/server/shared/conversations';
 import type { AppRouter } from '@/server/trpc/root';
 
 type Outputs = inferRouterOutputs<AppRouter>;
@@ -7,16 +8,12 @@ type Inputs = inferRouterInputs<AppRouter>;
 export type ConversationRow = Outputs['inbox']['list']['conversations'][number];
 export type ConversationDetails = Outputs['inbox']['conversation'];
 export type MessageItem = Outputs['inbox']['messages']['messages'][number];
-export type Filters = Outputs['inbox']['filters'];
 export type Me = Outputs['session']['me'];
 export type ListInput = Inputs['inbox']['list'];
 
-export const STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
-export type Status = (typeof STATUSES)[number];
-
 /** What the sidebar selects: one status tab plus optional narrowing. */
 export type View = {
-  status: Status;
+  status: ConversationStatus;
   assignment: 'all' | 'mine' | 'unassigned';
   channel?: 'sms' | 'email' | 'voice';
   location_id?: number;

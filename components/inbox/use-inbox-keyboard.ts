@@ -1,5 +1,5 @@
 'use client';
-import { useEffect, useRef } from 'react';
+import { useEffect, useLayoutEffect, useRef } from 'react';
 
 type Actions = {
   next: () => void;
@@ -27,8 +27,11 @@ function arrowsNavigate(target: EventTarget | null): boolean {
  * c focuses the composer, Esc goes back (and leaves a text field first).
  */
 export function useInboxKeyboard(actions: Actions) {
+  // The latest actions for the listener (subscribed once), updated as each render commits.
   const ref = useRef(actions);
-  ref.current = actions;
+  useLayoutEffect(() => {
+    ref.current = actions;
+  });
   useEffect(() => {
     function onKey(event: KeyboardEvent) {
       if (event.metaKey || event.ctrlKey || event.altKey || event.defaultPrevented) return;

@@ -13,8 +13,11 @@ export function useLiveInbox(openConversationId: number | null) {
     timer: null,
     conversations: new Set(),
   });
+  // Read by the burst timer, after commit.
   const openRef = useRef(openConversationId);
-  openRef.current = openConversationId;
+  useEffect(() => {
+    openRef.current = openConversationId;
+  }, [openConversationId]);
   // A burst pending when the inbox unmounts is dropped, not refetched after it is gone.
   useEffect(() => {
     const p = pending.current;

@@ -1,6 +1,7 @@
 'use client';
 import { useState, type ChangeEvent, type FormEvent } from 'react';
 import { trpc } from '@/components/trpc/client';
+import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
 import {
   clientLabel,
   errorText,
@@ -13,8 +14,6 @@ import {
   type SandboxClient,
 } from './format';
 import styles from './sandbox.module.css';
-
-const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
 
 type Attachment = { filename: string; contentType: string; contentBase64: string; size: number };
 

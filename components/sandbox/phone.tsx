@@ -1,7 +1,8 @@
 'use client';
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { trpc } from '@/components/trpc/client';
-import { smsSegments } from '@/server/lib/sms-segments';
+import { MAX_SMS_LENGTH } from '@/server/shared/limits';
+import { smsSegments } from '@/server/shared/sms-segments';
 import {
   clientLabel,
   errorText,
@@ -14,8 +15,6 @@ import {
   type SandboxClient,
 } from './format';
 import styles from './sandbox.module.css';
-
-const MAX_SMS = 1600;
 
 /**
  * The client's phone: the SMS thread as the client sees it (their own texts on the right, the
@@ -98,7 +97,7 @@ export function Phone({ client }: { client: SandboxClient }) {
               aria-label="Reply as client"
               placeholder={`Reply as ${name}`}
               value={body}
-              maxLength={MAX_SMS}
+              maxLength={MAX_SMS_LENGTH}
               rows={2}
               onChange={(e) => setBody(e.target.value)}
               onKeyDown={onKeyDown}
@@ -115,7 +114,7 @@ export function Phone({ client }: { client: SandboxClient }) {
           </div>
           <div className={styles.composerFoot}>
             <span>Enter sends · Shift+Enter for a new line</span>
-            <span>{segments ? `${body.length}/${MAX_SMS} · ${segments.segments} SMS (${segments.encoding})` : ''}</span>
+            <span>{segments ? `${body.length}/${MAX_SMS_LENGTH} · ${segments.segments} SMS (${segments.encoding})` : ''}</span>
           </div>
           {reply.error ? (
             <div className={styles.error} role="alert">

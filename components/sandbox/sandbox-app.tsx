@@ -31,7 +31,12 @@ export function SandboxApp() {
   const [selected, setSelected] = useState<SandboxClient | null>(null);
   const [tab, setTab] = useState<'phone' | 'mailbox'>('phone');
 
-  useEffect(() => setPage(1), [term]);
+  // A new search term starts on its first page (adjusting state while rendering, not in an effect).
+  const [pageTerm, setPageTerm] = useState(term);
+  if (pageTerm !== term) {
+    setPageTerm(term);
+    setPage(1);
+  }
   const list = trpc.sandbox.clients.useQuery(
     { search: term || undefined, page, pageSize: PAGE_SIZE },
     { placeholderData: keepPreviousData, refetchInterval: 10_000, staleTime: 2_000 },

@@ -3,7 +3,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { httpBatchLink, httpSubscriptionLink, retryLink, splitLink } from '@trpc/client';
 import { useState, type ReactNode } from 'react';
 import superjson from 'superjson';
-import { MAX_TRPC_BATCH } from '@/server/trpc/limits';
+import { MAX_TRPC_BATCH } from '@/server/shared/limits';
 import { trpc } from './client';
 
 /** React Query + tRPC for the inbox; the session cookie rides along on every same-origin call. */

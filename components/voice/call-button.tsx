@@ -4,7 +4,7 @@ import styles from './call-button.module.css';
 import { DialerPanel } from './dialer-panel';
 import { useDialer } from './use-dialer';
 
-export type CallButtonProps = {
+type CallButtonProps = {
   /** The client's phone (E.164); without one the button is disabled and says why. */
   phoneNumber: string | null | undefined;
   clientId: number | string;

@@ -19,7 +19,7 @@ const KEYS: { key: string; label: string; letters?: string }[] = [
   { key: '#', label: 'pound' },
 ];
 
-export type DialerPanelProps = {
+type DialerPanelProps = {
   /** Prefills the number field (the conversation's client phone, E.164). */
   defaultNumber?: string | null;
   /** Passed to the TwiML app as `ClientId` when the dialled number is still `defaultNumber`. */
@@ -51,12 +51,11 @@ export function DialerPanel({ defaultNumber, clientId, clientName, id, onClose, 
   useEffect(() => {
     inputRef.current?.focus();
   }, []);
-  useEffect(() => {
-    if (state.kind !== 'in-call') setSentDigits('');
-  }, [state.kind]);
 
   const busy = isBusy(state);
   const inCall = state.kind === 'in-call';
+  // The tones sent belong to the call: gone once it is over (adjusting state while rendering, not in an effect).
+  if (!inCall && sentDigits !== '') setSentDigits('');
   const activeCall = state.kind === 'connecting' || state.kind === 'ringing' || state.kind === 'in-call' ? state.call : null;
   const shownNumber = activeCall ? activeCall.number : state.kind === 'incoming' ? state.from : number;
   const matchesClient = !!defaultNumber && sameNumber(number, defaultNumber);

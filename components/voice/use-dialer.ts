@@ -69,7 +69,7 @@ function sharedDevice(client: TrpcClient): VoiceDevice | null {
 const noop = () => {};
 const noopAsync = async () => {};
 
-export type Dialer = Pick<
+type Dialer = Pick<
   VoiceDevice,
   'start' | 'retry' | 'connect' | 'accept' | 'reject' | 'setMuted' | 'sendDigits' | 'hangUp' | 'dismiss'
 > & {
@@ -125,9 +125,10 @@ function getIdle() {
 export function useCallSeconds(state: DialerState): number {
   const since = state.kind === 'in-call' ? state.since : null;
   const [now, setNow] = useState(() => Date.now());
+  // Until the first tick `now` predates the call (this mount, or the last call's final tick), and elapsedSeconds
+  // floors that at 0, as a reading taken now would.
   useEffect(() => {
     if (since === null) return;
-    setNow(Date.now());
     const timer = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(timer);
   }, [since]);

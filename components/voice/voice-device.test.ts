@@ -19,12 +19,13 @@ import {
 // ---------------------------------------------------------------------------------------------
 // A fake @twilio/voice-sdk, handed in through the `loadSdk` seam (or window.__voiceSdkOverride).
 
-type Fn = (...args: any[]) => void;
+/** A listener as the SDK calls it: with whatever the event carries, whatever the listener declared. */
+type Fn = (...args: unknown[]) => void;
 
 class FakeEmitter {
   private handlers = new Map<string, Fn[]>();
-  on(event: string, fn: Fn) {
-    this.handlers.set(event, [...(this.handlers.get(event) ?? []), fn]);
+  on(event: string, fn: (...args: never[]) => void) {
+    this.handlers.set(event, [...(this.handlers.get(event) ?? []), fn as Fn]);
     return this;
   }
   removeAllListeners(event?: string) {

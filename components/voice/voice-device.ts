@@ -19,7 +19,7 @@
 // State
 
 /** The call the dialer is busy with. */
-export type CallInfo = {
+type CallInfo = {
   direction: 'outgoing' | 'incoming';
   /** E.164 number (outgoing: what was dialled; incoming: the caller). */
   number: string;
@@ -104,10 +104,11 @@ export class VoiceNotConfiguredError extends Error {
 // ---------------------------------------------------------------------------------------------
 // The part of @twilio/voice-sdk we use (the real classes satisfy these structurally; fakes implement them).
 
-// `any`: event payloads differ per event.
-type Listener = (...args: any[]) => void;
+// Each event passes its own payload, so each listener declares its own parameters. A method's parameters are
+// checked bivariantly, which lets a listener narrow `unknown` (as the SDK's EventEmitter, whose listeners take any[]).
+type Listener = { listener(...args: unknown[]): void }['listener'];
 
-export interface SdkEmitter {
+interface SdkEmitter {
   on(event: string, listener: Listener): unknown;
   removeAllListeners(event?: string): unknown;
 }
@@ -184,7 +185,7 @@ const browserNetwork: NetworkWatch = {
 // ---------------------------------------------------------------------------------------------
 // The device
 
-export type CallerLookup = (from: string) => Promise<{ clientName?: string; clientId?: string; conversationId?: string } | null>;
+type CallerLookup = (from: string) => Promise<{ clientName?: string; clientId?: string; conversationId?: string } | null>;
 
 export type VoiceDeviceOptions = {
   /** Returns a fresh access token; throws `VoiceNotConfiguredError` when voice is not set up. */
@@ -199,7 +200,7 @@ export type VoiceDeviceOptions = {
   now?: () => number;
 };
 
-export type ConnectParams = { To: string; ClientId?: string | number; clientName?: string };
+type ConnectParams = { To: string; ClientId?: string | number; clientName?: string };
 
 export interface VoiceDevice {
   getState(): DialerState;
@@ -228,7 +229,7 @@ const DTMF = /^[0-9*#w]+$/;
 type TwilioLikeError = { code?: unknown; message?: unknown; description?: unknown };
 
 /** A short human reason for an SDK or fetch error. */
-export function describeError(err: unknown): string {
+function describeError(err: unknown): string {
   if (err && typeof err === 'object') {
     const e = err as TwilioLikeError;
     const code = typeof e.code === 'number' ? e.code : undefined;

@@ -18,10 +18,10 @@ export const NOTIFICATION_TYPES = [
 export const PROVIDERS = ['twilio', 'smtp', 'sendgrid', 'sandbox'] as const;
 export const USER_TYPES = ['client', 'staff', 'system'] as const;
 export const CLIENT_TYPES = ['lead', 'new', 'returning', 'vip'] as const;
-export const CONVERSATION_STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
+// Defined with the browser-safe vocabularies (the inbox's status tabs read it too).
+export { CONVERSATION_STATUSES, type ConversationStatus } from '../../server/shared/conversations';
 export const ASSIGNMENT_FILTERS = ['all', 'mine', 'unassigned', 'assigned'] as const;
 export const MESSAGE_FILTERS = ['all', 'sms', 'email', 'voice', 'notes', 'flagged', 'unread'] as const;
-export const EXTERNAL_EMAIL_PROVIDERS = ['sendgrid'] as const;
 export const MESSAGE_TYPES = ['TEXT', 'EMAIL', 'CALL', 'NOTE'] as const;
 export const DIRECTIONS = ['inbound', 'outbound'] as const;
 export const STAFF_ROLES = ['owner', 'manager', 'staff'] as const;
@@ -52,7 +52,6 @@ export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 export type Provider = (typeof PROVIDERS)[number];
 export type UserType = (typeof USER_TYPES)[number];
 export type ClientType = (typeof CLIENT_TYPES)[number];
-export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 export type Direction = (typeof DIRECTIONS)[number];
 export type StaffRole = (typeof STAFF_ROLES)[number];

@@ -1,4 +1,4 @@
-import { foreignKey, index, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { tenantKeys } from './columns';
 
 export const locations = pgTable(

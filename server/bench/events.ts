@@ -755,8 +755,10 @@ async function main() {
           0,
         );
         if (got >= expected) break;
-        if (got !== last) ((last = got), (quietSince = Date.now()));
-        else if (Date.now() - quietSince > 60_000 || performance.now() - t0 - publishWall > 300_000) break;
+        if (got !== last) {
+          last = got;
+          quietSince = Date.now();
+        } else if (Date.now() - quietSince > 60_000 || performance.now() - t0 - publishWall > 300_000) break;
         await sleep(200);
       }
       phase(`run ${run}: drained (or gave up)`);
@@ -773,7 +775,10 @@ async function main() {
       for (const c of collected) {
         for (const [idx, got] of c.receivedByStream) {
           const want = perBusiness.get(businessOfStream.get(idx)!) ?? 0;
-          if (got < want) ((missing += want - got), missingStreams++);
+          if (got < want) {
+            missing += want - got;
+            missingStreams++;
+          }
         }
       }
       const result: RunResult = {

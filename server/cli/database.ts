@@ -5,10 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { startEmbeddedPostgres } from '@/db/embedded';
 import { parseEnv } from '@/server/env';
 
-export const DATA_DIR = path.resolve(process.env.DATA_DIR ?? '.data');
+const DATA_DIR = path.resolve(process.env.DATA_DIR ?? '.data');
 const EMBEDDED_PORT = Number(process.env.EMBEDDED_PG_PORT ?? 54329);
 
-export type DatabaseHandle = { url: string; embedded: boolean; stop: () => Promise<void> };
+type DatabaseHandle = { url: string; embedded: boolean; stop: () => Promise<void> };
 
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -53,7 +53,7 @@ export function developmentSecrets(): DevSecrets {
 }
 
 /** Connects once so a wrong DATABASE_URL fails at start with a sentence, not a stack trace. */
-export async function assertReachable(url: string): Promise<void> {
+async function assertReachable(url: string): Promise<void> {
   const { createSql } = await import('@/db/client');
   const sql = createSql(url, { max: 1, connect_timeout: 5 });
   try {

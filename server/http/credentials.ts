@@ -4,7 +4,7 @@ import { resolveApiKey, resolveSession, type Caller } from '@/server/services/au
 
 export const SESSION_COOKIE = 'session';
 
-export function readCookie(header: string | null, name: string): string | undefined {
+function readCookie(header: string | null, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');

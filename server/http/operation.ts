@@ -5,7 +5,7 @@ import type { z } from 'zod';
  * (server/http/route.ts) and generate the OpenAPI document (server/http/openapi.ts). One object,
  * two uses, so the documentation cannot drift from what is enforced.
  */
-export type AuthMode =
+type AuthMode =
   | 'none' // health, docs, login
   | 'any' // API key (platform or business) or a staff session
   | 'api_key' // platform or business key only

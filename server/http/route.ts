@@ -24,7 +24,7 @@ export function requestIdOf(req: Request): string {
 
 type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
 
-export type HandlerContext<P, Q, B, V = undefined> = {
+type HandlerContext<P, Q, B, V = undefined> = {
   req: Request;
   requestId: string;
   log: Logger;

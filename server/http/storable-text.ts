@@ -8,7 +8,7 @@ import { isStorableText } from '@/server/lib/pg-text';
  */
 
 /** How deep a JSON body may nest; no operation's schema goes past 6 levels. */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 const MAX_ISSUES = 20;
 
 const UNSTORABLE = 'must not contain U+0000 or unpaired UTF-16 surrogates';

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { AppError, type ErrorLocation, type ValidationIssue } from '@/server/errors';
 
 /** zod issues → FastAPI-style `detail` entries with `loc` starting at path/query/body. */
-export function toValidationIssues(where: ErrorLocation[0], error: z.ZodError): ValidationIssue[] {
+function toValidationIssues(where: ErrorLocation[0], error: z.ZodError): ValidationIssue[] {
   return error.issues.map((issue) => {
     const loc = [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))] as ErrorLocation;
     const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;

@@ -8,7 +8,7 @@ import sanitizeHtml from 'sanitize-html';
  * staff member asks. The result is shown in a sandboxed frame without scripts, whose CSP
  * (`emailFrameDocument`) blocks every remote load a leftover inline style could still attempt.
  */
-export type SanitizedEmail = { html: string; blockedImages: number };
+type SanitizedEmail = { html: string; blockedImages: number };
 
 const ALLOWED_TAGS = [
   ...sanitizeHtml.defaults.allowedTags.filter((t) => t !== 'style'),

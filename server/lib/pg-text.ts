@@ -10,12 +10,12 @@ export function isStorableText(s: string): boolean {
 }
 
 /** U+0000 and lone surrogates become U+FFFD, the replacement character; anything else is kept. */
-export function cleanText(s: string): string {
+function cleanText(s: string): string {
   return isStorableText(s) ? s : s.toWellFormed().replaceAll('\u0000', '\ufffd');
 }
 
 /** How deep cleanJson follows nested arrays and objects; a provider's payloads are a few levels deep. */
-export const MAX_CLEAN_DEPTH = 32;
+const MAX_CLEAN_DEPTH = 32;
 
 /**
  * Cleans every string and key of a parsed JSON value in place, iteratively (a hostile depth cannot

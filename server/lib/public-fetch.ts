@@ -21,7 +21,7 @@ export class FetchRefused extends Error {
   }
 }
 
-export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
+type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
 
 export type FetchPolicy = {
   maxBytes: number;

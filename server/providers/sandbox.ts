@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { smsSegments } from '@/server/lib/sms-segments';
+import { smsSegments } from '@/server/shared/sms-segments';
 import { newEmailMessageId } from './smtp';
 import type { EmailProvider, SmsProvider } from './types';
 

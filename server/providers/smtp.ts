@@ -11,7 +11,7 @@ import {
 } from './types';
 import { fetchPublic, FetchRefused, type FetchPolicy } from '@/server/lib/public-fetch';
 import { isBase64, trimEnd } from '@/server/lib/text';
-import { MAX_ATTACHMENT_BYTES } from '@/server/schemas/messages';
+import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
 
 /**
  * SMTP email provider on nodemailer's pooled transport.
@@ -34,7 +34,7 @@ import { MAX_ATTACHMENT_BYTES } from '@/server/schemas/messages';
  * public addresses only, the resolved address pinned, redirects re-checked, 10 s, 5 MiB while streaming; a
  * refused or oversized URL fails the message permanently with the reason, and nothing is sent.
  */
-export type SmtpProviderOptions = {
+type SmtpProviderOptions = {
   url: string;
   /**
    * How URL attachments are fetched: public addresses only. Tests that serve attachments from a

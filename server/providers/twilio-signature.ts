@@ -19,7 +19,7 @@ export const TWILIO_WEBHOOK_MAX_BYTES = 64 * 1024;
  * One pass, values pushed in place: linear however often a name repeats (copying the array on each
  * repeat made an unsigned 160 KB body of `a&a&…` cost 48 s before the signature was even checked).
  */
-export function parseForm(raw: string): FormParams {
+function parseForm(raw: string): FormParams {
   return groupPairs(new URLSearchParams(raw));
 }
 

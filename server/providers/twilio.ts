@@ -2,7 +2,6 @@ import http from 'node:http';
 import twilio from 'twilio';
 import type RequestClientTypes from 'twilio/lib/base/RequestClient';
 import type TwilioResponse from 'twilio/lib/http/response';
-import type { MessageStatus } from '@/db/schema';
 import { ProviderError, type SmsProvider, type SmsSendResult } from './types';
 
 /**
@@ -14,7 +13,7 @@ import { ProviderError, type SmsProvider, type SmsSendResult } from './types';
  * keeping path and query; everything else (Basic auth, form encoding, JSON parsing, RestException)
  * stays the real client's.
  */
-export type TwilioProviderOptions = {
+type TwilioProviderOptions = {
   accountSid: string;
   authToken: string;
   /** e.g. `http://127.0.0.1:4010`; unset = the real `https://api.twilio.com`. */
@@ -131,7 +130,7 @@ const TIMEOUT_CODES = new Set([
  *    left, a 2xx we cannot read, anything else. The worker looks the message up at Twilio before
  *    any resend, so an ambiguous answer never becomes a second text.
  */
-export function classifyTwilioError(err: unknown): ProviderError {
+function classifyTwilioError(err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
   const e = (err ?? {}) as { status?: unknown; code?: unknown; message?: unknown; name?: unknown; cause?: unknown };
   const message = typeof e.message === 'string' && e.message ? e.message : String(err);

@@ -10,7 +10,7 @@ import type { MessageStatus } from '@/db/schema';
  * `transient`: not sent, safe to send again later; `permanent`: refused, never retried; `unknown`:
  * the provider may have accepted it (timeout, reset, 5xx), so it is looked up before any resend.
  */
-export type ProviderErrorKind = 'transient' | 'permanent' | 'unknown';
+type ProviderErrorKind = 'transient' | 'permanent' | 'unknown';
 
 export class ProviderError extends Error {
   constructor(

@@ -18,7 +18,7 @@ export const inboundEmailPath = (provider = 'sendgrid') => `/api/v1/email/webhoo
 /** A Twilio-looking SID: prefix + 32 hex characters (34 in all). */
 export const twilioSid = (prefix = 'SM') => `${prefix}${randomBytes(16).toString('hex')}`;
 
-export type TwilioRequestOptions = {
+type TwilioRequestOptions = {
   /** Sign these params instead of the posted ones (a tampered request). */
   signedParams?: FormParams;
   /** An explicit header value; `null` sends no X-Twilio-Signature at all. */
@@ -62,7 +62,7 @@ export async function multipartBody(
   return { contentType: encoded.headers.get('content-type')!, bytes: Buffer.from(await encoded.arrayBuffer()) };
 }
 
-export type InboundParseMail = {
+type InboundParseMail = {
   /** `"Name" <address>` or a bare address. */
   from: string;
   to: string;

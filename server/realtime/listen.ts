@@ -71,7 +71,7 @@ function hub(): Hub {
  * An event as the tRPC SSE wire format carries it (a `data:` line holding the superjson-serialized
  * value, then a blank line): the frame the fast path (server/realtime/event-stream.ts) writes.
  */
-export function sseFrame(event: InboxEvent): Buffer {
+function sseFrame(event: InboxEvent): Buffer {
   // superjson.serialize of plain JSON (numbers, strings, arrays) is `{ json: value }`, no meta.
   return Buffer.from(`data: ${JSON.stringify({ json: event })}\n\n\n`);
 }

@@ -21,10 +21,10 @@ export const LocationResponse = z
   })
   .meta({ id: 'LocationResponse' });
 
-export const ClientConversationStatus = z.enum(CONVERSATION_STATUSES).meta({ id: 'ClientConversationStatus' });
-export const AssignmentFilterType = z.enum(ASSIGNMENT_FILTERS).meta({ id: 'AssignmentFilterType' });
-export const MessageFilterType = z.enum(MESSAGE_FILTERS).meta({ id: 'MessageFilterType' });
-export const ClientType = z.enum(CLIENT_TYPES).meta({ id: 'ClientType' });
+const ClientConversationStatus = z.enum(CONVERSATION_STATUSES).meta({ id: 'ClientConversationStatus' });
+const AssignmentFilterType = z.enum(ASSIGNMENT_FILTERS).meta({ id: 'AssignmentFilterType' });
+const MessageFilterType = z.enum(MESSAGE_FILTERS).meta({ id: 'MessageFilterType' });
+const ClientType = z.enum(CLIENT_TYPES).meta({ id: 'ClientType' });
 
 /** SPEC seed 2.4 plus the fields SPEC §5 adds. Staff fields are display names. */
 export const ClientDetailsResponse = z

@@ -124,7 +124,7 @@ export const listSearch = (what: string) =>
       description: `Case-insensitive substring of ${what}; trimmed, ${MIN_SEARCH_TERM_LENGTH}–100 characters (422 otherwise); % and _ are literal.`,
     });
 
-export const ValidationError = z
+const ValidationError = z
   .object({
     loc: z.array(z.union([z.string(), z.number()])),
     msg: z.string(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isStatusIn } from '@/server/shared/message-statuses';
 import { isBase64 } from '@/server/lib/text';
+import { MAX_SMS_LENGTH } from '@/server/shared/limits';
 import {
   CHANNELS,
   DIRECTIONS,
@@ -14,8 +15,6 @@ import {
 import { email, id, int32, isoTimestamp, MAX_PAGE, paginationQuery, timestampOut, UpdateSuccessResponse } from './common';
 
 export const MAX_ITEMS = 1000;
-export const MAX_SMS_LENGTH = 1600;
-export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
 /** An email's text body, in characters. */
 export const MAX_EMAIL_TEXT_LENGTH = 1_000_000;
 /** The REST body limit (server/http/route.ts), as a bound on any one string in it. */
@@ -28,13 +27,13 @@ export const EmailContent = z.object({
   html: z.string().max(5_000_000).optional(),
 });
 
-export const Channel = z.enum(CHANNELS).meta({ id: 'Channel' });
-export const MessageCategory = z.enum(MESSAGE_CATEGORIES).meta({ id: 'MessageCategory' });
-export const NotificationType = z.enum(NOTIFICATION_TYPES).meta({ id: 'NotificationType' });
-export const Provider = z.enum(PROVIDERS).meta({ id: 'Provider' });
-export const UserType = z.enum(USER_TYPES).meta({ id: 'UserType' });
-export const MessageStatus = z.enum(MESSAGE_STATUSES).meta({ id: 'MessageStatus' });
-export const Direction = z.enum(DIRECTIONS);
+const Channel = z.enum(CHANNELS).meta({ id: 'Channel' });
+const MessageCategory = z.enum(MESSAGE_CATEGORIES).meta({ id: 'MessageCategory' });
+const NotificationType = z.enum(NOTIFICATION_TYPES).meta({ id: 'NotificationType' });
+const Provider = z.enum(PROVIDERS).meta({ id: 'Provider' });
+const UserType = z.enum(USER_TYPES).meta({ id: 'UserType' });
+const MessageStatus = z.enum(MESSAGE_STATUSES).meta({ id: 'MessageStatus' });
+const Direction = z.enum(DIRECTIONS);
 
 /** Statuses only a CALL holds; `received` is an inbound message's, set when it is stored. */
 const NOT_DELIVERY = new Set<MessageStatusValue>(['received', 'ringing', 'in_progress', 'completed', 'busy', 'no_answer']);
@@ -43,7 +42,7 @@ const NOT_DELIVERY = new Set<MessageStatusValue>(['received', 'ringing', 'in_pro
 export const DELIVERY_STATUSES: readonly MessageStatusValue[] = MESSAGE_STATUSES.filter((s) => !NOT_DELIVERY.has(s));
 
 /** Caller-defined JSON kept with a message: at most 50 keys and 16 KiB once serialised. */
-export const METADATA_LIMITS = { keys: 50, bytes: 16 * 1024 } as const;
+const METADATA_LIMITS = { keys: 50, bytes: 16 * 1024 } as const;
 const metadata = z
   .record(z.string().max(100), z.unknown())
   .refine((v) => Object.keys(v).length <= METADATA_LIMITS.keys, `must have at most ${METADATA_LIMITS.keys} keys`)
@@ -103,7 +102,7 @@ const smsItemFields = {
   provider_metadata: metadata.optional(),
 };
 
-export const SmsMessageItem = z
+const SmsMessageItem = z
   .object(smsItemFields)
   .superRefine((item, ctx) => requireFields(item, ctx, ['message'], ['to_number', 'client_id']))
   .meta({ id: 'SmsMessageItem' });
@@ -146,7 +145,7 @@ const emailItemFields = {
   provider_metadata: metadata.optional(),
 };
 
-export const EmailMessageItem = z
+const EmailMessageItem = z
   .object(emailItemFields)
   .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id']))
   .meta({ id: 'EmailMessageItem' });
@@ -156,12 +155,12 @@ const recordFields = {
   provider_message_id: z.string().trim().min(1).max(200).optional(),
 };
 
-export const RecordMessageItem = z
+const RecordMessageItem = z
   .object({ ...smsItemFields, ...recordFields })
   .superRefine((item, ctx) => requireFields(item, ctx, ['message'], ['to_number', 'client_id'], 'record'))
   .meta({ id: 'RecordMessageItem' });
 
-export const RecordEmailItem = z
+const RecordEmailItem = z
   .object({ ...emailItemFields, ...recordFields })
   .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id'], 'record'))
   .meta({ id: 'RecordEmailItem' });

@@ -1,6 +1,7 @@
 import { isSupportedCountry } from 'libphonenumber-js';
 import { z } from 'zod';
 import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enums';
+import { MAX_SMS_LENGTH } from '@/server/shared/limits';
 
 /**
  * SPEC §5 BusinessOnboardRequest and the onboarding status answer.
@@ -12,12 +13,12 @@ import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enum
  */
 
 /** Limits: the 10 MiB body bounds a request long before these do. */
-export const ONBOARD_LIMITS = { smsNumbers: 50, locations: 1_000, staff: 10_000, clients: 100_000 } as const;
+const ONBOARD_LIMITS = { smsNumbers: 50, locations: 1_000, staff: 10_000, clients: 100_000 } as const;
 
 const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
 
 /** A name the runtime's IANA database knows (aliases such as `US/Eastern` included; offsets are not zones). */
-export function isIanaTimezone(tz: string): boolean {
+function isIanaTimezone(tz: string): boolean {
   if (!IANA_NAME.test(tz)) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
@@ -36,7 +37,7 @@ function canonicalTimezone(tz: string): string {
   }
 }
 
-export const IanaTimezone = z
+const IanaTimezone = z
   .string()
   .trim()
   .max(64)
@@ -69,7 +70,7 @@ const Email = z
 /** Any form a person types; normalised to E.164 with the business's country (unparsable → 422). */
 const Phone = z.string().max(64).meta({ description: 'Any typed form; stored in E.164 using the business country' });
 
-export const OnboardLocation = z
+const OnboardLocation = z
   .object({
     external_id: ExternalId,
     name: Name,
@@ -90,7 +91,7 @@ const personFields = () => ({
 });
 const locationExternalId = () => ExternalId.nullish().meta({ description: 'A location of this request or one already stored' });
 
-export const OnboardStaff = z
+const OnboardStaff = z
   .object({
     ...personFields(),
     role: z.enum(STAFF_ROLES).optional().meta({ description: 'Default `staff` for a new member' }),
@@ -99,7 +100,7 @@ export const OnboardStaff = z
   })
   .meta({ id: 'OnboardStaff' });
 
-export const OnboardClient = z
+const OnboardClient = z
   .object({
     ...personFields(),
     client_type: z.enum(CLIENT_TYPES).optional().meta({ description: 'Default `new` for a new client' }),
@@ -107,10 +108,10 @@ export const OnboardClient = z
   })
   .meta({ id: 'OnboardClient' });
 
-export const BusinessSettingsInput = z
+const BusinessSettingsInput = z
   .object({
     record_calls: z.boolean().optional(),
-    missed_call_text: z.string().trim().max(1600).nullish(),
+    missed_call_text: z.string().trim().max(MAX_SMS_LENGTH).nullish(),
   })
   .meta({ id: 'BusinessSettings' });
 
@@ -141,11 +142,8 @@ export const BusinessOnboardRequest = z
   .meta({ id: 'BusinessOnboardRequest' });
 
 export type BusinessOnboardInput = z.output<typeof BusinessOnboardRequest>;
-export type OnboardLocationInput = z.output<typeof OnboardLocation>;
-export type OnboardStaffInput = z.output<typeof OnboardStaff>;
-export type OnboardClientInput = z.output<typeof OnboardClient>;
 
-export const OnboardingStatusValue = z.enum(ONBOARDING_STATUSES).meta({ id: 'OnboardingStatus' });
+const OnboardingStatusValue = z.enum(ONBOARDING_STATUSES).meta({ id: 'OnboardingStatus' });
 
 export const BusinessOnboardResponse = z
   .object({
@@ -164,7 +162,7 @@ export const BusinessOnboardResponse = z
   })
   .meta({ id: 'BusinessOnboardResponse' });
 
-export const OnboardingStepResponse = z
+const OnboardingStepResponse = z
   .object({
     name: z.string().meta({ example: 'clients' }),
     status: OnboardingStatusValue,

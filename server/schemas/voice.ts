@@ -18,7 +18,7 @@ export const DialerToken = z
   .meta({ id: 'DialerToken' });
 
 /** The step of a call that just ended, named in the action URL of the <Dial>/<Record> that ran it. */
-export const INSTRUCTION_STEPS = ['assigned', 'team', 'voicemail', 'outbound'] as const;
+const INSTRUCTION_STEPS = ['assigned', 'team', 'voicemail', 'outbound'] as const;
 export type InstructionStep = (typeof INSTRUCTION_STEPS)[number];
 
 export const InstructionsQuery = z.object({

@@ -10,7 +10,7 @@ import {
   createStaff,
   createTenant,
 } from '@/server/testing/factories';
-import { getJson, type Headers, locs, postJson, restTenant } from '@/server/testing/http';
+import { getJson, locs, postJson, restTenant } from '@/server/testing/http';
 
 /**
  * A conversation's messages, notes, flags and read status through the real REST handlers

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createClient, createConversation, createLocation, createStaff, createTenant } from '@/server/testing/factories';
-import { api, restTenant, getJson, type Headers } from '@/server/testing/http';
+import { api, restTenant, getJson } from '@/server/testing/http';
 
 /** Clients and staff lists and the staff profile (SPEC §5 ClientListResponse / StaffResponse, §6 business-clients, business-staffs). */
 

@@ -4,7 +4,7 @@ import { db } from '@/db/client';
 const startedAt = Date.now();
 export const APP_VERSION = process.env.npm_package_version ?? '0.1.0';
 
-export type ServiceHealth = { name: string; status: 'ok' | 'down'; latency_ms: number };
+type ServiceHealth = { name: string; status: 'ok' | 'down'; latency_ms: number };
 
 /** Pings PostgreSQL with a short timeout, so a dead database answers "down" quickly, not after minutes. */
 export async function checkDatabase(timeoutMs = 2000): Promise<ServiceHealth> {

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { and, count, eq, sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { db } from '@/db/client';
 import { apiKeys, businessEmailSenders, businessSmsNumbers, businesses, clients, locations, staff } from '@/db/schema';
 import type { ClientsImportJob } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
+import type { BusinessOnboardResponse, OnboardingStatusResponse } from '@/server/schemas/onboarding';
 import { createBusiness, createSmsNumber, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 import { importClientsBatch } from '@/workers/import-clients';
@@ -13,6 +15,9 @@ import { CLIENTS_IMPORT_QUEUE, importClientsChunk } from './onboarding';
 
 const platform = () => ({ 'x-api-key': PLATFORM_KEY() });
 const uid = () => randomUUID().slice(0, 8);
+
+type Onboarded = z.output<typeof BusinessOnboardResponse>;
+type Progress = z.output<typeof OnboardingStatusResponse>;
 /** A US number nobody else in this database uses, typed the way a person would. */
 let phoneCounter = 0;
 const typedPhone = () => {
@@ -121,9 +126,9 @@ describe('POST /business/onboard', () => {
     expect(res.status).toBe(200);
     const out = await jsonOf(res);
     expect(out).toMatchObject({ external_id: ext, onboarding_status: 'completed', api_key: expect.stringMatching(/^bk_/) });
-    expect(out.locations.map((l: any) => l.external_id)).toEqual(['loc-1', 'loc-2']);
-    expect(out.staff.map((s: any) => s.external_id)).toEqual(['st-1', 'st-2']);
-    expect(out.clients.map((c: any) => c.external_id)).toEqual(['cl-1', 'cl-2', 'cl-3']);
+    expect(out.locations.map((l: Onboarded['locations'][number]) => l.external_id)).toEqual(['loc-1', 'loc-2']);
+    expect(out.staff.map((s: Onboarded['staff'][number]) => s.external_id)).toEqual(['st-1', 'st-2']);
+    expect(out.clients.map((c: Onboarded['clients'][number]) => c.external_id)).toEqual(['cl-1', 'cl-2', 'cl-3']);
     const id = out.business_id as number;
 
     const [business] = await db.select().from(businesses).where(eq(businesses.id, id));
@@ -147,7 +152,7 @@ describe('POST /business/onboard', () => {
     const senders = await db.select().from(businessEmailSenders).where(eq(businessEmailSenders.businessId, id));
     expect(senders).toMatchObject([{ email: `hello@${ext}.test`, name: 'Glow Studio', isDefault: true }]);
 
-    const locById = new Map(out.locations.map((l: any) => [l.external_id, l.location_id]));
+    const locById = new Map(out.locations.map((l: Onboarded['locations'][number]) => [l.external_id, l.location_id]));
     const [loc1] = await db
       .select()
       .from(locations)
@@ -181,10 +186,10 @@ describe('POST /business/onboard', () => {
     // The returned key works, for this business only.
     const st = await status(id, { 'x-api-key': out.api_key });
     expect(st.status).toBe(200);
-    const steps = await jsonOf(st);
+    const steps = await jsonOf<Progress>(st);
     expect(steps.business_id).toBe(id);
     expect(steps.status).toBe('completed');
-    expect(steps.steps.map((s: any) => [s.name, s.status])).toEqual([
+    expect(steps.steps.map((s) => [s.name, s.status])).toEqual([
       ['business', 'completed'],
       ['senders', 'completed'],
       ['locations', 'completed'],
@@ -402,9 +407,9 @@ describe('POST /business/onboard', () => {
     expect(retried.get(first!.id)).toMatchObject({ ok: false, error: expect.any(String) });
     expect((await jsonOf(await status(out.business_id))).status).toBe('in_progress'); // retries remain
     await importClientsBatch([{ ...broken, retryCount: 5, retryLimit: 5 }], log);
-    let st = await jsonOf(await status(out.business_id));
+    let st = await jsonOf<Progress>(await status(out.business_id));
     expect(st.status).toBe('failed');
-    expect(st.steps.find((s: any) => s.name === 'clients')).toMatchObject({
+    expect(st.steps.find((s) => s.name === 'clients')).toMatchObject({
       status: 'failed',
       done: 0,
       total: 1_001,
@@ -417,7 +422,7 @@ describe('POST /business/onboard', () => {
     await importClientsBatch([first!], log);
     st = await jsonOf(await status(out.business_id));
     expect(st.status).toBe('completed');
-    expect(st.steps.find((s: any) => s.name === 'clients')).toMatchObject({ status: 'completed', done: 1_001, total: 1_001 });
+    expect(st.steps.find((s) => s.name === 'clients')).toMatchObject({ status: 'completed', done: 1_001, total: 1_001 });
   });
 
   it('imports more than 1,000 clients in the background: in_progress, then completed with exact counts; replays change nothing', async () => {
@@ -435,9 +440,9 @@ describe('POST /business/onboard', () => {
     expect(out).toMatchObject({ onboarding_status: 'in_progress', clients: [], locations: [{ external_id: 'main' }] });
     const id = out.business_id as number;
     expect((await countsFor(id)).clients).toBe(0);
-    let st = await jsonOf(await status(id));
+    let st = await jsonOf<Progress>(await status(id));
     expect(st.status).toBe('in_progress');
-    expect(st.steps.find((s: any) => s.name === 'clients')).toMatchObject({ status: 'in_progress', done: 0, total: 2_500 });
+    expect(st.steps.find((s) => s.name === 'clients')).toMatchObject({ status: 'in_progress', done: 0, total: 2_500 });
 
     const jobs = await importJobs(id);
     expect(jobs.map((j) => j.data.clients.length)).toEqual([1_000, 1_000, 500]);
@@ -447,13 +452,13 @@ describe('POST /business/onboard', () => {
     expect(await importClientsBatch([jobs[0]!], log)).toEqual(new Map([[jobs[0]!.id, { ok: true }]]));
     st = await jsonOf(await status(id));
     expect(st.status).toBe('in_progress');
-    expect(st.steps.find((s: any) => s.name === 'clients')).toMatchObject({ status: 'in_progress', done: 1_000, total: 2_500 });
+    expect(st.steps.find((s) => s.name === 'clients')).toMatchObject({ status: 'in_progress', done: 1_000, total: 2_500 });
 
     const outcomes = await importClientsBatch(jobs.slice(1), log);
     expect([...outcomes.values()]).toEqual([{ ok: true }, { ok: true }]);
     st = await jsonOf(await status(id));
     expect(st.status).toBe('completed');
-    expect(st.steps.find((s: any) => s.name === 'clients')).toMatchObject({ status: 'completed', done: 2_500, total: 2_500 });
+    expect(st.steps.find((s) => s.name === 'clients')).toMatchObject({ status: 'completed', done: 2_500, total: 2_500 });
     expect((await db.select().from(businesses).where(eq(businesses.id, id)))[0]!.onboardingStatus).toBe('completed');
     expect((await countsFor(id)).clients).toBe(2_500);
 
@@ -487,7 +492,7 @@ describe('POST /business/onboard', () => {
       await db.execute(sql`select md5(string_agg(c::text, ',' order by id)) as h from clients c where business_id = ${id}`),
     ).toEqual(snapshot);
     st = await jsonOf(await status(id));
-    expect(st.steps.find((s: any) => s.name === 'clients')).toMatchObject({ status: 'completed', done: 2_500, total: 2_500 });
+    expect(st.steps.find((s) => s.name === 'clients')).toMatchObject({ status: 'completed', done: 2_500, total: 2_500 });
 
     // Onboarding the same body again: a new import that finds everything in place.
     const again = await jsonOf(await onboard(body));
@@ -552,8 +557,8 @@ describe('GET /business/{business_id}/onboarding-status', () => {
     expect((await status(out.business_id, { 'x-api-key': out.api_key })).status).toBe(200);
     expect((await status(out.business_id, { 'x-api-key': t.apiKey })).status).toBe(403);
     expect((await status(2_000_000_000)).status).toBe(404);
-    const st = await jsonOf(await status(out.business_id));
+    const st = await jsonOf<Progress>(await status(out.business_id));
     expect(st).toMatchObject({ business_id: out.business_id, status: 'completed' });
-    expect(st.steps.find((s: any) => s.name === 'clients')).toMatchObject({ status: 'completed', done: 0, total: 0 });
+    expect(st.steps.find((s) => s.name === 'clients')).toMatchObject({ status: 'completed', done: 0, total: 0 });
   });
 });

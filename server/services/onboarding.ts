@@ -32,8 +32,8 @@ import { createBusinessApiKey } from './auth';
 
 /** Queue of background client imports; its options and worker are registered with the others. */
 export const CLIENTS_IMPORT_QUEUE = QUEUES.clientsImport;
-export const SYNC_CLIENT_LIMIT = 1_000;
-export const CLIENT_CHUNK_SIZE = 1_000;
+const SYNC_CLIENT_LIMIT = 1_000;
+const CLIENT_CHUNK_SIZE = 1_000;
 /** A request with thousands of bad rows answers with the first ones, not a megabyte of errors. */
 const MAX_ISSUES = 100;
 /** Jobs per pg-boss insert statement (each carries up to 1,000 clients). */
@@ -42,7 +42,7 @@ const JOBS_PER_INSERT = 10;
 /** The clients step also records which import it tracks and which chunks have landed (not shown by the API). */
 type StoredStep = OnboardingStep & { import_id?: string; chunks_done?: number[] };
 
-export type OnboardResult = {
+type OnboardResult = {
   business_id: number;
   external_id: string | null;
   api_key: string | null;
@@ -98,7 +98,7 @@ const CLIENT_ENTITY: Entity = {
   updatedAt: true,
 };
 
-export type UpsertCounts = { created: number; updated: number; unchanged: number };
+type UpsertCounts = { created: number; updated: number; unchanged: number };
 
 /**
  * Upserts rows by (business_id, external_id) in one statement: the rows travel as one jsonb array
@@ -180,7 +180,7 @@ async function idsByExternalId(
 }
 
 /** Upserts a list of normalised clients for a business (the synchronous path and each import chunk). */
-export function upsertClients(tx: Tx, businessId: number, rows: ClientImportRow[], insertOnly = false): Promise<UpsertCounts> {
+function upsertClients(tx: Tx, businessId: number, rows: ClientImportRow[], insertOnly = false): Promise<UpsertCounts> {
   return upsertByExternalId(tx, CLIENT_ENTITY, businessId, rows, insertOnly);
 }
 
@@ -429,7 +429,7 @@ const countsDetail = (n: number, word: string, c: UpsertCounts) =>
     : `${plural(n, word)}: ${c.created} created, ${c.updated} updated, ${c.unchanged} unchanged`;
 
 /** The business's status from its steps: failed > in_progress > pending > completed. */
-export function overallStatus(steps: OnboardingStep[]): OnboardingStatus {
+function overallStatus(steps: OnboardingStep[]): OnboardingStatus {
   for (const status of ['failed', 'in_progress', 'pending'] as const) if (steps.some((s) => s.status === status)) return status;
   return 'completed';
 }
@@ -560,7 +560,7 @@ export async function getOnboardingStatus(businessId: number, tx: Tx = db) {
 // Background import (workers/import-clients.ts)
 // ---------------------------------------------------------------------------------------------
 
-export type ChunkOutcome = 'imported' | 'already_imported' | 'superseded' | 'business_gone';
+type ChunkOutcome = 'imported' | 'already_imported' | 'superseded' | 'business_gone';
 
 /**
  * Imports one chunk in its own transaction. The business row is locked first (the same order as

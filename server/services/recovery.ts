@@ -12,9 +12,9 @@ import { reprocessEvent } from './webhooks/retry';
  */
 
 /** An event is processed this many times at most by the sweep; after that it stays visible as it is. */
-export const SWEEP_MAX_EVENT_ATTEMPTS = 20;
+const SWEEP_MAX_EVENT_ATTEMPTS = 20;
 /** A message is taken for orphaned once it has been in flight this long without a live job. */
-export const ORPHANED_SEND_SECONDS = 60;
+const ORPHANED_SEND_SECONDS = 60;
 // Arbitrary application-wide advisory lock key: one worker sweeps sends at a time.
 const SEND_SWEEP_LOCK = 7_310_013;
 

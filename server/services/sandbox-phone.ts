@@ -5,7 +5,8 @@ import { businessEmailSenders, businesses, businessSmsNumbers, clients, messages
 import { env, type Env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { sanitizeEmailHtml } from '@/server/lib/email-html';
-import { smsSegments } from '@/server/lib/sms-segments';
+import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
+import { smsSegments } from '@/server/shared/sms-segments';
 import {
   inboundEmailPath,
   inboundParseForm,
@@ -33,7 +34,7 @@ export function sandboxEnabled(config: Env = env()): boolean {
   return config.sandboxAllowed && config.smsProvider === 'sandbox' && config.emailProvider === 'sandbox';
 }
 
-export function assertSandboxEnabled(): void {
+function assertSandboxEnabled(): void {
   if (!sandboxEnabled())
     throw new AppError('not_found', 'The sandbox exists only while the sandbox SMS and email providers are in use');
 }
@@ -42,7 +43,7 @@ export function assertSandboxEnabled(): void {
  * Reading: clients, a client's phone and mailbox
  * -------------------------------------------------------------------------------------------- */
 
-export type SandboxClientQuery = { search?: string; page: number; pageSize: number };
+type SandboxClientQuery = { search?: string; page: number; pageSize: number };
 
 /** The business's clients, most recent conversation activity first; search by name, phone or email. */
 export async function listSandboxClients(businessId: number, q: SandboxClientQuery) {
@@ -257,10 +258,8 @@ async function businessMailAddress(businessId: number, clientId: number, preferr
  * Writing as the client: the provider's webhook, over HTTP, to our own endpoint
  * -------------------------------------------------------------------------------------------- */
 
-export const MAX_SANDBOX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
-
-export type SmsReply = { channel: 'sms'; clientId: number; body: string };
-export type EmailReply = {
+type SmsReply = { channel: 'sms'; clientId: number; body: string };
+type EmailReply = {
   channel: 'email';
   clientId: number;
   /** Default: "Re: " + the subject of the email answered. */
@@ -272,7 +271,7 @@ export type EmailReply = {
   replyToMessageId?: number;
 };
 
-export type ReplyOptions = {
+type ReplyOptions = {
   /** Where the request goes (default PUBLIC_BASE_URL). Signatures are always over PUBLIC_BASE_URL, as the handlers verify. */
   targetBaseUrl?: string;
   /** Sign with this Twilio token / use this inbound secret instead of the configured one (tests: a wrong one must be refused). */
@@ -281,7 +280,7 @@ export type ReplyOptions = {
   timeoutMs?: number;
 };
 
-export type ReplyResult = {
+type ReplyResult = {
   channel: 'sms' | 'email';
   /** MessageSid / Message-ID of the posted webhook. */
   providerId: string;
@@ -355,7 +354,7 @@ async function replyEmail(businessId: number, reply: EmailReply, options: ReplyO
   let attachment: { filename: string; contentType: string; content: Buffer } | null = null;
   if (reply.attachment) {
     const content = Buffer.from(reply.attachment.contentBase64, 'base64');
-    if (content.length > MAX_SANDBOX_ATTACHMENT_BYTES) throw new AppError('payload_too_large', 'The attachment is over 5 MiB');
+    if (content.length > MAX_ATTACHMENT_BYTES) throw new AppError('payload_too_large', 'The attachment is over 5 MiB');
     attachment = {
       filename: reply.attachment.filename,
       contentType: reply.attachment.contentType || 'application/octet-stream',

@@ -18,7 +18,7 @@ import twilio from 'twilio';
  * per-request overhead is a body parse and a JSON.stringify.
  */
 
-export type FakeTwilioMessage = {
+type FakeTwilioMessage = {
   sid: string;
   accountSid: string;
   to: string;
@@ -67,9 +67,9 @@ export type FakeTwilioCreateRequest = {
 };
 
 /** Return a reply to override the default answer to a create, or null/undefined for the default. */
-export type FakeTwilioBehavior = (request: FakeTwilioCreateRequest) => FakeTwilioReply | null | undefined | void;
+type FakeTwilioBehavior = (request: FakeTwilioCreateRequest) => FakeTwilioReply | null | undefined | void;
 
-export type FakeTwilioCallbackResult = { status: number; body: string; params: Record<string, string>; signature: string };
+type FakeTwilioCallbackResult = { status: number; body: string; params: Record<string, string>; signature: string };
 
 export type FakeTwilio = {
   /** e.g. `http://127.0.0.1:54321` (no trailing slash). */

@@ -14,7 +14,7 @@ declare module 'vitest' {
 }
 
 /** Database URL with another database name. */
-export function withDatabase(url: string, name: string): string {
+function withDatabase(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = `/${name}`;
   return u.toString();

@@ -71,6 +71,7 @@ export const api = {
   post: (p: string, o?: CallOptions) => call('POST', p, o),
 };
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read ad hoc fields of a response body, as Response.json() types it
 export async function jsonOf<T = any>(res: Response): Promise<T> {
   return (await res.json()) as T;
 }

@@ -12,7 +12,7 @@ import { simpleParser, type ParsedMail } from 'mailparser';
  * A message is parsed (mailparser) and pushed to `messages` before the server answers `250`, so once the
  * client's send resolves, the message is already there.
  */
-export type SinkMessage = {
+type SinkMessage = {
   envelope: { from: string; to: string[] };
   raw: string;
   parsed: ParsedMail;
@@ -29,7 +29,7 @@ export type SmtpSink = {
   close(): Promise<void>;
 };
 
-export type SmtpSinkOptions = {
+type SmtpSinkOptions = {
   failRcptDomain?: string;
   tempFailDomain?: string;
 };

@@ -21,7 +21,7 @@ export type TestCall = { CallSid: string; From: string; To: string };
 
 export const newCall = (From: string, To: string): TestCall => ({ CallSid: twilioSid('CA'), From, To });
 
-export type Instructions = { status: number; body: string; twiml: TwimlNode | null };
+type Instructions = { status: number; body: string; twiml: TwimlNode | null };
 
 async function answerOf(res: Response): Promise<Instructions> {
   const body = await res.text();

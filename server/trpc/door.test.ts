@@ -2,9 +2,9 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { GET, POST } from '@/app/api/trpc/[trpc]/route';
 import { db } from '@/db/client';
+import { MAX_TRPC_BATCH } from '@/server/shared/limits';
 import { createClient, createConversation, createTenant } from '@/server/testing/factories';
 import { api } from '@/server/testing/http';
-import { MAX_TRPC_BATCH } from './limits';
 
 /**
  * The inbox's own door (/api/trpc) through its real fetch handler: the same rate limit as REST,

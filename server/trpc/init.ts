@@ -29,7 +29,7 @@ export async function createContext({ req, requestId = requestIdOf(req) }: { req
   return { req, requestId, caller };
 }
 
-export type Context = Awaited<ReturnType<typeof createContext>>;
+type Context = Awaited<ReturnType<typeof createContext>>;
 
 const TRPC_CODE = {
   validation: 'UNPROCESSABLE_CONTENT',
@@ -90,7 +90,7 @@ const storableInput = t.middleware(async ({ getRawInput, next }) => {
   return next();
 });
 
-export const publicProcedure = t.procedure.use(mapErrors).use(storableInput);
+const publicProcedure = t.procedure.use(mapErrors).use(storableInput);
 
 /**
  * A signed-in staff member; every call counts against the session's rate limit, the same one as

@@ -17,11 +17,11 @@ import { AppError, type ValidationIssue } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import { normalizePhone } from '@/server/lib/phone';
-import { smsSegments } from '@/server/lib/sms-segments';
+import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
+import { smsSegments } from '@/server/shared/sms-segments';
 import { publish } from '@/server/realtime/publish';
 import {
   DELIVERY_STATUSES,
-  MAX_ATTACHMENT_BYTES,
   MAX_ITEMS,
   type RecordEmailRequest,
   type RecordSmsRequest,

@@ -139,7 +139,7 @@ export async function recordCall(tx: Tx, call: CallFacts): Promise<RecordedCall>
   };
 }
 
-export type KnownCall = Pick<
+type KnownCall = Pick<
   CallFacts,
   'businessId' | 'clientId' | 'conversationId' | 'callSid' | 'direction' | 'staffId' | 'from' | 'to'
 > & {

@@ -11,7 +11,7 @@ import {
   createTenant,
 } from '@/server/testing/factories';
 import { findAll, findOne, type TwimlNode } from '@/server/testing/twiml';
-import { callsBySid, callStatus, followAction, newCall, startCall, VOICE_PATHS } from '@/server/testing/voice';
+import { callsBySid, followAction, newCall, startCall, VOICE_PATHS } from '@/server/testing/voice';
 import { postTwilio, TEST_BASE_URL, twilioSignature } from '@/server/testing/webhooks';
 import { onlyRow } from '@/server/testing/messages';
 

@@ -9,7 +9,7 @@ import { assertBusinessAccess, type Caller } from '@/server/services/auth';
 import { requireStaff } from '@/server/services/conversations';
 
 /** SPEC §5 DialerToken: one hour, like the Voice SDK's default token lifetime. */
-export const DIALER_TOKEN_TTL_SECONDS = 3600;
+const DIALER_TOKEN_TTL_SECONDS = 3600;
 
 /** The Twilio Client identity of a staff member; TwiML and callbacks carry it as `client:staff-<id>`. */
 export const dialerIdentity = (staffId: number) => `staff-${staffId}`;
@@ -18,7 +18,7 @@ export const staffIdOfIdentity = (value: string | undefined): number | null => {
   return int32FromDigits(value?.match(/^client:staff-(\d+)$/)?.[1]);
 };
 
-export type DialerToken = { token: string; identity: string; expires_at: string };
+type DialerToken = { token: string; identity: string; expires_at: string };
 
 /**
  * A Twilio access token for the browser dialer of an active staff member of the business: places

@@ -8,7 +8,7 @@ import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
 import { setClientOptedOut } from '@/server/services/messages/lifecycle';
 import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
-import { smsSegments } from '@/server/lib/sms-segments';
+import { smsSegments } from '@/server/shared/sms-segments';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
 /** SPEC §6.1 Opt-out: the whole message must be the keyword (providers.md §1.7). */

@@ -12,7 +12,7 @@ const deepArray = (depth: number): unknown => {
   return v;
 };
 
-export const HOSTILE_VALUES: readonly unknown[] = [
+const HOSTILE_VALUES: readonly unknown[] = [
   // integers at and past PostgreSQL integer, and other numbers no id can be
   2147483647,
   2147483648,
@@ -125,7 +125,7 @@ export function mutate(parts: Parts, m: Mutation): string {
   }
 }
 
-export function describeValue(value: unknown): string {
+function describeValue(value: unknown): string {
   const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   return text.length > 80 ? `${text.slice(0, 60)}… (${text.length} chars)` : text;
 }

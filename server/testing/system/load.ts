@@ -21,7 +21,7 @@ export type Business = {
   cookies: string[];
 };
 
-export type SendRecord = {
+type SendRecord = {
   channel: 'sms' | 'email';
   businessId: number;
   token: string;
@@ -36,7 +36,7 @@ export type SendRecord = {
   attempts: number;
 };
 
-export type NoteRecord = {
+type NoteRecord = {
   businessId: number;
   conversationId: number;
   token: string;

@@ -9,7 +9,7 @@ import { requestEventStream, sseParser } from '@/server/testing/sse';
  * then catching up with a read (as `use-live-inbox.ts` refetches), and a log of every NOTIFY
  * PostgreSQL sent, taken on a LISTEN connection of the harness's own.
  */
-export type Subscriber = {
+type Subscriber = {
   businessId: number;
   cookie: string;
   /** Events received, by key. */
@@ -22,10 +22,9 @@ export type Subscriber = {
   req?: http.ClientRequest;
 };
 
-export const eventKey = (e: InboxEvent) =>
-  `${e.type}|${e.conversationIds.join(',')}|${'messageIds' in e ? e.messageIds.join(',') : ''}`;
+const eventKey = (e: InboxEvent) => `${e.type}|${e.conversationIds.join(',')}|${'messageIds' in e ? e.messageIds.join(',') : ''}`;
 
-export type NotifyLog = {
+type NotifyLog = {
   events: { businessId: number; key: string; at: number }[];
   gaps: { from: number; to?: number }[];
   stop(): Promise<void>;

@@ -1,9 +1,9 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { AppError } from '@/server/errors';
 import { logger } from '@/server/logger';
+import { MAX_TRPC_BATCH } from '@/server/shared/limits';
 import { errorResponse, MAX_BODY_BYTES, readBody, requestIdOf } from '@/server/http/route';
 import { createContext } from '@/server/trpc/init';
-import { MAX_TRPC_BATCH } from '@/server/trpc/limits';
 import { appRouter } from '@/server/trpc/root';
 
 // The inbox's only door to the server: queries, mutations and the live-events subscription. Before

@@ -14,18 +14,18 @@
  * - Empty text: `{ encoding: 'GSM-7', segments: 1, units: 0 }`, as Twilio's calculator reports it (a message is at
  *   least one SMS; the composer shows "0/160").
  */
-export type SmsEncoding = 'GSM-7' | 'UCS-2';
+type SmsEncoding = 'GSM-7' | 'UCS-2';
 
-export type SmsSegmentInfo = {
+type SmsSegmentInfo = {
   encoding: SmsEncoding;
   segments: number;
   units: number;
 };
 
-export const GSM7_SINGLE_LIMIT = 160;
-export const GSM7_PART_LIMIT = 153;
-export const UCS2_SINGLE_LIMIT = 70;
-export const UCS2_PART_LIMIT = 67;
+const GSM7_SINGLE_LIMIT = 160;
+const GSM7_PART_LIMIT = 153;
+const UCS2_SINGLE_LIMIT = 70;
+const UCS2_PART_LIMIT = 67;
 
 /** GSM 03.38 default alphabet (the 0x1B escape itself is not a character). */
 const GSM7_BASIC =

@@ -1,0 +1,17 @@
+/**
+ * Limits the API enforces and the browser checks before sending. This module is bundled for the
+ * browser too (components/), so it stays pure: no imports.
+ */
+
+/**
+ * The most procedure calls one batched tRPC request may carry. The inbox's client batches at most
+ * this many (components/trpc/provider.tsx); the server refuses more before any work
+ * (app/api/trpc/[trpc]/route.ts).
+ */
+export const MAX_TRPC_BATCH = 10;
+
+/** The longest SMS body the API accepts, in characters (SPEC §6). */
+export const MAX_SMS_LENGTH = 1600;
+
+/** The largest attachment the API accepts, in bytes (SPEC §8: 5 MiB). */
+export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
