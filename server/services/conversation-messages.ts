@@ -3,10 +3,9 @@ import { db } from '@/db/client';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
-import { loadConversation, requireStaff } from './conversations';
+import { loadConversation, requireStaff, touchConversations } from './conversations';
 import { insertMessages } from './messages/insert';
 import { selectMessageItems, toMessageItem } from './messages/serialize';
-import { touchConversations } from './messages/submit';
 
 type MessageFilter = (typeof MESSAGE_FILTERS)[number];
 

@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { publish } from '@/server/realtime/publish';
-import { touchConversations } from '@/server/services/messages/submit';
+import { touchConversations } from '@/server/services/conversations';
 
 export type CallOutcome = 'missed' | 'voicemail';
 

@@ -13,7 +13,7 @@ import { normalizePhone } from '@/server/lib/phone';
 import { logger } from '@/server/logger';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import type { InstructionStep } from '@/server/schemas/voice';
-import { ensureConversations } from '@/server/services/messages/submit';
+import { ensureConversations } from '@/server/services/conversations';
 import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/webhooks/twilio-inbound';
 import { callStatusOf, findCall, recordCall, type CallOutcome, type RecordedCall } from './call-record';
 import { ensureMissedCallText } from './missed-call-text';

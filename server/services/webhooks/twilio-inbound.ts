@@ -7,7 +7,7 @@ import { countParam, param, type FormParams } from '@/server/providers/twilio-si
 import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
 import { markClientOptedOut } from '@/server/services/messages/status';
-import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
+import { ensureConversations, touchConversations } from '@/server/services/conversations';
 import { smsSegments } from '@/server/lib/sms-segments';
 import { markEvent } from './events';
 
