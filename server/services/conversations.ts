@@ -12,9 +12,9 @@ import {
   type ConversationStatus,
 } from '@/db/schema';
 import { AppError } from '@/server/errors';
+import { escapeLike } from '@/server/lib/pg-text';
 import { publish } from '@/server/realtime/publish';
 import type { ClientDetailsResponse, ConversationListQuery } from '@/server/schemas/businesses';
-import { escapeLike } from './search';
 
 type Details = z.input<typeof ClientDetailsResponse>;
 

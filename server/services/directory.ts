@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { ClientListResponse, StaffResponse } from '@/server/schemas/businesses';
 import { db } from '@/db/client';
 import { AppError } from '@/server/errors';
-import { escapeLike } from './search';
+import { escapeLike } from '@/server/lib/pg-text';
 
 /** Clients and staff lists (SPEC §6 business-clients, business-staffs). */
 type DirectoryQuery = { search?: string; external_id?: string; page: number; page_size: number };

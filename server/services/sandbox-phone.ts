@@ -5,6 +5,7 @@ import { businessEmailSenders, businesses, businessSmsNumbers, clients, messages
 import { env, type Env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { sanitizeEmailHtml } from '@/server/lib/email-html';
+import { escapeLike } from '@/server/lib/pg-text';
 import { smsSegments } from '@/server/lib/sms-segments';
 import {
   inboundEmailPath,
@@ -15,7 +16,6 @@ import {
   twilioWebhookRequest,
 } from '@/server/providers/webhook-requests';
 import { attachmentsWithoutBytes } from './messages/serialize';
-import { escapeLike } from './search';
 
 /**
  * The /sandbox page (SPEC §7): each client's phone (their SMS thread) and mailbox, and replies
