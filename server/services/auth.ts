@@ -5,6 +5,7 @@ import { apiKeys, businesses, loginCodes, sessions, staff } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { SESSION_TTL } from '@/server/schemas/auth';
+import { requireStaff } from './directory';
 
 /** Who is calling: resolved once per request by the transport, then passed to services. */
 export type Caller =
@@ -171,13 +172,7 @@ export async function issueSession(
   assertMayActFor(caller, input.business_id);
   const [business] = await tx.select({ id: businesses.id }).from(businesses).where(eq(businesses.id, input.business_id)).limit(1);
   if (!business) throw AppError.invalid(['body', 'business_id'], `Business ${input.business_id} not found`);
-  const [member] = await tx
-    .select({ id: staff.id, active: staff.active })
-    .from(staff)
-    .where(and(eq(staff.id, input.staff_id), eq(staff.businessId, input.business_id)))
-    .limit(1);
-  if (!member) throw AppError.invalid(['body', 'staff_id'], `Staff ${input.staff_id} not found in business ${input.business_id}`);
-  if (!member.active) throw AppError.invalid(['body', 'staff_id'], `Staff ${input.staff_id} is not active`);
+  await requireStaff(input.business_id, input.staff_id, ['body', 'staff_id'], tx);
 
   const ttl = input.ttl_seconds ?? SESSION_TTL.default;
   const token = newSecretToken();

@@ -3,7 +3,8 @@ import { db } from '@/db/client';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
-import { loadConversation, requireStaff, touchConversations } from './conversations';
+import { loadConversation, touchConversations } from './conversations';
+import { requireStaff } from './directory';
 import { insertMessages } from './messages/insert';
 import { selectMessageItems, toMessageItem } from './messages/serialize';
 

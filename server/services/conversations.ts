@@ -8,13 +8,13 @@ import {
   CONVERSATION_STATUSES,
   clients,
   conversations,
-  staff,
   type ConversationStatus,
 } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { publish } from '@/server/realtime/publish';
 import type { ClientDetailsResponse, ConversationListQuery } from '@/server/schemas/businesses';
+import { requireStaff } from './directory';
 
 type Details = z.input<typeof ClientDetailsResponse>;
 
@@ -196,20 +196,6 @@ export async function createOrRetrieveConversation(businessId: number, clientId:
     (await ensureConversations(tx, businessId, [clientId])).get(clientId)!,
   );
   return conversationDetails(businessId, conversationId);
-}
-
-/** An active staff member of this business, or a 422 at `loc`. */
-export async function requireStaff(businessId: number, staffId: number, loc: ['body' | 'query', string], tx: Tx = db) {
-  const [member] = await tx
-    .select({ id: staff.id, active: staff.active })
-    .from(staff)
-    .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId)))
-    .limit(1)
-    .prepare('require_staff')
-    .execute();
-  if (!member) throw AppError.invalid(loc, `Staff ${staffId} not found in this business`);
-  if (!member.active) throw AppError.invalid(loc, `Staff ${staffId} is not active`);
-  return member.id;
 }
 
 /** `activity`: status and assignment changes count as activity (SPEC §5 last_updated_at); labels do not. */

@@ -8,7 +8,6 @@ import {
   businessSmsNumbers,
   clients,
   messages,
-  staff,
   type MessageStatus,
   type StoredAttachment,
 } from '@/db/schema';
@@ -28,6 +27,7 @@ import {
   type SendSmsRequest,
 } from '@/server/schemas/messages';
 import { ensureConversations, touchConversations } from '@/server/services/conversations';
+import { defaultSmsNumber, staffMember } from '@/server/services/directory';
 import { insertMessages } from './insert';
 import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
 import { NEW_ATTEMPT } from './status';
@@ -104,14 +104,11 @@ async function submit(
   const [business] = await conn.select().from(businesses).where(eq(businesses.id, businessId)).limit(1);
   if (!business) throw AppError.notFound('Business');
 
-  if (body.staff_id !== undefined) {
-    const [member] = await conn
-      .select({ id: staff.id })
-      .from(staff)
-      .where(and(eq(staff.id, body.staff_id), eq(staff.businessId, businessId)))
-      .limit(1);
-    if (!member)
-      issues.push({ loc: ['body', 'staff_id'], msg: `Staff ${body.staff_id} not found in this business`, type: 'value_error' });
+  // staff_id must be staff of this business, active or not (unlike requireStaff): record mode files
+  // history, whose staff may have left since, and a send's staff_id only attributes a message an
+  // API caller queues; the inbox sends as its session's staff member, active by resolveSession.
+  if (body.staff_id !== undefined && !(await staffMember(businessId, body.staff_id, conn))) {
+    issues.push({ loc: ['body', 'staff_id'], msg: `Staff ${body.staff_id} not found in this business`, type: 'value_error' });
   }
 
   const from = await resolveSender(conn, business, channel, body, issues);
@@ -283,15 +280,10 @@ async function resolveSender(
     }
     return normalised ?? '';
   }
-  const [number] = await conn
-    .select({ phone: businessSmsNumbers.phoneNumber })
-    .from(businessSmsNumbers)
-    .where(eq(businessSmsNumbers.businessId, business.id))
-    .orderBy(sql`${businessSmsNumbers.isDefault} desc`, asc(businessSmsNumbers.id))
-    .limit(1);
+  const number = await defaultSmsNumber(business.id, conn);
   if (!number)
     issues.push({ loc: ['body', 'from_number'], msg: 'The business has no SMS number; give from_number', type: 'missing' });
-  return number?.phone ?? '';
+  return number ?? '';
 }
 
 async function ownsSmsNumber(conn: Tx, businessId: number, phone: string): Promise<boolean> {
