@@ -77,6 +77,22 @@ export async function loadConversation(businessId: number, conversationId: numbe
   return row;
 }
 
+export type Conversation = Awaited<ReturnType<typeof loadConversation>>;
+
+/**
+ * A conversation named by id (REST: loaded here, 404 when this business has no such conversation)
+ * or already loaded by the caller for this business (the inbox's conversationProcedure), which
+ * saves loading it again.
+ */
+export type ConversationRef = number | Conversation;
+
+/** The conversation a ConversationRef names, loaded when given by id; tenancy checked either way. */
+export async function resolveConversation(businessId: number, ref: ConversationRef, tx: Tx = db): Promise<Conversation> {
+  if (typeof ref === 'number') return loadConversation(businessId, ref, tx);
+  if (ref.businessId !== businessId) throw AppError.notFound('Conversation');
+  return ref;
+}
+
 type ListQuery = z.output<typeof ConversationListQuery>;
 
 function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_size'>, staffId: number | null): SQL[] {
@@ -220,26 +236,26 @@ async function updateConversation(
 /** POST /assign: an active staff member of the business, or null to unassign. */
 export async function assignConversation(
   businessId: number,
-  conversationId: number,
+  conversation: ConversationRef,
   staffId: number | null,
   actingStaffId: number | null,
 ) {
-  await loadConversation(businessId, conversationId);
+  const { id } = await resolveConversation(businessId, conversation);
   if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id']);
-  return updateConversation(businessId, conversationId, { assignedStaffId: staffId, updatedByStaffId: actingStaffId });
+  return updateConversation(businessId, id, { assignedStaffId: staffId, updatedByStaffId: actingStaffId });
 }
 
 /** POST /status: any status to any other (SPEC §4.2); snoozed needs a future time, resolved records who. */
 export async function setConversationStatus(
   businessId: number,
-  conversationId: number,
+  conversation: ConversationRef,
   body: { status: ConversationStatus; snoozed_until?: Date; staff_id?: number },
   sessionStaffId: number | null,
 ) {
-  await loadConversation(businessId, conversationId);
+  const { id } = await resolveConversation(businessId, conversation);
   const acting =
     body.staff_id !== undefined ? await requireStaff(businessId, body.staff_id, ['body', 'staff_id']) : sessionStaffId;
-  return updateConversation(businessId, conversationId, {
+  return updateConversation(businessId, id, {
     status: body.status,
     snoozedUntil: body.status === 'snoozed' ? body.snoozed_until! : null,
     resolvedByStaffId: body.status === 'resolved' ? acting : null,
@@ -250,12 +266,12 @@ export async function setConversationStatus(
 /** POST /label: a label of 1–50 characters, or null to clear it. */
 export async function labelConversation(
   businessId: number,
-  conversationId: number,
+  conversation: ConversationRef,
   label: string | null,
   actingStaffId: number | null,
 ) {
-  await loadConversation(businessId, conversationId);
-  return updateConversation(businessId, conversationId, { label, updatedByStaffId: actingStaffId }, false);
+  const { id } = await resolveConversation(businessId, conversation);
+  return updateConversation(businessId, id, { label, updatedByStaffId: actingStaffId }, false);
 }
 
 /** Snoozed conversations whose time has passed open again (run every minute by the worker). */
