@@ -1,3 +1,4 @@
+import 'server-only';
 import type { Caller } from '@/server/services/auth';
 import { requireStaff } from '@/server/services/directory';
 

@@ -1,3 +1,4 @@
+import 'server-only';
 import { initTRPC, TRPCError } from '@trpc/server';
 import superjson from 'superjson';
 import { ZodError } from 'zod';

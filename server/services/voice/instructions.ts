@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, asc, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import {

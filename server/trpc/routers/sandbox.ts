@@ -1,3 +1,4 @@
+import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { id, MAX_PAGE } from '@/server/schemas/common';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { expireSession, getStaffProfile } from '@/server/services/auth';
 import { router, staffProcedure } from '../init';
 

@@ -1,3 +1,4 @@
+import 'server-only';
 import { z } from 'zod';
 import { clientForCaller } from '@/server/services/directory';
 import { issueDialerToken } from '@/server/services/voice/token';
