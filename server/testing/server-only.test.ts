@@ -33,7 +33,8 @@ function resolveImport(from: string, spec: string): string | null {
   return null;
 }
 
-const importsOf = (file: string) => ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles.map((f) => f.fileName);
+const importsOf = (file: string) =>
+  ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles.map((f) => f.fileName);
 
 describe('server-only', () => {
   it('no module that plain Node loads imports it', () => {

@@ -178,18 +178,28 @@ describe('POST /businesses/{id}/sms (queue)', () => {
     expect((await jsonOf(unknown)).detail[0].loc).toEqual(['body', 'messages', 0, 'message_id']);
   });
 
-  it('staff_id: staff of the business, active or not (sending and recording keep a departed member’s name); another business’s is 422', async () => {
+  it('staff_id: any staff of the business, active or not (a departed member’s messages); another business’s is 422', async () => {
     const t = await tenantWithNumber();
     const other = await createTenant();
     const departed = await createStaff(t.business.id, { active: false });
     const client = await createClient(t.business.id);
-    const body = (staffId: number) => ({ sender_type: 'staff', staff_id: staffId, messages: [{ message: 'Hi', client_id: client.id }] });
+    const body = (staffId: number) => ({
+      sender_type: 'staff',
+      staff_id: staffId,
+      messages: [{ message: 'Hi', client_id: client.id }],
+    });
     for (const path of ['sms', 'sms/record']) {
       const sent = await api.post(`/api/v1/businesses/${t.business.id}/${path}`, { headers: t.headers, body: body(departed.id) });
       expect(sent.status).toBe(200);
-      const [row] = await db.select().from(messages).where(eq(messages.id, (await jsonOf(sent)).message_ids[0]));
+      const [row] = await db
+        .select()
+        .from(messages)
+        .where(eq(messages.id, (await jsonOf(sent)).message_ids[0]));
       expect(row).toMatchObject({ staffId: departed.id });
-      const foreign = await api.post(`/api/v1/businesses/${t.business.id}/${path}`, { headers: t.headers, body: body(other.owner.id) });
+      const foreign = await api.post(`/api/v1/businesses/${t.business.id}/${path}`, {
+        headers: t.headers,
+        body: body(other.owner.id),
+      });
       expect(foreign.status).toBe(422);
       expect((await jsonOf(foreign)).detail[0].loc).toEqual(['body', 'staff_id']);
     }

@@ -1,14 +1,7 @@
 import 'server-only';
 import { and, asc, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import {
-  businesses,
-  clients,
-  conversations,
-  staff,
-  type BusinessSettings,
-  type MessageStatus,
-} from '@/db/schema';
+import { businesses, clients, conversations, staff, type BusinessSettings, type MessageStatus } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { logger } from '@/server/logger';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
