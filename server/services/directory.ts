@@ -83,9 +83,10 @@ export async function staffProfile(businessId: number, staffId: number) {
  * -------------------------------------------------------------------------------------------- */
 
 /**
- * Active: the one definition of the staff who may be signed in, act for the business (assign,
- * resolve, write notes, take a dialer token, place calls) and be rung for its calls. Staff are
- * deactivated, never deleted (docs/production.md).
+ * Active: the one definition of the staff who may be issued a session, act for the business
+ * (assign, resolve, write notes, take a dialer token, place calls) and be rung for its calls.
+ * Staff are deactivated, never deleted (docs/production.md). A live session's staff member is
+ * re-checked by the session queries themselves (services/auth.ts), joined through the session.
  */
 const isActive = () => eq(staff.active, true);
 
