@@ -1,4 +1,3 @@
-import 'server-only';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { AppError, HTTP_STATUS, isDatabaseUnavailable } from '@/server/errors';

@@ -1,4 +1,3 @@
-import 'server-only';
 import type { Caller } from '@/server/services/auth';
 import { requireStaff } from '@/server/services/directory';
 

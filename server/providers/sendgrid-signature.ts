@@ -1,4 +1,3 @@
-import 'server-only';
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';

@@ -1,4 +1,3 @@
-import 'server-only';
 import { and, eq } from 'drizzle-orm';
 import { db } from '@/db/client';
 import { messages } from '@/db/schema';

@@ -1,4 +1,3 @@
-import 'server-only';
 import { asc, eq } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { locations } from '@/db/schema';

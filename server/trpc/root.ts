@@ -1,4 +1,3 @@
-import 'server-only';
 import { createCallerFactory, router } from './init';
 import { inboxRouter } from './routers/inbox';
 import { sandboxRouter } from './routers/sandbox';

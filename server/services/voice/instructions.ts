@@ -1,4 +1,3 @@
-import 'server-only';
 import { and, asc, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { businesses, clients, conversations, staff, type BusinessSettings, type MessageStatus } from '@/db/schema';

@@ -1,4 +1,3 @@
-import 'server-only';
 import VoiceResponse from 'twilio/lib/twiml/VoiceResponse';
 import { env } from '@/server/env';
 import type { InstructionStep } from '@/server/schemas/voice';

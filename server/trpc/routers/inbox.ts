@@ -1,4 +1,3 @@
-import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { MESSAGE_FILTERS } from '@/db/schema/enums';

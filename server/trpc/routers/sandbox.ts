@@ -1,4 +1,3 @@
-import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { id, MAX_PAGE } from '@/server/schemas/common';

@@ -1,4 +1,3 @@
-import 'server-only';
 import { expireSession, getStaffProfile } from '@/server/services/auth';
 import { router, staffProcedure } from '../init';
 

@@ -1,4 +1,3 @@
-import 'server-only';
 import { z } from 'zod';
 import { clientForCaller } from '@/server/services/directory';
 import { issueDialerToken } from '@/server/services/voice/token';
