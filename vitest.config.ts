@@ -2,7 +2,15 @@ import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  resolve: { alias: { '@': path.resolve(import.meta.dirname) } },
+  resolve: {
+    alias: {
+      '@': path.resolve(import.meta.dirname),
+      // Tests run server code on the server, as Next's server bundles do, where `server-only` is this
+      // same empty module; under plain Node it throws (server/testing/server-only.test.ts keeps it
+      // out of what workers and CLIs import).
+      'server-only': path.resolve(import.meta.dirname, 'node_modules/server-only/empty.js'),
+    },
+  },
   test: {
     include: ['**/*.test.ts'],
     exclude: ['node_modules/**', '.next*/**', '.data/**', 'e2e/**'],

@@ -1,5 +1,5 @@
 import type { Caller } from '@/server/services/auth';
-import { requireStaff } from '@/server/services/conversations';
+import { requireStaff } from '@/server/services/directory';
 
 /** The staff member acting: the session's, else none (an API key acts as the platform/business). */
 export const actingStaff = (caller: Caller): number | null => (caller.kind === 'session' ? caller.staffId : null);

@@ -60,3 +60,8 @@ export function cleanJson(root: unknown): { changed: boolean; tooDeep: boolean }
   }
   return { changed, tooDeep };
 }
+
+/** `\`, `%` and `_` in a search term are literal: escaped for LIKE/ILIKE (whose escape character is `\`). */
+export function escapeLike(term: string): string {
+  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
+}

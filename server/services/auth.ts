@@ -5,6 +5,7 @@ import { apiKeys, businesses, loginCodes, sessions, staff } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { SESSION_TTL } from '@/server/schemas/auth';
+import { requireStaff } from './directory';
 
 /** Who is calling: resolved once per request by the transport, then passed to services. */
 export type Caller =
@@ -133,18 +134,27 @@ export async function liveSessionIds(sessionIds: number[], tx: Tx = db): Promise
 }
 
 /**
+ * The tenancy rule, written once: the platform may act for any business, a business key or a
+ * session only for its own.
+ */
+export const mayActFor = (caller: Caller, businessId: number): boolean =>
+  caller.kind === 'platform' || caller.businessId === businessId;
+
+/** 403 unless the caller may act for this business (mayActFor); says nothing about whether it exists. */
+function assertMayActFor(caller: Caller, businessId: number): void {
+  if (!mayActFor(caller, businessId)) throw new AppError('forbidden', 'Not allowed for this business');
+}
+
+/**
  * Tenancy: may this caller act on this business? Platform → any existing business (404 otherwise);
  * business key or session → only its own (403 otherwise).
  */
 export async function assertBusinessAccess(caller: Caller, businessId: number, tx: Tx = db): Promise<void> {
-  if (caller.kind === 'platform') {
-    if (existingBusinesses.get(String(businessId))) return;
-    const [row] = await tx.select({ id: businesses.id }).from(businesses).where(eq(businesses.id, businessId)).limit(1);
-    if (!row) throw AppError.notFound('Business');
-    existingBusinesses.set(String(businessId), true);
-    return;
-  }
-  if (caller.businessId !== businessId) throw new AppError('forbidden', 'Not allowed for this business');
+  assertMayActFor(caller, businessId);
+  if (caller.kind !== 'platform' || existingBusinesses.get(String(businessId))) return;
+  const [row] = await tx.select({ id: businesses.id }).from(businesses).where(eq(businesses.id, businessId)).limit(1);
+  if (!row) throw AppError.notFound('Business');
+  existingBusinesses.set(String(businessId), true);
 }
 
 export function assertPlatform(caller: Caller): void {
@@ -159,18 +169,10 @@ export async function issueSession(
   input: { business_id: number; staff_id: number; ttl_seconds?: number },
   tx: Tx = db,
 ): Promise<IssuedSession> {
-  if (caller.kind !== 'platform' && caller.businessId !== input.business_id) {
-    throw new AppError('forbidden', 'Not allowed for this business');
-  }
+  assertMayActFor(caller, input.business_id);
   const [business] = await tx.select({ id: businesses.id }).from(businesses).where(eq(businesses.id, input.business_id)).limit(1);
   if (!business) throw AppError.invalid(['body', 'business_id'], `Business ${input.business_id} not found`);
-  const [member] = await tx
-    .select({ id: staff.id, active: staff.active })
-    .from(staff)
-    .where(and(eq(staff.id, input.staff_id), eq(staff.businessId, input.business_id)))
-    .limit(1);
-  if (!member) throw AppError.invalid(['body', 'staff_id'], `Staff ${input.staff_id} not found in business ${input.business_id}`);
-  if (!member.active) throw AppError.invalid(['body', 'staff_id'], `Staff ${input.staff_id} is not active`);
+  await requireStaff(input.business_id, input.staff_id, ['body', 'staff_id'], tx);
 
   const ttl = input.ttl_seconds ?? SESSION_TTL.default;
   const token = newSecretToken();
@@ -203,7 +205,7 @@ export async function expireSession(caller: Caller, accessToken: string | undefi
     .where(eq(sessions.tokenHash, tokenHash))
     .limit(1);
   // An unknown token and one of another business look the same: nothing to expire here.
-  if (!target || (caller.kind !== 'platform' && caller.businessId !== target.businessId) || target.revokedAt) return 0;
+  if (!target || !mayActFor(caller, target.businessId) || target.revokedAt) return 0;
   return revokeSessionTree(target.id, tx);
 }
 

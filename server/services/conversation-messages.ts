@@ -3,10 +3,10 @@ import { db } from '@/db/client';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
-import { loadConversation, requireStaff } from './conversations';
+import { resolveConversation, touchConversations, type ConversationRef } from './conversations';
+import { requireStaff } from './directory';
 import { insertMessages } from './messages/insert';
 import { selectMessageItems, toMessageItem } from './messages/serialize';
-import { touchConversations } from './messages/submit';
 
 type MessageFilter = (typeof MESSAGE_FILTERS)[number];
 
@@ -33,12 +33,13 @@ function filterCondition(filter: MessageFilter): SQL | undefined {
 /** GET /conversations/{id}/messages: newest first, filtered by MessageFilterType, page-based. */
 export async function conversationMessages(
   businessId: number,
-  conversationId: number,
+  conversation: ConversationRef,
   filter: MessageFilter,
   page: number,
   pageSize: number,
 ) {
-  await loadConversation(businessId, conversationId); // tenancy checked here, so the queries below need only the conversation
+  // Tenancy checked here, so the queries below need only the conversation.
+  const { id: conversationId } = await resolveConversation(businessId, conversation);
   const where = and(eq(messages.conversationId, conversationId), filterCondition(filter));
   const [rows, [total]] = await Promise.all([
     // `nulls last` matches messages_conversation_sent_idx, so the page is an index walk. Both run as
@@ -62,8 +63,9 @@ export async function conversationMessages(
 }
 
 /** POST /notes: an internal note by a staff member of the business (or no author with an API key). */
-export async function addNote(businessId: number, conversationId: number, content: string, staffId: number | null) {
-  const conversation = await loadConversation(businessId, conversationId);
+export async function addNote(businessId: number, ref: ConversationRef, content: string, staffId: number | null) {
+  const conversation = await resolveConversation(businessId, ref);
+  const conversationId = conversation.id;
   if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id']);
   const id = await db.transaction(async (tx) => {
     const [row] = await insertMessages(tx, [

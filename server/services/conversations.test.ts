@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { conversations, messages } from '@/db/schema';
-import { wakeSnoozedConversations } from '@/server/services/conversations';
+import { assignConversation, loadConversation, wakeSnoozedConversations } from '@/server/services/conversations';
 import {
   createClient,
   createConversation,
@@ -482,6 +482,17 @@ describe('POST /conversations/{id}/assign', () => {
     const [row] = await db.select().from(conversations).where(eq(conversations.id, conv.id));
     expect(row!.assignedStaffId).toBe(t.owner.id);
     expect((await post(`${t.base}/conversations/${conv.id}/assign`, t.key, {})).status).toBe(422);
+  });
+
+  it('a conversation the caller already loaded (the inbox) is used as it is, but only for its own business', async () => {
+    const t = await createTenant();
+    const other = await createTenant();
+    const conv = await createConversation(t.business.id, (await createClient(t.business.id)).id);
+    const loaded = await loadConversation(t.business.id, conv.id);
+    expect(await assignConversation(t.business.id, loaded, t.owner.id, null)).toMatchObject({ assigned_staff_id: t.owner.id });
+    await expect(assignConversation(other.business.id, loaded, null, null)).rejects.toMatchObject({ code: 'not_found' });
+    const [row] = await db.select().from(conversations).where(eq(conversations.id, conv.id));
+    expect(row!.assignedStaffId).toBe(t.owner.id);
   });
 });
 

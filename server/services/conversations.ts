@@ -1,4 +1,4 @@
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import { db, type Tx } from '@/db/client';
 import { executePrepared } from '@/db/prepared';
@@ -8,14 +8,13 @@ import {
   CONVERSATION_STATUSES,
   clients,
   conversations,
-  staff,
   type ConversationStatus,
 } from '@/db/schema';
 import { AppError } from '@/server/errors';
+import { escapeLike } from '@/server/lib/pg-text';
 import { publish } from '@/server/realtime/publish';
 import type { ClientDetailsResponse, ConversationListQuery } from '@/server/schemas/businesses';
-import { ensureConversations } from './messages/submit';
-import { escapeLike } from './search';
+import { requireStaff } from './directory';
 
 type Details = z.input<typeof ClientDetailsResponse>;
 
@@ -76,6 +75,22 @@ export async function loadConversation(businessId: number, conversationId: numbe
     .execute();
   if (!row) throw AppError.notFound('Conversation');
   return row;
+}
+
+export type Conversation = Awaited<ReturnType<typeof loadConversation>>;
+
+/**
+ * A conversation named by id (REST: loaded here, 404 when this business has no such conversation)
+ * or already loaded by the caller for this business (the inbox's conversationProcedure), which
+ * saves loading it again.
+ */
+export type ConversationRef = number | Conversation;
+
+/** The conversation a ConversationRef names, loaded when given by id; tenancy checked either way. */
+export async function resolveConversation(businessId: number, ref: ConversationRef, tx: Tx = db): Promise<Conversation> {
+  if (typeof ref === 'number') return loadConversation(businessId, ref, tx);
+  if (ref.businessId !== businessId) throw AppError.notFound('Conversation');
+  return ref;
 }
 
 type ListQuery = z.output<typeof ConversationListQuery>;
@@ -199,20 +214,6 @@ export async function createOrRetrieveConversation(businessId: number, clientId:
   return conversationDetails(businessId, conversationId);
 }
 
-/** An active staff member of this business, or a 422 at `loc`. */
-export async function requireStaff(businessId: number, staffId: number, loc: ['body' | 'query', string], tx: Tx = db) {
-  const [member] = await tx
-    .select({ id: staff.id, active: staff.active })
-    .from(staff)
-    .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId)))
-    .limit(1)
-    .prepare('require_staff')
-    .execute();
-  if (!member) throw AppError.invalid(loc, `Staff ${staffId} not found in this business`);
-  if (!member.active) throw AppError.invalid(loc, `Staff ${staffId} is not active`);
-  return member.id;
-}
-
 /** `activity`: status and assignment changes count as activity (SPEC §5 last_updated_at); labels do not. */
 async function updateConversation(
   businessId: number,
@@ -235,26 +236,26 @@ async function updateConversation(
 /** POST /assign: an active staff member of the business, or null to unassign. */
 export async function assignConversation(
   businessId: number,
-  conversationId: number,
+  conversation: ConversationRef,
   staffId: number | null,
   actingStaffId: number | null,
 ) {
-  await loadConversation(businessId, conversationId);
+  const { id } = await resolveConversation(businessId, conversation);
   if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id']);
-  return updateConversation(businessId, conversationId, { assignedStaffId: staffId, updatedByStaffId: actingStaffId });
+  return updateConversation(businessId, id, { assignedStaffId: staffId, updatedByStaffId: actingStaffId });
 }
 
 /** POST /status: any status to any other (SPEC §4.2); snoozed needs a future time, resolved records who. */
 export async function setConversationStatus(
   businessId: number,
-  conversationId: number,
+  conversation: ConversationRef,
   body: { status: ConversationStatus; snoozed_until?: Date; staff_id?: number },
   sessionStaffId: number | null,
 ) {
-  await loadConversation(businessId, conversationId);
+  const { id } = await resolveConversation(businessId, conversation);
   const acting =
     body.staff_id !== undefined ? await requireStaff(businessId, body.staff_id, ['body', 'staff_id']) : sessionStaffId;
-  return updateConversation(businessId, conversationId, {
+  return updateConversation(businessId, id, {
     status: body.status,
     snoozedUntil: body.status === 'snoozed' ? body.snoozed_until! : null,
     resolvedByStaffId: body.status === 'resolved' ? acting : null,
@@ -265,12 +266,12 @@ export async function setConversationStatus(
 /** POST /label: a label of 1–50 characters, or null to clear it. */
 export async function labelConversation(
   businessId: number,
-  conversationId: number,
+  conversation: ConversationRef,
   label: string | null,
   actingStaffId: number | null,
 ) {
-  await loadConversation(businessId, conversationId);
-  return updateConversation(businessId, conversationId, { label, updatedByStaffId: actingStaffId }, false);
+  const { id } = await resolveConversation(businessId, conversation);
+  return updateConversation(businessId, id, { label, updatedByStaffId: actingStaffId }, false);
 }
 
 /** Snoozed conversations whose time has passed open again (run every minute by the worker). */
@@ -284,4 +285,66 @@ export async function wakeSnoozedConversations(tx: Tx = db): Promise<number> {
   for (const [businessId, conversationIds] of byBusiness)
     await publish(tx, { type: 'conversation.updated', businessId, conversationIds });
   return rows.length;
+}
+
+/** One conversation per business + client: created on first contact, found afterwards. */
+export async function ensureConversations(tx: Tx, businessId: number, clientIds: number[]): Promise<Map<number, number>> {
+  if (clientIds.length === 0) return new Map();
+  await tx.execute(sql`
+    insert into conversations (business_id, client_id, location_id)
+    select ${businessId}, c.id, c.location_id from clients c
+    where c.business_id = ${businessId} and c.id = any(${sql.param(clientIds)}::int[])
+    on conflict (business_id, client_id) do nothing`);
+  const rows = await tx
+    .select({ id: conversations.id, clientId: conversations.clientId })
+    .from(conversations)
+    .where(and(eq(conversations.businessId, businessId), inArray(conversations.clientId, clientIds)));
+  return new Map(rows.map((r) => [r.clientId, r.id]));
+}
+
+/**
+ * After new messages (their ids) were inserted: recomputes their conversations' last-message
+ * fields from the newest message and adds the new unread inbound ones, in one statement; inbound
+ * messages reopen a resolved or snoozed conversation (SPEC §4.2). Counting only the ids given,
+ * with a relative update, keeps counts exact under concurrent writers.
+ */
+export async function touchConversations(tx: Tx, newMessageIds: number[]): Promise<void> {
+  if (newMessageIds.length === 0) return;
+  // Lock the conversations first (in id order), so the statement below reads the newest message
+  // after any concurrent writer holding them has committed. NO KEY UPDATE, the lock the UPDATE
+  // itself takes: it does not conflict with the KEY SHARE locks our own message inserts' foreign
+  // keys hold, so two writers cannot deadlock upgrading them.
+  await tx.execute(sql`
+    select c.id from conversations c
+    where c.id in (select conversation_id from messages where id = any(${sql.param(newMessageIds)}::bigint[]))
+    order by c.id for no key update`);
+  await tx.execute(sql`
+    with fresh as (
+      select m.conversation_id,
+        count(*) filter (where m.direction = 'inbound' and not m.is_read and m.message_type <> 'NOTE') as unread,
+        count(*) filter (where m.direction = 'inbound') as inbound
+      from messages m
+      where m.id = any(${sql.param(newMessageIds)}::bigint[])
+      group by m.conversation_id
+    ), latest as (
+      -- One index probe per conversation (messages_conversation_sent_idx), however long its history.
+      select f.conversation_id, l.id, l.content, l.channel, l.sent_at
+      from fresh f cross join lateral (
+        select m.id, m.content, m.channel, m.sent_at from messages m
+        where m.conversation_id = f.conversation_id
+        order by m.sent_at desc, m.id desc limit 1
+      ) l
+    )
+    update conversations c set
+      last_message_id = latest.id,
+      last_message_content = latest.content,
+      last_channel = coalesce(latest.channel, c.last_channel),
+      last_activity_at = greatest(c.last_activity_at, latest.sent_at),
+      unread_count = c.unread_count + fresh.unread,
+      status = case when fresh.inbound > 0 and c.status in ('resolved', 'snoozed') then 'open' else c.status end,
+      snoozed_until = case when fresh.inbound > 0 and c.status = 'snoozed' then null else c.snoozed_until end,
+      -- A reopened conversation is no longer resolved by anyone (SPEC §4.2: resolved records resolved_by).
+      resolved_by_staff_id = case when fresh.inbound > 0 and c.status = 'resolved' then null else c.resolved_by_staff_id end
+    from fresh join latest on latest.conversation_id = fresh.conversation_id
+    where c.id = fresh.conversation_id`);
 }

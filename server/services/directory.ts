@@ -1,11 +1,17 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import type { ClientListResponse, StaffResponse } from '@/server/schemas/businesses';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
+import { businesses, businessSmsNumbers, clients, conversations, staff } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { escapeLike } from './search';
+import { escapeLike } from '@/server/lib/pg-text';
+import { normalizePhone } from '@/server/lib/phone';
 
-/** Clients and staff lists (SPEC §6 business-clients, business-staffs). */
+/**
+ * Who is who in a business: its clients and staff (the lists of SPEC §6 business-clients,
+ * business-staffs; clients by phone; its active staff) and its numbers (which business an SMS
+ * number belongs to, the number it sends from by default).
+ */
 type DirectoryQuery = { search?: string; external_id?: string; page: number; page_size: number };
 
 const likeTerm = (term: string) => `%${escapeLike(term)}%`;
@@ -70,4 +76,111 @@ export async function staffProfile(businessId: number, staffId: number) {
   );
   if (!row) throw AppError.notFound('Staff');
   return row;
+}
+
+/* ----------------------------------------------------------------------------------------------
+ * Active staff
+ * -------------------------------------------------------------------------------------------- */
+
+/**
+ * Active: the one definition of the staff who may be issued a session, act for the business
+ * (assign, resolve, write notes, take a dialer token, place calls) and be rung for its calls.
+ * Staff are deactivated, never deleted (docs/production.md). A live session's staff member is
+ * re-checked by the session queries themselves (services/auth.ts), joined through the session.
+ */
+const isActive = () => eq(staff.active, true);
+
+/** The active staff of a business, as a condition on `staff`. */
+export const activeStaffOf = (businessId: number): SQL => and(eq(staff.businessId, businessId), isActive())!;
+
+/** Staff member `staffId` of this business, and whether active; null when the business has no such member. */
+export async function staffMember(businessId: number, staffId: number, tx: Tx = db) {
+  const [member] = await tx
+    .select({ id: staff.id, active: sql<boolean>`${isActive()}` })
+    .from(staff)
+    .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId)))
+    .limit(1)
+    .prepare('require_staff')
+    .execute();
+  return member ?? null;
+}
+
+/** An active staff member of this business, or a 422 at `loc`. */
+export async function requireStaff(businessId: number, staffId: number, loc: ['body' | 'query', string], tx: Tx = db) {
+  const member = await staffMember(businessId, staffId, tx);
+  if (!member) throw AppError.invalid(loc, `Staff ${staffId} not found in this business`);
+  if (!member.active) throw AppError.invalid(loc, `Staff ${staffId} is not active`);
+  return member.id;
+}
+
+/** The active staff member `staffId` of whichever business they belong to (a dialer identity names only the staff member). */
+export async function activeStaffMember(staffId: number, tx: Tx = db): Promise<{ id: number; businessId: number } | null> {
+  const [member] = await tx
+    .select({ id: staff.id, businessId: staff.businessId })
+    .from(staff)
+    .where(and(eq(staff.id, staffId), isActive()))
+    .limit(1);
+  return member ?? null;
+}
+
+/* ----------------------------------------------------------------------------------------------
+ * Numbers and clients by phone
+ * -------------------------------------------------------------------------------------------- */
+
+/** The business that owns an SMS number (E.164), with its country, the region its callers' numbers are read in. */
+export async function businessForNumber(to: string, tx: Tx = db): Promise<{ businessId: number; country: string } | null> {
+  const [row] = await tx.execute<{ business_id: number; country: string }>(sql`
+    select n.business_id, b.country from business_sms_numbers n join businesses b on b.id = n.business_id
+    where n.phone_number = ${to} limit 1`);
+  return row ? { businessId: row.business_id, country: row.country } : null;
+}
+
+/** The number a business sends from when none is given (its default SMS number, else its first), or null when it has none. */
+export async function defaultSmsNumber(businessId: number, tx: Tx = db): Promise<string | null> {
+  const [row] = await tx
+    .select({ phone: businessSmsNumbers.phoneNumber })
+    .from(businessSmsNumbers)
+    .where(eq(businessSmsNumbers.businessId, businessId))
+    .orderBy(desc(businessSmsNumbers.isDefault), asc(businessSmsNumbers.id))
+    .limit(1);
+  return row?.phone ?? null;
+}
+
+/** Finds the client with this number (oldest first), or creates a `lead`, under an advisory lock. */
+export async function findOrCreateClientByPhone(tx: Tx, businessId: number, phone: string): Promise<number> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(${phone}))`);
+  const [existing] = await tx
+    .select({ id: clients.id })
+    .from(clients)
+    .where(and(eq(clients.businessId, businessId), eq(clients.phoneNumber, phone)))
+    .orderBy(asc(clients.id))
+    .limit(1);
+  if (existing) return existing.id;
+  const [created] = await tx
+    .insert(clients)
+    .values({ businessId, phoneNumber: phone, clientType: 'lead' })
+    .returning({ id: clients.id });
+  return created!.id;
+}
+
+/**
+ * The business's client behind a caller's number (oldest first) and their conversation, or null.
+ * The number is read as the business's callers' numbers are: in the business's own country.
+ */
+export async function clientForCaller(
+  businessId: number,
+  phone: string,
+  tx: Tx = db,
+): Promise<{ clientId: number; name: string | null; conversationId: number | null } | null> {
+  const [business] = await tx.select({ country: businesses.country }).from(businesses).where(eq(businesses.id, businessId));
+  const normalised = business ? normalizePhone(phone, business.country) : null;
+  if (!normalised) return null;
+  const [row] = await tx
+    .select({ clientId: clients.id, name: clients.name, conversationId: conversations.id })
+    .from(clients)
+    .leftJoin(conversations, and(eq(conversations.businessId, clients.businessId), eq(conversations.clientId, clients.id)))
+    .where(and(eq(clients.businessId, businessId), eq(clients.phoneNumber, normalised)))
+    .orderBy(asc(clients.id))
+    .limit(1);
+  return row ?? null;
 }

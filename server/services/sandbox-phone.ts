@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, isNotNull, sql, type SQL } from 'drizzle-orm';
 import { db } from '@/db/client';
-import { businessEmailSenders, businesses, businessSmsNumbers, clients, messages, staff } from '@/db/schema';
+import { businessEmailSenders, businesses, clients, messages, staff } from '@/db/schema';
 import { env, type Env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { sanitizeEmailHtml } from '@/server/lib/email-html';
+import { escapeLike } from '@/server/lib/pg-text';
 import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
 import { smsSegments } from '@/server/shared/sms-segments';
 import {
@@ -15,8 +16,8 @@ import {
   twilioSid,
   twilioWebhookRequest,
 } from '@/server/providers/webhook-requests';
+import { defaultSmsNumber } from './directory';
 import { attachmentsWithoutBytes } from './messages/serialize';
-import { escapeLike } from './search';
 
 /**
  * The /sandbox page (SPEC §7): each client's phone (their SMS thread) and mailbox, and replies
@@ -112,17 +113,6 @@ async function loadClient(businessId: number, clientId: number) {
   return client;
 }
 
-/** The number the business texts from (its default SMS number): the one the client texts back. */
-async function businessSmsNumber(businessId: number): Promise<string | null> {
-  const [row] = await db
-    .select({ phone: businessSmsNumbers.phoneNumber })
-    .from(businessSmsNumbers)
-    .where(eq(businessSmsNumbers.businessId, businessId))
-    .orderBy(desc(businessSmsNumbers.isDefault), asc(businessSmsNumbers.id))
-    .limit(1);
-  return row?.phone ?? null;
-}
-
 const attachmentsOf = (a: (typeof messages.$inferSelect)['attachments']) =>
   a?.map(({ filename, content_type, url, size }) => ({ filename, contentType: content_type, url, size })) ?? [];
 
@@ -132,7 +122,8 @@ const THREAD_LIMIT = 200;
 export async function sandboxPhone(businessId: number, clientId: number) {
   const client = await loadClient(businessId, clientId);
   const [businessNumber, rows] = await Promise.all([
-    businessSmsNumber(businessId),
+    // The number the business texts from: the one the client texts back.
+    defaultSmsNumber(businessId),
     db
       .select({
         id: messages.id,
@@ -302,7 +293,7 @@ async function replySms(businessId: number, reply: SmsReply, options: ReplyOptio
   const config = env();
   const client = await loadClient(businessId, reply.clientId);
   if (!client.phone) throw AppError.invalid(['body', 'client_id'], 'This client has no phone number');
-  const to = await businessSmsNumber(businessId);
+  const to = await defaultSmsNumber(businessId);
   if (!to) throw new AppError('bad_request', 'This business has no SMS number, so the client has nothing to text');
   const token = options.twilioAuthToken ?? config.twilio.authToken;
   if (!token) throw new AppError('not_configured', 'No Twilio auth token to sign the webhook with');

@@ -6,7 +6,7 @@ import { PaginatedMessages } from '@/server/schemas/messages';
 import { createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 import { SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
-import { escapeLike, matchQuery, searchMessages, searchShape } from './search';
+import { matchQuery, searchMessages, searchShape } from './search';
 
 /**
  * SPEC §6.1 Search: `GET /messages/{business_id}/conversations/{conversation_id}/messages/search`
@@ -85,11 +85,6 @@ describe('search term', () => {
     // Three characters once trimmed are enough, and the spaces are not part of the match.
     expect(idsOf(await search(t, '  abc  '))).toEqual([m.id]);
     expect(idsOf(await getPage(t, businessUrl(t, `search_term=${encodeURIComponent(' abc ')}`)))).toEqual([m.id]);
-  });
-
-  it('escapeLike escapes backslash, % and _', () => {
-    expect(escapeLike('100%_a\\b')).toBe('100\\%\\_a\\\\b');
-    expect(escapeLike('plain text')).toBe('plain text');
   });
 });
 

@@ -3,6 +3,7 @@ import { db, type Tx } from '@/db/client';
 import { executePrepared } from '@/db/prepared';
 import { conversations, messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
+import { escapeLike } from '@/server/lib/pg-text';
 import { MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
 import { SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
 import { selectMessageItems, toMessageItem } from './messages/serialize';
@@ -29,11 +30,6 @@ export type SearchMessagesInput = {
   /** Tests only: the business-wide walk's row budget (see MatchQuery.walkRows). */
   walkRows?: number;
 };
-
-/** `\`, `%` and `_` in a search term are literal: escaped for LIKE/ILIKE (whose escape character is `\`). */
-export function escapeLike(term: string): string {
-  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
 
 /** Trims the term; under 3 characters is a 422 on ['query', 'search_term']. */
 export function normaliseSearchTerm(raw: string): string {

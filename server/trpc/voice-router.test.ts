@@ -1,4 +1,7 @@
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { db } from '@/db/client';
+import { businesses } from '@/db/schema';
 import { createClient, createConversation, createTenant } from '@/server/testing/factories';
 import { createContext } from './init';
 import { createCaller } from './root';
@@ -42,5 +45,19 @@ describe('tRPC voice router (the browser dialer)', () => {
     expect(await trpc.voice.clientForCaller({ phone: '(415) 555-0123' })).toMatchObject({ clientId: ada.id });
     expect(await trpc.voice.clientForCaller({ phone: '+14155550999' })).toBeNull();
     expect(await trpc.voice.clientForCaller({ phone: 'client:staff-1' })).toBeNull();
+  });
+
+  it('clientForCaller: a number as the business’s callers dial it, read in the business’s own country (not as US)', async () => {
+    const a = await createTenant();
+    await db.update(businesses).set({ country: 'GB' }).where(eq(businesses.id, a.business.id));
+    const lee = await createClient(a.business.id, { name: 'Lee Park', phoneNumber: '+442079460123' });
+    const trpc = await callerFor(a.sessionToken);
+
+    expect(await trpc.voice.clientForCaller({ phone: '020 7946 0123' })).toEqual({
+      clientId: lee.id,
+      name: 'Lee Park',
+      conversationId: null,
+    });
+    expect(await trpc.voice.clientForCaller({ phone: '+44 20 7946 0123' })).toMatchObject({ clientId: lee.id });
   });
 });

@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { clients, conversations, idempotencyKeys, messages } from '@/db/schema';
-import { createClient, createSmsNumber, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
+import { createClient, createSmsNumber, createStaff, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 import { expectAccepted } from '@/server/testing/messages';
 
@@ -132,6 +132,33 @@ describe('POST /businesses/{id}/sms (queue)', () => {
     const unknown = await t.sendSms({ sender_type: 'staff', messages: [{ message_id: 99999999 }] });
     expect(unknown.status).toBe(422);
     expect((await jsonOf(unknown)).detail[0].loc).toEqual(['body', 'messages', 0, 'message_id']);
+  });
+
+  it('staff_id: any staff of the business, active or not (a departed member’s messages); another business’s is 422', async () => {
+    const t = await tenantWithNumber();
+    const other = await createTenant();
+    const departed = await createStaff(t.business.id, { active: false });
+    const client = await createClient(t.business.id);
+    const body = (staffId: number) => ({
+      sender_type: 'staff',
+      staff_id: staffId,
+      messages: [{ message: 'Hi', client_id: client.id }],
+    });
+    for (const path of ['sms', 'sms/record']) {
+      const sent = await api.post(`/api/v1/businesses/${t.business.id}/${path}`, { headers: t.headers, body: body(departed.id) });
+      expect(sent.status).toBe(200);
+      const [row] = await db
+        .select()
+        .from(messages)
+        .where(eq(messages.id, (await jsonOf(sent)).message_ids[0]));
+      expect(row).toMatchObject({ staffId: departed.id });
+      const foreign = await api.post(`/api/v1/businesses/${t.business.id}/${path}`, {
+        headers: t.headers,
+        body: body(other.owner.id),
+      });
+      expect(foreign.status).toBe(422);
+      expect((await jsonOf(foreign)).detail[0].loc).toEqual(['body', 'staff_id']);
+    }
   });
 });
 

@@ -7,9 +7,7 @@ import {
   businessEmailSenders,
   businessSmsNumbers,
   clients,
-  conversations,
   messages,
-  staff,
   type MessageStatus,
   type StoredAttachment,
 } from '@/db/schema';
@@ -28,6 +26,8 @@ import {
   type SendEmailRequest,
   type SendSmsRequest,
 } from '@/server/schemas/messages';
+import { ensureConversations, touchConversations } from '@/server/services/conversations';
+import { defaultSmsNumber, staffMember } from '@/server/services/directory';
 import { insertMessages } from './insert';
 import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
 import { OPTED_OUT, startNewAttempt } from './lifecycle';
@@ -100,14 +100,11 @@ async function submit(
   const [business] = await conn.select().from(businesses).where(eq(businesses.id, businessId)).limit(1);
   if (!business) throw AppError.notFound('Business');
 
-  if (body.staff_id !== undefined) {
-    const [member] = await conn
-      .select({ id: staff.id })
-      .from(staff)
-      .where(and(eq(staff.id, body.staff_id), eq(staff.businessId, businessId)))
-      .limit(1);
-    if (!member)
-      issues.push({ loc: ['body', 'staff_id'], msg: `Staff ${body.staff_id} not found in this business`, type: 'value_error' });
+  // staff_id must be staff of this business, active or not (unlike requireStaff): record mode files
+  // history, whose staff may have left since, and a send's staff_id only attributes a message an
+  // API caller queues; the inbox sends as its session's staff member, active by resolveSession.
+  if (body.staff_id !== undefined && !(await staffMember(businessId, body.staff_id, conn))) {
+    issues.push({ loc: ['body', 'staff_id'], msg: `Staff ${body.staff_id} not found in this business`, type: 'value_error' });
   }
 
   const from = await resolveSender(conn, business, channel, body, issues);
@@ -272,15 +269,10 @@ async function resolveSender(
     }
     return normalised ?? '';
   }
-  const [number] = await conn
-    .select({ phone: businessSmsNumbers.phoneNumber })
-    .from(businessSmsNumbers)
-    .where(eq(businessSmsNumbers.businessId, business.id))
-    .orderBy(sql`${businessSmsNumbers.isDefault} desc`, asc(businessSmsNumbers.id))
-    .limit(1);
+  const number = await defaultSmsNumber(business.id, conn);
   if (!number)
     issues.push({ loc: ['body', 'from_number'], msg: 'The business has no SMS number; give from_number', type: 'missing' });
-  return number?.phone ?? '';
+  return number ?? '';
 }
 
 async function ownsSmsNumber(conn: Tx, businessId: number, phone: string): Promise<boolean> {
@@ -517,68 +509,6 @@ async function createLeads(tx: Tx, businessId: number, planned: Planned[]): Prom
     for (const c of inserted) result.set(c.phone ?? `email:${c.email}`, c.id);
   }
   return result;
-}
-
-/** One conversation per business + client: created on first contact, found afterwards. */
-export async function ensureConversations(tx: Tx, businessId: number, clientIds: number[]): Promise<Map<number, number>> {
-  if (clientIds.length === 0) return new Map();
-  await tx.execute(sql`
-    insert into conversations (business_id, client_id, location_id)
-    select ${businessId}, c.id, c.location_id from clients c
-    where c.business_id = ${businessId} and c.id = any(${sql.param(clientIds)}::int[])
-    on conflict (business_id, client_id) do nothing`);
-  const rows = await tx
-    .select({ id: conversations.id, clientId: conversations.clientId })
-    .from(conversations)
-    .where(and(eq(conversations.businessId, businessId), inArray(conversations.clientId, clientIds)));
-  return new Map(rows.map((r) => [r.clientId, r.id]));
-}
-
-/**
- * After new messages (their ids) were inserted: recomputes their conversations' last-message
- * fields from the newest message and adds the new unread inbound ones, in one statement; inbound
- * messages reopen a resolved or snoozed conversation (SPEC §4.2). Counting only the ids given,
- * with a relative update, keeps counts exact under concurrent writers.
- */
-export async function touchConversations(tx: Tx, newMessageIds: number[]): Promise<void> {
-  if (newMessageIds.length === 0) return;
-  // Lock the conversations first (in id order), so the statement below reads the newest message
-  // after any concurrent writer holding them has committed. NO KEY UPDATE, the lock the UPDATE
-  // itself takes: it does not conflict with the KEY SHARE locks our own message inserts' foreign
-  // keys hold, so two writers cannot deadlock upgrading them.
-  await tx.execute(sql`
-    select c.id from conversations c
-    where c.id in (select conversation_id from messages where id = any(${sql.param(newMessageIds)}::bigint[]))
-    order by c.id for no key update`);
-  await tx.execute(sql`
-    with fresh as (
-      select m.conversation_id,
-        count(*) filter (where m.direction = 'inbound' and not m.is_read and m.message_type <> 'NOTE') as unread,
-        count(*) filter (where m.direction = 'inbound') as inbound
-      from messages m
-      where m.id = any(${sql.param(newMessageIds)}::bigint[])
-      group by m.conversation_id
-    ), latest as (
-      -- One index probe per conversation (messages_conversation_sent_idx), however long its history.
-      select f.conversation_id, l.id, l.content, l.channel, l.sent_at
-      from fresh f cross join lateral (
-        select m.id, m.content, m.channel, m.sent_at from messages m
-        where m.conversation_id = f.conversation_id
-        order by m.sent_at desc, m.id desc limit 1
-      ) l
-    )
-    update conversations c set
-      last_message_id = latest.id,
-      last_message_content = latest.content,
-      last_channel = coalesce(latest.channel, c.last_channel),
-      last_activity_at = greatest(c.last_activity_at, latest.sent_at),
-      unread_count = c.unread_count + fresh.unread,
-      status = case when fresh.inbound > 0 and c.status in ('resolved', 'snoozed') then 'open' else c.status end,
-      snoozed_until = case when fresh.inbound > 0 and c.status = 'snoozed' then null else c.snoozed_until end,
-      -- A reopened conversation is no longer resolved by anyone (SPEC §4.2: resolved records resolved_by).
-      resolved_by_staff_id = case when fresh.inbound > 0 and c.status = 'resolved' then null else c.resolved_by_staff_id end
-    from fresh join latest on latest.conversation_id = fresh.conversation_id
-    where c.id = fresh.conversation_id`);
 }
 
 function messageRow(

@@ -3,7 +3,7 @@ import type { Tx } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { statusOnConflict } from '@/server/services/messages/lifecycle';
 import { publish } from '@/server/realtime/publish';
-import { touchConversations } from '@/server/services/messages/submit';
+import { touchConversations } from '@/server/services/conversations';
 
 export type CallOutcome = 'missed' | 'voicemail';
 

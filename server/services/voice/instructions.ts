@@ -1,20 +1,18 @@
 import { and, asc, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import {
-  businesses,
-  businessSmsNumbers,
-  clients,
-  conversations,
-  staff,
-  type BusinessSettings,
-  type MessageStatus,
-} from '@/db/schema';
+import { businesses, clients, conversations, staff, type BusinessSettings, type MessageStatus } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { logger } from '@/server/logger';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import type { InstructionStep } from '@/server/schemas/voice';
-import { ensureConversations } from '@/server/services/messages/submit';
-import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/webhooks/twilio-inbound';
+import { ensureConversations } from '@/server/services/conversations';
+import {
+  activeStaffMember,
+  activeStaffOf,
+  businessForNumber,
+  defaultSmsNumber,
+  findOrCreateClientByPhone,
+} from '@/server/services/directory';
 import { callStatusOf, findCall, recordCall, type CallOutcome, type RecordedCall } from './call-record';
 import { ensureMissedCallText } from './missed-call-text';
 import { staffIdOfIdentity } from './token';
@@ -54,21 +52,10 @@ async function loadBusiness(tx: Tx, businessId: number): Promise<Business> {
 /** A call from the dialer: `To` (a phone number) and/or `ClientId` (a client of the staff member's business). */
 async function placeCall(params: FormParams): Promise<string> {
   const staffId = staffIdOfIdentity(param(params, 'From'));
-  const [member] = staffId
-    ? await db
-        .select({ id: staff.id, businessId: staff.businessId })
-        .from(staff)
-        .where(and(eq(staff.id, staffId), eq(staff.active, true)))
-        .limit(1)
-    : [];
+  const member = staffId ? await activeStaffMember(staffId) : null;
   if (!member) return rejectCall();
   const business = await loadBusiness(db, member.businessId);
-  const [callerId] = await db
-    .select({ phone: businessSmsNumbers.phoneNumber })
-    .from(businessSmsNumbers)
-    .where(eq(businessSmsNumbers.businessId, business.id))
-    .orderBy(sql`${businessSmsNumbers.isDefault} desc`, asc(businessSmsNumbers.id))
-    .limit(1);
+  const callerId = await defaultSmsNumber(business.id);
   if (!callerId) return sayAndHangUp('This business has no phone number to call from.');
   const target = await callTarget(business, params);
   if (typeof target === 'string') return sayAndHangUp(target);
@@ -88,7 +75,7 @@ async function placeCall(params: FormParams): Promise<string> {
       status: callStatusOf(param(params, 'CallStatus')) ?? 'initiated',
     });
   });
-  return dialNumber({ callerId: callerId.phone, number: target.number, record: business.settings.record_calls === true });
+  return dialNumber({ callerId, number: target.number, record: business.settings.record_calls === true });
 }
 
 /** Whom the dialer asked for: the client named by ClientId (at `To` if given, else their phone), or whoever has `To`. */
@@ -248,15 +235,11 @@ async function ringPlan(tx: Tx, inbound: Inbound, from: 'start' | 'team'): Promi
     const [assigned] = await tx
       .select({ id: staff.id })
       .from(staff)
-      .where(and(eq(staff.id, assignedId), eq(staff.businessId, businessId), eq(staff.active, true)))
+      .where(and(eq(staff.id, assignedId), activeStaffOf(businessId)))
       .limit(1);
     if (assigned) return { kind: 'ring', staffIds: [assigned.id], step: 'assigned' };
   }
-  const active = and(
-    eq(staff.businessId, businessId),
-    eq(staff.active, true),
-    assignedId !== null ? ne(staff.id, assignedId) : undefined,
-  );
+  const active = and(activeStaffOf(businessId), assignedId !== null ? ne(staff.id, assignedId) : undefined);
   const activeIds = (where: typeof active) =>
     tx
       .select({ id: staff.id })

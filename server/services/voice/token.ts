@@ -6,7 +6,7 @@ import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { int32FromDigits } from '@/server/schemas/common';
 import { assertBusinessAccess, type Caller } from '@/server/services/auth';
-import { requireStaff } from '@/server/services/conversations';
+import { requireStaff } from '@/server/services/directory';
 
 /** SPEC §5 DialerToken: one hour, like the Voice SDK's default token lifetime. */
 const DIALER_TOKEN_TTL_SECONDS = 3600;

@@ -8,7 +8,7 @@ import { cleanJson } from '@/server/lib/pg-text';
 import { publish } from '@/server/realtime/publish';
 import { email } from '@/server/schemas/common';
 import { insertMessages } from '@/server/services/messages/insert';
-import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
+import { ensureConversations, touchConversations } from '@/server/services/conversations';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
 export type InboundEmail = {

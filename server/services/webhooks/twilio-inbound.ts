@@ -1,13 +1,14 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
-import { clients, type StoredAttachment } from '@/db/schema';
+import { sql } from 'drizzle-orm';
+import { db } from '@/db/client';
+import type { StoredAttachment } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { trimEnd } from '@/server/lib/text';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
 import { setClientOptedOut } from '@/server/services/messages/lifecycle';
-import { ensureConversations, touchConversations } from '@/server/services/messages/submit';
+import { ensureConversations, touchConversations } from '@/server/services/conversations';
+import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/directory';
 import { smsSegments } from '@/server/shared/sms-segments';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
@@ -18,31 +19,6 @@ const OPT_IN = new Set(['START', 'YES', 'UNSTOP']);
 export function optKeyword(body: string): 'out' | 'in' | null {
   const word = trimEnd(body.trim().toUpperCase(), '.!');
   return OPT_OUT.has(word) ? 'out' : OPT_IN.has(word) ? 'in' : null;
-}
-
-/** The business that owns a Twilio number (SPEC: found by `To`). */
-export async function businessForNumber(to: string, tx: Tx = db): Promise<{ businessId: number; country: string } | null> {
-  const [row] = await tx.execute<{ business_id: number; country: string }>(sql`
-    select n.business_id, b.country from business_sms_numbers n join businesses b on b.id = n.business_id
-    where n.phone_number = ${to} limit 1`);
-  return row ? { businessId: row.business_id, country: row.country } : null;
-}
-
-/** Finds the client with this number (oldest first), or creates a `lead`, under an advisory lock. */
-export async function findOrCreateClientByPhone(tx: Tx, businessId: number, phone: string): Promise<number> {
-  await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(${phone}))`);
-  const [existing] = await tx
-    .select({ id: clients.id })
-    .from(clients)
-    .where(and(eq(clients.businessId, businessId), eq(clients.phoneNumber, phone)))
-    .orderBy(asc(clients.id))
-    .limit(1);
-  if (existing) return existing.id;
-  const [created] = await tx
-    .insert(clients)
-    .values({ businessId, phoneNumber: phone, clientType: 'lead' })
-    .returning({ id: clients.id });
-  return created!.id;
 }
 
 /**

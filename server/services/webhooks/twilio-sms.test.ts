@@ -10,7 +10,7 @@ import {
   createSmsNumber,
   createTenant,
 } from '@/server/testing/factories';
-import { touchConversations } from '@/server/services/messages/submit';
+import { touchConversations } from '@/server/services/conversations';
 import { api, jsonOf } from '@/server/testing/http';
 import { jobsWhere, postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';
 

@@ -3,13 +3,13 @@ import { db, type Tx } from '@/db/client';
 import { businesses, staff, type MessageStatus } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
-import { ensureConversations } from '@/server/services/messages/submit';
+import { ensureConversations } from '@/server/services/conversations';
+import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/directory';
 import { callStatusOf, findCall, recordCall, UNANSWERED, type CallFacts } from '@/server/services/voice/call-record';
 import { ensureMissedCallText } from '@/server/services/voice/missed-call-text';
 import { processRecording } from '@/server/services/voice/recording';
 import { staffIdOfIdentity } from '@/server/services/voice/token';
 import { markEvent, processOrRetry, storeEvent } from './events';
-import { businessForNumber, findOrCreateClientByPhone } from './twilio-inbound';
 
 /**
  * A voice status callback: moves the call's one CALL message forward (server/services/voice/

@@ -25,7 +25,8 @@ const pageNumber = z.number().int().min(1).max(MAX_PAGE);
 /**
  * The inbox's procedures, over the same services as REST. `conversationProcedure` loads the
  * conversation of the caller's business into ctx: tenancy for every conversation procedure is
- * checked here, once.
+ * checked here, once, and services that take a ConversationRef are handed the loaded row instead
+ * of loading it again.
  */
 const conversationProcedure = staffProcedure.input(z.object({ conversationId: id })).use(async ({ ctx, input, next }) => {
   const conversation = await conversations.loadConversation(ctx.caller.businessId, input.conversationId);
@@ -64,7 +65,7 @@ export const inboxRouter = router({
     .query(({ ctx, input }) =>
       conversationMessages.conversationMessages(
         ctx.caller.businessId,
-        ctx.conversation.id,
+        ctx.conversation,
         input.filter,
         input.cursor ?? input.page,
         input.pageSize,
@@ -79,22 +80,22 @@ export const inboxRouter = router({
   addNote: conversationProcedure
     .input(z.object({ content: z.string().trim().min(1).max(5000) }))
     .mutation(({ ctx, input }) =>
-      conversationMessages.addNote(ctx.caller.businessId, ctx.conversation.id, input.content, ctx.caller.staffId),
+      conversationMessages.addNote(ctx.caller.businessId, ctx.conversation, input.content, ctx.caller.staffId),
     ),
   assign: conversationProcedure
     .input(z.object({ staffId: id.nullable() }))
     .mutation(({ ctx, input }) =>
-      conversations.assignConversation(ctx.caller.businessId, ctx.conversation.id, input.staffId, ctx.caller.staffId),
+      conversations.assignConversation(ctx.caller.businessId, ctx.conversation, input.staffId, ctx.caller.staffId),
     ),
   setStatus: conversationProcedure
     .input(StatusRequest)
     .mutation(({ ctx, input }) =>
-      conversations.setConversationStatus(ctx.caller.businessId, ctx.conversation.id, input, ctx.caller.staffId),
+      conversations.setConversationStatus(ctx.caller.businessId, ctx.conversation, input, ctx.caller.staffId),
     ),
   label: conversationProcedure
     .input(z.object({ label: z.string().trim().min(1).max(50).nullable() }))
     .mutation(({ ctx, input }) =>
-      conversations.labelConversation(ctx.caller.businessId, ctx.conversation.id, input.label, ctx.caller.staffId),
+      conversations.labelConversation(ctx.caller.businessId, ctx.conversation, input.label, ctx.caller.staffId),
     ),
   markRead: conversationProcedure.input(z.object({ isRead: z.boolean().default(true) })).mutation(({ ctx, input }) =>
     conversationMessages.markMessagesRead(ctx.caller.businessId, {

@@ -1,8 +1,5 @@
-import { and, asc, eq } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/client';
-import { clients, conversations } from '@/db/schema';
-import { normalizePhone } from '@/server/lib/phone';
+import { clientForCaller } from '@/server/services/directory';
 import { issueDialerToken } from '@/server/services/voice/token';
 import { router, staffProcedure } from '../init';
 
@@ -17,16 +14,7 @@ import { router, staffProcedure } from '../init';
  */
 export const voiceRouter = router({
   token: staffProcedure.query(({ ctx }) => issueDialerToken({ businessId: ctx.caller.businessId, staffId: ctx.caller.staffId })),
-  clientForCaller: staffProcedure.input(z.object({ phone: z.string().trim().min(1).max(64) })).query(async ({ ctx, input }) => {
-    const phone = normalizePhone(input.phone);
-    if (!phone) return null;
-    const [row] = await db
-      .select({ clientId: clients.id, name: clients.name, conversationId: conversations.id })
-      .from(clients)
-      .leftJoin(conversations, and(eq(conversations.businessId, clients.businessId), eq(conversations.clientId, clients.id)))
-      .where(and(eq(clients.businessId, ctx.caller.businessId), eq(clients.phoneNumber, phone)))
-      .orderBy(asc(clients.id))
-      .limit(1);
-    return row ? { clientId: row.clientId, name: row.name, conversationId: row.conversationId } : null;
-  }),
+  clientForCaller: staffProcedure
+    .input(z.object({ phone: z.string().trim().min(1).max(64) }))
+    .query(({ ctx, input }) => clientForCaller(ctx.caller.businessId, input.phone)),
 });
