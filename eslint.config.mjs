@@ -8,6 +8,13 @@ import tseslint from 'typescript-eslint';
 
 const SERVER_ONLY = ['@/server/*', '@/server/**', '@/db', '@/db/**', '@/workers/**'];
 
+/** Server code is refused, but for types and the pure modules of server/shared. */
+const serverCodeRefused = (message) => ({
+  group: [...SERVER_ONLY, '!@/server/shared', '!@/server/shared/**'],
+  allowTypeImports: true,
+  message,
+});
+
 export default tseslint.config(
   { ignores: ['node_modules/**', '.next*/**', '.data/**', 'test-results/**', 'playwright-report/**', 'next-env.d.ts'] },
   {
@@ -47,11 +54,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            {
-              group: [...SERVER_ONLY, '!@/server/shared', '!@/server/shared/**'],
-              allowTypeImports: true,
-              message: 'components/ runs in the browser: import types only, or a pure module from @/server/shared.',
-            },
+            serverCodeRefused('components/ runs in the browser: import types only, or a pure module from @/server/shared.'),
           ],
         },
       ],
@@ -64,11 +67,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            {
-              group: [...SERVER_ONLY, '!@/server/shared', '!@/server/shared/**'],
-              allowTypeImports: true,
-              message: 'server/shared is bundled for the browser: pure code only.',
-            },
+            serverCodeRefused('server/shared is bundled for the browser: pure code only.'),
             { group: ['node:*'], message: 'server/shared is bundled for the browser: no Node.js modules.' },
           ],
         },

@@ -73,28 +73,13 @@ export async function sendSmsBatch(
         if (sent) log.info({ message_id: m.id, sid: sent.providerMessageId }, 'reconciled: already sent by an earlier attempt');
       }
       sent ??= await provider.send({ messageId: m.id, to: m.to_address, from: m.from_address, body: m.content, statusCallback });
-      return {
-        messageId: m.id,
-        kind: 'sent',
-        providerMessageId: sent.providerMessageId,
-        status: sent.status,
-        segments: sent.segments ?? null,
-        errorCode: sent.errorCode,
-      };
+      return sentResult(m.id, sent);
     } catch (err) {
       const result = classify(err, m.id, job);
       // Out of attempts with the outcome unknown: ask the provider once more before calling it failed.
       if (result.kind === 'unknown' && result.lastAttempt) {
         const found = await lookup(reconcileSince ?? startedAt).catch(() => null);
-        if (found)
-          return {
-            messageId: m.id,
-            kind: 'sent',
-            providerMessageId: found.providerMessageId,
-            status: found.status,
-            segments: found.segments ?? null,
-            errorCode: found.errorCode,
-          };
+        if (found) return sentResult(m.id, found);
       }
       return result;
     }
@@ -107,6 +92,15 @@ export async function sendSmsBatch(
   for (const id of ids) if (!attempted.has(id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });
   return outcomes;
 }
+
+const sentResult = (messageId: number, sent: SmsSendResult): SendResult => ({
+  messageId,
+  kind: 'sent',
+  providerMessageId: sent.providerMessageId,
+  status: sent.status,
+  segments: sent.segments ?? null,
+  errorCode: sent.errorCode,
+});
 
 /**
  * Provider errors → what to do. `unknown` (the provider may have accepted it) keeps the message

@@ -1,0 +1,53 @@
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layer boundaries of docs/architecture.md are ESLint rules (eslint.config.mjs): this checks
+ * the rules themselves, by linting small sources as if they stood at the given paths.
+ */
+const eslint = new ESLint({ cwd: path.resolve(import.meta.dirname, '../..') });
+
+async function restrictedImports(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return result!.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+}
+
+describe('layer boundaries', () => {
+  it('components/ may not import server code at run time, only types and server/shared', async () => {
+    expect(
+      await restrictedImports('components/probe.ts', `import { db } from '@/db/client';\nexport const x = db;\n`),
+    ).toHaveLength(1);
+    expect(
+      await restrictedImports(
+        'components/probe.ts',
+        `import { enqueue } from '@/server/jobs/enqueue';\nexport const x = enqueue;\n`,
+      ),
+    ).toHaveLength(1);
+    const allowed = `import type { AppRouter } from '@/server/trpc/root';
+import { MAX_SMS_LENGTH } from '@/server/shared/limits';
+export const x: [AppRouter | null, number] = [null, MAX_SMS_LENGTH];
+`;
+    expect(await restrictedImports('components/probe.ts', allowed)).toEqual([]);
+  });
+
+  it('server/shared stays pure: no server code, no Node.js modules', async () => {
+    expect(
+      await restrictedImports('server/shared/probe.ts', `import { env } from '@/server/env';\nexport const x = env;\n`),
+    ).toHaveLength(1);
+    expect(await restrictedImports('server/shared/probe.ts', `import fs from 'node:fs';\nexport const x = fs;\n`)).toHaveLength(
+      1,
+    );
+  });
+
+  it('services are transport-free: no next, server/http or server/trpc', async () => {
+    for (const from of ['next/server', '@/server/http/route', '@/server/trpc/init']) {
+      expect(
+        await restrictedImports('server/services/probe.ts', `import * as m from '${from}';\nexport const x = m;\n`),
+      ).toHaveLength(1);
+    }
+    expect(
+      await restrictedImports('server/services/probe.ts', `import { db } from '@/db/client';\nexport const x = db;\n`),
+    ).toEqual([]);
+  });
+});
