@@ -57,7 +57,7 @@ export const updateSmsStatus = defineOperation({
   tag: 'sms',
   summary: 'Update SMS delivery status',
   description:
-    'Statuses only move forward (SPEC §4.1): an update that does not rank higher is accepted and ignored (`updated: 0`).',
+    'Statuses only move forward (docs/api.md#monotonic-updates — note: this string is user-facing in the OpenAPI document; a full URL or no reference may read better): an update that does not rank higher is accepted and ignored (`updated: 0`).',
   auth: 'any',
   params: businessPath,
   body: UpdateSmsStatusRequest,
