@@ -159,7 +159,7 @@ export const clientDetails = defineOperation({
   path: '/businesses/{business_id}/clients/{client_id}',
   tag: 'businesses',
   summary: 'Get detailed client profile and conversation information',
-  description: 'A client this business does not have answers 200 with `null` (remove: this description is user-facing in the OpenAPI document).',
+  description: 'A client this business does not have answers 200 with `null`.',
   params: z.object({ business_id: id, client_id: id }),
   response: ClientDetailsResponse,
   nullableResponse: true,

@@ -56,8 +56,7 @@ export const updateSmsStatus = defineOperation({
   path: '/businesses/{business_id}/sms/status',
   tag: 'sms',
   summary: 'Update SMS delivery status',
-  description:
-    'Statuses only move forward (docs/api.md#monotonic-updates — note: this string is user-facing in the OpenAPI document; a full URL or no reference may read better): an update that does not rank higher is accepted and ignored (`updated: 0`).',
+  description: 'Statuses only move forward: an update that does not rank higher is accepted and ignored (`updated: 0`).',
   auth: 'any',
   params: businessPath,
   body: UpdateSmsStatusRequest,
