@@ -20,7 +20,7 @@ export function createSql(url: string, options: postgres.Options<Record<string, 
     connect_timeout: 5,
     onnotice: () => {},
     // pg-boss hands postgres.js JSON that is already a string; pass strings through unchanged so it
-    // is not encoded twice (ARCHITECTURE.md, known pitfalls). Objects are still serialised.
+    // is not encoded twice (docs/architecture.md#pg-boss-pitfalls). Objects are still serialised.
     types: {
       // int8 as a JS number: message ids are bigint and outgrow int4 (a cast to int would then fail
       // the statement); no id or count reaches 2^53.

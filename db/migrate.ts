@@ -12,7 +12,7 @@ const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)),
  * pg-boss 10's fetch orders waiting jobs by (priority desc, created_on, id) under FOR UPDATE SKIP
  * LOCKED, which its own indexes do not serve: at a 200,000-job backlog each fetch sorted on disk
  * (~370 ms). This partial index matches the order over waiting jobs only (see
- * ../shared/reference/performance.md and `npm run bench:send`). pg-boss's schema is its own, so the
+ * docs/architecture.md#pg-boss-fetch-index and `npm run bench:send`). pg-boss's schema is its own, so the
  * index is created here, idempotently, after pg-boss has installed or upgraded that schema.
  */
 const PGBOSS_FETCH_INDEX = `

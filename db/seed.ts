@@ -1368,7 +1368,7 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
         row.attempts = 1;
         row.fromAddress = sms ? biz.smsNumber : biz.fromEmail;
         row.toAddress = sms ? c.phone : c.email;
-        // The reminder some opted-out clients got after their STOP is refused, not sent (SPEC §6.1).
+        // The reminder some opted-out clients got after their STOP is refused, not sent (docs/api.md#opt-out).
         const refused = sms && c.optedOutSms && d === cv.drafts[cv.drafts.length - 1] && s.nt === 'appointment_reminder';
         if (refused) {
           status = 'failed';

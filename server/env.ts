@@ -118,7 +118,7 @@ function derive(raw: z.output<typeof schema>) {
     emailInboundSecret:
       raw.EMAIL_INBOUND_SECRET ??
       (!production ? DEV_EMAIL_INBOUND_SECRET : emailProvider === 'sandbox' ? sandboxSecret('email-inbound-secret') : undefined),
-    /** /sandbox outside production, or in production only when asked for (SPEC: development only). */
+    /** /sandbox outside production, or in production only when asked for (docs/api.md#sandbox). */
     sandboxAllowed: !production || raw.SANDBOX_ENABLED === 'true',
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
     logLevel: raw.LOG_LEVEL,

@@ -1,6 +1,6 @@
 /**
- * The one error type services throw. The REST wrapper maps `code` to an HTTP status and SPEC §2.1
- * body; the tRPC middleware maps it to a TRPCError. Services never know which door they came in by.
+ * The one error type services throw. The REST wrapper maps `code` to an HTTP status and body
+ * (docs/api.md#errors); the tRPC middleware maps it to a TRPCError. Services never know which door they came in by.
  */
 export type ErrorLocation = ['path' | 'query' | 'body' | 'header', ...(string | number)[]];
 export type ValidationIssue = { loc: ErrorLocation; msg: string; type: string };

@@ -9,7 +9,7 @@ export type BatchHandler<T> = (jobs: PgBoss.JobWithMetadata<T>[]) => Promise<Map
 
 /**
  * A fetch → handle → complete loop per queue. pg-boss 10's `work()` sleeps its polling interval
- * even after a full batch (performance.md: ~batchSize / interval jobs/s); this loop fetches again
+ * even after a full batch (docs/architecture.md#batch-loops: ~batchSize / interval jobs/s); this loop fetches again
  * at once while there is work and only sleeps when the queue is empty. Several loops run side by
  * side; each batch is handled with the handler's own bounded concurrency. Each job's data is
  * parsed with its queue's schema first: the handler gets the valid jobs, typed by the queue, and a

@@ -5,7 +5,7 @@ import { importClientsChunk, markClientsImportFailed } from '@/server/services/o
 import type { JobOutcome } from './batch-loop';
 
 /**
- * Background client import (SPEC §5: onboarding with more than 1,000 clients). Each job carries
+ * Background client import (docs/api.md#onboarding: more than 1,000 clients). Each job carries
  * one chunk of up to 1,000 validated, normalised clients; the service upserts it by external_id
  * and advances the clients step in one transaction, so a retry or a replay changes nothing.
  * One outcome per job: a chunk that fails does not hold back the others of its batch; the last

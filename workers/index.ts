@@ -93,7 +93,7 @@ export async function startWorker() {
       log,
     ),
   );
-  // SPEC §6.1 Snooze: a snoozed conversation is open again within 60 s after its time passes.
+  // docs/api.md#snooze: a snoozed conversation is open again within 60 s after its time passes.
   // Every 15 s from each worker (an idempotent UPDATE over a partial index), which is tighter
   // than pg-boss's minute-grained cron.
   const wake = setInterval(() => {

@@ -26,7 +26,7 @@ type Claimed = {
 };
 
 /**
- * Sends a batch of SMS jobs (SPEC §6.1 Sending). A message is claimed `queued` → `sending` in one
+ * Sends a batch of SMS jobs (docs/architecture.md#life-of-a-message). A message is claimed `queued` → `sending` in one
  * conditional UPDATE before the provider is called, so no two workers send it. A message found
  * already `sending` with no provider id was claimed by an attempt that died after the claim: the
  * provider is asked whether it went out (by To, From, body and time) before anything is resent.

@@ -18,7 +18,7 @@ import { startWorkerProcess, type WorkerProcess } from '@/server/testing/worker-
 import { startWorker } from './index';
 
 /**
- * The send workers end to end (SPEC §6.1 Sending, Opt-out): messages queued through the real REST
+ * The send workers end to end (docs/architecture.md#life-of-a-message, docs/api.md#opt-out): messages queued through the real REST
  * endpoints, sent by the real worker through the real `twilio` client (to the local fake Twilio
  * API) and nodemailer (to the local SMTP sink). First with the worker in this process, then as a
  * child process that is SIGKILLed mid-send and replaced.

@@ -10,7 +10,7 @@ export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Sandbox', robots: { index: false } };
 
 /**
- * /sandbox (SPEC §7, development only): exists only while the sandbox SMS and email providers are
+ * /sandbox (docs/api.md#sandbox): exists only while the sandbox SMS and email providers are
  * in use; with Twilio or SMTP configured it is a 404, like its tRPC procedures. Staff only: the
  * same session cookie as /inbox, and only that staff member's business's clients.
  */

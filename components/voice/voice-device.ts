@@ -1,5 +1,5 @@
 /**
- * The browser dialer's engine: the ONLY module that touches `@twilio/voice-sdk` (SPEC §7 voice).
+ * The browser dialer's engine: the ONLY module that touches `@twilio/voice-sdk` (docs/providers.md#access-token).
  *
  * Framework-free. `createVoiceDevice({ fetchToken })` returns a small object that
  * - fetches a token, loads the SDK with a dynamic `import()` (never on the server, not in the first

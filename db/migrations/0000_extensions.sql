@@ -1,4 +1,4 @@
--- Trigram search (SPEC §6.1) and composite GIN indexes that lead with business_id.
+-- Trigram search (docs/api.md#search) and composite GIN indexes that lead with business_id.
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
 --> statement-breakpoint
 CREATE EXTENSION IF NOT EXISTS btree_gin;

@@ -1,4 +1,4 @@
--- SPEC §4.1: a message status only moves forward. Every status write compares ranks with this one
+-- docs/api.md#monotonic-updates: a message status only moves forward. Every status write compares ranks with this one
 -- function, in the same UPDATE (no read-then-write race). Inbound `received` outranks everything so
 -- nothing moves it; statuses that make no sense for the message type rank NULL (never applied).
 CREATE OR REPLACE FUNCTION message_status_rank(status text, message_type text) RETURNS int

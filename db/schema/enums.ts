@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 
 /**
- * Every enumeration of SPEC §4, as const arrays: the DB CHECK constraints, the TypeScript unions
+ * Every enumeration of docs/api.md#enumerations, as const arrays: the DB CHECK constraints, the TypeScript unions
  * and the zod schemas (server/schemas) are all derived from these, so they cannot disagree.
  */
 export const CHANNELS = ['sms', 'email', 'voice'] as const;

@@ -33,7 +33,7 @@ export type StoredAttachment = {
   content?: string;
 };
 
-/** One SMS, email, call or internal note. Every status change moves forward only (SPEC §4.1). */
+/** One SMS, email, call or internal note. Every status change moves forward only (docs/api.md#monotonic-updates). */
 export const messages = pgTable(
   'messages',
   {
@@ -120,7 +120,7 @@ export const messages = pgTable(
     index('messages_business_email_message_id_idx')
       .on(t.businessId, t.emailMessageId)
       .where(sql`${t.emailMessageId} is not null`),
-    // Trigram search over content and subject, scoped by business (btree_gin), SPEC §6.1 Search.
+    // Trigram search over content and subject, scoped by business (btree_gin), docs/api.md#search.
     index('messages_content_trgm_idx').using('gin', t.businessId, sql`${t.content} gin_trgm_ops`),
     index('messages_subject_trgm_idx').using('gin', t.businessId, sql`${t.subject} gin_trgm_ops`),
     check('messages_channel_check', sql`${t.channel} is null or ${oneOf(t.channel, CHANNELS)}`),

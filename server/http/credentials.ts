@@ -56,7 +56,7 @@ function ownOrigins(req: Request): string[] {
   return origins;
 }
 
-/** CSRF: a cookie-authenticated write must come from a page of this service (SPEC §3). */
+/** CSRF: a cookie-authenticated write must come from a page of this service (docs/api.md#csrf). */
 export function assertSameOrigin(req: Request, caller: Caller): void {
   if (caller.kind !== 'session' || !caller.viaCookie) return;
   if (req.method === 'GET' || req.method === 'HEAD') return;

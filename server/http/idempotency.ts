@@ -22,7 +22,7 @@ class Rejected extends Error {
 }
 
 /**
- * SPEC §6.1 Idempotency-Key, for POSTs that create messages. The first request with a key claims a
+ * Idempotency-Key (docs/api.md#idempotency-keys), for POSTs that create messages. The first request with a key claims a
  * row (unique on caller + path + key) holding a short lease it renews while it runs. Its effects
  * and its stored response commit in ONE transaction, so a key is either completed with the
  * response of what committed, or nothing of the request is in the database.

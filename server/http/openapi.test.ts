@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { api, jsonOf, match } from '@/server/testing/http';
 import { operations } from './operations';
 
-/** The schemas the seed names (its §2.7) and SPEC §5 fixes: each must be a component of the document. */
+/** The named schemas of docs/api.md#schemas: each must be a component of the document. */
 const SEED_SCHEMA_NAMES = [
   'AssignmentFilterType',
   'AuthParameters',
@@ -42,7 +42,7 @@ const SEED_SCHEMA_NAMES = [
 ];
 
 describe('GET /api/v1/openapi.json', () => {
-  it('is a valid OpenAPI 3.1 document with both security schemes and the seed schema names', async () => {
+  it('is a valid OpenAPI 3.1 document with both security schemes and the schema names of docs/api.md#schemas', async () => {
     const res = await api.get('/api/v1/openapi.json');
     expect(res.status).toBe(200);
     const doc = await jsonOf(res);

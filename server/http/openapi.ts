@@ -100,7 +100,7 @@ export function openApiDocument(): object {
   registry.registerComponent('securitySchemes', 'SessionCookie', { type: 'apiKey', in: 'cookie', name: 'session' });
   registry.registerComponent('securitySchemes', 'BearerSession', { type: 'http', scheme: 'bearer' });
   for (const op of operations) register(registry, op);
-  // Named by the contract (SPEC §5) though no operation's body is exactly it.
+  // Named by the contract (docs/api.md#schemas) though no operation's body is exactly it.
   const { $schema: _, ...emailContent } = z.toJSONSchema(EmailContent) as Record<string, unknown>;
   registry.registerComponent('schemas', 'EmailContent', emailContent);
   cached = fixNullableRefs(

@@ -45,7 +45,7 @@ export type Operation<
   /** Media type of the body; JSON unless a webhook says otherwise. */
   bodyType?: 'application/json' | 'application/x-www-form-urlencoded' | 'multipart/form-data';
   response?: R;
-  /** A `null` body is a valid 200 (client details of a missing client, SPEC §2). */
+  /** A `null` body is a valid 200 (client details of a missing client, docs/api.md#clients-staff-and-locations). */
   nullableResponse?: boolean;
   responseType?: 'application/json' | 'text/xml' | 'text/html';
   /** Honours the Idempotency-Key header (every POST that creates messages). */

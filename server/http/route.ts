@@ -16,7 +16,7 @@ import { parseOrThrow } from './validation';
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-/** The caller's X-Request-Id when it matches SPEC's pattern, else a new UUID. */
+/** The caller's X-Request-Id when it matches the pattern of docs/api.md#request-ids, else a new UUID. */
 export function requestIdOf(req: Request): string {
   const incoming = req.headers.get('x-request-id');
   return incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -46,8 +46,8 @@ type RouteContext = { params: Promise<Record<string, string | string[]>> };
 /**
  * The REST wrapper: request id → auth → CSRF → rate limit → path (→ tenancy) → query → body →
  * handler → JSON. A webhook (`auth: 'webhook'`) has no caller: its provider's proof (`verifiedBy`)
- * is checked once the body is read, before the handler. Every failure becomes SPEC §2.1's status
- * and body; nothing escapes as an unformatted 500.
+ * is checked once the body is read, before the handler. Every failure becomes the status
+ * and body of docs/api.md#errors; nothing escapes as an unformatted 500.
  */
 export function route<
   P extends z.ZodType,
@@ -182,7 +182,7 @@ function verifyWebhook(by: WebhookVerifier, req: Request, url: URL, rawBody: str
 
 /**
  * Path parameters. An integer id outside 1…2147483647 names nothing that can exist, so it is a 404
- * like any unknown id (SPEC §2); anything that is not an integer at all is a 422.
+ * like any unknown id (docs/api.md#conventions); anything that is not an integer at all is a 422.
  */
 function parsePath<P extends z.ZodType>(schema: P, raw: Record<string, string | string[]>): z.output<P> {
   try {

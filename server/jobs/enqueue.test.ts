@@ -18,7 +18,7 @@ import {
 import { createBusiness } from '@/server/testing/factories';
 
 /**
- * SPEC §6.1 Queueing: jobs are enqueued through the caller's transaction, so a job exists exactly
+ * docs/architecture.md#enqueueing-in-the-callers-transaction: jobs are enqueued through the caller's transaction, so a job exists exactly
  * when the rows it refers to do. `enqueue` drives pg-boss 10's own insert SQL through drizzle.
  */
 

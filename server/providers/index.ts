@@ -4,7 +4,7 @@ import { createSmtpProvider } from './smtp';
 import { createTwilioProvider } from './twilio';
 import type { EmailProvider, SmsProvider } from './types';
 
-/** The configured providers (SPEC §9): built once per process, by workers only. */
+/** The configured providers (docs/providers.md#which-provider-does-what): built once per process, by workers only. */
 let sms: SmsProvider | undefined;
 let email: EmailProvider | undefined;
 
@@ -35,7 +35,7 @@ export function emailProvider(): EmailProvider {
   return email;
 }
 
-/** The URL Twilio posts SMS status callbacks to (SPEC §6.1): PUBLIC_BASE_URL + the webhook path. */
+/** The URL Twilio posts SMS status callbacks to (docs/providers.md#twilio-status-callbacks): PUBLIC_BASE_URL + the webhook path. */
 export function smsStatusCallbackUrl(): string {
   return `${env().publicBaseUrl}/api/v1/webhooks/twilio/sms/status`;
 }

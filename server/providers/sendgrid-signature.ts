@@ -28,7 +28,7 @@ function publicKey(source: string): KeyObject {
 export const SENDGRID_SIGNATURE_MAX_AGE_SECONDS = 600;
 
 /**
- * SendGrid's signed Event Webhook (providers.md §5.3): ECDSA P-256 / SHA-256 over the timestamp
+ * SendGrid's signed Event Webhook (docs/providers.md#sendgrid-event-webhook-signature): ECDSA P-256 / SHA-256 over the timestamp
  * header followed by the raw body, with the verification key from Mail Settings (base64 DER SPKI);
  * the timestamp (Unix seconds) must also be within SENDGRID_SIGNATURE_MAX_AGE_SECONDS of now.
  * Without a configured key, development accepts unsigned events and production refuses them.

@@ -64,7 +64,7 @@ export function verifyTwilioSignature(req: Request, rawBody: string): VerifiedFo
 /**
  * The X-Twilio-Signature Twilio would send for a form POST of `params` to `url` (the public URL,
  * PUBLIC_BASE_URL + path, that verifyTwilioSignature rebuilds). Used to play Twilio: the /sandbox
- * page's client replies and the tests' webhooks (providers.md §2.3).
+ * page's client replies and the tests' webhooks (docs/providers.md#signing-test-webhooks).
  */
 export function expectedTwilioSignature(token: string, url: string, params: FormParams): string {
   return getExpectedTwilioSignature(token, url, params);

@@ -19,7 +19,7 @@ const STATUS_MAP: Record<string, MessageStatus | null> = {
 /**
  * Our status for a Twilio MessageStatus (create/list answers and status callbacks).
  * null = leave the status unchanged (`partially_delivered`); unknown values → `queued`, which the
- * rank rule (SPEC §4.1) never lets move a message backwards.
+ * rank rule (docs/api.md#monotonic-updates) never lets move a message backwards.
  */
 export function mapTwilioMessageStatus(status: string): MessageStatus | null {
   const mapped = STATUS_MAP[status.toLowerCase()];

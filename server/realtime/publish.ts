@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '@/db/client';
 
 /**
- * Inbox events (SPEC §6.1 Events) go out on PostgreSQL NOTIFY inside the writer's transaction, so
+ * Inbox events (docs/api.md#live-events) go out on PostgreSQL NOTIFY inside the writer's transaction, so
  * they are delivered exactly when the change commits, to every web process that LISTENs.
  */
 export const EVENTS_CHANNEL = 'inbox_events';

@@ -26,7 +26,7 @@ const AssignmentFilterType = z.enum(ASSIGNMENT_FILTERS).meta({ id: 'AssignmentFi
 const MessageFilterType = z.enum(MESSAGE_FILTERS).meta({ id: 'MessageFilterType' });
 const ClientType = z.enum(CLIENT_TYPES).meta({ id: 'ClientType' });
 
-/** SPEC seed 2.4 plus the fields SPEC §5 adds. Staff fields are display names. */
+/** ClientDetailsResponse (docs/api.md#schemas). Staff fields are display names. */
 export const ClientDetailsResponse = z
   .object({
     client_id: z.number().int(),

@@ -41,7 +41,7 @@ export const queryBoolean = z
   .transform((v) => v === 'true' || v === '1');
 
 /**
- * A timestamp in (SPEC §2): ISO 8601 date and time, with an offset honoured and none meaning UTC,
+ * A timestamp in (docs/api.md#conventions): ISO 8601 date and time, with an offset honoured and none meaning UTC,
  * checked against the calendar — no 30 February, no 24:01, no bare date. Anything else is a 422.
  * Comes out as a Date. The length check runs first, so a huge value costs nothing.
  */
@@ -108,12 +108,12 @@ export const paginationQuery = {
 
 export const businessPath = z.object({ business_id: id });
 
-/** SPEC §2.1, §8: a search term has at least 3 characters once trimmed (shorter ones cannot use a trigram index). */
+/** docs/api.md#search: a search term has at least 3 characters once trimmed (shorter ones cannot use a trigram index). */
 export const MIN_SEARCH_TERM_LENGTH = 3;
 /** The 422 message of a term under MIN_SEARCH_TERM_LENGTH, shared by the query schemas and the services. */
 export const SEARCH_TERM_TOO_SHORT = `must be at least ${MIN_SEARCH_TERM_LENGTH} characters`;
 
-/** The `search` parameter of the conversation, client and staff lists: trimmed, 3–100 characters (SPEC §2.1, §8). */
+/** The `search` parameter of the conversation, client and staff lists: trimmed, 3–100 characters (docs/api.md#clients-staff-and-locations, #limits). */
 export const listSearch = (what: string) =>
   z
     .string()

@@ -20,7 +20,7 @@ export const MAX_EMAIL_TEXT_LENGTH = 1_000_000;
 /** The REST body limit (server/http/route.ts), as a bound on any one string in it. */
 const MAX_BODY_CHARS = 10 * 1024 * 1024;
 
-/** SPEC §5 EmailContent: what an email says, apart from its envelope (registered by name in server/http/openapi.ts). */
+/** EmailContent (docs/api.md#schemas): what an email says, apart from its envelope (registered by name in server/http/openapi.ts). */
 export const EmailContent = z.object({
   subject: z.string().max(998),
   text: z.string().max(MAX_EMAIL_TEXT_LENGTH),
@@ -58,7 +58,7 @@ const metadata = z
 /** E.164 or anything a person types (normalised with the business's country). */
 const phone = z.string().trim().min(1).max(40);
 
-/** SPEC §5 / seed 2.1: fields shared by SMS and email requests. */
+/** docs/api.md#sending-messages (the envelope): fields shared by SMS and email requests. */
 const envelope = {
   category: MessageCategory.default('conversational'),
   notification_type: NotificationType.optional(),
@@ -165,7 +165,7 @@ const RecordEmailItem = z
   .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id'], 'record'))
   .meta({ id: 'RecordEmailItem' });
 
-// Over MAX_ITEMS is a 413 (SPEC §2.1), raised by the operation's preValidate before zod runs;
+// Over MAX_ITEMS is a 413 (docs/api.md#bulk-requests), raised by the operation's preValidate before zod runs;
 // the max here documents the bound.
 const items = <T extends z.ZodType>(item: T) => z.array(item).min(1, 'must contain at least one message').max(MAX_ITEMS);
 
@@ -182,7 +182,7 @@ export const RecordEmailRequest = z
   .object({ ...envelope, from_email: email.optional(), messages: items(RecordEmailItem) })
   .meta({ id: 'RecordEmailRequest' });
 
-/** `POST /messages/{business_id}`: any channel, send or record (the seed's branded multi-channel request). */
+/** `POST /messages/{business_id}`: any channel, send or record (docs/api.md#sending-messages). */
 export const ProcessMessagesRequest = z
   .object({ channel: z.enum(['sms', 'email']), mode: z.enum(['send', 'record']) })
   .loose()

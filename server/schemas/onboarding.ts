@@ -4,7 +4,7 @@ import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enum
 import { MAX_SMS_LENGTH } from '@/server/shared/limits';
 
 /**
- * SPEC §5 BusinessOnboardRequest and the onboarding status answer.
+ * BusinessOnboardRequest (docs/api.md#onboarding) and the onboarding status answer.
  *
  * Optional fields of the business and of its entries follow one rule on re-onboarding: a field
  * that is omitted keeps its stored value, a field sent as `null` clears it (new entries take the

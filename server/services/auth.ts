@@ -163,7 +163,7 @@ export function assertPlatform(caller: Caller): void {
 
 export type IssuedSession = { id: number; token: string; expiresAt: Date; businessId: number; staffId: number };
 
-/** POST /auth/token: a staff session for a business the caller may act on (SPEC §3). */
+/** POST /auth/token: a staff session for a business the caller may act on (docs/api.md#staff-sessions). */
 export async function issueSession(
   caller: Caller,
   input: { business_id: number; staff_id: number; ttl_seconds?: number },
@@ -211,7 +211,7 @@ export async function expireSession(caller: Caller, accessToken: string | undefi
 
 /**
  * Revokes a session and the browser sessions its login links opened; answers 1 when the session
- * itself was live (the count SPEC's UpdateSuccessResponse reports), else 0.
+ * itself was live (the count UpdateSuccessResponse reports, docs/api.md#staff-sessions), else 0.
  */
 async function revokeSessionTree(sessionId: number, tx: Tx): Promise<number> {
   const rows = await tx
@@ -236,7 +236,7 @@ export async function issueLoginCode(sessionId: number, validSeconds = LOGIN_COD
   return code;
 }
 
-/** The link a login code travels in: `/login?token=…` (SPEC §3 keeps the parameter's name). */
+/** The link a login code travels in: `/login?token=…` (the parameter's name is part of the API, docs/api.md#staff-sessions). */
 export const loginUrl = (code: string) => `${env().publicBaseUrl}/login?token=${encodeURIComponent(code)}`;
 
 /**

@@ -14,7 +14,7 @@ import { getJson, locs, postJson, restTenant } from '@/server/testing/http';
 
 /**
  * A conversation's messages, notes, flags and read status through the real REST handlers
- * (SPEC §5 NoteRequest, flag body, MessageStatusUpdateFilters; §6 businesses; §6.1 Counts).
+ * (docs/api.md#conversations, #counts).
  */
 
 const HOUR = 3_600_000;
@@ -32,7 +32,7 @@ async function counters(conversationId: number) {
   return row!;
 }
 
-/** Unread and flagged counted fresh from messages (the definition of SPEC §6.1 Counts). */
+/** Unread and flagged counted fresh from messages (the definition in docs/api.md#counts). */
 async function recount(conversationId: number) {
   const [row] = await db.execute<{ unread: number; flagged: number }>(sql`
     select count(*) filter (where direction = 'inbound' and not is_read and message_type <> 'NOTE')::int as unread,

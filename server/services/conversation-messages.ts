@@ -10,7 +10,7 @@ import { selectMessageItems, toMessageItem } from './messages/serialize';
 
 type MessageFilter = (typeof MESSAGE_FILTERS)[number];
 
-/** An inbound SMS, email or call that staff has not read; notes are never unread (SPEC §6.1 Counts). */
+/** An inbound SMS, email or call that staff has not read; notes are never unread (docs/api.md#counts). */
 const UNREAD = sql`${messages.direction} = 'inbound' and not ${messages.isRead} and ${messages.messageType} <> 'NOTE'`;
 
 function filterCondition(filter: MessageFilter): SQL | undefined {

@@ -15,7 +15,7 @@ import {
 import { api, getJson, type Headers, locs, postJson, restTenant } from '@/server/testing/http';
 
 /**
- * Conversations through the real REST handlers (SPEC §2, §4.2, §5, §6 businesses group, §6.1 Snooze):
+ * Conversations through the real REST handlers (docs/api.md#conventions, #conversations, #conversation-statuses, #snooze):
  * the list and every filter, the filter counts, create-or-retrieve, assign, status and snooze, label,
  * client details, and tenancy on every conversation/message/staff path.
  */
@@ -30,7 +30,7 @@ const get = getJson;
 const post = postJson;
 const convIds = (body: { conversations: { conversation_id: number }[] }) => body.conversations.map((c) => c.conversation_id);
 
-/** An inbound SMS through the real record endpoint (SPEC §6 sms, seed ★). */
+/** An inbound SMS through the real record endpoint (docs/api.md#record-mode). */
 async function recordInbound(t: Tenant, clientId: number, text: string) {
   const res = await post(`${t.base}/sms/record`, t.key, {
     sender_type: 'client',
@@ -258,7 +258,7 @@ describe('GET /businesses/{id}/conversations: list, order and filters', () => {
     ]);
   });
 
-  it('search: a term under 3 characters once trimmed is a 422 on query.search (SPEC §2.1, §8)', async () => {
+  it('search: a term under 3 characters once trimmed is a 422 on query.search (docs/api.md#search, #limits)', async () => {
     const s = await seedInbox();
     for (const term of ['a', 'al', '  al  ', '']) {
       const res = await get(`${s.t.base}/conversations?search=${encodeURIComponent(term)}`, s.t.key);
@@ -458,7 +458,7 @@ describe('POST /conversations/{id}/assign', () => {
       staff_gender: 'female',
       updated_by: t.owner.name,
     });
-    // An assignment change is activity (SPEC §5 last_updated_at).
+    // An assignment change is activity (docs/api.md#conversations, Activity).
     expect(new Date(res.body.last_updated_at).getTime()).toBeGreaterThan(Date.now() - 60_000);
     const [row] = await db.select().from(conversations).where(eq(conversations.id, conv.id));
     expect(row!.assignedStaffId).toBe(maya.id);
@@ -589,7 +589,7 @@ describe('POST /conversations/{id}/status', () => {
     });
     expect(afterSnoozed).toMatchObject({ status: 'open', snoozed_until: null, unread_messages_count: 1 });
 
-    // Pending is not reopened by an inbound message (only resolved and snoozed are, SPEC §4.2).
+    // Pending is not reopened by an inbound message (only resolved and snoozed are, docs/api.md#conversation-statuses).
     await post(`${t.base}/conversations/${resolved.conversation_id}/status`, t.key, { status: 'pending' });
     await recordInbound(t, resolvedClient.id, 'Hello?');
     expect((await get(`${t.base}/clients/${resolvedClient.id}`, t.key)).body.status).toBe('pending');

@@ -19,7 +19,7 @@ import { requireStaff } from './directory';
 type Details = z.input<typeof ClientDetailsResponse>;
 
 /**
- * Conversations (SPEC §4.2, §6 businesses group): the list with its filters and counts, details,
+ * Conversations (docs/api.md#conversations, #conversation-statuses): the list with its filters and counts, details,
  * assignment, status with snooze, labels. One SELECT shape (below) serves the list and every
  * single-conversation answer; tenancy is in every WHERE.
  */
@@ -56,7 +56,7 @@ export async function conversationDetails(businessId: number, conversationId: nu
   return toDetails(row);
 }
 
-/** Client details (seed-fixed): `null` for a client this business does not have. */
+/** Client details (docs/api.md#clients-staff-and-locations): `null` for a client this business does not have. */
 export async function clientDetails(businessId: number, clientId: number): Promise<Details | null> {
   const [row] =
     await executePrepared<Row>(sql`${DETAILS} from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id ${JOINS}
@@ -119,7 +119,7 @@ function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_si
   return where;
 }
 
-/** GET /conversations: filters of SPEC §6, newest activity first, page-based. */
+/** GET /conversations: filters of docs/api.md#conversations, newest activity first, page-based. */
 export async function listConversations(businessId: number, q: ListQuery, staffId: number | null) {
   if (q.location_id !== undefined) {
     const [loc] = await executePrepared(
@@ -214,7 +214,7 @@ export async function createOrRetrieveConversation(businessId: number, clientId:
   return conversationDetails(businessId, conversationId);
 }
 
-/** `activity`: status and assignment changes count as activity (SPEC §5 last_updated_at); labels do not. */
+/** `activity`: status and assignment changes count as activity (docs/api.md#conversations, Activity); labels do not. */
 async function updateConversation(
   businessId: number,
   conversationId: number,
@@ -245,7 +245,7 @@ export async function assignConversation(
   return updateConversation(businessId, id, { assignedStaffId: staffId, updatedByStaffId: actingStaffId });
 }
 
-/** POST /status: any status to any other (SPEC §4.2); snoozed needs a future time, resolved records who. */
+/** POST /status: any status to any other (docs/api.md#conversation-statuses); snoozed needs a future time, resolved records who. */
 export async function setConversationStatus(
   businessId: number,
   conversation: ConversationRef,
@@ -305,7 +305,7 @@ export async function ensureConversations(tx: Tx, businessId: number, clientIds:
 /**
  * After new messages (their ids) were inserted: recomputes their conversations' last-message
  * fields from the newest message and adds the new unread inbound ones, in one statement; inbound
- * messages reopen a resolved or snoozed conversation (SPEC §4.2). Counting only the ids given,
+ * messages reopen a resolved or snoozed conversation (docs/api.md#conversation-statuses). Counting only the ids given,
  * with a relative update, keeps counts exact under concurrent writers.
  */
 export async function touchConversations(tx: Tx, newMessageIds: number[]): Promise<void> {
@@ -343,7 +343,7 @@ export async function touchConversations(tx: Tx, newMessageIds: number[]): Promi
       unread_count = c.unread_count + fresh.unread,
       status = case when fresh.inbound > 0 and c.status in ('resolved', 'snoozed') then 'open' else c.status end,
       snoozed_until = case when fresh.inbound > 0 and c.status = 'snoozed' then null else c.snoozed_until end,
-      -- A reopened conversation is no longer resolved by anyone (SPEC §4.2: resolved records resolved_by).
+      -- A reopened conversation is no longer resolved by anyone (docs/api.md#conversation-statuses: resolved records resolved_by).
       resolved_by_staff_id = case when fresh.inbound > 0 and c.status = 'resolved' then null else c.resolved_by_staff_id end
     from fresh join latest on latest.conversation_id = fresh.conversation_id
     where c.id = fresh.conversation_id`);

@@ -8,7 +8,7 @@ import { createClient, createConversation, createSmsNumber, createTenant } from 
 import { api, jsonOf } from '@/server/testing/http';
 
 /**
- * SPEC §6.1 Counts: `unread_messages_count` (inbound, not read, not a note) and
+ * docs/api.md#counts: `unread_messages_count` (inbound, not read, not a note) and
  * `messages_flagged_count` stay exact under concurrent writes. Inbound messages, read-status
  * changes and flag changes race on one conversation through the real REST handlers; afterwards the
  * stored counters must equal a fresh count over the messages.
@@ -233,7 +233,7 @@ describe('read-status calls racing each other', () => {
   }, 30_000);
 });
 
-describe('counts under concurrent writes (SPEC §6.1 Counts)', () => {
+describe('counts under concurrent writes (docs/api.md#counts)', () => {
   for (let round = 1; round <= ROUNDS; round++) {
     it(`round ${round}: ${INBOUND} inbound records, ${READS} read-status calls and ${FLAGS} flag/unflag calls at once leave exact counters`, async () => {
       const result = await runRound(round);

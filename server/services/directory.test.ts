@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createClient, createConversation, createLocation, createStaff, createTenant } from '@/server/testing/factories';
 import { api, restTenant, getJson } from '@/server/testing/http';
 
-/** Clients and staff lists and the staff profile (SPEC §5 ClientListResponse / StaffResponse, §6 business-clients, business-staffs). */
+/** Clients and staff lists and the staff profile (docs/api.md#clients-staff-and-locations). */
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -107,7 +107,7 @@ describe('GET /businesses/{id}/clients', () => {
     expect(await search('zzz-nobody')).toEqual([]);
     const total = await get(`${s.t.base}/clients?search=example.test`, s.t.key);
     expect(total.body.total_clients).toBe(3);
-    // Under 3 characters once trimmed: 422 on query.search (SPEC §2.1, §8).
+    // Under 3 characters once trimmed: 422 on query.search (docs/api.md#clients-staff-and-locations, #limits).
     for (const term of ['an', '  an  ', '']) {
       const res = await get(`${s.t.base}/clients?search=${encodeURIComponent(term)}`, s.t.key);
       expect(res.status, JSON.stringify(term)).toBe(422);
@@ -213,7 +213,7 @@ describe('GET /businesses/{id}/staffs and /staffs/{staff_id}', () => {
     expect(staffIds((await list('search=MAYA%40STUDIO')).body)).toEqual([s.maya.id]);
     expect(staffIds((await list('search=5550201')).body)).toEqual([s.maya.id]);
     expect(staffIds((await list('search=a%25a')).body)).toEqual([]);
-    // Under 3 characters once trimmed: 422 on query.search (SPEC §2.1, §8).
+    // Under 3 characters once trimmed: 422 on query.search (docs/api.md#clients-staff-and-locations, #limits).
     for (const q of ['search=ma', 'search=%20ma%20', 'search=']) {
       const res = await list(q);
       expect(res.status, q).toBe(422);

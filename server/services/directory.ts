@@ -8,8 +8,8 @@ import { escapeLike } from '@/server/lib/pg-text';
 import { normalizePhone } from '@/server/lib/phone';
 
 /**
- * Who is who in a business: its clients and staff (the lists of SPEC §6 business-clients,
- * business-staffs; clients by phone; its active staff) and its numbers (which business an SMS
+ * Who is who in a business: its clients and staff (the lists of
+ * docs/api.md#clients-staff-and-locations; clients by phone; its active staff) and its numbers (which business an SMS
  * number belongs to, the number it sends from by default).
  */
 type DirectoryQuery = { search?: string; external_id?: string; page: number; page_size: number };

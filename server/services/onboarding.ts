@@ -19,7 +19,7 @@ import type { BusinessOnboardInput } from '@/server/schemas/onboarding';
 import { createBusinessApiKey } from './auth';
 
 /**
- * SPEC §5 onboarding: one transaction upserts the business, its senders, locations, staff and
+ * docs/api.md#onboarding: one transaction upserts the business, its senders, locations, staff and
  * clients by `external_id`. Up to SYNC_CLIENT_LIMIT clients are imported before the answer; a
  * larger list is validated in full (so a bad row is still a 422 with its `loc`), then stored as
  * `clients.import` jobs of CLIENT_CHUNK_SIZE rows each, enqueued in the same transaction, and the

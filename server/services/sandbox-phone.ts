@@ -20,7 +20,7 @@ import { defaultSmsNumber } from './directory';
 import { attachmentsWithoutBytes } from './messages/serialize';
 
 /**
- * The /sandbox page (SPEC §7): each client's phone (their SMS thread) and mailbox, and replies
+ * The /sandbox page (docs/api.md#sandbox): each client's phone (their SMS thread) and mailbox, and replies
  * written as the client. A reply is the exact webhook the provider would send (a Twilio-signed
  * form POST, a SendGrid Inbound Parse multipart POST), sent over HTTP to this service's own public
  * endpoint, so it travels the production path: signature check, raw event, dedupe, processing,
@@ -300,7 +300,7 @@ async function replySms(businessId: number, reply: SmsReply, options: ReplyOptio
 
   const sid = twilioSid('SM');
   const body = reply.body;
-  // What Twilio posts for an inbound SMS (providers.md §1.4), minus the best-effort geo fields.
+  // What Twilio posts for an inbound SMS (docs/providers.md#twilio-inbound-sms), minus the best-effort geo fields.
   const params: Record<string, string> = {
     ToCountry: 'US',
     SmsMessageSid: sid,

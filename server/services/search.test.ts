@@ -9,7 +9,7 @@ import { SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
 import { matchQuery, searchMessages, searchShape } from './search';
 
 /**
- * SPEC §6.1 Search: `GET /messages/{business_id}/conversations/{conversation_id}/messages/search`
+ * docs/api.md#search: `GET /messages/{business_id}/conversations/{conversation_id}/messages/search`
  * and `GET /messages/{business_id}/search`, and the service behind them (also used by the inbox).
  */
 

@@ -19,11 +19,11 @@ export type SearchMessagesInput = {
   conversationId?: number;
   /**
    * Where `conversationId` came from, which decides the error when it is not in this business
-   * (SPEC §2): an id in the path is a 404 "Conversation not found", one in the query a 422 with
+   * (docs/api.md#conventions): an id in the path is a 404 "Conversation not found", one in the query a 422 with
    * loc ['query', 'conversation_id']. Default 'path'.
    */
   conversationFrom?: 'path' | 'query';
-  /** Also return internal notes (staff inbox over tRPC). The REST search never does (SPEC §6.1). */
+  /** Also return internal notes (staff inbox over tRPC). The REST search never does (docs/api.md#search). */
   includeNotes?: boolean;
   page: number;
   pageSize: number;
@@ -74,7 +74,7 @@ type MatchQuery = {
  *   in proportion to the matches for common ones.
  * - `walk`: the business's messages newest first through messages_business_sent_idx, filtered,
  *   stopping once it has the page and SEARCH_TOTAL_CAP + 1 matches: fast for common terms, and
- *   for a rare term it would read the whole business — the planner trap of performance.md, which
+ *   for a rare term it would read the whole business — the planner trap of docs/architecture.md#search-plans, which
  *   is why the shape is chosen here (searchShape), not left to the planner's estimates.
  */
 export type SearchShape = 'conversation' | 'bitmap' | 'walk';
@@ -190,7 +190,7 @@ async function runMatch(q: MatchQuery, shape: SearchShape, tx: Tx): Promise<Matc
 }
 
 /**
- * SPEC §6.1 Search: case-insensitive substring match of the trimmed term (≥ 3 characters, LIKE
+ * docs/api.md#search: case-insensitive substring match of the trimmed term (≥ 3 characters, LIKE
  * wildcards literal) on content and subject, newest first, paginated; across the whole business or
  * one conversation. Notes only with `includeNotes`. The total is exact up to SEARCH_TOTAL_CAP;
  * past it `total_messages` is the cap and `total_capped` true. `next_page` is always exact.

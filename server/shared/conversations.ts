@@ -1,5 +1,5 @@
 /**
- * The conversation statuses (SPEC §4): the DB CHECK constraint and the zod schemas (through
+ * The conversation statuses (docs/api.md#conversation-statuses): the DB CHECK constraint and the zod schemas (through
  * db/schema/enums.ts) and the inbox's status tabs all read this list. Bundled for the browser:
  * no imports.
  */

@@ -10,8 +10,8 @@
  */
 export const MAX_TRPC_BATCH = 10;
 
-/** The longest SMS body the API accepts, in characters (SPEC §6). */
+/** The longest SMS body the API accepts, in characters (docs/api.md#limits). */
 export const MAX_SMS_LENGTH = 1600;
 
-/** The largest attachment the API accepts, in bytes (SPEC §8: 5 MiB). */
+/** The largest attachment the API accepts, in bytes (docs/api.md#limits: 5 MiB). */
 export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;

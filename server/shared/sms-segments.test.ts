@@ -3,7 +3,7 @@ import { isGsm7, smsSegments } from './sms-segments';
 
 const EMOJI = '😀'; // U+1F600, a surrogate pair: 2 UTF-16 units
 
-describe('smsSegments: providers.md §1.8 examples', () => {
+describe('smsSegments: docs/providers.md#sms-segments examples', () => {
   it('160 × "a" is one GSM-7 segment', () => {
     expect(smsSegments('a'.repeat(160))).toEqual({ encoding: 'GSM-7', segments: 1, units: 160 });
   });

@@ -1,5 +1,5 @@
 /**
- * SMS segment counting for the composer hint (billing uses Twilio's `numSegments`). See providers.md §1.8.
+ * SMS segment counting for the composer hint (billing uses Twilio's `numSegments`). See docs/providers.md#sms-segments.
  *
  * - GSM-7 when every character is in the GSM 03.38 basic set or its extension table; extension characters
  *   (`^ { } \ [ ~ ] | €` and form feed) cost 2 septets (escape + char). Limits: 160 septets in one SMS, 153 per

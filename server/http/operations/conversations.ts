@@ -159,7 +159,7 @@ export const clientDetails = defineOperation({
   path: '/businesses/{business_id}/clients/{client_id}',
   tag: 'businesses',
   summary: 'Get detailed client profile and conversation information',
-  description: 'A client this business does not have answers 200 with `null` (seed-fixed).',
+  description: 'A client this business does not have answers 200 with `null`.',
   params: z.object({ business_id: id, client_id: id }),
   response: ClientDetailsResponse,
   nullableResponse: true,

@@ -56,8 +56,7 @@ export const updateSmsStatus = defineOperation({
   path: '/businesses/{business_id}/sms/status',
   tag: 'sms',
   summary: 'Update SMS delivery status',
-  description:
-    'Statuses only move forward (SPEC §4.1): an update that does not rank higher is accepted and ignored (`updated: 0`).',
+  description: 'Statuses only move forward: an update that does not rank higher is accepted and ignored (`updated: 0`).',
   auth: 'any',
   params: businessPath,
   body: UpdateSmsStatusRequest,

@@ -4,7 +4,7 @@ import { PaginatedMessages, refuseBeyondSearchWindow, SEARCH_RESULT_WINDOW, SEAR
 import { MAX_SEARCH_TERM_LENGTH } from '@/server/services/search';
 import { defineOperation } from '../operation';
 
-/** Trimmed; under 3 characters is a 422 on ['query', 'search_term'] (SPEC §2.1, §6.1). */
+/** Trimmed; under 3 characters is a 422 on ['query', 'search_term'] (docs/api.md#search). */
 const searchTerm = z
   .string({ error: 'must be a string' })
   .trim()

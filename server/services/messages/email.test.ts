@@ -7,7 +7,7 @@ import { createBusiness, createClient, createTenant } from '@/server/testing/fac
 import { api, jsonOf, locsOf } from '@/server/testing/http';
 import { expectAccepted, messageCount as countFor, messageOf as rowOf } from '@/server/testing/messages';
 
-/** SPEC §5 (email items, EmailAttachment), §6.1 Queueing, §8 limits: `POST /businesses/{id}/email`. */
+/** docs/api.md#sending-messages, #queue-mode, #limits: `POST /businesses/{id}/email`. */
 
 async function tenant() {
   const t = await createTenant();

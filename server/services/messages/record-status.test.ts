@@ -15,7 +15,7 @@ import { api, jsonOf, locsOf } from '@/server/testing/http';
 import { expectAccepted, messageCount, messageOf as rowOf } from '@/server/testing/messages';
 
 /**
- * SPEC §5 (record items, status updates), §4.1 (monotonic status), §4.2 (inbound reopens), §6 sms /
+ * docs/api.md#record-mode, #status-updates-by-api, #monotonic-updates, #conversation-statuses; sms /
  * email / messages groups: `POST /businesses/{id}/sms/record`, `POST /businesses/{id}/sms/status`,
  * `POST /businesses/{id}/email/status` and `POST /messages/{business_id}`.
  */
@@ -94,7 +94,7 @@ describe('POST /businesses/{id}/sms/record', () => {
     );
     expect(recorded.message_ids).toHaveLength(4);
     const rows = await db.select().from(messages).where(inArray(messages.id, recorded.message_ids)).orderBy(messages.id);
-    // The item's status is used by record operations (SPEC §5).
+    // The item's status is used by record operations (docs/api.md#record-mode).
     expect(rows.map((r) => r.status)).toEqual(['sent', 'queued', 'received', 'sent']);
     expect(await jobsFor(recorded.message_ids)).toEqual([]);
 
@@ -295,7 +295,7 @@ describe('POST /businesses/{id}/sms/record', () => {
     expect((await t.post('/sms/record', mk('sandbox'))).status).toBe(200);
   });
 
-  // SPEC §4.1 "Inbound messages are `received` and stay so": an inbound item's status is ignored.
+  // docs/api.md#status-ranks (inbound messages are `received` and stay so): an inbound item's status is ignored.
   it('an inbound record item is stored received whatever status it names', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
@@ -369,7 +369,7 @@ async function expectSmsStatus(t: Awaited<ReturnType<typeof tenant>>, update: Re
   expect(await jsonOf(res)).toMatchObject({ success: true, updated });
 }
 
-describe('POST /businesses/{id}/sms/status (SPEC §4.1 monotonic)', () => {
+describe('POST /businesses/{id}/sms/status (docs/api.md#monotonic-updates)', () => {
   it('all 24 orders of queued/sending/sent/delivered end delivered; each step applies exactly when it ranks higher', async () => {
     const t = await tenant();
     const orders = permutations<MessageStatus>(['queued', 'sending', 'sent', 'delivered']);

@@ -14,8 +14,8 @@ import {
 import { api, jsonOf } from '@/server/testing/http';
 
 /**
- * SPEC §6 messages group: `GET /messages/{business_id}/requests/{request_id}`, the platform
- * `GET /messages/requests/{request_id}`, and §6.1 Retry: `POST /messages/{business_id}/retry` and
+ * docs/api.md#bulk-requests: `GET /messages/{business_id}/requests/{request_id}`, the platform
+ * `GET /messages/requests/{request_id}`, and docs/api.md#retry: `POST /messages/{business_id}/retry` and
  * `POST /messages/{business_id}/requests/{request_id}/retry`.
  */
 

@@ -40,7 +40,7 @@ export async function getRequestMessages(businessId: number | null, requestId: s
 }
 
 /**
- * SPEC §6.1 Retry: outbound `failed`/`undelivered` texts and emails go back to `queued` (error
+ * docs/api.md#retry: outbound `failed`/`undelivered` texts and emails go back to `queued` (error
  * cleared, attempts + 1) with a new job; anything else is listed in `skipped` with the reason.
  * One conditional UPDATE decides, so a message is never queued twice by concurrent retries.
  */

@@ -34,7 +34,7 @@ import { OPTED_OUT, startNewAttempt } from './lifecycle';
 import { isStatusIn, RESENDABLE_STATUSES } from '@/server/shared/message-statuses';
 
 /**
- * Queue and record operations for SMS and email (SPEC §6.1 Queueing). The whole request is
+ * Queue and record operations for SMS and email (docs/api.md#queue-mode, #record-mode). The whole request is
  * resolved and validated first (one 422 lists every bad item by index); then one transaction
  * creates leads and conversations, inserts every message under one request_id, updates the
  * conversations and enqueues one job per message to send. Nothing is stored or sent unless all of
@@ -437,7 +437,7 @@ async function planNewMessages(
     const inbound = mode === 'record' && item.direction === 'inbound';
     const optedOut = mode === 'send' && client && (channel === 'sms' ? client.optedOutSms : client.optedOutEmail);
     const status: MessageStatus =
-      // SPEC §4.1: inbound messages are `received` and stay so, whatever the item says.
+      // docs/api.md#record-mode: inbound messages are `received` and stay so, whatever the item says.
       mode === 'send' ? (optedOut ? 'failed' : 'queued') : inbound ? 'received' : (item.status ?? 'sent');
     planned.push({
       index,

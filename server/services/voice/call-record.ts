@@ -7,7 +7,7 @@ import { touchConversations } from '@/server/services/conversations';
 
 export type CallOutcome = 'missed' | 'voicemail';
 
-/** providers.md §4.3: Twilio CallStatus (and a <Dial>'s DialCallStatus) → ours. */
+/** docs/providers.md#call-statuses: Twilio CallStatus (and a <Dial>'s DialCallStatus) → ours. */
 const CALL_STATUS: Record<string, MessageStatus> = {
   queued: 'initiated',
   initiated: 'initiated',
@@ -57,7 +57,7 @@ export type RecordedCall = {
 };
 
 /**
- * The one writer of CALL messages (SPEC §6.1 Voice): exactly one per CallSid, created by whichever
+ * The one writer of CALL messages (docs/providers.md#call-statuses): exactly one per CallSid, created by whichever
  * of the instructions request and the status/recording callbacks comes first and merged by the
  * rest, in one statement (unique (provider, provider_message_id)), so duplicates and any order end
  * the same:

@@ -19,7 +19,7 @@ import { staffIdOfIdentity } from './token';
 import { dialNumber, dialStaff, endCall, MAX_RING_GROUP, rejectCall, sayAndHangUp, voicemail } from './twiml';
 
 /**
- * POST /voice-calls/instructions (SPEC §6.1 Voice): what Twilio does next with a call. A call's
+ * POST /voice-calls/instructions (docs/providers.md#twiml-and-ringing): what Twilio does next with a call. A call's
  * first request has no step; every <Dial>/<Record> we return names, in its action URL, the step
  * that just ended, so one call is a chain of requests:
  *
@@ -222,7 +222,7 @@ async function resolveInbound(tx: Tx, businessId: number, params: FormParams): P
 }
 
 /**
- * Who rings next (SPEC §6.1 Voice): the conversation's assigned staff member first, when active;
+ * Who rings next (docs/providers.md#twiml-and-ringing): the conversation's assigned staff member first, when active;
  * then the team, everyone active but them: the active staff of the client's location together with
  * those tied to no location (they cover every site); when the client has no location, or that finds
  * nobody, every active staff member of the business. Twilio rings at most 10 at once. Nobody left:

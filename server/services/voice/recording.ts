@@ -5,7 +5,7 @@ import { findCall, recordCall } from './call-record';
 import { ensureMissedCallText } from './missed-call-text';
 
 /**
- * A recording status callback (providers.md §4.3; stored as event `eventId`): a `completed`
+ * A recording status callback (docs/providers.md#recordings; stored as event `eventId`): a `completed`
  * recording's URL goes on its call's CALL message. A recording of an inbound call nobody answered
  * can only be the voicemail's <Record> (a call is recorded by <Dial> only once answered, and is
  * marked missed before the voicemail starts), so it makes the call a `voicemail`. `absent` (nothing

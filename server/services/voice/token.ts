@@ -8,7 +8,7 @@ import { int32FromDigits } from '@/server/schemas/common';
 import { assertBusinessAccess, type Caller } from '@/server/services/auth';
 import { requireStaff } from '@/server/services/directory';
 
-/** SPEC §5 DialerToken: one hour, like the Voice SDK's default token lifetime. */
+/** DialerToken (docs/api.md#voice): one hour, like the Voice SDK's default token lifetime. */
 const DIALER_TOKEN_TTL_SECONDS = 3600;
 
 /** The Twilio Client identity of a staff member; TwiML and callbacks carry it as `client:staff-<id>`. */
@@ -72,7 +72,7 @@ export async function dialerTokenSubject(
   }
   const businessId = query.business_id!;
   if (caller.kind === 'platform') {
-    // An id in the query that names no business is a 422 (SPEC §2), not the path's 404.
+    // An id in the query that names no business is a 422 (docs/api.md#conventions), not the path's 404.
     const [row] = await tx.select({ id: businesses.id }).from(businesses).where(eq(businesses.id, businessId)).limit(1);
     if (!row) throw AppError.invalid(['query', 'business_id'], `Business ${businessId} not found`);
   }

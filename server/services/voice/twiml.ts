@@ -4,7 +4,7 @@ import type { InstructionStep } from '@/server/schemas/voice';
 import { dialerIdentity } from './token';
 
 /**
- * The TwiML documents of a call (providers.md §4.2), built with the twilio package's builder (it
+ * The TwiML documents of a call (docs/providers.md#twiml-and-ringing), built with the twilio package's builder (it
  * escapes every value). Callback URLs are absolute on PUBLIC_BASE_URL, the origin their signatures
  * are verified against.
  */

@@ -143,7 +143,7 @@ const recipientsOf = (mail: InboundEmail) => {
 };
 
 /**
- * SPEC §6.1 Inbound email: a client's email becomes an inbound EMAIL in their conversation.
+ * docs/api.md#inbound-email: a client's email becomes an inbound EMAIL in their conversation.
  * Threading first (In-Reply-To / References against our stored Message-IDs), then the sender's
  * address; a new sender becomes a `lead`. A threaded reply from another address stays in that
  * conversation with its sender recorded and creates no client. Stored and deduplicated by the

@@ -7,7 +7,7 @@ import { QUEUES } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
 
 /**
- * Every webhook is stored raw before it is processed (SPEC §6.1): the row's unique
+ * Every webhook is stored raw before it is processed (docs/api.md#webhook-storage-and-dedupe): the row's unique
  * (provider, kind, dedupe_key) makes a redelivery a no-op, and its outcome shows what became of it.
  */
 export type WebhookKind = 'sms_incoming' | 'sms_status' | 'voice_status' | 'voice_recording' | 'sendgrid_event' | 'email_inbound';

@@ -162,7 +162,7 @@ describe('POST /email/webhooks/sendgrid — events', () => {
     expect((await messageOf(msg.id)).status).toBe('delivered');
   });
 
-  it('message_id wins over smtp-id when they name different messages (SPEC §6.1 order)', async () => {
+  it('message_id wins over smtp-id when they name different messages (docs/providers.md#matching-events-to-messages)', async () => {
     const a = await outboundEmail();
     const b = await outboundEmail();
     await post([event('delivered', { message_id: String(a.msg.id), 'smtp-id': b.msg.emailMessageId })]);
@@ -278,7 +278,7 @@ describe('POST /email/webhooks/sendgrid — events', () => {
     expect((await db.select({ n: sql<number>`count(*)::int` }).from(webhookEvents))[0]!.n).toBe(before);
   });
 
-  // SPEC §6.1: stored, then processed idempotently. A processing failure is recorded on the stored
+  // docs/api.md#webhook-storage-and-dedupe: stored, then processed idempotently. A processing failure is recorded on the stored
   // event (`failed`), answered 200 (the event is safe) and applied later by the webhook.retry job.
   it('an event whose processing failed is applied later by the retry job, not lost as a duplicate', async () => {
     const { msg } = await outboundEmail({ status: 'sent' });

@@ -14,7 +14,7 @@ export type SendgridEvent = Record<string, unknown> & {
   email?: string;
 };
 
-/** SPEC §4.1's SendGrid mapping; `optOut` events change the client, not the status. */
+/** The SendGrid mapping of docs/providers.md#sendgrid-event-mapping; `optOut` events change the client, not the status. */
 const EVENT_STATUS: Record<string, MessageStatus | 'optOut' | null> = {
   processed: 'sent',
   deferred: null,
@@ -32,7 +32,7 @@ const EVENT_STATUS: Record<string, MessageStatus | 'optOut' | null> = {
 const str = (v: unknown) => (typeof v === 'string' && v.length ? v : typeof v === 'number' ? String(v) : null);
 
 /**
- * Finds our message for an event, in SPEC §6.1's order: the `message_id` unique argument we attach
+ * Finds our message for an event, in the order of docs/providers.md#matching-events-to-messages: the `message_id` unique argument we attach
  * when sending, the `smtp-id` equal to our stored Message-ID, then `sg_message_id` starting with
  * the stored provider id.
  */
@@ -118,7 +118,7 @@ export async function applySendgridEvent(eventId: number, event: SendgridEvent):
     await optOut();
     return markEvent(eventId, 'processed', { businessId: message.businessId });
   }
-  // A bounce suppresses the address even after delivery (providers.md §6); the status rule decides the rest.
+  // A bounce suppresses the address even after delivery (docs/providers.md#sendgrid-event-mapping); the status rule decides the rest.
   if (effect === 'bounced') await optOut();
   if (!effect) return markEvent(eventId, 'ignored', { businessId: message.businessId });
   const result = await db.transaction((tx) =>

@@ -12,7 +12,7 @@ import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/
 import { smsSegments } from '@/server/shared/sms-segments';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
-/** SPEC §6.1 Opt-out: the whole message must be the keyword (providers.md §1.7). */
+/** docs/api.md#inbound-sms: the whole message must be the keyword (docs/providers.md#opt-out-keywords). */
 const OPT_OUT = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'REVOKE', 'OPTOUT']);
 const OPT_IN = new Set(['START', 'YES', 'UNSTOP']);
 

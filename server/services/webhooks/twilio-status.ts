@@ -33,8 +33,8 @@ type Pending = {
  * The statement: store every raw event, deduplicated by (MessageSid, MessageStatus, ErrorCode);
  * find its message by MessageSid within the business that owns the sending number (`From`), so no
  * other tenant's message can ever be moved by it;
- * per message, apply the highest-ranked new status only if it ranks above the stored one (SPEC
- * §4.1; reapplying a duplicate is harmless for the same reason); record each event's outcome;
+ * per message, apply the highest-ranked new status only if it ranks above the stored one
+ * (docs/api.md#monotonic-updates; reapplying a duplicate is harmless for the same reason); record each event's outcome;
  * NOTIFY the inbox. A MessageSid that matches no message yet (a callback racing the worker that
  * stores the sid) is stored `pending` and retried by a job.
  */

@@ -142,7 +142,7 @@ export const inboxRouter = router({
         'send',
       ),
     ),
-  /** Search for staff: like the REST search, plus internal notes (SPEC §6.1 Search). */
+  /** Search for staff: like the REST search, plus internal notes (docs/api.md#search). */
   search: staffProcedure
     .input(
       z

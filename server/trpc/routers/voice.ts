@@ -4,7 +4,7 @@ import { issueDialerToken } from '@/server/services/voice/token';
 import { router, staffProcedure } from '../init';
 
 /**
- * The browser dialer's procedures (SPEC §5 DialerToken, §7 voice).
+ * The browser dialer's procedures (docs/api.md#voice, docs/providers.md#access-token).
  *
  * - `token`: a Twilio access token with a Voice grant for the signed-in staff member. When voice is not
  *   configured the service throws AppError('not_configured'), which the inbox sees as SERVICE_UNAVAILABLE

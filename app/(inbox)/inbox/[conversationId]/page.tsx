@@ -1,7 +1,7 @@
 import { notFound, redirect } from 'next/navigation';
 
 /**
- * `/inbox/[conversationId]` (SPEC §1): a link to one conversation. The inbox keeps the open
+ * `/inbox/[conversationId]` (docs/api.md#surfaces): a link to one conversation. The inbox keeps the open
  * conversation in `?c=` (components/inbox/inbox-app.tsx), so this path opens it there; the
  * conversation is loaded through tRPC, which checks it belongs to the staff member's business.
  */
