@@ -5,7 +5,7 @@ import { apiKeys, businesses, loginCodes, sessions, staff } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { SESSION_TTL } from '@/server/schemas/auth';
-import { requireStaff } from './directory';
+import { isActiveStaff, requireStaff } from './directory';
 
 /** Who is calling: resolved once per request by the transport, then passed to services. */
 export type Caller =
@@ -94,7 +94,7 @@ export async function resolveSession(token: string, viaCookie: boolean, tx: Tx =
         eq(sessions.tokenHash, hashSessionToken(token)),
         isNull(sessions.revokedAt),
         sql`${sessions.expiresAt} > now()`,
-        sql`exists (select 1 from ${staff} where ${staff.id} = ${sessions.staffId} and ${staff.active})`,
+        sql`exists (select 1 from ${staff} where ${staff.id} = ${sessions.staffId} and ${isActiveStaff()})`,
       ),
     )
     .returning({ id: sessions.id, businessId: sessions.businessId, staffId: sessions.staffId });
@@ -110,6 +110,9 @@ export async function resolveSession(token: string, viaCookie: boolean, tx: Tx =
     : null;
 }
 
+/** A live session, on `sessions` joined to its `staff`: not revoked, not expired, its staff member active. */
+const liveSessionOfActiveStaff = () => and(isNull(sessions.revokedAt), sql`${sessions.expiresAt} > now()`, isActiveStaff());
+
 /** Is this session still live (not revoked, not expired, its staff member active)? Does not slide it. */
 export async function sessionIsLive(sessionId: number, tx: Tx = db): Promise<boolean> {
   return (await liveSessionIds([sessionId], tx)).has(sessionId);
@@ -122,14 +125,7 @@ export async function liveSessionIds(sessionIds: number[], tx: Tx = db): Promise
     .select({ id: sessions.id })
     .from(sessions)
     .innerJoin(staff, eq(staff.id, sessions.staffId))
-    .where(
-      and(
-        inArray(sessions.id, sessionIds),
-        isNull(sessions.revokedAt),
-        sql`${sessions.expiresAt} > now()`,
-        eq(staff.active, true),
-      ),
-    );
+    .where(and(inArray(sessions.id, sessionIds), liveSessionOfActiveStaff()));
   return new Set(rows.map((r) => r.id));
 }
 
@@ -258,14 +254,7 @@ export async function redeemLoginCode(code: string): Promise<{ token: string; tt
       .select({ id: sessions.id, businessId: sessions.businessId, staffId: sessions.staffId, ttlSeconds: sessions.ttlSeconds })
       .from(sessions)
       .innerJoin(staff, eq(staff.id, sessions.staffId))
-      .where(
-        and(
-          eq(sessions.id, used.sessionId),
-          isNull(sessions.revokedAt),
-          sql`${sessions.expiresAt} > now()`,
-          eq(staff.active, true),
-        ),
-      )
+      .where(and(eq(sessions.id, used.sessionId), liveSessionOfActiveStaff()))
       .limit(1);
     if (!parent) return null;
     const token = newSecretToken();

@@ -88,15 +88,15 @@ export async function staffProfile(businessId: number, staffId: number) {
  * Staff are deactivated, never deleted (docs/production.md). A live session's staff member is
  * re-checked by the session queries themselves (services/auth.ts), joined through the session.
  */
-const isActive = () => eq(staff.active, true);
+export const isActiveStaff = () => eq(staff.active, true);
 
 /** The active staff of a business, as a condition on `staff`. */
-export const activeStaffOf = (businessId: number): SQL => and(eq(staff.businessId, businessId), isActive())!;
+export const activeStaffOf = (businessId: number): SQL => and(eq(staff.businessId, businessId), isActiveStaff())!;
 
 /** Staff member `staffId` of this business, and whether active; null when the business has no such member. */
 export async function staffMember(businessId: number, staffId: number, tx: Tx = db) {
   const [member] = await tx
-    .select({ id: staff.id, active: sql<boolean>`${isActive()}` })
+    .select({ id: staff.id, active: sql<boolean>`${isActiveStaff()}` })
     .from(staff)
     .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId)))
     .limit(1)
@@ -118,7 +118,7 @@ export async function activeStaffMember(staffId: number, tx: Tx = db): Promise<{
   const [member] = await tx
     .select({ id: staff.id, businessId: staff.businessId })
     .from(staff)
-    .where(and(eq(staff.id, staffId), isActive()))
+    .where(and(eq(staff.id, staffId), isActiveStaff()))
     .limit(1);
   return member ?? null;
 }
