@@ -1,6 +1,7 @@
 'use client';
 import { keepPreviousData } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
+import { SearchField } from '@/components/shared/search-field';
 import { trpc } from '@/components/trpc/client';
 import { clientLabel, errorText, shortTime, type SandboxClient } from './format';
 import { Mailbox } from './mailbox';
@@ -66,14 +67,7 @@ export function SandboxApp() {
 
       <nav className={styles.list} aria-label="Clients">
         <div className={styles.listSearch}>
-          <input
-            className={styles.input}
-            type="search"
-            aria-label="Search clients"
-            placeholder="Search name, phone or email"
-            value={search}
-            onChange={(e) => setSearch(e.target.value)}
-          />
+          <SearchField label="Search clients" placeholder="Search name, phone or email" value={search} onValue={setSearch} />
         </div>
         <ClientList
           query={list}
