@@ -145,6 +145,12 @@ export function Composer({
     </button>
   );
 
+  /** The email mode's fields above the message, side by side. */
+  const emailFields = [
+    { label: 'Subject', placeholder: 'Subject', value: subject, setValue: setSubject },
+    { label: 'Cc', placeholder: 'Cc (comma separated)', value: cc, setValue: setCc },
+  ];
+
   return (
     <form
       className={styles.composer}
@@ -166,20 +172,16 @@ export function Composer({
       ) : null}
       {mode === 'email' && !blocked ? (
         <div className={styles.fields}>
-          <input
-            className={styles.input}
-            aria-label="Subject"
-            placeholder="Subject"
-            value={subject}
-            onChange={(e) => setSubject(e.target.value)}
-          />
-          <input
-            className={styles.input}
-            aria-label="Cc"
-            placeholder="Cc (comma separated)"
-            value={cc}
-            onChange={(e) => setCc(e.target.value)}
-          />
+          {emailFields.map(({ label, placeholder, value, setValue }) => (
+            <input
+              key={label}
+              className={styles.input}
+              aria-label={label}
+              placeholder={placeholder}
+              value={value}
+              onChange={(e) => setValue(e.target.value)}
+            />
+          ))}
         </div>
       ) : null}
       <textarea

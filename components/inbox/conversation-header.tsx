@@ -1,5 +1,6 @@
 'use client';
 import { useState, type ReactNode } from 'react';
+import { SearchField } from '@/components/shared/search-field';
 import { trpc } from '@/components/trpc/client';
 import { splitMatches } from './format';
 import styles from './inbox.module.css';
@@ -162,14 +163,12 @@ function ConversationSearch({
         }}
         style={{ display: 'flex', gap: 6 }}
       >
-        <input
+        <SearchField
           autoFocus
-          className={styles.input}
-          type="search"
-          aria-label="Search this conversation"
+          label="Search this conversation"
           placeholder="At least 3 characters"
           value={draft}
-          onChange={(e) => setDraft(e.target.value)}
+          onValue={setDraft}
         />
       </form>
       <span aria-live="polite" data-testid="conversation-search-count">

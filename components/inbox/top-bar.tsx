@@ -1,5 +1,6 @@
 'use client';
 import { useState, type RefObject } from 'react';
+import { SearchField } from '@/components/shared/search-field';
 import { trpc } from '@/components/trpc/client';
 import styles from './inbox.module.css';
 import type { Me } from './types';
@@ -27,14 +28,12 @@ export function TopBar({
           onSearch(term.trim());
         }}
       >
-        <input
+        <SearchField
           ref={searchInputRef}
-          className={styles.input}
-          type="search"
-          aria-label="Search all messages"
+          label="Search all messages"
           placeholder="Search messages  /"
           value={term}
-          onChange={(e) => setTerm(e.target.value)}
+          onValue={setTerm}
         />
       </form>
       <span className={styles.me} data-testid="signed-in-as">

@@ -233,6 +233,12 @@ function ReplyForm({
     });
   };
   const canWrite = Boolean(client.email) && Boolean(businessAddress);
+  /** A text field of the form: controlled by its state, disabled while there is no one to write to. */
+  const bind = (value: string, setValue: (value: string) => void) => ({
+    value,
+    onChange: (e: ChangeEvent<HTMLInputElement | HTMLTextAreaElement>) => setValue(e.target.value),
+    disabled: !canWrite,
+  });
 
   return (
     <form className={styles.replyForm} onSubmit={submit} aria-label="Email reply">
@@ -251,23 +257,13 @@ function ReplyForm({
         className={styles.input}
         aria-label="Subject"
         placeholder={defaultSubject}
-        value={subject}
         maxLength={998}
-        onChange={(e) => setSubject(e.target.value)}
-        disabled={!canWrite}
+        {...bind(subject, setSubject)}
       />
       <label className={styles.label} htmlFor="sandbox-body">
         Message
       </label>
-      <textarea
-        id="sandbox-body"
-        className={styles.textarea}
-        aria-label="Email body"
-        rows={5}
-        value={text}
-        onChange={(e) => setText(e.target.value)}
-        disabled={!canWrite}
-      />
+      <textarea id="sandbox-body" className={styles.textarea} aria-label="Email body" rows={5} {...bind(text, setText)} />
       <details>
         <summary className={`${styles.small} ${styles.muted}`}>HTML body and attachment (for testing)</summary>
         <label className={styles.label} htmlFor="sandbox-html">
@@ -279,9 +275,7 @@ function ReplyForm({
           aria-label="HTML body (optional)"
           rows={4}
           placeholder="<p>Hello</p>"
-          value={html}
-          onChange={(e) => setHtml(e.target.value)}
-          disabled={!canWrite}
+          {...bind(html, setHtml)}
         />
         <label className={styles.label} htmlFor="sandbox-file">
           Attachment (optional, up to 5 MB)

@@ -1,6 +1,7 @@
 'use client';
 import { keepPreviousData } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
+import { SearchField } from '@/components/shared/search-field';
 import { trpc } from '@/components/trpc/client';
 import { clientLabel, errorText, shortTime, type SandboxClient } from './format';
 import { Mailbox } from './mailbox';
@@ -8,6 +9,13 @@ import { Phone } from './phone';
 import styles from './sandbox.module.css';
 
 const PAGE_SIZE = 50;
+
+type Tab = 'phone' | 'mailbox';
+/** The selected client's views, in tab order. */
+const TABS: { value: Tab; label: string }[] = [
+  { value: 'phone', label: 'Phone' },
+  { value: 'mailbox', label: 'Mailbox' },
+];
 
 function useDebounced<T>(value: T, ms: number): T {
   const [debounced, setDebounced] = useState(value);
@@ -29,7 +37,7 @@ export function SandboxApp() {
   const term = useDebounced(search.trim(), 250);
   const [page, setPage] = useState(1);
   const [selected, setSelected] = useState<SandboxClient | null>(null);
-  const [tab, setTab] = useState<'phone' | 'mailbox'>('phone');
+  const [tab, setTab] = useState<Tab>('phone');
 
   // A new search term starts on its first page (adjusting state while rendering, not in an effect).
   const [pageTerm, setPageTerm] = useState(term);
@@ -66,14 +74,7 @@ export function SandboxApp() {
 
       <nav className={styles.list} aria-label="Clients">
         <div className={styles.listSearch}>
-          <input
-            className={styles.input}
-            type="search"
-            aria-label="Search clients"
-            placeholder="Search name, phone or email"
-            value={search}
-            onChange={(e) => setSearch(e.target.value)}
-          />
+          <SearchField label="Search clients" placeholder="Search name, phone or email" value={search} onValue={setSearch} />
         </div>
         <ClientList
           query={list}
@@ -118,33 +119,26 @@ export function SandboxApp() {
                 {[current.phone, current.email].filter(Boolean).join(' · ')}
               </span>
               <div className={styles.tabs} role="tablist" aria-label="Client views">
-                <button
-                  type="button"
-                  role="tab"
-                  className={styles.tab}
-                  aria-selected={tab === 'phone'}
-                  aria-controls="sandbox-panel"
-                  onClick={() => setTab('phone')}
-                >
-                  Phone
-                </button>
-                <button
-                  type="button"
-                  role="tab"
-                  className={styles.tab}
-                  aria-selected={tab === 'mailbox'}
-                  aria-controls="sandbox-panel"
-                  onClick={() => setTab('mailbox')}
-                >
-                  Mailbox
-                </button>
+                {TABS.map(({ value, label }) => (
+                  <button
+                    key={value}
+                    type="button"
+                    role="tab"
+                    className={styles.tab}
+                    aria-selected={tab === value}
+                    aria-controls="sandbox-panel"
+                    onClick={() => setTab(value)}
+                  >
+                    {label}
+                  </button>
+                ))}
               </div>
             </div>
             <div
               className={styles.detailBody}
               id="sandbox-panel"
               role="tabpanel"
-              aria-label={tab === 'phone' ? 'Phone' : 'Mailbox'}
+              aria-label={TABS.find((t) => t.value === tab)?.label}
             >
               {tab === 'phone' ? (
                 <Phone key={current.clientId} client={current} />

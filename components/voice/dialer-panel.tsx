@@ -190,24 +190,22 @@ export function DialerPanel({ defaultNumber, clientId, clientName, id, onClose, 
 
       <div className={styles.actions}>
         {state.kind === 'incoming' ? (
-          <>
+          (
+            [
+              ['Accept', styles.primary, dialer.accept],
+              ['Reject', styles.danger, dialer.reject],
+            ] as const
+          ).map(([verb, className, onClick]) => (
             <button
+              key={verb}
               type="button"
-              className={styles.primary}
-              onClick={dialer.accept}
-              aria-label={`Accept call from ${state.clientName ?? state.from}`}
+              className={className}
+              onClick={onClick}
+              aria-label={`${verb} call from ${state.clientName ?? state.from}`}
             >
-              Accept
+              {verb}
             </button>
-            <button
-              type="button"
-              className={styles.danger}
-              onClick={dialer.reject}
-              aria-label={`Reject call from ${state.clientName ?? state.from}`}
-            >
-              Reject
-            </button>
-          </>
+          ))
         ) : busy ? (
           <>
             <button type="button" className={styles.danger} onClick={dialer.hangUp} aria-label="Hang up">
