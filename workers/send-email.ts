@@ -12,7 +12,7 @@ import type { EmailProvider } from '@/server/providers/types';
 import type { JobOutcome } from './batch-loop';
 import { classify } from './send-sms';
 import { finishSends, type SendResult } from './send-results';
-import { assignEmailMessageIds, claimForSending, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import { assignEmailMessageIds, claimForSendingCtes, OPTED_OUT } from '@/server/services/messages/lifecycle';
 
 const CONCURRENCY = 20;
 
@@ -48,16 +48,14 @@ export async function sendEmailBatch(
 ): Promise<Map<string, JobOutcome>> {
   const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
   const ids = [...jobByMessage.keys()];
-  const claim = await claimForSending(ids);
-  const attempted = [...claim.fresh, ...claim.stuck.map((s) => s.id)];
-  const rows = attempted.length
-    ? await db.execute<Claimed & { email_message_id: string | null }>(sql`
-        select m.id, m.business_id, m.from_address, b.from_name, m.to_address, m.cc, m.bcc, m.subject, m.content,
-               m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to, c.opted_out_email as opted_out, m.email_message_id
-        from messages m join clients c on c.id = m.client_id and c.business_id = m.business_id join businesses b on b.id = m.business_id
-        where m.id = any(${sql.param(attempted)}::bigint[])`)
-    : [];
-  const stuckIds = new Set(claim.stuck.map((s) => s.id));
+  const rows = await db.execute<Claimed & { email_message_id: string | null; stuck_since: Date | null }>(sql`
+    with ${claimForSendingCtes(ids)}
+    select m.id, m.business_id, m.from_address, b.from_name, m.to_address, m.cc, m.bcc, m.subject, m.content,
+           m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to, c.opted_out_email as opted_out,
+           m.email_message_id, a.stuck_since
+    from attempt a join messages m on m.id = a.id
+    join clients c on c.id = m.client_id and c.business_id = m.business_id join businesses b on b.id = m.business_id`);
+  const stuckIds = new Set(rows.filter((m) => m.stuck_since).map((m) => m.id));
   const stuck = rows.filter((m) => stuckIds.has(m.id));
 
   const results: SendResult[] = [];

@@ -10,7 +10,7 @@ import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
 import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/providers/types';
 import type { JobOutcome } from './batch-loop';
 import { finishSends, type SendResult } from './send-results';
-import { claimForSending, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import { claimForSendingCtes, OPTED_OUT } from '@/server/services/messages/lifecycle';
 
 const CONCURRENCY = 50;
 
@@ -39,23 +39,15 @@ export async function sendSmsBatch(
 ): Promise<Map<string, JobOutcome>> {
   const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
   const ids = [...jobByMessage.keys()];
-  const claim = await claimForSending(ids);
-  const reconcileFrom = new Map(claim.stuck.map((s) => [s.id, s.since]));
-  const toAttempt = [...claim.fresh, ...reconcileFrom.keys()];
-  const rows = toAttempt.length
-    ? await db.execute<Claimed>(sql`
-        select m.id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out,
-               m.previous_provider_message_ids as previous
-        from messages m join clients c on c.id = m.client_id and c.business_id = m.business_id
-        where m.id = any(${sql.param(toAttempt)}::bigint[])`)
-    : [];
+  const rows = await db.execute<Claimed & { stuck_since: Date | null }>(sql`
+    with ${claimForSendingCtes(ids)}
+    select m.id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out,
+           m.previous_provider_message_ids as previous, a.stuck_since
+    from attempt a join messages m on m.id = a.id join clients c on c.id = m.client_id and c.business_id = m.business_id`);
 
   const limit = pLimit(CONCURRENCY);
   const results: SendResult[] = await Promise.all(
-    rows.map((m) => {
-      const since = reconcileFrom.get(m.id);
-      return limit(() => attempt(m, since ? new Date(since.getTime() - 60_000) : null));
-    }),
+    rows.map((m) => limit(() => attempt(m, m.stuck_since ? new Date(new Date(m.stuck_since).getTime() - 60_000) : null))),
   );
 
   async function attempt(m: Claimed, reconcileSince: Date | null): Promise<SendResult> {
@@ -88,7 +80,7 @@ export async function sendSmsBatch(
   const outcomes = await finishSends(results, jobByMessage, provider.name);
   if (provider.name === 'sandbox') await playSandboxStatuses(results);
   // Neither claimed nor stuck: handled already, nothing to do.
-  const attempted = new Set(toAttempt);
+  const attempted = new Set(rows.map((m) => m.id));
   for (const id of ids) if (!attempted.has(id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });
   return outcomes;
 }

@@ -50,34 +50,28 @@ async function publishStatus(tx: Tx, rows: readonly Touched[]): Promise<void> {
 
 // ─── Sending ─────────────────────────────────────────────────────────────────────────────────────
 
-export type Claim = {
-  /** Moved `queued` → `sending` by this call: no other worker will send them. */
-  fresh: number[];
-  /**
-   * Found `sending` without a provider id: an attempt claimed them and died before recording the
-   * provider's answer. The provider must be asked whether they went out before anything is resent.
-   */
-  stuck: { id: number; since: Date }[];
-};
-
 /**
- * Claims messages for sending in one conditional UPDATE, so no two workers send one message. Ids
- * that are neither claimable nor stuck were handled already (or are no longer sendable).
+ * Claims messages for sending, as common table expressions for the worker's one statement that
+ * also reads what it sends (one round trip per batch). Adds `attempt (id, stuck_since)`:
+ * - the ids moved `queued` → `sending` here, in one conditional UPDATE, so no two workers send one
+ *   message (`stuck_since` null);
+ * - the ids found `sending` without a provider id: an attempt claimed them and died before
+ *   recording the provider's answer, so the provider must be asked whether they went out before
+ *   anything is resent (`stuck_since` = when that attempt claimed them).
+ * Ids in neither were handled already (or are no longer sendable). The statement's other reads see
+ * the rows as they were before the claim, which is all a sender needs (recipient, content).
  */
-export async function claimForSending(ids: number[], tx: Tx = db): Promise<Claim> {
-  const claimed = await tx.execute<{ id: number }>(sql`
-    update messages set status = 'sending', status_updated_at = now()
-    where id = any(${sql.param(ids)}::bigint[]) and status = 'queued'
-    returning id`);
-  const fresh = claimed.map((r) => r.id);
-  const taken = new Set(fresh);
-  const others = ids.filter((id) => !taken.has(id));
-  const stuck = others.length
-    ? await tx.execute<{ id: number; since: Date }>(sql`
-        select id, status_updated_at as since from messages
-        where id = any(${sql.param(others)}::bigint[]) and status = 'sending' and provider_message_id is null`)
-    : [];
-  return { fresh, stuck: stuck.map((s) => ({ id: s.id, since: new Date(s.since) })) };
+export function claimForSendingCtes(ids: number[]): SQL {
+  return sql`claimed as (
+      update messages set status = 'sending', status_updated_at = now()
+      where id = any(${sql.param(ids)}::bigint[]) and status = 'queued'
+      returning id
+    ), attempt as (
+      select id, null::timestamptz as stuck_since from claimed
+      union all
+      select id, status_updated_at from messages
+      where id = any(${sql.param(ids)}::bigint[]) and status = 'sending' and provider_message_id is null
+    )`;
 }
 
 /**
