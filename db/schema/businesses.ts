@@ -2,7 +2,12 @@ import { sql } from 'drizzle-orm';
 import { boolean, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { ONBOARDING_STATUSES, oneOf } from './enums';
 
-export type BusinessSettings = { record_calls?: boolean; missed_call_text?: string | null };
+export type BusinessSettings = {
+  record_calls?: boolean;
+  missed_call_text?: string | null;
+  /** Spoken before a recorded call is connected; null or absent: the default notice (server/schemas/voice.ts). */
+  recording_notice?: string | null;
+};
 export type OnboardingStep = {
   name: string;
   status: (typeof ONBOARDING_STATUSES)[number];

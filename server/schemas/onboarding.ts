@@ -2,6 +2,7 @@ import { isSupportedCountry } from 'libphonenumber-js';
 import { z } from 'zod';
 import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enums';
 import { MAX_SMS_LENGTH } from '@/server/shared/limits';
+import { DEFAULT_RECORDING_NOTICE, MAX_RECORDING_NOTICE_LENGTH } from './voice';
 
 /**
  * BusinessOnboardRequest (docs/api.md#onboarding) and the onboarding status answer.
@@ -112,6 +113,14 @@ const BusinessSettingsInput = z
   .object({
     record_calls: z.boolean().optional(),
     missed_call_text: z.string().trim().max(MAX_SMS_LENGTH).nullish(),
+    recording_notice: z
+      .string()
+      .trim()
+      .max(MAX_RECORDING_NOTICE_LENGTH)
+      .nullish()
+      .meta({
+        description: `Spoken to both parties before a recorded call (\`record_calls\`) is connected; null or blank: "${DEFAULT_RECORDING_NOTICE}"`,
+      }),
   })
   .meta({ id: 'BusinessSettings' });
 

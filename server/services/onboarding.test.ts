@@ -278,6 +278,34 @@ describe('POST /business/onboard', () => {
     expect((await onboard(body, {})).status).toBe(401);
   });
 
+  it('settings.recording_notice: stored trimmed, up to 500 characters; blank is no wording of its own (null); longer is a 422', async () => {
+    const ext = `biz-${uid()}`;
+    const base = { external_id: ext, name: 'Noticed', timezone: 'America/New_York' };
+    const settingsOf = async (id: number) => (await db.select().from(businesses).where(eq(businesses.id, id)))[0]!.settings;
+
+    const first = await onboard({ ...base, settings: { record_calls: true, recording_notice: '  This call is recorded.  ' } });
+    expect(first.status).toBe(200);
+    const id = (await jsonOf(first)).business_id as number;
+    expect(await settingsOf(id)).toEqual({ record_calls: true, recording_notice: 'This call is recorded.' });
+
+    const longest = 'a'.repeat(500);
+    expect((await onboard({ ...base, settings: { recording_notice: `${longest}   ` } })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual({ record_calls: true, recording_notice: longest });
+
+    const tooLong = await onboard({ ...base, settings: { recording_notice: 'a'.repeat(501) } });
+    expect(tooLong.status).toBe(422);
+    const detail = (await jsonOf(tooLong)).detail as { loc: unknown[] }[];
+    expect(detail.map((d) => d.loc)).toContainEqual(['body', 'settings', 'recording_notice']);
+    expect(await settingsOf(id)).toEqual({ record_calls: true, recording_notice: longest });
+
+    expect((await onboard({ ...base, settings: { recording_notice: '   ' } })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual({ record_calls: true, recording_notice: null });
+    // Omitted keeps what is stored.
+    await onboard({ ...base, settings: { recording_notice: 'Kept.' } });
+    expect((await onboard({ ...base, settings: { record_calls: false } })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual({ record_calls: false, recording_notice: 'Kept.' });
+  });
+
   it('answers 422 with the loc of a bad timezone, country, phone or location reference, and writes nothing', async () => {
     const ext = `biz-${uid()}`;
     const expect422 = async (body: unknown, loc: (string | number)[]) => {

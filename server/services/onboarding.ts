@@ -324,6 +324,11 @@ async function upsertBusiness(
     ...(input.from_email !== undefined ? { fromEmail: blank(input.from_email) } : {}),
     ...(input.from_name !== undefined ? { fromName: blank(input.from_name) } : {}),
   };
+  // A blank recording notice is no notice of the business's own: the default is said (docs/api.md#onboarding).
+  const settingsInput: BusinessSettings | undefined = input.settings && {
+    ...input.settings,
+    recording_notice: blank(input.settings.recording_notice),
+  };
   const lockExisting = async () => {
     if (input.external_id === undefined) return undefined;
     const [row] = await tx.select().from(businesses).where(eq(businesses.externalId, input.external_id)).for('no key update');
@@ -333,9 +338,7 @@ async function upsertBusiness(
   for (let attempt = 0; attempt < 3; attempt++) {
     const existing = await lockExisting();
     if (existing) {
-      const settings: BusinessSettings = input.settings
-        ? { ...existing.settings, ...defined(input.settings) }
-        : existing.settings;
+      const settings: BusinessSettings = settingsInput ? { ...existing.settings, ...defined(settingsInput) } : existing.settings;
       const changes = Object.fromEntries(
         Object.entries({ ...fields, settings }).filter(
           ([k, v]) => JSON.stringify(existing[k as keyof BusinessRow]) !== JSON.stringify(v),
@@ -354,7 +357,7 @@ async function upsertBusiness(
       .values({
         externalId: input.external_id ?? null,
         country: 'US',
-        settings: input.settings ? defined(input.settings) : {},
+        settings: settingsInput ? defined(settingsInput) : {},
         onboardingStatus: 'pending',
         onboardingSteps: [],
         ...fields,

@@ -54,6 +54,25 @@ export async function followAction(verb: TwimlNode, call: TestCall, extra: Twili
   return answerOf(res);
 }
 
+/**
+ * The callee of a <Dial> answering a <Number> that has a `url`: Twilio requests it on the dialled
+ * leg (its own CallSid, ParentCallSid the caller's; From the <Dial>'s callerId, To the number).
+ */
+export async function calleeAnswers(dial: TwimlNode, number: TwimlNode, parent: TestCall): Promise<Instructions> {
+  const url = number.attrs.url ?? '';
+  if (!url.startsWith(`${TEST_BASE_URL}/`)) throw new Error(`<Number> has no url on ${TEST_BASE_URL}: ${url}`);
+  const res = await postTwilio(url.slice(TEST_BASE_URL.length), {
+    ...ACCOUNT,
+    CallSid: twilioSid('CA'),
+    ParentCallSid: parent.CallSid,
+    From: dial.attrs.callerId ?? '',
+    To: number.text,
+    Direction: 'outbound-dial',
+    CallStatus: 'in-progress',
+  });
+  return answerOf(res);
+}
+
 /** A status callback of a call leg (a dialled leg carries `ParentCallSid`). */
 export const callStatus = (leg: TestCall & { ParentCallSid?: string }, CallStatus: string, extra: TwilioParams = {}) =>
   postTwilio(VOICE_PATHS.status, {

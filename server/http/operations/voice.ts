@@ -37,7 +37,7 @@ export const callInstructions = defineOperation({
   tag: 'voice-calls',
   summary: 'Call instructions (TwiML)',
   description:
-    "The TwiML app's and the business numbers' Voice URL, verified by X-Twilio-Signature (403 otherwise). A browser call (`From=client:staff-<id>`, `To` and/or `ClientId`) is dialled from the business's default number; an inbound call rings the assigned staff member, then the team, then takes a voicemail. A caller identity that is no active staff member gets `<Reject/>`. Each call is one CALL message in the client's conversation.",
+    "The TwiML app's and the business numbers' Voice URL, verified by X-Twilio-Signature (403 otherwise). A browser call (`From=client:staff-<id>`, `To` and/or `ClientId`) is dialled from the business's default number; an inbound call rings the assigned staff member, then the team, then takes a voicemail. A business with `settings.record_calls` records the call, and its `recording_notice` is said first: to the caller before the first `<Dial>`, and to the callee of a browser call through the `<Number>`'s url (`step=notice`) before they are connected. A caller identity that is no active staff member gets `<Reject/>`. Each call is one CALL message in the client's conversation.",
   auth: 'webhook',
   verifiedBy: 'twilio-signature',
   query: InstructionsQuery,

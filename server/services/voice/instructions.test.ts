@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { businesses, clients, conversations, messages, staff } from '@/db/schema';
+import { businesses, clients, conversations, messages, staff, type BusinessSettings } from '@/db/schema';
 import {
   createClient,
   createConversation,
@@ -10,8 +10,8 @@ import {
   createStaff,
   createTenant,
 } from '@/server/testing/factories';
-import { findAll, findOne, type TwimlNode } from '@/server/testing/twiml';
-import { callsBySid, followAction, newCall, startCall, VOICE_PATHS } from '@/server/testing/voice';
+import { findAll, findOne, parseTwiml, type TwimlNode } from '@/server/testing/twiml';
+import { calleeAnswers, callsBySid, followAction, newCall, startCall, VOICE_PATHS } from '@/server/testing/voice';
 import { postTwilio, TEST_BASE_URL, twilioSignature } from '@/server/testing/webhooks';
 import { onlyRow } from '@/server/testing/messages';
 
@@ -23,7 +23,7 @@ const nextStep = (step: string) => `${BASE}/voice-calls/instructions?step=${step
 let phoneCounter = 0;
 const newPhone = () => `+1646${String(Date.now() % 1e4).padStart(4, '0')}${String(++phoneCounter).padStart(3, '0')}`;
 
-async function business(settings: { record_calls?: boolean; missed_call_text?: string | null } = {}) {
+async function business(settings: BusinessSettings = {}) {
   const t = await createTenant();
   if (Object.keys(settings).length) await db.update(businesses).set({ settings }).where(eq(businesses.id, t.business.id));
   const number = await createSmsNumber(t.business.id);
@@ -31,6 +31,8 @@ async function business(settings: { record_calls?: boolean; missed_call_text?: s
 }
 
 const identities = (dial: TwimlNode) => findAll(dial, 'Identity').map((i) => i.text);
+const verbs = (twiml: TwimlNode) => twiml.children.map((c) => c.name);
+const DEFAULT_NOTICE = 'This call may be recorded.';
 const conversationsOf = (clientId: number) => db.select().from(conversations).where(eq(conversations.clientId, clientId));
 
 describe('POST /voice-calls/instructions: browser → phone', () => {
@@ -75,6 +77,7 @@ describe('POST /voice-calls/instructions: browser → phone', () => {
     const call = { ...newCall(`client:staff-${agent.id}`, ''), ClientId: String(client.id) };
 
     const answer = await startCall(call);
+    expect(verbs(answer.twiml!)).toEqual(['Say', 'Dial']);
     const dial = findOne(answer.twiml!, 'Dial');
     expect(findOne(dial, 'Number').text).toBe(client.phoneNumber);
     expect(dial.attrs).toMatchObject({
@@ -320,5 +323,109 @@ describe('POST /voice-calls/instructions: signature', () => {
     );
     expect(await callsBySid(call.CallSid)).toHaveLength(0);
     expect(await db.select().from(messages).where(eq(messages.businessId, t.business.id))).toHaveLength(0);
+  });
+});
+
+describe('POST /voice-calls/instructions: recording notice', () => {
+  /** A business that records calls, a client with a conversation assigned to a staff member. */
+  async function recorded(settings: BusinessSettings = { record_calls: true }) {
+    const t = await business(settings);
+    const agent = await createStaff(t.business.id);
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    await createConversation(t.business.id, client.id, { assignedStaffId: agent.id });
+    return { ...t, agent, client };
+  }
+
+  it('a recorded inbound call says the notice to the caller before the first <Dial>, once: the team ring that follows is recorded without it', async () => {
+    const s = await recorded();
+    const call = newCall(s.client.phoneNumber!, s.number);
+    const first = (await startCall(call)).twiml!;
+    expect(verbs(first)).toEqual(['Say', 'Dial']);
+    expect(first.children[0]!.text).toBe(DEFAULT_NOTICE);
+    const dial = findOne(first, 'Dial');
+    expect(dial.attrs).toMatchObject({ record: 'record-from-answer-dual', action: nextStep('assigned') });
+    expect(identities(dial)).toEqual([`staff-${s.agent.id}`]);
+
+    const team = (await followAction(dial, call, { DialCallStatus: 'no-answer', CallStatus: 'in-progress' })).twiml!;
+    expect(verbs(team)).toEqual(['Dial']);
+    expect(findOne(team, 'Dial').attrs).toMatchObject({ record: 'record-from-answer-dual', action: nextStep('team') });
+    expect(await callsBySid(call.CallSid)).toMatchObject([{ status: 'ringing', callOutcome: null }]);
+  });
+
+  it("a recorded browser call says the notice to the staff member before the <Dial>, and the callee hears it through the <Number>'s url before being connected", async () => {
+    const s = await recorded();
+    const call = newCall(`client:staff-${s.agent.id}`, s.client.phoneNumber!);
+    const answer = (await startCall(call)).twiml!;
+    expect(verbs(answer)).toEqual(['Say', 'Dial']);
+    expect(answer.children[0]!.text).toBe(DEFAULT_NOTICE);
+    const dial = findOne(answer, 'Dial');
+    expect(dial.attrs).toMatchObject({ record: 'record-from-answer-dual', callerId: s.number });
+    const number = findOne(dial, 'Number');
+    expect(number.attrs).toMatchObject({ url: nextStep('notice'), statusCallback: STATUS_URL });
+
+    const callee = await calleeAnswers(dial, number, call);
+    expect(callee.status).toBe(200);
+    expect(verbs(callee.twiml!)).toEqual(['Say']);
+    expect(callee.twiml!.children[0]!.text).toBe(DEFAULT_NOTICE);
+    // The callee's leg writes nothing of its own: the call is still the one outbound CALL.
+    expect(await callsBySid(call.CallSid)).toMatchObject([{ direction: 'outbound', status: 'ringing' }]);
+  });
+
+  it("the business's own wording (trimmed, escaped) is said in both directions and to the callee; blank wording is the default", async () => {
+    const wording = 'Calls with "Bloom" & staff are recorded <for quality>.';
+    const s = await recorded({ record_calls: true, recording_notice: `  ${wording}\n` });
+
+    const inbound = (await startCall(newCall(s.client.phoneNumber!, s.number))).twiml!;
+    expect(verbs(inbound)).toEqual(['Say', 'Dial']);
+    expect(inbound.children[0]!.text).toBe(wording);
+
+    const call = newCall(`client:staff-${s.agent.id}`, s.client.phoneNumber!);
+    const outbound = (await startCall(call)).twiml!;
+    expect(verbs(outbound)).toEqual(['Say', 'Dial']);
+    expect(outbound.children[0]!.text).toBe(wording);
+    const dial = findOne(outbound, 'Dial');
+    const callee = (await calleeAnswers(dial, findOne(dial, 'Number'), call)).twiml!;
+    expect(callee.children.map((c) => [c.name, c.text])).toEqual([['Say', wording]]);
+
+    const blank = await recorded({ record_calls: true, recording_notice: '   ' });
+    const blankAnswer = (await startCall(newCall(blank.client.phoneNumber!, blank.number))).twiml!;
+    expect(blankAnswer.children.map((c) => [c.name, c.text])[0]).toEqual(['Say', DEFAULT_NOTICE]);
+  });
+
+  it('without record_calls nothing is said and nothing recorded, whatever the wording: inbound, outbound, and no url for the callee', async () => {
+    for (const settings of [{}, { record_calls: false, recording_notice: 'This call may be recorded for training.' }]) {
+      const s = await recorded(settings);
+      const inbound = (await startCall(newCall(s.client.phoneNumber!, s.number))).twiml!;
+      expect(verbs(inbound)).toEqual(['Dial']);
+      expect(findOne(inbound, 'Dial').attrs.record).toBeUndefined();
+
+      const outbound = (await startCall(newCall(`client:staff-${s.agent.id}`, s.client.phoneNumber!))).twiml!;
+      expect(verbs(outbound)).toEqual(['Dial']);
+      expect(findOne(outbound, 'Dial').attrs.record).toBeUndefined();
+      expect(findOne(outbound, 'Number').attrs.url).toBeUndefined();
+      expect(findAll(outbound, 'Say')).toHaveLength(0);
+    }
+  });
+
+  it('a voicemail greeting is not preceded by the notice (the caller is leaving a recorded message knowingly)', async () => {
+    const t = await business({ record_calls: true });
+    await db.update(staff).set({ active: false }).where(eq(staff.businessId, t.business.id));
+    const answer = (await startCall(newCall(newPhone(), t.number))).twiml!;
+    expect(verbs(answer)).toEqual(['Say', 'Record']);
+    expect(findOne(answer, 'Say').text).not.toBe(DEFAULT_NOTICE);
+  });
+
+  it("the callee's notice request of a number no business owns any more still says the default notice (the call is recorded)", async () => {
+    const res = await postTwilio(`${VOICE_PATHS.instructions}?step=notice`, {
+      AccountSid: `AC${'1'.repeat(32)}`,
+      CallSid: `CA${'3'.repeat(32)}`,
+      ParentCallSid: `CA${'4'.repeat(32)}`,
+      From: '+15005550006',
+      To: newPhone(),
+      Direction: 'outbound-dial',
+      CallStatus: 'in-progress',
+    });
+    expect(res.status).toBe(200);
+    expect(verbs(parseTwiml(await res.text()))).toEqual(['Say']);
   });
 });

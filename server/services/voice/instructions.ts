@@ -4,7 +4,7 @@ import { businesses, clients, conversations, staff, type BusinessSettings, type 
 import { normalizePhone } from '@/server/lib/phone';
 import { logger } from '@/server/logger';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
-import type { InstructionStep } from '@/server/schemas/voice';
+import { DEFAULT_RECORDING_NOTICE, type InstructionStep } from '@/server/schemas/voice';
 import { ensureConversations } from '@/server/services/conversations';
 import {
   activeStaffMember,
@@ -16,7 +16,7 @@ import {
 import { callStatusOf, findCall, recordCall, type CallOutcome, type RecordedCall } from './call-record';
 import { ensureMissedCallText } from './missed-call-text';
 import { staffIdOfIdentity } from './token';
-import { dialNumber, dialStaff, endCall, MAX_RING_GROUP, rejectCall, sayAndHangUp, voicemail } from './twiml';
+import { calleeNotice, dialNumber, dialStaff, endCall, MAX_RING_GROUP, rejectCall, sayAndHangUp, voicemail } from './twiml';
 
 /**
  * POST /voice-calls/instructions (docs/providers.md#twiml-and-ringing): what Twilio does next with a call. A call's
@@ -24,19 +24,31 @@ import { dialNumber, dialStaff, endCall, MAX_RING_GROUP, rejectCall, sayAndHangU
  * that just ended, so one call is a chain of requests:
  *
  *   browser → phone:  (first) Dial the number → outbound (record the result, end)
+ *                     (recorded: the callee's leg asks for `notice` once answered, and hears it)
  *   phone → business: (first) ring the assigned staff member → assigned → ring the team → team
  *                     → voicemail (greeting + Record) → voicemail (end)
+ *
+ * A business that records calls (`settings.record_calls`) has its recording notice said before
+ * anyone is connected (docs/providers.md#recording-notice): to the caller, before the first <Dial>
+ * of either direction, and to the callee of a browser call, once they answer.
  *
  * Every request writes the call's one CALL message (recordCall: idempotent, any order with the
  * status callbacks), so a retried request or a late callback changes nothing twice.
  */
 export async function callInstructions(params: FormParams, step: InstructionStep | undefined): Promise<string> {
   if (step === 'outbound') return afterOutboundDial(params);
+  if (step === 'notice') return noticeToCallee(params);
   if (step) return inboundStep(params, step);
   return (param(params, 'From') ?? '').startsWith('client:') ? placeCall(params) : inboundStep(params, undefined);
 }
 
 type Business = { id: number; name: string; country: string; settings: BusinessSettings };
+type InboundStep = Exclude<InstructionStep, 'outbound' | 'notice'>;
+
+/** The business's recording notice (blank or unset: the default). */
+const noticeText = (settings: BusinessSettings) => settings.recording_notice?.trim() || DEFAULT_RECORDING_NOTICE;
+/** What is said before a call is connected: the notice when the business records calls, else nothing. */
+const recordingNotice = (settings: BusinessSettings) => (settings.record_calls === true ? noticeText(settings) : null);
 
 async function loadBusiness(tx: Tx, businessId: number): Promise<Business> {
   const [row] = await tx
@@ -75,7 +87,7 @@ async function placeCall(params: FormParams): Promise<string> {
       status: callStatusOf(param(params, 'CallStatus')) ?? 'initiated',
     });
   });
-  return dialNumber({ callerId, number: target.number, record: business.settings.record_calls === true });
+  return dialNumber({ callerId, number: target.number, recordingNotice: recordingNotice(business.settings) });
 }
 
 /** Whom the dialer asked for: the client named by ClientId (at `To` if given, else their phone), or whoever has `To`. */
@@ -113,6 +125,17 @@ async function afterOutboundDial(params: FormParams): Promise<string> {
   return endCall();
 }
 
+/**
+ * The callee of a recorded browser call answered (its <Number>'s `url`): they hear the notice, then
+ * are connected. The leg's `From` is the caller id we dialled from, the business's number; should
+ * that number have no business any more, the default notice is said: the call is recorded anyway.
+ */
+async function noticeToCallee(params: FormParams): Promise<string> {
+  const from = param(params, 'From') ?? '';
+  const owner = await businessForNumber(normalizePhone(from) ?? from);
+  return calleeNotice(owner ? noticeText((await loadBusiness(db, owner.businessId)).settings) : DEFAULT_RECORDING_NOTICE);
+}
+
 // ---- phone → business -----------------------------------------------------------------------
 
 type Inbound = {
@@ -134,7 +157,7 @@ const CALLER_GONE = new Set(['completed', 'canceled', 'busy', 'no-answer', 'fail
  * One request of an inbound call: decides the next step, writes the call in the same transaction
  * (the client, a lead when the number is new, and its conversation are found or created first).
  */
-async function inboundStep(params: FormParams, step: Exclude<InstructionStep, 'outbound'> | undefined): Promise<string> {
+async function inboundStep(params: FormParams, step: InboundStep | undefined): Promise<string> {
   const to = param(params, 'To') ?? '';
   const owner = await businessForNumber(normalizePhone(to) ?? to);
   if (!owner) {
@@ -164,12 +187,14 @@ async function inboundStep(params: FormParams, step: Exclude<InstructionStep, 'o
   if (call?.callOutcome) await textCaller(call);
 
   const record = inbound.business.settings.record_calls === true;
+  // The caller hears the notice once, before the first ring; later rings are the same recorded call.
+  const notice = step === undefined ? recordingNotice(inbound.business.settings) : null;
   const client = inbound.client && {
     id: inbound.client.id,
     name: inbound.client.name,
     conversationId: inbound.client.conversationId,
   };
-  if (next.kind === 'ring') return dialStaff({ staffIds: next.staffIds, next: next.step, record, client });
+  if (next.kind === 'ring') return dialStaff({ staffIds: next.staffIds, next: next.step, record, notice, client });
   if (next.kind === 'voicemail') return voicemail(inbound.business.name);
   return endCall();
 }
@@ -177,12 +202,7 @@ async function inboundStep(params: FormParams, step: Exclude<InstructionStep, 'o
 type Decision = { next: Next; status: MessageStatus; outcome?: CallOutcome; durationSeconds?: number | null };
 
 /** What this request means for the call, and what Twilio does next. */
-async function decide(
-  tx: Tx,
-  inbound: Inbound,
-  params: FormParams,
-  step: Exclude<InstructionStep, 'outbound'> | undefined,
-): Promise<Decision> {
+async function decide(tx: Tx, inbound: Inbound, params: FormParams, step: InboundStep | undefined): Promise<Decision> {
   if (step === undefined)
     return ringing(await ringPlan(tx, inbound, 'start'), callStatusOf(param(params, 'CallStatus')) ?? 'ringing');
   if (step === 'voicemail') return { next: { kind: 'end' }, status: 'completed' };

@@ -50,33 +50,54 @@ export function sayAndHangUp(text: string): string {
   return response.toString();
 }
 
-/** A browser call to a phone: from the business's number, ringing the browser until the callee answers. */
-export function dialNumber(input: { callerId: string; number: string; record: boolean }): string {
+/**
+ * A browser call to a phone: from the business's number, ringing the browser until the callee
+ * answers. A recorded call (`recordingNotice` set) says the notice to the staff member first, and
+ * the <Number>'s `url` has the callee hear it too, after answering and before being connected.
+ */
+export function dialNumber(input: { callerId: string; number: string; recordingNotice: string | null }): string {
   const response = new VoiceResponse();
+  const notice = input.recordingNotice;
+  const record = notice !== null;
+  if (notice !== null) response.say(notice);
   const dial = response.dial({
     callerId: input.callerId,
     answerOnBridge: true,
     action: nextStepUrl('outbound'),
-    ...recording(input.record),
+    ...recording(record),
   });
   dial.number(
-    { statusCallback: STATUS_CALLBACK(), statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'] },
+    {
+      ...(record ? { url: nextStepUrl('notice') } : {}),
+      statusCallback: STATUS_CALLBACK(),
+      statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
+    },
     input.number,
   );
   return response.toString();
 }
 
+/** What the callee of a recorded browser call hears once they answer; the call is connected when it ends. */
+export function calleeNotice(text: string): string {
+  const response = new VoiceResponse();
+  response.say(text);
+  return response.toString();
+}
+
 /**
  * Rings staff browsers at once (the first to accept wins), then asks for `next`. Each ring carries
- * the client, so the dialer can show who is calling without a lookup.
+ * the client, so the dialer can show who is calling without a lookup. `notice` (the recording
+ * notice, on a recorded call's first ring) is said to the caller before anyone is rung.
  */
 export function dialStaff(input: {
   staffIds: number[];
   next: InstructionStep;
   record: boolean;
+  notice: string | null;
   client: { id: number; name: string | null; conversationId: number } | null;
 }): string {
   const response = new VoiceResponse();
+  if (input.notice !== null) response.say(input.notice);
   const dial = response.dial({
     answerOnBridge: true,
     timeout: RING_SECONDS,
