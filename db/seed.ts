@@ -22,6 +22,7 @@ import {
   type UserType,
 } from '@/db/schema';
 import { createBusinessApiKey } from '@/server/services/auth';
+import { emailErrorMessage, twilioErrorMessage } from '@/server/shared/provider-errors';
 
 /**
  * Demo data: a realistic week at a two-location hair salon and a skin clinic — businesses with
@@ -1403,18 +1404,14 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
             ]);
           }
           if (status === 'undelivered') {
-            [row.errorCode, row.errorMessage] = f.helpers.arrayElement([
-              ['30003', 'Unreachable destination handset'],
-              ['30005', 'Unknown destination handset'],
-              ['30007', 'Message filtered by carrier'],
-            ] as const);
+            row.errorCode = f.helpers.arrayElement(['30003', '30005', '30007']);
+            row.errorMessage = twilioErrorMessage(row.errorCode);
           } else if (status === 'failed') {
-            [row.errorCode, row.errorMessage] = f.helpers.arrayElement([
-              ['30006', 'Landline or unreachable carrier'],
-              ['30008', 'Unknown error'],
-            ] as const);
+            row.errorCode = f.helpers.arrayElement(['30006', '30008']);
+            row.errorMessage = twilioErrorMessage(row.errorCode);
           } else if (status === 'bounced') {
-            [row.errorCode, row.errorMessage] = ['550', '550 5.1.1 The email account that you tried to reach does not exist'];
+            const reply = '550 5.1.1 The email account that you tried to reach does not exist';
+            [row.errorCode, row.errorMessage] = ['550', emailErrorMessage('550', reply) ?? reply];
           }
           row.statusUpdatedAt = new Date(d.at + f.number.int({ min: 2, max: status === 'read' ? 7200 : 20 }) * 1000);
         }

@@ -12,6 +12,7 @@ import {
   type FakeTwilioCreateRequest,
   type FakeTwilioReply,
 } from '@/server/testing/fake-twilio';
+import { twilioErrorMessage } from '@/server/shared/provider-errors';
 import { api, jsonOf } from '@/server/testing/http';
 import { fakeProvidersEnv, startSmtpSink, type SmtpSink } from '@/server/testing/smtp-sink';
 import { startWorkerProcess, type WorkerProcess } from '@/server/testing/worker-process';
@@ -196,7 +197,10 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     const [invalid, optedOut] = await settled([invalidId!, optOutId!]);
     const failedAt = Date.now();
     expect(invalid).toMatchObject({ status: 'failed', errorCode: '21211', providerMessageId: null });
-    expect(invalid!.errorMessage).toContain('not a valid phone number');
+    // error_code keeps Twilio's code; error_message says it in plain words, the code in front.
+    expect(invalid!.errorMessage).toBe(twilioErrorMessage('21211'));
+    expect(invalid!.errorMessage).toMatch(/^Twilio error 21211: The client's phone number is not a valid phone number\. Check/);
+    expect(optedOut!.errorMessage).toBe(twilioErrorMessage('21610'));
     expect(optedOut).toMatchObject({ status: 'failed', errorCode: '21610', providerMessageId: null });
     const [client] = await db.select().from(clients).where(eq(clients.id, optedOut!.clientId));
     expect(client!.optedOutSms).toBe(true);
@@ -340,6 +344,7 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     const [id] = await post('email', [{ to_email: `nobody.${runId}@bounce.test`, subject, message: 'Hello?' }]);
     const [row] = await settled([id!]);
     expect(row).toMatchObject({ status: 'failed', provider: 'smtp', errorCode: '550', providerMessageId: null });
+    expect(row!.errorMessage).toMatch(/^Email error 550 5\.1\.1: The email address does not exist.* Server reply: .*550 5\.1\.1/);
     expect(atSink(subject)).toHaveLength(0);
     expect(await jobsOf('email.send', id!)).toEqual([{ state: 'completed', retry_count: 0 }]);
   });

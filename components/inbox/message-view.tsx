@@ -1,5 +1,6 @@
 'use client';
 import { trpc } from '@/components/trpc/client';
+import { staffErrorText } from '@/server/shared/provider-errors';
 import { EmailFrame } from './email-frame';
 import { clockTime, duration, FAILED_STATUSES, splitMatches, STATUS_LABEL } from './format';
 import styles from './inbox.module.css';
@@ -25,15 +26,17 @@ export function Highlighted({ text, term }: { text: string; term: string }) {
 function StatusLine({ m }: { m: MessageItem }) {
   const status = m.message_status as string;
   const failed = FAILED_STATUSES.has(status);
+  // Plain words for the provider's code (also for rows stored as a bare "Twilio error NNNNN").
+  const error = failed ? staffErrorText(m.error_code, m.error_message) : null;
   const who = m.direction === 'outbound' ? (m.staff_name ?? (m.sender_type === 'system' ? 'Automated' : null)) : null;
   return (
     <span className={styles.meta}>
       {who ? <span>{who}</span> : null}
       <time dateTime={m.sent_at}>{clockTime(m.sent_at)}</time>
       {m.direction === 'outbound' && m.message_type !== 'NOTE' ? (
-        <span className={failed ? styles.failed : undefined} data-testid="message-status" title={m.error_message ?? undefined}>
+        <span className={failed ? styles.failed : undefined} data-testid="message-status" title={error ?? undefined}>
           {STATUS_LABEL[status] ?? status}
-          {failed && (m.error_message || m.error_code) ? `: ${m.error_message ?? `error ${m.error_code}`}` : ''}
+          {error ? `: ${error}` : ''}
         </span>
       ) : null}
       {m.message_id > 0 ? <FlagToggle m={m} /> : null}

@@ -12,6 +12,7 @@ import {
 import { fetchPublic, FetchRefused, type FetchPolicy } from '@/server/lib/public-fetch';
 import { isBase64, trimEnd } from '@/server/lib/text';
 import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
+import { emailErrorMessage } from '@/server/shared/provider-errors';
 
 /**
  * SMTP email provider on nodemailer's pooled transport.
@@ -172,13 +173,15 @@ export function classifySmtpError(err: unknown): ProviderError {
   // Credentials are a configuration problem, not the message's: keep it queued until someone fixes them,
   // even though the server's reply (535) is a 5xx.
   if (code === 'EAUTH' || code === 'ENOAUTH' || code === 'EOAUTH2') {
-    return new ProviderError('transient', code, message);
+    return new ProviderError('transient', code, emailErrorMessage(code, message) ?? message);
   }
   if (typeof e.responseCode === 'number' && e.responseCode >= 400 && e.responseCode < 600) {
     // RFC 5321: 5yz = permanent, 4yz = transient. 503 (bad sequence of commands) is a session-state error,
     // not a verdict on the message; nodemailer also treats it as retryable (`permanent: false`).
     const permanent = e.responseCode >= 500 && e.responseCode !== 503;
-    return new ProviderError(permanent ? 'permanent' : 'transient', String(e.responseCode), message);
+    const code = String(e.responseCode);
+    // Plain words for staff when we have them (server/shared/provider-errors.ts), the reply kept after.
+    return new ProviderError(permanent ? 'permanent' : 'transient', code, emailErrorMessage(code, message) ?? message);
   }
   // nodemailer wraps the underlying failure and keeps its code in originalCode: ESOCKET ← ECONNREFUSED,
   // ESTREAM ← EFETCH (a URL attachment could not be fetched while the message was streamed). Report the cause.

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeTwilio, twilioTestNumberBehavior, type FakeTwilio } from '@/server/testing/fake-twilio';
 import { createTwilioProvider, mapTwilioMessageStatus } from './twilio';
 import { ProviderError, type SmsProvider, type SmsSendRequest } from './types';
+import { twilioErrorMessage } from '@/server/shared/provider-errors';
 
 let fake: FakeTwilio;
 let provider: SmsProvider;
@@ -96,14 +97,16 @@ describe('twilio provider: send', () => {
     fake.setBehavior(twilioTestNumberBehavior);
     const err = await sendError(provider, request({ to: '+15005550001' }));
     expect(err).toMatchObject({ kind: 'permanent', code: '21211', optedOut: false });
-    expect(err.message).toContain('not a valid phone number');
+    // Plain words for staff, Twilio's code in front (server/shared/provider-errors.ts).
+    expect(err.message).toBe(twilioErrorMessage('21211'));
+    expect(err.message).toMatch(/^Twilio error 21211: .*not a valid phone number/);
   });
 
   it('21610 (opted out) is permanent and flags the opt-out', async () => {
     fake.failNext(1, { status: 400, code: 21610, message: 'Attempt to send to unsubscribed recipient' });
     const err = await sendError(provider, request());
     expect(err).toMatchObject({ kind: 'permanent', code: '21610', optedOut: true });
-    expect(err.message).toBe('Attempt to send to unsubscribed recipient');
+    expect(err.message).toBe(twilioErrorMessage('21610'));
     // failNext(1) is used up: the next send goes through.
     await expect(provider.send(request())).resolves.toMatchObject({ status: 'queued' });
   });

@@ -94,6 +94,7 @@ class DeadlineError extends Error {
 export { mapTwilioMessageStatus } from './twilio-status';
 import { mapTwilioMessageStatus } from './twilio-status';
 import { trimEnd } from '@/server/lib/text';
+import { twilioErrorMessage } from '@/server/shared/provider-errors';
 
 /**
  * Network errors raised before the request could reach Twilio: nothing was sent, so sending again
@@ -139,9 +140,11 @@ function classifyTwilioError(err: unknown): ProviderError {
     const status = e.status;
     const twilioCode = typeof e.code === 'number' && e.code > 0 ? e.code : null;
     const code = twilioCode !== null ? String(twilioCode) : `http_${status}`;
-    if (status === 429) return new ProviderError('transient', code, message);
-    if (status >= 400 && status < 500) return new ProviderError('permanent', code, message, twilioCode === 21610);
-    return new ProviderError('unknown', code, message);
+    // Twilio's codes get plain words for staff (server/shared/provider-errors.ts), the code kept in front.
+    const text = twilioCode !== null ? twilioErrorMessage(twilioCode, message) : message;
+    if (status === 429) return new ProviderError('transient', code, text);
+    if (status >= 400 && status < 500) return new ProviderError('permanent', code, text, twilioCode === 21610);
+    return new ProviderError('unknown', code, text);
   }
 
   const code = typeof e.code === 'string' ? e.code : undefined;

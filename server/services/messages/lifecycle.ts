@@ -3,6 +3,7 @@ import { db, type Tx } from '@/db/client';
 import { clients, messages, type Channel, type MessageStatus, type Provider } from '@/db/schema';
 import { messageStatusNotifySql, publish } from '@/server/realtime/publish';
 import { ERROR_STATUSES, IN_FLIGHT_STATUSES, isStatusIn } from '@/server/shared/message-statuses';
+import { twilioErrorMessage } from '@/server/shared/provider-errors';
 
 /**
  * The life of a message after it is created: the one module that changes `messages.status` (a row
@@ -93,7 +94,10 @@ export type SentResult = {
   status: MessageStatus;
   segments: number | null;
   emailMessageId?: string;
-  /** The provider's error code, when reconciliation finds the message already failed there. */
+  /**
+   * The provider's (Twilio's) error code, when reconciliation finds the message already failed
+   * there; `error_message` gets its plain words (server/shared/provider-errors.ts).
+   */
   errorCode?: string | null;
 };
 
@@ -122,11 +126,12 @@ export async function recordSendResults(provider: Provider, outcomes: SendOutcom
         -- Reconciliation can find a message that already failed at the provider: keep why.
         error_code = case when v.status = any(${sql.param([...ERROR_STATUSES])}::text[]) then coalesce(v.error_code, 'provider_failed') end,
         error_message = case when v.status = any(${sql.param([...ERROR_STATUSES])}::text[])
-                             then coalesce('Twilio error ' || v.error_code, 'The provider reports the message ' || v.status) end,
+                             then coalesce(v.error_message, 'The provider reports the message ' || v.status) end,
         status_updated_at = now()
       from unnest(${col((r) => r.messageId)}::bigint[], ${col((r) => r.providerMessageId)}::text[], ${col((r) => r.status)}::text[],
-                  ${col((r) => r.segments)}::int[], ${col((r) => r.emailMessageId ?? null)}::text[], ${col((r) => r.errorCode ?? null)}::text[])
-           as v(id, sid, status, segments, email_message_id, error_code)
+                  ${col((r) => r.segments)}::int[], ${col((r) => r.emailMessageId ?? null)}::text[], ${col((r) => r.errorCode ?? null)}::text[],
+                  ${col((r) => (r.errorCode ? twilioErrorMessage(r.errorCode) : null))}::text[])
+           as v(id, sid, status, segments, email_message_id, error_code, error_message)
       where m.id = v.id and m.status = 'sending'
       returning m.id, m.business_id, m.conversation_id`);
     touched.push(...rows);

@@ -16,6 +16,7 @@ import {
 import { startWorker } from '@/workers/index';
 import { reprocessEvent } from './retry';
 import { onlyRow } from '@/server/testing/messages';
+import { twilioErrorMessage } from '@/server/shared/provider-errors';
 
 let phoneCounter = 0;
 const newPhone = () => `+1303${String(Date.now() % 1e4).padStart(4, '0')}${String(++phoneCounter).padStart(3, '0')}`;
@@ -103,7 +104,11 @@ describe('status callback for an unknown MessageSid → webhook.retry', () => {
     const { event, msg } = await statusBeforeItsMessage('undelivered', 'sent');
     await db.execute(sql`update webhook_events set payload = payload || '{"ErrorCode":"30003"}'::jsonb where id = ${event.id}`);
     await reprocessEvent(event.id, false);
-    expect(await messageOf(msg.id)).toMatchObject({ status: 'undelivered', errorCode: '30003' });
+    expect(await messageOf(msg.id)).toMatchObject({
+      status: 'undelivered',
+      errorCode: '30003',
+      errorMessage: twilioErrorMessage('30003'),
+    });
   });
 
   it('a reprocessed status that would move the message back is closed as ignored, and the message is untouched', async () => {

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { db } from '@/db/client';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { mapTwilioMessageStatus } from '@/server/providers/twilio-status';
+import { twilioErrorMessage } from '@/server/shared/provider-errors';
 import { applyStatusUpdate } from '@/server/services/messages/lifecycle';
 import { processRecording } from '@/server/services/voice/recording';
 import { claimEvent, markEvent, releaseEvent } from './events';
@@ -57,7 +58,7 @@ async function processEvent(event: NonNullable<Awaited<ReturnType<typeof claimEv
       const result = status
         ? await applyStatusUpdate(
             { businessId: target.business_id, messageId: target.id },
-            { status, errorCode, errorMessage: errorCode ? `Twilio error ${errorCode}` : null },
+            { status, errorCode, errorMessage: errorCode ? twilioErrorMessage(errorCode) : null },
           )
         : { updated: 0 };
       return markEvent(eventId, result.updated ? 'processed' : 'ignored', { businessId: target.business_id });

@@ -7,6 +7,7 @@ import { createClient, createConversation, createMessage, createTenant } from '@
 import { api, jsonOf } from '@/server/testing/http';
 import { installSendgridKeyPair, jobsWhere, sendgridKeyPair, sendgridRequest } from '@/server/testing/webhooks';
 import { SENDGRID_SIGNATURE_MAX_AGE_SECONDS } from '@/server/providers/sendgrid-signature';
+import { emailErrorMessage } from '@/server/shared/provider-errors';
 import { reprocessEvent } from './retry';
 
 // The env module reads process.env once per file, lazily: configure the verification key before any request.
@@ -179,7 +180,7 @@ describe('POST /email/webhooks/sendgrid — events', () => {
     expect((await eventsBySgId(e.sg_event_id))[0]!.outcome).toBe('ignored');
   });
 
-  it('bounce → bounced with the reason as error_message', async () => {
+  it('bounce → bounced with plain words and the reason as error_message', async () => {
     const { msg } = await outboundEmail({ status: 'sent' });
     const reason = '550 5.1.1 The email account that you tried to reach does not exist.';
     await post([
@@ -189,7 +190,11 @@ describe('POST /email/webhooks/sendgrid — events', () => {
         { type: 'bounce', status: '5.1.1', reason, bounce_classification: 'Invalid Address' },
       ),
     ]);
-    expect(await messageOf(msg.id)).toMatchObject({ status: 'bounced', errorMessage: reason, errorCode: expect.any(String) });
+    const row = await messageOf(msg.id);
+    expect(row).toMatchObject({ status: 'bounced', errorMessage: emailErrorMessage('5.1.1', reason), errorCode: '5.1.1' });
+    expect(row.errorMessage).toMatch(
+      /^Email error 5\.1\.1: The email address does not exist.*Server reply: 550 5\.1\.1 The email account/,
+    );
   });
 
   it('dropped → failed with the reason', async () => {

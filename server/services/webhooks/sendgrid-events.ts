@@ -4,6 +4,7 @@ import { db } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { cleanJson } from '@/server/lib/pg-text';
 import { int32FromDigits } from '@/server/schemas/common';
+import { emailErrorMessage } from '@/server/shared/provider-errors';
 import { applyStatusUpdate, setClientOptedOut } from '@/server/services/messages/lifecycle';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
@@ -121,13 +122,16 @@ export async function applySendgridEvent(eventId: number, event: SendgridEvent):
   // A bounce suppresses the address even after delivery (docs/providers.md#sendgrid-event-mapping); the status rule decides the rest.
   if (effect === 'bounced') await optOut();
   if (!effect) return markEvent(eventId, 'ignored', { businessId: message.businessId });
+  const errorCode = str(event.status) ?? str(event.type) ?? (effect === 'failed' ? 'dropped' : null);
+  const reason = str(event.reason) ?? str(event.response);
   const result = await db.transaction((tx) =>
     applyStatusUpdate(
       { businessId: message.businessId, messageId: message.id },
       {
         status: effect,
-        errorCode: str(event.status) ?? str(event.type) ?? (effect === 'failed' ? 'dropped' : null),
-        errorMessage: str(event.reason) ?? str(event.response),
+        errorCode,
+        // Plain words for the codes we know (docs/providers.md#error-codes-staff-see), SendGrid's reason kept after.
+        errorMessage: emailErrorMessage(errorCode, reason) ?? reason,
       },
       tx,
     ),

@@ -11,6 +11,7 @@ import {
   createTenant,
 } from '@/server/testing/factories';
 import { touchConversations } from '@/server/services/conversations';
+import { twilioErrorMessage } from '@/server/shared/provider-errors';
 import { api, jsonOf } from '@/server/testing/http';
 import { jobsWhere, postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';
 
@@ -500,6 +501,21 @@ describe('POST /webhooks/twilio/sms/status', () => {
       errorCode: '30003',
       errorMessage: expect.stringContaining('30003'),
     });
+  });
+
+  it('undelivered with ErrorCode 30007 stores the plain words and what to do, the code kept in front', async () => {
+    const { msg } = await outboundSms('sent');
+    const res = await callback(msg.providerMessageId!, 'undelivered', { ErrorCode: '30007' });
+    expect(res.status).toBe(200);
+    const row = await messageOf(msg.id);
+    expect(row).toMatchObject({ status: 'undelivered', errorCode: '30007', errorMessage: twilioErrorMessage('30007') });
+    expect(row.errorMessage).toMatch(/^Twilio error 30007: The carrier filtered the message as spam\. Reword it/);
+  });
+
+  it('an ErrorCode without plain words falls back to "Twilio error NNNNN"', async () => {
+    const { msg } = await outboundSms('sent');
+    await callback(msg.providerMessageId!, 'failed', { ErrorCode: '30999' });
+    expect(await messageOf(msg.id)).toMatchObject({ status: 'failed', errorCode: '30999', errorMessage: 'Twilio error 30999' });
   });
 
   it('failed after delivered leaves the message delivered, without an error', async () => {

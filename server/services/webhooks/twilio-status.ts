@@ -4,6 +4,7 @@ import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { mapTwilioMessageStatus } from '@/server/providers/twilio-status';
+import { twilioErrorMessage } from '@/server/shared/provider-errors';
 import { forwardStatusCtes } from '@/server/services/messages/lifecycle';
 import { storedDedupeKey } from './events';
 
@@ -15,6 +16,8 @@ type Pending = {
   from: string;
   status: string | null;
   errorCode: string | null;
+  /** `error_message` for the code: its plain words (server/shared/provider-errors.ts), computed here. */
+  errorMessage: string | null;
   dedupeKey: string;
   headers: string;
   payload: string;
@@ -56,6 +59,7 @@ export function handleSmsStatusCallback(
       from: param(params, 'From') ?? '',
       status: mapTwilioMessageStatus(twilioStatus),
       errorCode,
+      errorMessage: errorCode ? twilioErrorMessage(errorCode) : null,
       dedupeKey: storedDedupeKey(`${sid}:${twilioStatus}:${errorCode ?? ''}`),
       headers: JSON.stringify(headers),
       payload: JSON.stringify(params),
@@ -89,9 +93,9 @@ async function writeBatch(batch: Pending[]): Promise<StatusCallbackResult[]> {
   const rows = await db.execute<{ ord: number; event_id: number | null; matched: boolean; moved: boolean }>(sql`
     with input as (
       select * from unnest(${col((p) => p.sid)}::text[], ${col((p) => p.from)}::text[], ${col((p) => p.status)}::text[], ${col((p) => p.errorCode)}::text[],
-                           ${col((p) => p.dedupeKey)}::text[], ${col((p) => p.headers)}::text[], ${col((p) => p.payload)}::text[],
-                           ${col((p) => p.rawBody)}::text[])
-        with ordinality as i(sid, from_number, status, error_code, dedupe_key, headers, payload, raw_body, ord)
+                           ${col((p) => p.errorMessage)}::text[], ${col((p) => p.dedupeKey)}::text[], ${col((p) => p.headers)}::text[],
+                           ${col((p) => p.payload)}::text[], ${col((p) => p.rawBody)}::text[])
+        with ordinality as i(sid, from_number, status, error_code, error_message, dedupe_key, headers, payload, raw_body, ord)
     ), target as (
       select i.ord, m.id, m.business_id, m.status as current, m.message_type
       from input i
@@ -103,8 +107,7 @@ async function writeBatch(batch: Pending[]): Promise<StatusCallbackResult[]> {
       ) m on true
     ), best as (
       -- Per message, the highest-ranked status this batch carries.
-      select distinct on (t.id) t.id, i.ord, i.status, i.error_code,
-        case when i.error_code is not null then 'Twilio error ' || i.error_code end as error_message
+      select distinct on (t.id) t.id, i.ord, i.status, i.error_code, i.error_message
       from input i join target t on t.ord = i.ord
       where t.id is not null and i.status is not null
       order by t.id, message_status_rank(i.status, t.message_type) desc nulls last, i.ord
