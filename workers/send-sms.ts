@@ -11,6 +11,7 @@ import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/pr
 import type { JobOutcome } from './batch-loop';
 import { finishSends, type SendResult } from './send-results';
 import { claimForSending, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import { suppressedSql } from '@/server/services/messages/suppression';
 
 const CONCURRENCY = 50;
 
@@ -44,9 +45,9 @@ export async function sendSmsBatch(
   const toAttempt = [...claim.fresh, ...reconcileFrom.keys()];
   const rows = toAttempt.length
     ? await db.execute<Claimed>(sql`
-        select m.id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out,
+        select m.id, m.business_id, m.to_address, m.from_address, m.content, ${suppressedSql('sms', sql`m.business_id`, sql`m.to_address`)} as opted_out,
                m.previous_provider_message_ids as previous
-        from messages m join clients c on c.id = m.client_id and c.business_id = m.business_id
+        from messages m
         where m.id = any(${sql.param(toAttempt)}::bigint[])`)
     : [];
 
