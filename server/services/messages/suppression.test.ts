@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { clients, messages, optOuts } from '@/db/schema';
+import { businesses, clients, messages, optOuts } from '@/db/schema';
 import {
   clientOptOuts,
   createClient,
@@ -11,6 +11,7 @@ import {
   createTenant,
 } from '@/server/testing/factories';
 import { api, getJson, jsonOf } from '@/server/testing/http';
+import { callStatus, newCall } from '@/server/testing/voice';
 import { jobsWhere, postTwilio, TWILIO_PATHS, twilioSid } from '@/server/testing/webhooks';
 import { recordSendResults } from './lifecycle';
 import { isSuppressed, optOut } from './suppression';
@@ -134,6 +135,24 @@ describe('opt-outs by number', () => {
     ]);
     const [id] = await idsOf(await t.send('sms', [{ client_id: b.id, message: 'Hi' }]));
     expect(await messageOf(id!)).toMatchObject({ status: 'failed', errorCode: 'opted_out' });
+  });
+  it('the missed-call text to an opted-out number is stored failed (opted_out) and not queued', async () => {
+    const t = await tenantWithNumber();
+    await db
+      .update(businesses)
+      .set({ settings: { missed_call_text: 'Sorry we missed your call!' } })
+      .where(eq(businesses.id, t.business.id));
+    const phone = newPhone();
+    await createClient(t.business.id, { phoneNumber: phone });
+    await createClient(t.business.id, { phoneNumber: phone });
+    await optOut(db, { businessId: t.business.id, channel: 'sms', address: phone, source: 'keyword' });
+    expect((await callStatus({ ...newCall(phone, t.number.phoneNumber) }, 'no-answer')).status).toBe(200);
+    const texts = await db
+      .select()
+      .from(messages)
+      .where(and(eq(messages.businessId, t.business.id), eq(messages.messageType, 'TEXT')));
+    expect(texts).toEqual([expect.objectContaining({ status: 'failed', errorCode: 'opted_out', toAddress: phone })]);
+    expect(await jobsWhere('sms.send', 'messageId', texts[0]!.id)).toHaveLength(0);
   });
 });
 
