@@ -109,6 +109,7 @@ describe('message lifecycle', () => {
     const email = await createMessage(t.conversation, {
       channel: 'email',
       messageType: 'EMAIL',
+      toAddress: t.client.email,
       status: 'sending',
       providerMessageId: null,
     });
