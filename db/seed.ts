@@ -9,6 +9,7 @@ import {
   conversations,
   locations,
   messages,
+  optOuts,
   staff,
   type BusinessSettings,
   type Channel,
@@ -1016,8 +1017,6 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
     imageUrl: null,
     clientType: c.type,
     locationId: locIds[c.biz]![c.loc]!,
-    optedOutSms: c.optedOutSms,
-    optedOutEmail: c.optedOutEmail,
     createdAt: new Date(now - c.ageDays * DAY),
     updatedAt: new Date(now - Math.min(c.ageDays, 8) * DAY),
   }));
@@ -1027,6 +1026,23 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
     for (const r of rows) clientIdByExt.set(r.externalId!, r.id);
   });
   for (const c of clientPlans) c.id = clientIdByExt.get(c.externalId)!;
+  // Opt-outs are kept by address (docs/api.md#opt-out).
+  const optOutRows: (typeof optOuts.$inferInsert)[] = clientPlans.flatMap((c) => [
+    ...(c.optedOutSms && c.phone
+      ? [{ businessId: bizIds[c.biz]!, channel: 'sms' as const, address: c.phone, source: 'keyword' as const }]
+      : []),
+    ...(c.optedOutEmail && c.email
+      ? [
+          {
+            businessId: bizIds[c.biz]!,
+            channel: 'email' as const,
+            address: c.email.toLowerCase(),
+            source: 'provider_error' as const,
+          },
+        ]
+      : []),
+  ]);
+  if (optOutRows.length) await tx.insert(optOuts).values(optOutRows).onConflictDoNothing();
 
   // ---- conversations: plan episodes per client
   const staffOf = (bi: number) => staffPlans.map((s, i) => ({ s, i })).filter(({ s }) => s.biz === bi);

@@ -13,6 +13,7 @@ import type { JobOutcome } from './batch-loop';
 import { classify } from './send-sms';
 import { finishSends, type SendResult } from './send-results';
 import { assignEmailMessageIds, claimForSendingCtes, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import { suppressedSql } from '@/server/services/messages/suppression';
 
 const CONCURRENCY = 20;
 
@@ -51,10 +52,9 @@ export async function sendEmailBatch(
   const rows = await db.execute<Claimed & { email_message_id: string | null; stuck_since: Date | null }>(sql`
     with ${claimForSendingCtes(ids)}
     select m.id, m.business_id, m.from_address, b.from_name, m.to_address, m.cc, m.bcc, m.subject, m.content,
-           m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to, c.opted_out_email as opted_out,
-           m.email_message_id, a.stuck_since
-    from attempt a join messages m on m.id = a.id
-    join clients c on c.id = m.client_id and c.business_id = m.business_id join businesses b on b.id = m.business_id`);
+           m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to,
+           ${suppressedSql('email', sql`m.business_id`, sql`m.to_address`)} as opted_out, m.email_message_id, a.stuck_since
+    from attempt a join messages m on m.id = a.id join businesses b on b.id = m.business_id`);
   const stuckIds = new Set(rows.filter((m) => m.stuck_since).map((m) => m.id));
   const stuck = rows.filter((m) => stuckIds.has(m.id));
 

@@ -11,6 +11,7 @@ import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/pr
 import type { JobOutcome } from './batch-loop';
 import { finishSends, type SendResult } from './send-results';
 import { claimForSendingCtes, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import { suppressedSql } from '@/server/services/messages/suppression';
 
 const CONCURRENCY = 50;
 
@@ -41,9 +42,10 @@ export async function sendSmsBatch(
   const ids = [...jobByMessage.keys()];
   const rows = await db.execute<Claimed & { stuck_since: Date | null }>(sql`
     with ${claimForSendingCtes(ids)}
-    select m.id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out,
+    select m.id, m.business_id, m.to_address, m.from_address, m.content,
+           ${suppressedSql('sms', sql`m.business_id`, sql`m.to_address`)} as opted_out,
            m.previous_provider_message_ids as previous, a.stuck_since
-    from attempt a join messages m on m.id = a.id join clients c on c.id = m.client_id and c.business_id = m.business_id`);
+    from attempt a join messages m on m.id = a.id`);
 
   const limit = pLimit(CONCURRENCY);
   const results: SendResult[] = await Promise.all(

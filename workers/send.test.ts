@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { eq, inArray, sql } from 'drizzle-orm';
+import { inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { clients, messages } from '@/db/schema';
-import { createClient, createSmsNumber, createTenant } from '@/server/testing/factories';
+import { messages } from '@/db/schema';
+import { clientOptOuts, createClient, createSmsNumber, createTenant } from '@/server/testing/factories';
+import { optIn, optOut } from '@/server/services/messages/suppression';
 import {
   startFakeTwilio,
   type FakeTwilio,
@@ -202,8 +203,7 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     expect(invalid!.errorMessage).toMatch(/^Twilio error 21211: The client's phone number is not a valid phone number\. Check/);
     expect(optedOut!.errorMessage).toBe(twilioErrorMessage('21610'));
     expect(optedOut).toMatchObject({ status: 'failed', errorCode: '21610', providerMessageId: null });
-    const [client] = await db.select().from(clients).where(eq(clients.id, optedOut!.clientId));
-    expect(client!.optedOutSms).toBe(true);
+    expect((await clientOptOuts(optedOut!.clientId)).sms).toBe(true);
 
     // A new SMS to the opted-out client is recorded failed and never reaches the fake.
     const [laterId] = await post('sms', [{ to_number: phone(501), message: `After STOP ${runId}` }]);
@@ -419,6 +419,49 @@ async function startSmtpRelay(targetPort: number) {
   };
 }
 
+describe('opt-outs by address at send time (docs/api.md#opt-out)', () => {
+  it('a number opted out on one client row fails a message queued earlier to another row with it; opted back in, it is sent', async () => {
+    // Two client rows share a phone (a family, a duplicate import); no worker runs while the message waits.
+    const shared = phone(800);
+    const parent = await createClient(tenant.business.id, { phoneNumber: shared });
+    const child = await createClient(tenant.business.id, { phoneNumber: shared });
+    const body = `Queued before the STOP ${runId}`;
+    const [queuedId] = await post('sms', [{ client_id: child.id, message: body }]);
+    expect((await rowsOf([queuedId!]))[0]).toMatchObject({ status: 'queued' });
+    // The parent's row opts out (as its STOP would) after the child's message was queued.
+    await optOut(db, { businessId: tenant.business.id, channel: 'sms', address: shared, source: 'keyword' });
+    expect(await clientOptOuts(child.id)).toEqual({ sms: true, email: false });
+
+    // Also an email to an address opted out through another row spelled differently.
+    const address = `Shared.${runId}@Example.test`;
+    await createClient(tenant.business.id, { email: address });
+    const emailClient = await createClient(tenant.business.id, { email: address.toLowerCase() });
+    const subject = `Queued before the unsubscribe ${runId}`;
+    const [emailId] = await post('email', [{ client_id: emailClient.id, subject, message: 'Hello' }]);
+    await optOut(db, { businessId: tenant.business.id, channel: 'email', address, source: 'provider_error' });
+
+    const worker = await startWorker();
+    try {
+      const [sms, email] = await settled([queuedId!, emailId!]);
+      expect(sms).toMatchObject({ status: 'failed', errorCode: 'opted_out', providerMessageId: null });
+      expect(email).toMatchObject({ status: 'failed', errorCode: 'opted_out', providerMessageId: null });
+      expect(creates.filter((c) => c.to === shared)).toHaveLength(0);
+      expect(atSink(subject)).toHaveLength(0);
+
+      // START (opt back in): the next message to either row is sent.
+      await optIn(db, { businessId: tenant.business.id, channel: 'sms', address: shared });
+      const again = `After START ${runId}`;
+      const [againId] = await post('sms', [{ client_id: parent.id, message: again }]);
+      const [sent] = await settled([againId!]);
+      expect(sent).toMatchObject({ status: 'sent', provider: 'twilio' });
+      expect(atFake(again)).toHaveLength(1);
+      expect(atFake(body)).toHaveLength(0);
+    } finally {
+      await worker.stop();
+    }
+  }, 30_000);
+});
+
 describe('send worker as a process, killed mid-send', () => {
   const workers: WorkerProcess[] = [];
   afterAll(async () => {
@@ -463,7 +506,7 @@ describe('send worker as a process, killed mid-send', () => {
       const optClient = await createClient(tenant.business.id, { phoneNumber: phone(701) });
       const optBody = `Opted out before sending ${runId}`;
       const [optId] = await post('sms', [{ client_id: optClient.id, message: optBody }]);
-      await db.update(clients).set({ optedOutSms: true }).where(eq(clients.id, optClient.id));
+      await optOut(db, { businessId: tenant.business.id, channel: 'sms', address: phone(701), source: 'staff' });
 
       // 4. The dead worker's jobs expire at once; a fresh worker picks them up.
       const expired = await db.execute(sql`

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { CLIENT_TYPES, oneOf, type ClientType } from './enums';
 import { locations } from './locations';
 import { sameBusinessFk, tenantKeys } from './columns';
@@ -17,8 +17,6 @@ export const clients = pgTable(
     imageUrl: text('image_url'),
     clientType: text('client_type').$type<ClientType>().notNull().default('lead'),
     locationId: integer('location_id'),
-    optedOutSms: boolean('opted_out_sms').notNull().default(false),
-    optedOutEmail: boolean('opted_out_email').notNull().default(false),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

@@ -45,6 +45,10 @@ export const MESSAGE_STATUSES = [
 ] as const;
 export const ONBOARDING_STATUSES = ['pending', 'in_progress', 'completed', 'failed'] as const;
 export const WEBHOOK_OUTCOMES = ['pending', 'processed', 'ignored', 'failed'] as const;
+/** The channels an address can opt out of (docs/api.md#opt-out). */
+export const OPT_OUT_CHANNELS = ['sms', 'email'] as const;
+/** What recorded an opt-out: a STOP reply, staff, a provider refusal or bounce, the API, an import, the 0010 migration of the old client flags. */
+export const OPT_OUT_SOURCES = ['keyword', 'staff', 'provider_error', 'api', 'import', 'migrated'] as const;
 
 export type Channel = (typeof CHANNELS)[number];
 export type MessageCategory = (typeof MESSAGE_CATEGORIES)[number];
@@ -58,6 +62,8 @@ export type StaffRole = (typeof STAFF_ROLES)[number];
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 export type OnboardingStatus = (typeof ONBOARDING_STATUSES)[number];
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
+export type OptOutChannel = (typeof OPT_OUT_CHANNELS)[number];
+export type OptOutSource = (typeof OPT_OUT_SOURCES)[number];
 
 /** `col IN ('a','b',…)` for a CHECK constraint (literal values: CHECKs cannot take parameters). */
 export function oneOf(column: AnyPgColumn, values: readonly string[]): SQL {

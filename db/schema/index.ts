@@ -5,5 +5,6 @@ export * from './staff';
 export * from './clients';
 export * from './conversations';
 export * from './messages';
+export * from './opt-outs';
 export * from './webhook-events';
 export * from './auth';

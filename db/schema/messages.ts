@@ -1,5 +1,18 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 import { clients } from './clients';
 import { conversations } from './conversations';
@@ -105,6 +118,8 @@ export const messages = pgTable(
     // A provider's id is unique per business: Twilio's SIDs are global anyway; an inbound email's
     // Message-ID (its sender's choice) may reach several businesses. Lookups by (provider, id) use the prefix.
     uniqueIndex('messages_provider_id_key').on(t.provider, t.providerMessageId, t.businessId),
+    // The target of references from inside the business (opt_outs.message_id).
+    unique('messages_business_id_id_key').on(t.businessId, t.id),
     // References stay inside the business (and carry the distribution column Citus needs).
     sameBusinessFk('messages_conversation_fk', t.businessId, t.conversationId, conversations).onDelete('cascade'),
     sameBusinessFk('messages_client_fk', t.businessId, t.clientId, clients).onDelete('cascade'),

@@ -15,6 +15,7 @@ import { escapeLike } from '@/server/lib/pg-text';
 import { publish } from '@/server/realtime/publish';
 import type { ClientDetailsResponse, ConversationListQuery } from '@/server/schemas/businesses';
 import { requireStaff } from './directory';
+import { clientOptedOutColumns } from './messages/suppression';
 
 type Details = z.input<typeof ClientDetailsResponse>;
 
@@ -26,7 +27,7 @@ type Details = z.input<typeof ClientDetailsResponse>;
 const DETAILS = sql`
   select cl.id as client_id, c.id as conversation_id, cl.name as client_name, cl.gender as client_gender,
     cl.image_url as client_image_url, cl.email as client_email, cl.phone_number as client_phone_number,
-    cl.client_type, cl.opted_out_sms, cl.opted_out_email, coalesce(c.location_id, cl.location_id) as location_id,
+    cl.client_type, ${clientOptedOutColumns('cl')}, coalesce(c.location_id, cl.location_id) as location_id,
     c.status, c.snoozed_until, u.name as updated_by, coalesce(c.unread_count, 0) as unread_messages_count,
     c.last_channel as last_updated_channel, coalesce(c.flagged_count, 0) as messages_flagged_count,
     c.last_activity_at as last_updated_at, c.label, c.last_message_content, r.name as resolved_by,

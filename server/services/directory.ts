@@ -6,6 +6,7 @@ import { businesses, businessSmsNumbers, clients, conversations, staff } from '@
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { normalizePhone } from '@/server/lib/phone';
+import { clientOptedOutColumns } from '@/server/services/messages/suppression';
 
 /**
  * Who is who in a business: its clients and staff (the lists of
@@ -29,7 +30,7 @@ export async function listClients(businessId: number, q: DirectoryQuery) {
     db.execute<Omit<z.input<typeof ClientListResponse>, 'created_at'> & { created_at: Date }>(sql`
       select cl.id as client_id, cl.external_id, cl.name as client_name, cl.email as client_email, cl.phone_number as client_phone_number,
         cl.gender as client_gender, cl.image_url as client_image_url, cl.client_type, cl.location_id, c.id as conversation_id,
-        cl.opted_out_sms, cl.opted_out_email, cl.created_at
+        ${clientOptedOutColumns('cl')}, cl.created_at
       from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id
       where ${cond} order by cl.name nulls last, cl.id limit ${q.page_size} offset ${(q.page - 1) * q.page_size}`),
     db.execute<{ n: number }>(sql`select count(*)::int as n from clients cl where ${cond}`),

@@ -18,6 +18,7 @@ import {
 } from '@/server/providers/webhook-requests';
 import { defaultSmsNumber } from './directory';
 import { attachmentsWithoutBytes } from './messages/serialize';
+import { clientOptedOutColumns, suppressedSql } from './messages/suppression';
 
 /**
  * The /sandbox page (docs/api.md#sandbox): each client's phone (their SMS thread) and mailbox, and replies
@@ -69,7 +70,7 @@ export async function listSandboxClients(businessId: number, q: SandboxClientQue
       last_channel: string | null;
       last_activity_at: Date | string | null;
     }>(sql`
-      select cl.id, cl.name, cl.phone_number, cl.email, cl.opted_out_sms, cl.opted_out_email,
+      select cl.id, cl.name, cl.phone_number, cl.email, ${clientOptedOutColumns('cl')},
         c.id as conversation_id, c.last_message_content, c.last_channel, c.last_activity_at
       from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id
       where ${cond}
@@ -104,8 +105,8 @@ async function loadClient(businessId: number, clientId: number) {
       name: clients.name,
       phone: clients.phoneNumber,
       email: clients.email,
-      optedOutSms: clients.optedOutSms,
-      optedOutEmail: clients.optedOutEmail,
+      optedOutSms: sql<boolean>`${suppressedSql('sms', sql`${clients.businessId}`, sql`${clients.phoneNumber}`)}`,
+      optedOutEmail: sql<boolean>`${suppressedSql('email', sql`${clients.businessId}`, sql`${clients.email}`)}`,
     })
     .from(clients)
     .where(and(eq(clients.businessId, businessId), eq(clients.id, clientId)));

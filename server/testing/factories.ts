@@ -1,7 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { businesses, businessSmsNumbers, clients, conversations, locations, messages, staff } from '@/db/schema';
 import { createBusinessApiKey, issueSession } from '@/server/services/auth';
+import { clientOptedOutColumns, optOut } from '@/server/services/messages/suppression';
 
 /** Test data builders: each makes a valid row with sensible defaults; pass only what a test cares about. */
 let counter = 0;
@@ -40,8 +42,17 @@ export async function createStaff(businessId: number, overrides: Partial<typeof 
   return row!;
 }
 
-export async function createClient(businessId: number, overrides: Partial<typeof clients.$inferInsert> = {}, tx: Tx = db) {
+/**
+ * A client; `optedOutSms` / `optedOutEmail` opt its phone number / email out (opt_outs, by address,
+ * as a STOP or an unsubscribe would).
+ */
+export async function createClient(
+  businessId: number,
+  overrides: Partial<typeof clients.$inferInsert> & { optedOutSms?: boolean; optedOutEmail?: boolean } = {},
+  tx: Tx = db,
+) {
   const n = next();
+  const { optedOutSms, optedOutEmail, ...columns } = overrides;
   const [row] = await tx
     .insert(clients)
     .values({
@@ -51,10 +62,21 @@ export async function createClient(businessId: number, overrides: Partial<typeof
       phoneNumber: `+1212${String(n).slice(-7).padStart(7, '0')}`,
       externalId: `client-${n}`,
       clientType: 'returning',
-      ...overrides,
+      ...columns,
     })
     .returning();
+  if (optedOutSms && row!.phoneNumber)
+    await optOut(tx, { businessId, channel: 'sms', address: row!.phoneNumber, source: 'staff' });
+  if (optedOutEmail && row!.email) await optOut(tx, { businessId, channel: 'email', address: row!.email, source: 'staff' });
   return row!;
+}
+
+/** A client's opt-out state as the API shows it (derived from opt_outs by its phone number and email). */
+export async function clientOptOuts(clientId: number, tx: Tx = db): Promise<{ sms: boolean; email: boolean }> {
+  const [row] = await tx.execute<{ opted_out_sms: boolean; opted_out_email: boolean }>(
+    sql`select ${clientOptedOutColumns('cl')} from clients cl where cl.id = ${clientId}`,
+  );
+  return { sms: row!.opted_out_sms, email: row!.opted_out_email };
 }
 
 export async function createConversation(

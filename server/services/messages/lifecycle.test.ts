@@ -1,10 +1,10 @@
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db, rawSql } from '@/db/client';
-import { clients, messages } from '@/db/schema';
+import { messages } from '@/db/schema';
 import { EVENTS_CHANNEL } from '@/server/realtime/publish';
 import { RETRYABLE_STATUSES } from '@/server/shared/message-statuses';
-import { createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
+import { clientOptOuts, createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
 import { forwardStatusCtes, recordSendResults, startNewAttempt } from './lifecycle';
 
 /**
@@ -104,11 +104,12 @@ describe('message lifecycle', () => {
     ]);
   });
 
-  it('a refusal because the recipient opted out opts the client out of that channel only', async () => {
+  it('a refusal because the recipient opted out opts its address out of that channel only', async () => {
     const t = await conversationWithClient();
     const email = await createMessage(t.conversation, {
       channel: 'email',
       messageType: 'EMAIL',
+      toAddress: t.client.email,
       status: 'sending',
       providerMessageId: null,
     });
@@ -117,8 +118,7 @@ describe('message lifecycle', () => {
       failed: [{ messageId: email.id, code: 'unsubscribed', message: 'The address unsubscribed', optedOut: true }],
       requeue: [],
     });
-    const [client] = await db.select().from(clients).where(eq(clients.id, t.client.id));
-    expect(client).toMatchObject({ optedOutEmail: true, optedOutSms: false });
+    expect(await clientOptOuts(t.client.id)).toEqual({ email: true, sms: false });
     const [row] = await db.select().from(messages).where(eq(messages.id, email.id));
     expect(row).toMatchObject({
       status: 'failed',

@@ -1,9 +1,10 @@
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import { clients, messages, type Channel, type MessageStatus, type Provider } from '@/db/schema';
+import { messages, type Channel, type MessageStatus, type Provider } from '@/db/schema';
 import { messageStatusNotifySql, publish } from '@/server/realtime/publish';
 import { ERROR_STATUSES, IN_FLIGHT_STATUSES, isStatusIn } from '@/server/shared/message-statuses';
 import { twilioErrorMessage } from '@/server/shared/provider-errors';
+import { optOutRecipientsOf } from './suppression';
 
 /**
  * The life of a message after it is created: the one module that changes `messages.status` (a row
@@ -24,7 +25,7 @@ import { twilioErrorMessage } from '@/server/shared/provider-errors';
  * attempt, retried by its job) and a new attempt.
  */
 
-/** Why a message to a client who opted out is recorded `failed` and not sent. */
+/** Why a message to an opted-out address (suppression.ts) is recorded `failed` and not sent. */
 export const OPTED_OUT = {
   code: 'opted_out',
   reason: {
@@ -103,7 +104,7 @@ export type SentResult = {
 
 export type SendOutcomes = {
   sent: SentResult[];
-  /** Given up: `failed` with the code and reason; `optedOut` also opts the client out. */
+  /** Given up: `failed` with the code and reason; `optedOut` also opts the recipient's address out (suppression.ts). */
   failed: { messageId: number; code: string; message: string; optedOut?: boolean }[];
   /** A transient error: back to `queued` for the same attempt, which its job retries. */
   requeue: number[];
@@ -144,9 +145,11 @@ export async function recordSendResults(provider: Provider, outcomes: SendOutcom
       where m.id = v.id and m.status = any(${sql.param([...IN_FLIGHT_STATUSES])}::text[])
       returning m.id, m.business_id, m.conversation_id`);
     touched.push(...rows);
-    await optOutClientsOf(
-      failed.filter((r) => r.optedOut).map((r) => r.messageId),
+    // The provider refused them because the recipient opted out (Twilio 21610): suppress that address.
+    await optOutRecipientsOf(
       tx,
+      failed.filter((r) => r.optedOut).map((r) => r.messageId),
+      'provider_error',
     );
   }
   if (requeue.length) {
@@ -268,34 +271,6 @@ export function forwardStatusCtes(best: SQL): SQL {
       where m.id = b.id and message_status_rank(m.status, m.message_type) < message_status_rank(b.status, m.message_type)
       returning m.id, m.business_id, m.conversation_id
     ), moved_notify as (${messageStatusNotifySql(sql.raw('moved'))})`;
-}
-
-// ─── Opt-out side effects ────────────────────────────────────────────────────────────────────────
-
-/** A STOP reply, Twilio 21610, a SendGrid unsubscribe or bounce: the client no longer gets that channel. */
-export async function setClientOptedOut(
-  tx: Tx,
-  businessId: number,
-  clientId: number,
-  channel: 'sms' | 'email',
-  optedOut = true,
-): Promise<void> {
-  await tx
-    .update(clients)
-    .set(
-      channel === 'sms' ? { optedOutSms: optedOut, updatedAt: sql`now()` } : { optedOutEmail: optedOut, updatedAt: sql`now()` },
-    )
-    .where(and(eq(clients.businessId, businessId), eq(clients.id, clientId)));
-}
-
-/** Opts out the clients of messages the provider refused because the recipient opted out, on their channel. */
-async function optOutClientsOf(messageIds: number[], tx: Tx): Promise<void> {
-  if (messageIds.length === 0) return;
-  await tx.execute(sql`
-    update clients c set opted_out_sms = c.opted_out_sms or m.channel = 'sms',
-                         opted_out_email = c.opted_out_email or m.channel = 'email', updated_at = now()
-    from messages m
-    where m.id = any(${sql.param(messageIds)}::bigint[]) and c.id = m.client_id and c.business_id = m.business_id`);
 }
 
 /**

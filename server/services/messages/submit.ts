@@ -31,6 +31,7 @@ import { defaultSmsNumber, staffMember } from '@/server/services/directory';
 import { insertMessages } from './insert';
 import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
 import { OPTED_OUT, startNewAttempt } from './lifecycle';
+import { suppressedAddresses, suppressionAddress } from './suppression';
 import { isStatusIn, RESENDABLE_STATUSES } from '@/server/shared/message-statuses';
 
 /**
@@ -407,6 +408,19 @@ async function planNewMessages(
     for (const c of rows) if (!byEmail.has(c.email!.toLowerCase())) byEmail.set(c.email!.toLowerCase(), c);
   }
 
+  // Opt-outs go by the recipient's address, whichever client row carries it: one query for every
+  // address this request can send to (the given destinations and the named clients').
+  const suppressed =
+    mode === 'send'
+      ? await suppressedAddresses(conn, business.id, channel, [
+          ...(channel === 'sms' ? lookupPhones : lookupEmails),
+          ...[...known.values()].flatMap((c) => {
+            const own = channel === 'sms' ? c.phoneNumber : c.email?.toLowerCase();
+            return own ? [own] : [];
+          }),
+        ])
+      : new Set<string>();
+
   const planned: Planned[] = [];
   for (const { item, index } of fresh) {
     let client: typeof clients.$inferSelect | undefined;
@@ -435,7 +449,7 @@ async function planNewMessages(
       continue;
     }
     const inbound = mode === 'record' && item.direction === 'inbound';
-    const optedOut = mode === 'send' && client && (channel === 'sms' ? client.optedOutSms : client.optedOutEmail);
+    const optedOut = mode === 'send' && suppressed.has(suppressionAddress(channel, to));
     const status: MessageStatus =
       // docs/api.md#record-mode: inbound messages are `received` and stay so, whatever the item says.
       mode === 'send' ? (optedOut ? 'failed' : 'queued') : inbound ? 'received' : (item.status ?? 'sent');

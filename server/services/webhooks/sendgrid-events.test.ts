@@ -2,8 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { clients, messages, webhookEvents } from '@/db/schema';
-import { createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
+import { messages, webhookEvents } from '@/db/schema';
+import { clientOptOuts, createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 import { installSendgridKeyPair, jobsWhere, sendgridKeyPair, sendgridRequest } from '@/server/testing/webhooks';
 import { SENDGRID_SIGNATURE_MAX_AGE_SECONDS } from '@/server/providers/sendgrid-signature';
@@ -19,7 +19,7 @@ const post = (events: unknown[], options: Parameters<typeof sendgridRequest>[2] 
 
 const eventsBySgId = (sgEventId: string) => db.select().from(webhookEvents).where(eq(webhookEvents.dedupeKey, sgEventId));
 const messageOf = async (id: number) => (await db.select().from(messages).where(eq(messages.id, id)))[0]!;
-const clientOf = async (id: number) => (await db.select().from(clients).where(eq(clients.id, id)))[0]!;
+const optOutsOf = (id: number) => clientOptOuts(id);
 const sgEventId = () => randomBytes(16).toString('base64url');
 
 /** An outbound email as the SMTP worker leaves it: our Message-ID stored as email_message_id (and provider id). */
@@ -216,13 +216,13 @@ describe('POST /email/webhooks/sendgrid — events', () => {
   it('spamreport and unsubscribe opt the client out of email, without changing the message status', async () => {
     const spam = await outboundEmail({ status: 'delivered' });
     const unsub = await outboundEmail({ status: 'delivered' });
-    expect((await clientOf(spam.client.id)).optedOutEmail).toBe(false);
+    expect((await optOutsOf(spam.client.id)).email).toBe(false);
     await post([
       event('spamreport', { message_id: String(spam.msg.id) }),
       event('unsubscribe', { 'smtp-id': unsub.msg.emailMessageId }),
     ]);
     for (const { client, msg } of [spam, unsub]) {
-      expect(await clientOf(client.id)).toMatchObject({ optedOutEmail: true, optedOutSms: false });
+      expect(await optOutsOf(client.id)).toEqual({ email: true, sms: false });
       expect((await messageOf(msg.id)).status).toBe('delivered');
     }
     // The next email to that client is recorded failed/opted_out, not queued.

@@ -5,7 +5,8 @@ import { messages, type MessageStatus } from '@/db/schema';
 import { cleanJson } from '@/server/lib/pg-text';
 import { int32FromDigits } from '@/server/schemas/common';
 import { emailErrorMessage } from '@/server/shared/provider-errors';
-import { applyStatusUpdate, setClientOptedOut } from '@/server/services/messages/lifecycle';
+import { applyStatusUpdate } from '@/server/services/messages/lifecycle';
+import { optOut as suppress } from '@/server/services/messages/suppression';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
 export type SendgridEvent = Record<string, unknown> & {
@@ -15,7 +16,7 @@ export type SendgridEvent = Record<string, unknown> & {
   email?: string;
 };
 
-/** The SendGrid mapping of docs/providers.md#sendgrid-event-mapping; `optOut` events change the client, not the status. */
+/** The SendGrid mapping of docs/providers.md#sendgrid-event-mapping; `optOut` events suppress the address, not the status. */
 const EVENT_STATUS: Record<string, MessageStatus | 'optOut' | null> = {
   processed: 'sent',
   deferred: null,
@@ -37,8 +38,8 @@ const str = (v: unknown) => (typeof v === 'string' && v.length ? v : typeof v ==
  * when sending, the `smtp-id` equal to our stored Message-ID, then `sg_message_id` starting with
  * the stored provider id.
  */
-async function findMessage(event: SendgridEvent): Promise<{ id: number; businessId: number; clientId: number } | null> {
-  const columns = { id: messages.id, businessId: messages.businessId, clientId: messages.clientId };
+async function findMessage(event: SendgridEvent): Promise<{ id: number; businessId: number; toAddress: string | null } | null> {
+  const columns = { id: messages.id, businessId: messages.businessId, toAddress: messages.toAddress };
   // The business_id unique argument we attach when sending scopes every lookup to that business
   // (mail sent before it was attached is matched without it).
   const business = int32FromDigits(str(event.business_id));
@@ -114,7 +115,15 @@ export async function applySendgridEvent(eventId: number, event: SendgridEvent):
   const effect = EVENT_STATUS[type];
   const message = await findMessage(event);
   if (!message) return markEvent(eventId, 'ignored', { error: 'No message matches this event' });
-  const optOut = () => setClientOptedOut(db, message.businessId, message.clientId, 'email');
+  // The address the email went to is suppressed, for every client row carrying it.
+  const optOut = () =>
+    suppress(db, {
+      businessId: message.businessId,
+      channel: 'email',
+      address: message.toAddress ?? str(event.email) ?? '',
+      source: 'provider_error',
+      messageId: message.id,
+    });
   if (effect === 'optOut') {
     await optOut();
     return markEvent(eventId, 'processed', { businessId: message.businessId });

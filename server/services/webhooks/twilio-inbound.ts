@@ -6,7 +6,7 @@ import { trimEnd } from '@/server/lib/text';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
-import { setClientOptedOut } from '@/server/services/messages/lifecycle';
+import { optIn, optOut } from '@/server/services/messages/suppression';
 import { ensureConversations, touchConversations } from '@/server/services/conversations';
 import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/directory';
 import { smsSegments } from '@/server/shared/sms-segments';
@@ -94,7 +94,8 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
       });
       const keyword = optKeyword(body);
       if (keyword) {
-        await setClientOptedOut(tx, business.businessId, clientId, 'sms', keyword === 'out');
+        const target = { businessId: business.businessId, channel: 'sms' as const, address: from };
+        await (keyword === 'out' ? optOut(tx, { ...target, source: 'keyword', messageId: row!.id }) : optIn(tx, target));
       }
     }
     await markEvent(eventId, 'processed', { businessId: business.businessId }, tx);

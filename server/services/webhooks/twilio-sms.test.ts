@@ -9,6 +9,7 @@ import {
   createMessage,
   createSmsNumber,
   createTenant,
+  clientOptOuts,
 } from '@/server/testing/factories';
 import { touchConversations } from '@/server/services/conversations';
 import { twilioErrorMessage } from '@/server/shared/provider-errors';
@@ -351,7 +352,7 @@ describe('SMS opt-out keywords', () => {
         messages: [{ message: 'Your appointment is tomorrow', client_id: clientId }],
       },
     });
-  const optedOut = async (clientId: number) => (await db.select().from(clients).where(eq(clients.id, clientId)))[0]!.optedOutSms;
+  const optedOut = async (clientId: number) => (await clientOptOuts(clientId)).sms;
 
   it('STOP opts the client out; a later send is recorded failed/opted_out with no job; START opts back in', async () => {
     const t = await tenantWithNumber();
@@ -382,7 +383,8 @@ describe('SMS opt-out keywords', () => {
     const stranger = newPhone();
     await postTwilio(INCOMING, inbound(t.number.phoneNumber, stranger, 'Unsubscribe'));
     const [lead] = await clientsByPhone(t.business.id, stranger);
-    expect(lead).toMatchObject({ clientType: 'lead', optedOutSms: true });
+    expect(lead).toMatchObject({ clientType: 'lead' });
+    expect(await optedOut(lead!.id)).toBe(true);
   });
 
   it('every opt-out keyword opts out and every opt-in keyword opts back in', async () => {

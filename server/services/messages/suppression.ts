@@ -1,0 +1,108 @@
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import { optOuts, type OptOutChannel, type OptOutSource } from '@/db/schema';
+
+/**
+ * Suppression (docs/api.md#opt-out): the one module that writes `opt_outs` and says how to read it.
+ * An opt-out belongs to a business and an address (E.164 number, lower-cased email), not to a
+ * client row: every client row with that number or address is opted out, and every send path
+ * checks the message's recipient address (submit, the send workers at send time; the missed-call
+ * text goes through submit). Opting back in deletes the row.
+ *
+ * Callers: a STOP/START reply (`keyword`), Twilio 21610 and SendGrid unsubscribe/spam
+ * report/bounce (`provider_error`); `staff`, `api` and `import` are reserved for endpoints that set
+ * a client's opt-out (none yet); `migrated` rows came from the old per-client flags (migration 0010).
+ */
+
+export type OptOutTarget = { businessId: number; channel: OptOutChannel; address: string };
+
+/** The stored form of an address: email lower-cased and trimmed; a phone number is E.164 already. */
+export const suppressionAddress = (channel: OptOutChannel, address: string) =>
+  channel === 'email' ? address.trim().toLowerCase() : address.trim();
+
+/** Opts an address out of a channel. Idempotent: an existing opt-out keeps its first cause and time. */
+export async function optOut(tx: Tx, target: OptOutTarget & { source: OptOutSource; messageId?: number | null }): Promise<void> {
+  const address = suppressionAddress(target.channel, target.address);
+  if (!address) return;
+  await tx
+    .insert(optOuts)
+    .values({
+      businessId: target.businessId,
+      channel: target.channel,
+      address,
+      source: target.source,
+      messageId: target.messageId ?? null,
+    })
+    .onConflictDoNothing({ target: [optOuts.businessId, optOuts.channel, optOuts.address] });
+}
+
+/** Opts an address back in (START, a re-subscribe): it can be sent to again. */
+export async function optIn(tx: Tx, target: OptOutTarget): Promise<void> {
+  await tx
+    .delete(optOuts)
+    .where(
+      and(
+        eq(optOuts.businessId, target.businessId),
+        eq(optOuts.channel, target.channel),
+        eq(optOuts.address, suppressionAddress(target.channel, target.address)),
+      ),
+    );
+}
+
+/** Which of these addresses are opted out of the channel, in one indexed query. */
+export async function suppressedAddresses(
+  conn: Tx,
+  businessId: number,
+  channel: OptOutChannel,
+  addresses: readonly string[],
+): Promise<Set<string>> {
+  const wanted = [...new Set(addresses.map((a) => suppressionAddress(channel, a)))].filter(Boolean);
+  if (wanted.length === 0) return new Set();
+  const rows = await conn
+    .select({ address: optOuts.address })
+    .from(optOuts)
+    .where(and(eq(optOuts.businessId, businessId), eq(optOuts.channel, channel), inArray(optOuts.address, wanted)));
+  return new Set(rows.map((r) => r.address));
+}
+
+export async function isSuppressed(target: OptOutTarget, conn: Tx = db): Promise<boolean> {
+  return (await suppressedAddresses(conn, target.businessId, target.channel, [target.address])).size > 0;
+}
+
+/**
+ * The set-based check, for a caller's own statement: true when `address` (a column or expression
+ * of the outer query) is opted out of `channel` in `businessId`. One probe of the unique index
+ * (business_id, channel, address) per row; a null address is never suppressed.
+ */
+export function suppressedSql(channel: OptOutChannel, businessId: SQL, address: SQL): SQL {
+  const stored = channel === 'email' ? sql`lower(${address})` : address;
+  return sql`exists (select 1 from opt_outs suppression where suppression.business_id = ${businessId}
+    and suppression.channel = ${sql.raw(`'${channel}'`)} and suppression.address = ${stored})`;
+}
+
+/**
+ * Opts out the recipients of messages a provider refused or bounced because of the recipient
+ * (Twilio 21610), each on its message's channel and by its `to_address`, in one statement.
+ */
+export async function optOutRecipientsOf(tx: Tx, messageIds: readonly number[], source: OptOutSource): Promise<void> {
+  if (messageIds.length === 0) return;
+  await tx.execute(sql`
+    insert into opt_outs (business_id, channel, address, source, message_id)
+    select distinct on (m.business_id, m.channel, address) m.business_id, m.channel, address, ${source}, m.id
+    from messages m
+    cross join lateral (select case when m.channel = 'email' then lower(trim(m.to_address)) else trim(m.to_address) end as address) a
+    where m.id = any(${sql.param([...messageIds])}::bigint[]) and m.channel in ('sms', 'email') and coalesce(a.address, '') <> ''
+    order by m.business_id, m.channel, address, m.id
+    on conflict (business_id, channel, address) do nothing`);
+}
+
+/**
+ * A client's `opted_out_sms` and `opted_out_email` (docs/api.md#opt-out), derived from opt_outs by
+ * the client's phone number and email: every client row carrying an opted-out address shows it.
+ * `cl`: the alias of `clients` in the caller's query.
+ */
+export function clientOptedOutColumns(cl: string): SQL {
+  const col = (name: string) => sql.raw(`${cl}.${name}`);
+  return sql`${suppressedSql('sms', col('business_id'), col('phone_number'))} as opted_out_sms,
+    ${suppressedSql('email', col('business_id'), col('email'))} as opted_out_email`;
+}
