@@ -11,6 +11,7 @@ import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/pr
 import type { JobOutcome } from './batch-loop';
 import { finishSends, type SendResult } from './send-results';
 import { claimForSending, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import { AUTO_REPLY_PASSES_OPT_OUT } from '@/server/services/compliance/auto-replies';
 
 const CONCURRENCY = 50;
 
@@ -20,6 +21,7 @@ type Claimed = {
   to_address: string;
   from_address: string;
   content: string;
+  /** The client opted out of SMS, and this is not an automatic answer allowed through (auto-replies.ts). */
   opted_out: boolean;
   /** Provider ids of earlier attempts (a retried message): never taken for this attempt's. */
   previous: string[] | null;
@@ -44,7 +46,8 @@ export async function sendSmsBatch(
   const toAttempt = [...claim.fresh, ...reconcileFrom.keys()];
   const rows = toAttempt.length
     ? await db.execute<Claimed>(sql`
-        select m.id, m.business_id, m.to_address, m.from_address, m.content, c.opted_out_sms as opted_out,
+        select m.id, m.business_id, m.to_address, m.from_address, m.content,
+               c.opted_out_sms and not ${AUTO_REPLY_PASSES_OPT_OUT} as opted_out,
                m.previous_provider_message_ids as previous
         from messages m join clients c on c.id = m.client_id and c.business_id = m.business_id
         where m.id = any(${sql.param(toAttempt)}::bigint[])`)

@@ -2,7 +2,14 @@ import { sql } from 'drizzle-orm';
 import { boolean, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { ONBOARDING_STATUSES, oneOf } from './enums';
 
-export type BusinessSettings = { record_calls?: boolean; missed_call_text?: string | null };
+export type BusinessSettings = {
+  record_calls?: boolean;
+  missed_call_text?: string | null;
+  /** The one text confirming an opt-out (docs/api.md#opt-out-wording): null → the default, `""` → none. */
+  opt_out_confirmation?: string | null;
+  /** The automatic answer to HELP / INFO: null → the default, `""` → none. */
+  help_reply?: string | null;
+};
 export type OnboardingStep = {
   name: string;
   status: (typeof ONBOARDING_STATUSES)[number];
