@@ -91,6 +91,11 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
         },
       ]);
       await touchConversations(tx, [row!.id]);
+      if (wording.class === 'likely_opt_out') {
+        // docs/api.md#counts: the conversation's flagged count moves with the flagged row.
+        await tx.execute(sql`update conversations set flagged_count = flagged_count + 1
+                             where id = ${conversationId} and business_id = ${business.businessId}`);
+      }
       await publish(tx, {
         type: 'message.created',
         businessId: business.businessId,

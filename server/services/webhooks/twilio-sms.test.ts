@@ -517,6 +517,9 @@ describe('Opt-out wording, the confirmation and HELP (docs/api.md#opt-out-wordin
     }
     expect(await optedOut(client.id)).toBe(false);
     expect(await autoReplies(client.id)).toHaveLength(0);
+    // The conversation's flagged count follows (the inbox's flagged filters find it).
+    const [conv] = await db.select().from(conversations).where(eq(conversations.clientId, client.id));
+    expect(conv!.flaggedCount).toBe(2);
     const res = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
       headers: t.headers,
       body: { sender_type: 'staff', messages: [{ message: 'Sorry! Removing you now.', client_id: client.id }] },
