@@ -92,6 +92,7 @@ const TABLE: [body: string, expected: KeywordClass][] = [
   ['cancel my appointment', 'none'],
   ['Cancel my appt for tomorrow', 'none'],
   ['Stop by at 3?', 'none'],
+  ['I quit my job so I can come anytime', 'none'],
   ['End of the day works for me', 'none'],
   ['Please stop by after 5', 'none'],
   ["Please don't stop texting me reminders", 'none'],

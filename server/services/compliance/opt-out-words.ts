@@ -69,7 +69,7 @@ const KEYWORD_TOKENS = new Set(OPT_OUT_KEYWORDS.flatMap((k) => k.split(' ')));
 const ORDINARY_NEXT: Record<(typeof AMBIGUOUS_OPT_OUT)[number], ReadonlySet<string>> = {
   stop: new Set(['by', 'in', 'at', 'over', 'sign', 'light', 'here', 'there', 'and']),
   end: new Set(['of', 'at', 'by', 'time', 'date', 'up', 'early', 'late']),
-  quit: new Set(['my', 'job', 'smoking']),
+  quit: new Set(['job', 'smoking']),
   cancel: new Set([]),
 };
 const BOOKING_WORDS = new Set(
