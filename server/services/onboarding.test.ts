@@ -363,7 +363,7 @@ describe('POST /business/onboard', () => {
 
   it('stores the opt-out confirmation and HELP answer settings (at most 320 characters; "" and null kept as sent)', async () => {
     const ext = `biz-${uid()}`;
-    const base = { external_id: ext, name: 'Replies Studio' };
+    const base = { external_id: ext, name: 'Replies Studio', timezone: 'America/New_York' };
     const settingsOf = async (id: number) => (await db.select().from(businesses).where(eq(businesses.id, id)))[0]!.settings;
     const first = await onboard({
       ...base,

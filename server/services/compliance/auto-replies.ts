@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { getCountryCallingCode, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 import type { Tx } from '@/db/client';
 import { businesses, type BusinessSettings } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
@@ -51,11 +51,17 @@ export function helpReplyText(settings: BusinessSettings, businessName: string, 
   return set.trim() || null;
 }
 
-/** `+14155550123` → `(415) 555-0123` for the business's own country, international otherwise. */
+/** `+14155550123` → `(415) 555-0123` in the business's own calling code, international otherwise. */
 function displayNumber(e164: string, country: string): string {
   const phone = parsePhoneNumberFromString(e164);
   if (!phone) return e164;
-  return phone.country === country ? phone.formatNational() : phone.formatInternational();
+  let own: string | null = null;
+  try {
+    own = getCountryCallingCode(country as CountryCode);
+  } catch {
+    // An unknown country: international form.
+  }
+  return phone.countryCallingCode === own ? phone.formatNational() : phone.formatInternational();
 }
 
 export type InboundContext = {
