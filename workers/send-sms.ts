@@ -12,6 +12,7 @@ import type { JobOutcome } from './batch-loop';
 import { finishSends, type SendResult } from './send-results';
 import { claimForSendingCtes, OPTED_OUT } from '@/server/services/messages/lifecycle';
 import { suppressedSql } from '@/server/services/messages/suppression';
+import { AUTO_REPLY_PASSES_OPT_OUT } from '@/server/services/compliance/auto-replies';
 
 const CONCURRENCY = 50;
 
@@ -21,6 +22,7 @@ type Claimed = {
   to_address: string;
   from_address: string;
   content: string;
+  /** The client opted out of SMS, and this is not an automatic answer allowed through (auto-replies.ts). */
   opted_out: boolean;
   /** Provider ids of earlier attempts (a retried message): never taken for this attempt's. */
   previous: string[] | null;
@@ -43,7 +45,7 @@ export async function sendSmsBatch(
   const rows = await db.execute<Claimed & { stuck_since: Date | null }>(sql`
     with ${claimForSendingCtes(ids)}
     select m.id, m.business_id, m.to_address, m.from_address, m.content,
-           ${suppressedSql('sms', sql`m.business_id`, sql`m.to_address`)} as opted_out,
+           ${suppressedSql('sms', sql`m.business_id`, sql`m.to_address`)} and not ${AUTO_REPLY_PASSES_OPT_OUT} as opted_out,
            m.previous_provider_message_ids as previous, a.stuck_since
     from attempt a join messages m on m.id = a.id`);
 

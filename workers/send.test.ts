@@ -5,8 +5,17 @@ import { inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { messages } from '@/db/schema';
-import { clientOptOuts, createClient, createSmsNumber, createTenant } from '@/server/testing/factories';
+import { enqueue } from '@/server/jobs/enqueue';
+import { QUEUES } from '@/server/jobs/queues';
 import { optIn, optOut } from '@/server/services/messages/suppression';
+import {
+  clientOptOuts,
+  createClient,
+  createConversation,
+  createMessage,
+  createSmsNumber,
+  createTenant,
+} from '@/server/testing/factories';
 import {
   startFakeTwilio,
   type FakeTwilio,
@@ -225,6 +234,55 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     expect(await jobsOf('sms.send', invalidId!)).toEqual([{ state: 'completed', retry_count: 0 }]);
     expect(await jobsOf('sms.send', optOutId!)).toEqual([{ state: 'completed', retry_count: 0 }]);
     expect((await rowsOf([invalidId!, optOutId!, laterId!])).map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
+  });
+
+  it('sends an automatic answer (HELP, a fresh opt-out confirmation) to an opted-out client, and nothing else', async () => {
+    const client = await createClient(tenant.business.id, { phoneNumber: phone(900), optedOutSms: true });
+    const conv = await createConversation(tenant.business.id, client.id);
+    const asked = await createMessage(conv, { direction: 'inbound', senderType: 'client', status: 'received' });
+    const auto = (body: string, kind: string, extra: Partial<typeof messages.$inferInsert> = {}) =>
+      createMessage(conv, {
+        content: `${body} ${runId}`,
+        status: 'queued',
+        provider: 'twilio',
+        providerMessageId: null,
+        fromAddress: fromNumber,
+        toAddress: phone(900),
+        senderType: 'system',
+        responseId: asked.id,
+        attempts: 1,
+        providerMetadata: { auto_reply: kind },
+        ...extra,
+      });
+    const rows = [
+      await auto('Help answer', 'help'),
+      await auto('Fresh confirmation', 'opt_out_confirmation'),
+      // Past the rule's 5 minutes.
+      await auto('Late confirmation', 'opt_out_confirmation', { createdAt: new Date(Date.now() - 10 * 60_000) }),
+      // A retry is a new attempt: refused like any text.
+      await auto('Retried help', 'help', { attempts: 2 }),
+      // The marker alone (an API caller can set provider_metadata, never response_id) is not enough.
+      await auto('Staff text with the marker', 'help', { senderType: 'staff', responseId: null }),
+    ];
+    await enqueue(
+      db,
+      QUEUES.smsSend,
+      rows.map((r) => ({ data: { messageId: r.id, businessId: tenant.business.id } })),
+    );
+    const done = await settled(rows.map((r) => r.id));
+    expect(done.map((r) => [r.content, r.status, r.errorCode])).toEqual([
+      [`Help answer ${runId}`, 'sent', null],
+      [`Fresh confirmation ${runId}`, 'sent', null],
+      [`Late confirmation ${runId}`, 'failed', 'opted_out'],
+      [`Retried help ${runId}`, 'failed', 'opted_out'],
+      [`Staff text with the marker ${runId}`, 'failed', 'opted_out'],
+    ]);
+    expect(
+      fake.messages
+        .filter((m) => m.to === phone(900))
+        .map((m) => m.body)
+        .sort(),
+    ).toEqual([`Fresh confirmation ${runId}`, `Help answer ${runId}`]);
   });
 
   it('retries transient errors (429: certainly not sent) with growing backoff and sends exactly once', async () => {

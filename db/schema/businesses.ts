@@ -7,6 +7,10 @@ export type BusinessSettings = {
   missed_call_text?: string | null;
   /** Spoken before a recorded call is connected; null or absent: the default notice (server/schemas/voice.ts). */
   recording_notice?: string | null;
+  /** The one text confirming an opt-out (docs/api.md#opt-out-wording): null → the default, `""` → none. */
+  opt_out_confirmation?: string | null;
+  /** The automatic answer to HELP / INFO: null → the default, `""` → none. */
+  help_reply?: string | null;
 };
 export type OnboardingStep = {
   name: string;

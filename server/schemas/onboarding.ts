@@ -1,7 +1,7 @@
 import { isSupportedCountry } from 'libphonenumber-js';
 import { z } from 'zod';
 import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enums';
-import { MAX_SMS_LENGTH } from '@/server/shared/limits';
+import { AUTO_REPLY_MAX_LENGTH, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { DEFAULT_RECORDING_NOTICE, MAX_RECORDING_NOTICE_LENGTH } from './voice';
 
 /**
@@ -121,6 +121,14 @@ const BusinessSettingsInput = z
       .meta({
         description: `Spoken to both parties before a recorded call (\`record_calls\`) is connected; null or blank: "${DEFAULT_RECORDING_NOTICE}"`,
       }),
+    opt_out_confirmation: z.string().trim().max(AUTO_REPLY_MAX_LENGTH).nullish().meta({
+      description:
+        'The one text confirming an SMS opt-out (no marketing). null: the default ("<Business>: You\'re unsubscribed and will get no more texts. Reply START to resubscribe."); "": none is sent',
+    }),
+    help_reply: z.string().trim().max(AUTO_REPLY_MAX_LENGTH).nullish().meta({
+      description:
+        'The automatic answer to HELP or INFO, at most once per conversation per day. null: the default ("<Business>: for help call <number> or reply here. Reply STOP to opt out. Msg&data rates may apply."); "": no answer',
+    }),
   })
   .meta({ id: 'BusinessSettings' });
 

@@ -389,6 +389,34 @@ describe('POST /business/onboard', () => {
     expect(later.status).toBe(200);
   });
 
+  it('stores the opt-out confirmation and HELP answer settings (at most 320 characters; "" and null kept as sent)', async () => {
+    const ext = `biz-${uid()}`;
+    const base = { external_id: ext, name: 'Replies Studio', timezone: 'America/New_York' };
+    const settingsOf = async (id: number) => (await db.select().from(businesses).where(eq(businesses.id, id)))[0]!.settings;
+    const first = await onboard({
+      ...base,
+      settings: { opt_out_confirmation: '  Replies Studio: unsubscribed. Reply START to resubscribe. ', help_reply: '' },
+    });
+    expect(first.status).toBe(200);
+    const id = (await jsonOf(first)).business_id as number;
+    expect(await settingsOf(id)).toEqual({
+      opt_out_confirmation: 'Replies Studio: unsubscribed. Reply START to resubscribe.',
+      help_reply: '',
+    });
+    // Omitted keeps the stored value, null clears it (the default text applies again).
+    expect((await onboard({ ...base, settings: { help_reply: null } })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual({
+      opt_out_confirmation: 'Replies Studio: unsubscribed. Reply START to resubscribe.',
+      help_reply: null,
+    });
+    for (const field of ['opt_out_confirmation', 'help_reply']) {
+      expect((await onboard({ ...base, settings: { [field]: 'x'.repeat(320) } })).status, field).toBe(200);
+      const res = await onboard({ ...base, settings: { [field]: 'x'.repeat(321) } });
+      expect(res.status, field).toBe(422);
+      expect(((await jsonOf(res)).detail as { loc: unknown[] }[]).map((d) => d.loc)).toContainEqual(['body', 'settings', field]);
+    }
+  });
+
   it('answers 409 when an SMS number belongs to another business, and leaves nothing half-onboarded', async () => {
     const other = await createBusiness();
     const typed = typedPhone();

@@ -13,5 +13,8 @@ export const MAX_TRPC_BATCH = 10;
 /** The longest SMS body the API accepts, in characters (docs/api.md#limits). */
 export const MAX_SMS_LENGTH = 1600;
 
+/** The longest opt-out confirmation or HELP answer a business may set: two SMS segments (docs/api.md#opt-out-wording). */
+export const AUTO_REPLY_MAX_LENGTH = 320;
+
 /** The largest attachment the API accepts, in bytes (docs/api.md#limits: 5 MiB). */
 export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;

@@ -1,31 +1,32 @@
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import type { StoredAttachment } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
-import { trimEnd } from '@/server/lib/text';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
-import { optIn, optOut } from '@/server/services/messages/suppression';
+import { isSuppressed, optIn, optOut } from '@/server/services/messages/suppression';
 import { ensureConversations, touchConversations } from '@/server/services/conversations';
 import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/directory';
 import { smsSegments } from '@/server/shared/sms-segments';
+import {
+  businessForReplies,
+  helpAnsweredToday,
+  helpReplyText,
+  optOutConfirmationText,
+  queueAutoReply,
+  type InboundContext,
+} from '@/server/services/compliance/auto-replies';
+import { classifyInbound, twilioConfirmsItself, type Classification } from '@/server/services/compliance/opt-out-words';
 import { markEvent, processOrRetry, storeEvent } from './events';
-
-/** docs/api.md#inbound-sms: the whole message must be the keyword (docs/providers.md#opt-out-keywords). */
-const OPT_OUT = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'REVOKE', 'OPTOUT']);
-const OPT_IN = new Set(['START', 'YES', 'UNSTOP']);
-
-export function optKeyword(body: string): 'out' | 'in' | null {
-  const word = trimEnd(body.trim().toUpperCase(), '.!');
-  return OPT_OUT.has(word) ? 'out' : OPT_IN.has(word) ? 'in' : null;
-}
 
 /**
  * An inbound SMS (already verified and stored as event `eventId`): becomes a `received` TEXT in
  * the client's conversation, created with the client if new; unread +1, a resolved or snoozed
- * conversation reopens; STOP/START keywords flip the client's SMS opt-out. Idempotent: the message
- * is unique on (twilio, MessageSid), so reprocessing a stored event changes nothing twice.
+ * conversation reopens. Its wording is classified (docs/api.md#opt-out-wording): an opt-out opts the
+ * client out of SMS and queues the one confirmation, START opts back in, HELP is answered, a likely
+ * opt-out is flagged for staff. Idempotent: the message is unique on (twilio, MessageSid), so
+ * reprocessing a stored event changes nothing twice and never queues a second answer.
  */
 export async function processInboundSms(eventId: number, params: FormParams): Promise<void> {
   const sid = param(params, 'MessageSid') ?? param(params, 'SmsMessageSid') ?? param(params, 'SmsSid')!;
@@ -57,6 +58,7 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
     );
     if (existing.length === 0) {
       const segments = smsSegments(body);
+      const wording = classifyInbound(body);
       const [row] = await insertMessages(tx, [
         {
           businessId: business.businessId,
@@ -78,7 +80,10 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
           providerMetadata: {
             AccountSid: param(params, 'AccountSid') ?? null,
             NumSegments: param(params, 'NumSegments') ?? null,
+            ...(wording.class !== 'none' ? { keyword_class: wording.class, keyword_match: wording.match } : {}),
           },
+          // A likely opt-out is not acted on: staff see it flagged and decide.
+          flagged: wording.class === 'likely_opt_out',
           isRead: false,
           segments: countParam(params, 'NumSegments') ?? segments.segments,
           encoding: segments.encoding,
@@ -86,20 +91,57 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
         },
       ]);
       await touchConversations(tx, [row!.id]);
+      if (wording.class === 'likely_opt_out') {
+        // docs/api.md#counts: the conversation's flagged count moves with the flagged row.
+        await tx.execute(sql`update conversations set flagged_count = flagged_count + 1
+                             where id = ${conversationId} and business_id = ${business.businessId}`);
+      }
       await publish(tx, {
         type: 'message.created',
         businessId: business.businessId,
         conversationIds: [conversationId],
         messageIds: [row!.id],
       });
-      const keyword = optKeyword(body);
-      if (keyword) {
-        const target = { businessId: business.businessId, channel: 'sms' as const, address: from };
-        await (keyword === 'out' ? optOut(tx, { ...target, source: 'keyword', messageId: row!.id }) : optIn(tx, target));
-      }
+      await actOnWording(tx, wording, body, {
+        businessId: business.businessId,
+        conversationId,
+        clientId,
+        messageId: row!.id,
+        messageSid: sid,
+        clientPhone: from,
+        businessPhone: to,
+      });
     }
     await markEvent(eventId, 'processed', { businessId: business.businessId }, tx);
   });
+}
+
+/**
+ * What an inbound text's wording does (docs/api.md#opt-out-wording), in its transaction:
+ * - `opt_out`: the client is opted out of SMS at once and, if they were not already, the business's
+ *   one confirmation is queued, unless Twilio confirms the bare keyword itself (twilioConfirmsItself);
+ * - `opt_in`: opted back in;
+ * - `help`: the business's HELP answer, at most once per conversation per day, opted out or not.
+ */
+async function actOnWording(tx: Tx, wording: Classification, body: string, inbound: InboundContext): Promise<void> {
+  const { businessId } = inbound;
+  const number = { businessId, channel: 'sms' as const, address: inbound.clientPhone };
+  if (wording.class === 'opt_out') {
+    const wasOptedOut = await isSuppressed(number, tx);
+    await optOut(tx, { ...number, source: 'keyword', messageId: inbound.messageId });
+    if (wasOptedOut || twilioConfirmsItself(body)) return;
+    const business = await businessForReplies(tx, businessId);
+    const text = optOutConfirmationText(business.settings, business.name);
+    if (text) await queueAutoReply(tx, inbound, 'opt_out_confirmation', text);
+  } else if (wording.class === 'opt_in') {
+    await optIn(tx, number);
+  } else if (wording.class === 'help') {
+    const business = await businessForReplies(tx, businessId);
+    const text = helpReplyText(business.settings, business.name, inbound.businessPhone, business.country);
+    if (text && !(await helpAnsweredToday(tx, inbound.conversationId, business.timezone))) {
+      await queueAutoReply(tx, inbound, 'help', text);
+    }
+  }
 }
 
 /**

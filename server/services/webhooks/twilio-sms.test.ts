@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createSql, db } from '@/db/client';
-import { clients, conversations, messages, webhookEvents } from '@/db/schema';
+import { businesses, clients, conversations, messages, webhookEvents, type BusinessSettings } from '@/db/schema';
 import {
   createBusiness,
   createClient,
@@ -399,13 +399,13 @@ describe('SMS opt-out keywords', () => {
     }
   });
 
-  it('"STOP PLEASE" (not the whole message) does not opt out, and is stored as an ordinary message', async () => {
+  it('"I can\'t stop by today" (a rule word, but not an opt-out) does not opt out, and is stored as an ordinary message', async () => {
     const t = await tenantWithNumber();
     const client = await createClient(t.business.id, { phoneNumber: newPhone() });
-    const params = inbound(t.number.phoneNumber, client.phoneNumber!, 'STOP PLEASE');
+    const params = inbound(t.number.phoneNumber, client.phoneNumber!, "I can't stop by today");
     await postTwilio(INCOMING, params);
     expect(await optedOut(client.id)).toBe(false);
-    expect(await messagesBySid(params.MessageSid!)).toHaveLength(1);
+    expect(await messagesBySid(params.MessageSid!)).toMatchObject([{ flagged: false }]);
     const res = await sendSms(t, client.id);
     const [id] = (await jsonOf(res)).message_ids as number[];
     expect((await messageOf(id!)).status).toBe('queued');
@@ -419,6 +419,170 @@ describe('SMS opt-out keywords', () => {
     await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'START'));
     await postTwilio(INCOMING, stop);
     expect(await optedOut(client.id)).toBe(false);
+  });
+});
+
+describe('Opt-out wording, the confirmation and HELP (docs/api.md#opt-out-wording)', () => {
+  const optedOut = async (clientId: number) => (await clientOptOuts(clientId)).sms;
+  /** The automatic answers (system texts) in a client's conversation, oldest first. */
+  const autoReplies = (clientId: number) =>
+    db
+      .select()
+      .from(messages)
+      .where(and(eq(messages.clientId, clientId), eq(messages.direction, 'outbound'), eq(messages.senderType, 'system')))
+      .orderBy(messages.id);
+  const setSettings = (businessId: number, settings: BusinessSettings) =>
+    db.update(businesses).set({ settings }).where(eq(businesses.id, businessId));
+  const confirmation = (name: string) => `${name}: You're unsubscribed and will get no more texts. Reply START to resubscribe.`;
+
+  it('"Stop texting me" opts out and queues exactly one confirmation, even when the webhook is delivered again', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    const params = inbound(t.number.phoneNumber, client.phoneNumber!, 'Stop texting me');
+    // Delivered three times at once, then once more later.
+    const responses = await Promise.all([1, 2, 3].map(() => postTwilio(INCOMING, params)));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect((await postTwilio(INCOMING, params)).status).toBe(200);
+
+    expect(await optedOut(client.id)).toBe(true);
+    const [stop] = await messagesBySid(params.MessageSid!);
+    expect(stop!.providerMetadata).toMatchObject({ keyword_class: 'opt_out', keyword_match: 'stop' });
+    const replies = await autoReplies(client.id);
+    expect(replies).toHaveLength(1);
+    expect(replies[0]).toMatchObject({
+      conversationId: stop!.conversationId,
+      channel: 'sms',
+      messageType: 'TEXT',
+      category: 'transactional',
+      status: 'queued',
+      content: confirmation(t.business.name),
+      fromAddress: t.number.phoneNumber,
+      toAddress: client.phoneNumber,
+      responseId: stop!.id,
+      attempts: 1,
+      providerMetadata: { auto_reply: 'opt_out_confirmation', in_reply_to_sid: params.MessageSid },
+    });
+    expect(await jobsWhere('sms.send', 'messageId', replies[0]!.id)).toHaveLength(1);
+    // The timeline shows the confirmation after the opt-out.
+    expect((await db.select().from(conversations).where(eq(conversations.id, stop!.conversationId)))[0]!.lastMessageId).toBe(
+      replies[0]!.id,
+    );
+
+    // Saying it again (a new message) while opted out sends no second confirmation.
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'STOP TEXTING ME!!'));
+    expect(await autoReplies(client.id)).toHaveLength(1);
+    expect(await optedOut(client.id)).toBe(true);
+  });
+
+  it('a bare keyword Twilio confirms itself opts out without a confirmation of ours; "opt-out please" gets one', async () => {
+    const t = await tenantWithNumber();
+    const bare = await createClient(t.business.id, { phoneNumber: newPhone() });
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, bare.phoneNumber!, 'STOP'));
+    expect(await optedOut(bare.id)).toBe(true);
+    expect(await autoReplies(bare.id)).toHaveLength(0);
+
+    const worded = await createClient(t.business.id, { phoneNumber: newPhone() });
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, worded.phoneNumber!, 'opt-out please'));
+    expect(await optedOut(worded.id)).toBe(true);
+    expect((await autoReplies(worded.id)).map((m) => m.content)).toEqual([confirmation(t.business.name)]);
+  });
+
+  it('the confirmation is the business\'s own text when set, and none when set to ""', async () => {
+    const t = await tenantWithNumber();
+    await setSettings(t.business.id, { opt_out_confirmation: 'Bloom: unsubscribed, no more texts. Reply START to rejoin.' });
+    const a = await createClient(t.business.id, { phoneNumber: newPhone() });
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, a.phoneNumber!, 'Unsubscribe me'));
+    expect((await autoReplies(a.id)).map((m) => m.content)).toEqual([
+      'Bloom: unsubscribed, no more texts. Reply START to rejoin.',
+    ]);
+
+    await setSettings(t.business.id, { opt_out_confirmation: '' });
+    const b = await createClient(t.business.id, { phoneNumber: newPhone() });
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, b.phoneNumber!, 'Quit texting me'));
+    expect(await optedOut(b.id)).toBe(true);
+    expect(await autoReplies(b.id)).toHaveLength(0);
+  });
+
+  it('"please stop texting me" does not opt out: stored, flagged for staff, nothing sent; texts still go out', async () => {
+    const t = await tenantWithNumber();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    for (const body of ['please stop texting me', 'no me envíen más mensajes']) {
+      const params = inbound(t.number.phoneNumber, client.phoneNumber!, body);
+      expect((await postTwilio(INCOMING, params)).status).toBe(200);
+      const [msg] = await messagesBySid(params.MessageSid!);
+      expect(msg, body).toMatchObject({
+        content: body,
+        direction: 'inbound',
+        status: 'received',
+        flagged: true,
+        providerMetadata: expect.objectContaining({ keyword_class: 'likely_opt_out' }),
+      });
+    }
+    expect(await optedOut(client.id)).toBe(false);
+    expect(await autoReplies(client.id)).toHaveLength(0);
+    // The conversation's flagged count follows (the inbox's flagged filters find it).
+    const [conv] = await db.select().from(conversations).where(eq(conversations.clientId, client.id));
+    expect(conv!.flaggedCount).toBe(2);
+    const res = await api.post(`/api/v1/businesses/${t.business.id}/sms`, {
+      headers: t.headers,
+      body: { sender_type: 'staff', messages: [{ message: 'Sorry! Removing you now.', client_id: client.id }] },
+    });
+    const [id] = (await jsonOf(res)).message_ids as number[];
+    expect((await messageOf(id!)).status).toBe('queued');
+  });
+
+  it('HELP is answered once per conversation per day, also when the client opted out; a later day answers again', async () => {
+    const t = await tenantWithNumber();
+    const helpText = new RegExp(
+      `^${t.business.name}: for help call \\(415\\) \\d{3}-\\d{4} or reply here\\. Reply STOP to opt out\\. Msg&data rates may apply\\.$`,
+    );
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    const help = inbound(t.number.phoneNumber, client.phoneNumber!, 'HELP');
+    await postTwilio(INCOMING, help);
+    await postTwilio(INCOMING, help); // redelivered
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'info')); // a second HELP the same day
+    const replies = await autoReplies(client.id);
+    expect(replies).toHaveLength(1);
+    expect(replies[0]!.content).toMatch(helpText);
+    expect(replies[0]).toMatchObject({
+      status: 'queued',
+      fromAddress: t.number.phoneNumber,
+      toAddress: client.phoneNumber,
+      providerMetadata: { auto_reply: 'help', in_reply_to_sid: help.MessageSid },
+    });
+    expect(await jobsWhere('sms.send', 'messageId', replies[0]!.id)).toHaveLength(1);
+    expect(await optedOut(client.id)).toBe(false);
+
+    // Answered yesterday: today's HELP is answered again.
+    await db
+      .update(messages)
+      .set({ sentAt: new Date(Date.now() - 2 * 86_400_000) })
+      .where(eq(messages.id, replies[0]!.id));
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, client.phoneNumber!, 'Help!'));
+    expect(await autoReplies(client.id)).toHaveLength(2);
+
+    // An opted-out client gets the answer too (queued, the worker lets it through) and stays opted out.
+    const out = await createClient(t.business.id, { phoneNumber: newPhone(), optedOutSms: true });
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, out.phoneNumber!, 'HELP'));
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, out.phoneNumber!, 'HELP'));
+    const outReplies = await autoReplies(out.id);
+    expect(outReplies).toHaveLength(1);
+    expect(outReplies[0]).toMatchObject({ status: 'queued', errorCode: null });
+    expect(outReplies[0]!.content).toMatch(helpText);
+    expect(await optedOut(out.id)).toBe(true);
+  });
+
+  it('HELP gets the business\'s own answer when set, and none when set to ""', async () => {
+    const t = await tenantWithNumber();
+    await setSettings(t.business.id, { help_reply: 'Bloom Hair: call (415) 555-0100. Reply STOP to opt out.' });
+    const a = await createClient(t.business.id, { phoneNumber: newPhone() });
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, a.phoneNumber!, 'help'));
+    expect((await autoReplies(a.id)).map((m) => m.content)).toEqual(['Bloom Hair: call (415) 555-0100. Reply STOP to opt out.']);
+
+    await setSettings(t.business.id, { help_reply: '' });
+    const b = await createClient(t.business.id, { phoneNumber: newPhone() });
+    await postTwilio(INCOMING, inbound(t.number.phoneNumber, b.phoneNumber!, 'HELP'));
+    expect(await autoReplies(b.id)).toHaveLength(0);
   });
 });
 
