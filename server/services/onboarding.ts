@@ -267,33 +267,25 @@ function normalise(input: BusinessOnboardInput, country: string, storedLocations
       timezone: l.timezone,
     }),
   );
-  const staffRows = people.map((s, i) => {
-    checkLocation('staff', i, s.location_external_id, known, issues);
-    return defined({
-      external_id: s.external_id,
-      name: s.name,
-      email: blank(s.email),
-      phone_number: phone(s.phone_number, country, ['body', 'staff', i, 'phone_number'], issues),
-      gender: blank(s.gender),
-      image_url: blank(s.image_url),
-      role: s.role as StaffRole | undefined,
-      active: s.active,
-      location_external_id: s.location_external_id,
-    });
-  });
-  const clientRows = customers.map((c, i): ClientImportRow => {
-    checkLocation('clients', i, c.location_external_id, known, issues);
-    return defined({
-      external_id: c.external_id,
-      name: c.name,
-      email: blank(c.email),
-      phone_number: phone(c.phone_number, country, ['body', 'clients', i, 'phone_number'], issues),
-      gender: blank(c.gender),
-      image_url: blank(c.image_url),
-      client_type: c.client_type,
-      location_external_id: c.location_external_id,
-    });
-  });
+  /** The fields a staff member and a client share, normalised, and their location checked. */
+  const person = (list: 'staff' | 'clients', p: (typeof people)[number] | (typeof customers)[number], i: number) => {
+    checkLocation(list, i, p.location_external_id, known, issues);
+    return {
+      external_id: p.external_id,
+      name: p.name,
+      email: blank(p.email),
+      phone_number: phone(p.phone_number, country, ['body', list, i, 'phone_number'], issues),
+      gender: blank(p.gender),
+      image_url: blank(p.image_url),
+      location_external_id: p.location_external_id,
+    };
+  };
+  const staffRows = people.map((s, i) =>
+    defined({ ...person('staff', s, i), role: s.role as StaffRole | undefined, active: s.active }),
+  );
+  const clientRows = customers.map((c, i): ClientImportRow =>
+    defined({ ...person('clients', c, i), client_type: c.client_type }),
+  );
   issues.throwIfAny();
   return {
     smsNumbers: smsNumbers ? [...new Set(smsNumbers)] : undefined,

@@ -2,7 +2,7 @@ import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/client';
 import { expectedTwilioSignature } from '@/server/providers/twilio-signature';
-import { TWILIO_WEBHOOK_PATHS, twilioWebhookRequest } from '@/server/providers/webhook-requests';
+import { TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest } from '@/server/providers/webhook-requests';
 import { api, match } from './http';
 
 /**
@@ -43,6 +43,19 @@ export function twilioSignature(path: string, params: TwilioParams, options: Twi
 export function twilioRequest(path: string, params: TwilioParams, options: TwilioSignOptions = {}) {
   return twilioWebhookRequest(`${options.baseUrl ?? TEST_BASE_URL}${path}`, params, options.token ?? TWILIO_DEV_TOKEN, options);
 }
+
+/** The form Twilio posts for an inbound SMS (the fields the code reads), with `extra` on top. */
+export const inboundSmsForm = (to: string, from: string, body: string, extra: TwilioParams = {}): TwilioParams => ({
+  MessageSid: twilioSid('SM'),
+  AccountSid: 'AC' + 'f'.repeat(32),
+  From: from,
+  To: to,
+  Body: body,
+  NumMedia: '0',
+  NumSegments: '1',
+  ApiVersion: '2010-04-01',
+  ...extra,
+});
 
 export const postTwilio = (path: string, params: TwilioParams, options: TwilioSignOptions = {}) =>
   api.post(path, twilioRequest(path, params, options));

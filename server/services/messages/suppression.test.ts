@@ -12,7 +12,7 @@ import {
 } from '@/server/testing/factories';
 import { api, getJson, jsonOf } from '@/server/testing/http';
 import { callStatus, newCall } from '@/server/testing/voice';
-import { jobsWhere, postTwilio, TWILIO_PATHS, twilioSid } from '@/server/testing/webhooks';
+import { inboundSmsForm, jobsWhere, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';
 import { recordSendResults } from './lifecycle';
 import { isSuppressed, optOut } from './suppression';
 
@@ -33,15 +33,8 @@ async function tenantWithNumber() {
 }
 
 const inboundSms = (to: string, from: string, body: string) =>
-  postTwilio(TWILIO_PATHS.smsIncoming, {
-    MessageSid: twilioSid('SM'),
-    AccountSid: 'AC' + 'f'.repeat(32),
-    From: from,
-    To: to,
-    Body: body,
-    NumMedia: '0',
-    NumSegments: '1',
-  });
+  postTwilio(TWILIO_PATHS.smsIncoming, inboundSmsForm(to, from, body));
+
 const messageOf = async (id: number) => (await db.select().from(messages).where(eq(messages.id, id)))[0]!;
 const idsOf = async (res: Response) => {
   expect(res.status).toBe(200);

@@ -14,7 +14,7 @@ import {
 import { touchConversations } from '@/server/services/conversations';
 import { twilioErrorMessage } from '@/server/shared/provider-errors';
 import { api, jsonOf } from '@/server/testing/http';
-import { jobsWhere, postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';
+import { inboundSmsForm, jobsWhere, postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';
 
 const INCOMING = TWILIO_PATHS.smsIncoming;
 const STATUS = TWILIO_PATHS.smsStatus;
@@ -29,17 +29,7 @@ async function tenantWithNumber() {
   return { ...t, number, headers: { 'x-api-key': t.apiKey } };
 }
 
-const inbound = (to: string, from: string, body: string, extra: TwilioParams = {}): TwilioParams => ({
-  MessageSid: twilioSid('SM'),
-  AccountSid: 'AC' + 'f'.repeat(32),
-  From: from,
-  To: to,
-  Body: body,
-  NumMedia: '0',
-  NumSegments: '1',
-  ApiVersion: '2010-04-01',
-  ...extra,
-});
+const inbound = inboundSmsForm;
 
 const messagesBySid = (sid: string) => db.select().from(messages).where(eq(messages.providerMessageId, sid));
 const eventsBySid = (sid: string) =>
