@@ -231,6 +231,12 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     expect(creates.filter((c) => c.to === phone(501))).toHaveLength(1);
     expect(creates.filter((c) => c.body === `After STOP ${runId}`)).toHaveLength(0);
     expect(fake.messages.filter((m) => m.to === phone(500) || m.to === phone(501))).toHaveLength(0);
+    await until(
+      'the jobs to complete',
+      async () =>
+        (await jobsOf('sms.send', invalidId!))[0]?.state === 'completed' &&
+        (await jobsOf('sms.send', optOutId!))[0]?.state === 'completed',
+    );
     expect(await jobsOf('sms.send', invalidId!)).toEqual([{ state: 'completed', retry_count: 0 }]);
     expect(await jobsOf('sms.send', optOutId!)).toEqual([{ state: 'completed', retry_count: 0 }]);
     expect((await rowsOf([invalidId!, optOutId!, laterId!])).map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
@@ -404,6 +410,8 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     expect(row).toMatchObject({ status: 'failed', provider: 'smtp', errorCode: '550', providerMessageId: null });
     expect(row!.errorMessage).toMatch(/^Email error 550 5\.1\.1: The email address does not exist.* Server reply: .*550 5\.1\.1/);
     expect(atSink(subject)).toHaveLength(0);
+    // The message is written before the batch loop records its job's outcome.
+    await until('the job to complete', async () => (await jobsOf('email.send', id!))[0]?.state === 'completed');
     expect(await jobsOf('email.send', id!)).toEqual([{ state: 'completed', retry_count: 0 }]);
   });
 });
