@@ -1,3 +1,5 @@
+import { MAX_SMS_LENGTH } from '@/server/shared/limits';
+
 /**
  * What an inbound text says about the client's consent to be texted (docs/api.md#opt-out-wording).
  * Pure: no database, no I/O.
@@ -36,9 +38,9 @@ export const RULE_WORDS = ['stop', 'quit', 'end', 'revoke', 'opt out', 'cancel',
  */
 const STRONG_OPT_OUT = ['unsubscribe', 'un subscribe', 'opt out', 'optout', 'stopall', 'stop all', 'revoke'] as const;
 const AMBIGUOUS_OPT_OUT = ['stop', 'quit', 'end', 'cancel'] as const;
-export const OPT_OUT_KEYWORDS = [...STRONG_OPT_OUT, ...AMBIGUOUS_OPT_OUT] as const;
-export const OPT_IN_KEYWORDS = ['start', 'unstop', 'yes'] as const;
-export const HELP_KEYWORDS = ['help', 'info'] as const;
+const OPT_OUT_KEYWORDS = [...STRONG_OPT_OUT, ...AMBIGUOUS_OPT_OUT] as const;
+const OPT_IN_KEYWORDS = ['start', 'unstop', 'yes'] as const;
+const HELP_KEYWORDS = ['help', 'info'] as const;
 
 /**
  * "Short": at most this many words (after normalisation, so `opt-out` is two). Enough for a keyword
@@ -46,7 +48,7 @@ export const HELP_KEYWORDS = ['help', 'info'] as const;
  * text is a sentence with a meaning of its own, in which a leading "Stop" or "End" is more often
  * incidental ("Stop by the shop tomorrow after 3 if you can"), so it goes to the likely patterns.
  */
-export const SHORT_MESSAGE_WORDS = 6;
+const SHORT_MESSAGE_WORDS = 6;
 
 /** Words that may follow a leading keyword in an opt-out: what to stop, politeness, emphasis. */
 const MESSAGING_WORDS = new Set(
@@ -145,7 +147,8 @@ const NO_ME_ENVIEN_OBJECT = /\b(?:mas|mensajes?|textos?|sms|msjs?)\b/;
 
 /** Classifies an inbound text (see the module comment). */
 export function classifyInbound(body: string): Classification {
-  const text = normalizeForKeywords(body);
+  // Bounded: an SMS body is at most 1,600 characters; a longer input is not a text to classify.
+  const text = normalizeForKeywords(body.slice(0, MAX_SMS_LENGTH));
   if (!text) return { class: 'none', match: null };
   const words = text.split(' ');
   const alone = (list: readonly string[]) => list.find((k) => k === text);

@@ -39,7 +39,11 @@ type Touched = { id: number; business_id: number; conversation_id: number };
 /** One `message.status` event per business for the rows a statement changed. */
 async function publishStatus(tx: Tx, rows: readonly Touched[]): Promise<void> {
   const byBusiness = new Map<number, Touched[]>();
-  for (const row of rows) byBusiness.set(row.business_id, [...(byBusiness.get(row.business_id) ?? []), row]);
+  for (const row of rows) {
+    const list = byBusiness.get(row.business_id);
+    if (list) list.push(row);
+    else byBusiness.set(row.business_id, [row]);
+  }
   for (const [businessId, changed] of byBusiness) {
     await publish(tx, {
       type: 'message.status',

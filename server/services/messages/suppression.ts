@@ -20,11 +20,17 @@ export type OptOutTarget = { businessId: number; channel: OptOutChannel; address
 export const suppressionAddress = (channel: OptOutChannel, address: string) =>
   channel === 'email' ? address.trim().toLowerCase() : address.trim();
 
-/** Opts an address out of a channel. Idempotent: an existing opt-out keeps its first cause and time. */
-export async function optOut(tx: Tx, target: OptOutTarget & { source: OptOutSource; messageId?: number | null }): Promise<void> {
+/**
+ * Opts an address out of a channel. Idempotent: an existing opt-out keeps its first cause and time.
+ * True when this call opted it out (it was not opted out before).
+ */
+export async function optOut(
+  tx: Tx,
+  target: OptOutTarget & { source: OptOutSource; messageId?: number | null },
+): Promise<boolean> {
   const address = suppressionAddress(target.channel, target.address);
-  if (!address) return;
-  await tx
+  if (!address) return false;
+  const created = await tx
     .insert(optOuts)
     .values({
       businessId: target.businessId,
@@ -33,7 +39,9 @@ export async function optOut(tx: Tx, target: OptOutTarget & { source: OptOutSour
       source: target.source,
       messageId: target.messageId ?? null,
     })
-    .onConflictDoNothing({ target: [optOuts.businessId, optOuts.channel, optOuts.address] });
+    .onConflictDoNothing({ target: [optOuts.businessId, optOuts.channel, optOuts.address] })
+    .returning({ id: optOuts.id });
+  return created.length > 0;
 }
 
 /** Opts an address back in (START, a re-subscribe): it can be sent to again. */
@@ -75,7 +83,8 @@ export async function isSuppressed(target: OptOutTarget, conn: Tx = db): Promise
  * (business_id, channel, address) per row; a null address is never suppressed.
  */
 export function suppressedSql(channel: OptOutChannel, businessId: SQL, address: SQL): SQL {
-  const stored = channel === 'email' ? sql`lower(${address})` : address;
+  // The stored form of suppressionAddress, in SQL.
+  const stored = channel === 'email' ? sql`lower(trim(${address}))` : sql`trim(${address})`;
   return sql`exists (select 1 from opt_outs suppression where suppression.business_id = ${businessId}
     and suppression.channel = ${sql.raw(`'${channel}'`)} and suppression.address = ${stored})`;
 }

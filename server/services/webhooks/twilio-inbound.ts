@@ -5,7 +5,7 @@ import { normalizePhone } from '@/server/lib/phone';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
-import { isSuppressed, optIn, optOut } from '@/server/services/messages/suppression';
+import { optIn, optOut } from '@/server/services/messages/suppression';
 import { ensureConversations, touchConversations } from '@/server/services/conversations';
 import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/directory';
 import { smsSegments } from '@/server/shared/sms-segments';
@@ -127,9 +127,8 @@ async function actOnWording(tx: Tx, wording: Classification, body: string, inbou
   const { businessId } = inbound;
   const number = { businessId, channel: 'sms' as const, address: inbound.clientPhone };
   if (wording.class === 'opt_out') {
-    const wasOptedOut = await isSuppressed(number, tx);
-    await optOut(tx, { ...number, source: 'keyword', messageId: inbound.messageId });
-    if (wasOptedOut || twilioConfirmsItself(body)) return;
+    const newlyOptedOut = await optOut(tx, { ...number, source: 'keyword', messageId: inbound.messageId });
+    if (!newlyOptedOut || twilioConfirmsItself(body)) return;
     const business = await businessForReplies(tx, businessId);
     const text = optOutConfirmationText(business.settings, business.name);
     if (text) await queueAutoReply(tx, inbound, 'opt_out_confirmation', text);
