@@ -12,10 +12,12 @@ export type InboxEvent =
   | { type: 'message.status'; businessId: number; conversationIds: number[]; messageIds: number[] }
   | { type: 'conversation.updated'; businessId: number; conversationIds: number[] };
 
-/** NOTIFY payloads are capped at 8000 bytes: long id lists are split into several events. */
-const MAX_IDS = 500;
-/** In SQL the ids' width is not known up front: 150 ids of up to 19 digits, twice, stay under 8000 bytes. */
-const SQL_CHUNK = 150;
+/**
+ * NOTIFY payloads are capped at 8000 bytes: long id lists are split into several events. 150 ids
+ * of up to 19 digits, twice (messages and conversations), stay under the cap.
+ */
+const MAX_IDS = 150;
+const SQL_CHUNK = MAX_IDS;
 
 /**
  * The `message.status` event for rows a caller's statement changed, as one SELECT of pg_notify per
@@ -38,16 +40,15 @@ export function messageStatusNotifySql(changed: SQL): SQL {
 }
 
 export async function publish(tx: Tx, event: InboxEvent): Promise<void> {
-  const ids = 'messageIds' in event ? event.messageIds : event.conversationIds;
-  for (let i = 0; i < Math.max(ids.length, 1); i += MAX_IDS) {
+  const conversationIds = [...new Set(event.conversationIds)];
+  const messageIds = 'messageIds' in event ? event.messageIds : [];
+  // Every id reaches some part: both lists are split at the same offsets.
+  const longest = Math.max(conversationIds.length, messageIds.length, 1);
+  for (let i = 0; i < longest; i += MAX_IDS) {
     const part =
       'messageIds' in event
-        ? {
-            ...event,
-            messageIds: event.messageIds.slice(i, i + MAX_IDS),
-            conversationIds: [...new Set(event.conversationIds)].slice(0, MAX_IDS),
-          }
-        : { ...event, conversationIds: event.conversationIds.slice(i, i + MAX_IDS) };
+        ? { ...event, messageIds: messageIds.slice(i, i + MAX_IDS), conversationIds: conversationIds.slice(i, i + MAX_IDS) }
+        : { ...event, conversationIds: conversationIds.slice(i, i + MAX_IDS) };
     await tx.execute(sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(part)})`);
   }
 }

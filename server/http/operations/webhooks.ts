@@ -96,7 +96,7 @@ export const emailProviderInbound = defineOperation({
   auth: 'webhook',
   verifiedBy: 'inbound-secret',
   params: providerPath,
-  query: z.object({ secret: z.string().optional() }),
+  query: z.object({ secret: z.string().max(256).optional() }),
   bodyType: 'multipart/form-data',
   docBody: z
     .object({
