@@ -30,6 +30,12 @@ export const conversations = pgTable(
     lastReadMessageId: bigint('last_read_message_id', { mode: 'number' }),
     unreadCount: integer('unread_count').notNull().default(0),
     flaggedCount: integer('flagged_count').notNull().default(0),
+    /**
+     * The client's latest text that reads like an opt-out without being a rule word ("please stop
+     * texting me"), until staff confirm or dismiss it (docs/api.md#opt-out-wording): the inbox's
+     * banner and its "possible opt-out" filter.
+     */
+    possibleOptOutMessageId: bigint('possible_opt_out_message_id', { mode: 'number' }),
     lastActivityAt: timestamp('last_activity_at', { withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -54,6 +60,9 @@ export const conversations = pgTable(
     index('conversations_business_unread_idx')
       .on(t.businessId, t.lastActivityAt.desc(), t.id.desc())
       .where(sql`${t.unreadCount} > 0`),
+    index('conversations_business_possible_opt_out_idx')
+      .on(t.businessId, t.lastActivityAt.desc(), t.id.desc())
+      .where(sql`${t.possibleOptOutMessageId} is not null`),
     // The snooze sweeper looks only at snoozed rows.
     index('conversations_snoozed_until_idx')
       .on(t.snoozedUntil)

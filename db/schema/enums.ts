@@ -49,6 +49,21 @@ export const WEBHOOK_OUTCOMES = ['pending', 'processed', 'ignored', 'failed'] as
 export const OPT_OUT_CHANNELS = ['sms', 'email'] as const;
 /** What recorded an opt-out: a STOP reply, staff, a provider refusal or bounce, the API, an import, the 0010 migration of the old client flags. */
 export const OPT_OUT_SOURCES = ['keyword', 'staff', 'provider_error', 'api', 'import', 'migrated'] as const;
+/** Consent records (docs/api.md#consent): per client, channel and purpose, given or withdrawn. */
+export const CONSENT_CHANNELS = OPT_OUT_CHANNELS;
+export const CONSENT_PURPOSES = ['transactional', 'marketing'] as const;
+export const CONSENT_STATUSES = ['given', 'withdrawn'] as const;
+/** How the client gave or withdrew it. */
+export const CONSENT_SOURCES = [
+  'web_form',
+  'in_person',
+  'phone_call',
+  'paper_form',
+  'keyword',
+  'import',
+  'api',
+  'staff',
+] as const;
 
 export type Channel = (typeof CHANNELS)[number];
 export type MessageCategory = (typeof MESSAGE_CATEGORIES)[number];
@@ -64,6 +79,10 @@ export type OnboardingStatus = (typeof ONBOARDING_STATUSES)[number];
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 export type OptOutChannel = (typeof OPT_OUT_CHANNELS)[number];
 export type OptOutSource = (typeof OPT_OUT_SOURCES)[number];
+export type ConsentChannel = (typeof CONSENT_CHANNELS)[number];
+export type ConsentPurpose = (typeof CONSENT_PURPOSES)[number];
+export type ConsentStatus = (typeof CONSENT_STATUSES)[number];
+export type ConsentSource = (typeof CONSENT_SOURCES)[number];
 
 /** `col IN ('a','b',…)` for a CHECK constraint (literal values: CHECKs cannot take parameters). */
 export function oneOf(column: AnyPgColumn, values: readonly string[]): SQL {

@@ -6,5 +6,6 @@ export * from './clients';
 export * from './conversations';
 export * from './messages';
 export * from './opt-outs';
+export * from './consents';
 export * from './webhook-events';
 export * from './auth';
