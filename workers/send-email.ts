@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import pLimit from 'p-limit';
 import type PgBoss from 'pg-boss';
 import { db } from '@/db/client';
@@ -12,7 +12,13 @@ import type { EmailProvider } from '@/server/providers/types';
 import type { JobOutcome } from './batch-loop';
 import { classify } from './send-sms';
 import { finishSends, type SendResult } from './send-results';
-import { assignEmailMessageIds, claimForSendingCtes, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import {
+  assignEmailMessageIds,
+  claimForSendingCtes,
+  NO_MARKETING_CONSENT,
+  OPTED_OUT,
+} from '@/server/services/messages/lifecycle';
+import { marketingConsentMissingSql } from '@/server/services/compliance/consent';
 import { suppressedSql } from '@/server/services/messages/suppression';
 
 const CONCURRENCY = 20;
@@ -30,8 +36,17 @@ type Claimed = {
   html: string | null;
   attachments: StoredAttachment[] | null;
   in_reply_to: string | null;
+  /** The recipient opted out of email (cc and bcc come already without their opted-out addresses). */
   opted_out: boolean;
+  /** A campaign, marketing or review request whose client's marketing consent is not (or no longer) given. */
+  no_consent: boolean;
 };
+
+/** A cc or bcc list (jsonb array) without the addresses opted out of email (docs/api.md#opt-out); null stays null. */
+const withoutSuppressed = (list: SQL) =>
+  sql`case when jsonb_typeof(${list}) = 'array' then (
+        select coalesce(jsonb_agg(x.address), '[]'::jsonb) from jsonb_array_elements_text(${list}) as x(address)
+        where not ${suppressedSql('email', sql`m.business_id`, sql`x.address`)}) end`;
 
 const UNKNOWN_OUTCOME =
   'An earlier attempt may have delivered this email (the worker stopped mid-send); not resent to avoid a duplicate. Retry it if the client did not receive it.';
@@ -51,9 +66,11 @@ export async function sendEmailBatch(
   const ids = [...jobByMessage.keys()];
   const rows = await db.execute<Claimed & { email_message_id: string | null; stuck_since: Date | null }>(sql`
     with ${claimForSendingCtes(ids)}
-    select m.id, m.business_id, m.from_address, b.from_name, m.to_address, m.cc, m.bcc, m.subject, m.content,
+    select m.id, m.business_id, m.from_address, b.from_name, m.to_address,
+           ${withoutSuppressed(sql`m.cc`)} as cc, ${withoutSuppressed(sql`m.bcc`)} as bcc, m.subject, m.content,
            m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to,
-           ${suppressedSql('email', sql`m.business_id`, sql`m.to_address`)} as opted_out, m.email_message_id, a.stuck_since
+           ${suppressedSql('email', sql`m.business_id`, sql`m.to_address`)} as opted_out,
+           ${marketingConsentMissingSql('email')} as no_consent, m.email_message_id, a.stuck_since
     from attempt a join messages m on m.id = a.id join businesses b on b.id = m.business_id`);
   const stuckIds = new Set(rows.filter((m) => m.stuck_since).map((m) => m.id));
   const stuck = rows.filter((m) => stuckIds.has(m.id));
@@ -63,7 +80,13 @@ export async function sendEmailBatch(
     log.warn({ message_id: m.id }, 'email outcome unknown after a crash; failed for review, not resent');
     results.push({ messageId: m.id, kind: 'permanent', code: 'unknown_outcome', message: UNKNOWN_OUTCOME });
   }
-  const toSend = rows.filter((m) => !stuckIds.has(m.id) || !m.email_message_id);
+  const toAttempt = rows.filter((m) => !stuckIds.has(m.id) || !m.email_message_id);
+  // Refused before any SMTP conversation, so they get no Message-ID.
+  for (const m of toAttempt) {
+    const refusal = m.opted_out ? OPTED_OUT : m.no_consent ? NO_MARKETING_CONSENT : null;
+    if (refusal) results.push({ messageId: m.id, kind: 'permanent', code: refusal.code, message: refusal.reason.email });
+  }
+  const toSend = toAttempt.filter((m) => !m.opted_out && !m.no_consent);
   const messageIds = new Map(toSend.map((m) => [m.id, newEmailMessageId(m.from_address)]));
   await assignEmailMessageIds(messageIds);
 
@@ -72,13 +95,6 @@ export async function sendEmailBatch(
     ...(await Promise.all(
       toSend.map((m) =>
         limit(async (): Promise<SendResult> => {
-          if (m.opted_out)
-            return {
-              messageId: m.id,
-              kind: 'permanent',
-              code: OPTED_OUT.code,
-              message: OPTED_OUT.reason.email,
-            };
           try {
             const sent = await provider.send({
               messageId: m.id,
@@ -87,8 +103,8 @@ export async function sendEmailBatch(
               from: m.from_address,
               fromName: m.from_name,
               to: m.to_address,
-              cc: m.cc ?? undefined,
-              bcc: m.bcc ?? undefined,
+              cc: m.cc?.length ? m.cc : undefined,
+              bcc: m.bcc?.length ? m.bcc : undefined,
               subject: m.subject ?? '',
               text: m.content ?? '',
               html: m.html,

@@ -10,7 +10,8 @@ import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
 import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/providers/types';
 import type { JobOutcome } from './batch-loop';
 import { finishSends, type SendResult } from './send-results';
-import { claimForSendingCtes, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import { claimForSendingCtes, NO_MARKETING_CONSENT, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import { marketingConsentMissingSql } from '@/server/services/compliance/consent';
 import { suppressedSql } from '@/server/services/messages/suppression';
 import { AUTO_REPLY_PASSES_OPT_OUT } from '@/server/services/compliance/auto-replies';
 
@@ -24,6 +25,8 @@ type Claimed = {
   content: string;
   /** The client opted out of SMS, and this is not an automatic answer allowed through (auto-replies.ts). */
   opted_out: boolean;
+  /** A campaign, marketing or review request whose client's marketing consent is not (or no longer) given. */
+  no_consent: boolean;
   /** Provider ids of earlier attempts (a retried message): never taken for this attempt's. */
   previous: string[] | null;
 };
@@ -46,6 +49,7 @@ export async function sendSmsBatch(
     with ${claimForSendingCtes(ids)}
     select m.id, m.business_id, m.to_address, m.from_address, m.content,
            ${suppressedSql('sms', sql`m.business_id`, sql`m.to_address`)} and not ${AUTO_REPLY_PASSES_OPT_OUT} as opted_out,
+           ${marketingConsentMissingSql('sms')} as no_consent,
            m.previous_provider_message_ids as previous, a.stuck_since
     from attempt a join messages m on m.id = a.id`);
 
@@ -61,6 +65,9 @@ export async function sendSmsBatch(
       provider.findSent({ to: m.to_address, from: m.from_address, body: m.content, since, excluding: m.previous ?? [] });
     if (m.opted_out) {
       return { messageId: m.id, kind: 'permanent', code: OPTED_OUT.code, message: OPTED_OUT.reason.sms };
+    }
+    if (m.no_consent) {
+      return { messageId: m.id, kind: 'permanent', code: NO_MARKETING_CONSENT.code, message: NO_MARKETING_CONSENT.reason.sms };
     }
     try {
       let sent: SmsSendResult | null = null;

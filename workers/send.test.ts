@@ -8,6 +8,7 @@ import { messages } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import { optIn, optOut } from '@/server/services/messages/suppression';
+import { recordConsent } from '@/server/services/compliance/consent';
 import {
   clientOptOuts,
   createClient,
@@ -522,6 +523,92 @@ describe('opt-outs by address at send time (docs/api.md#opt-out)', () => {
       expect(sent).toMatchObject({ status: 'sent', provider: 'twilio' });
       expect(atFake(again)).toHaveLength(1);
       expect(atFake(body)).toHaveLength(0);
+    } finally {
+      await worker.stop();
+    }
+  }, 30_000);
+});
+
+describe('marketing consent and cc/bcc suppression at send time (docs/api.md#consent)', () => {
+  const postCampaign = async (channel: 'sms' | 'email', items: Record<string, unknown>[], extra: Record<string, unknown>) => {
+    const res = await api.post(`/api/v1/businesses/${tenant.business.id}/${channel}`, {
+      headers: { 'x-api-key': tenant.apiKey },
+      body: { sender_type: 'staff', messages: items, ...extra },
+    });
+    expect(res.status).toBe(200);
+    return (await jsonOf(res)).message_ids as number[];
+  };
+  const consent = (clientId: number, channel: 'sms' | 'email', status: 'given' | 'withdrawn', recordedAt: Date) =>
+    recordConsent(
+      tenant.business.id,
+      clientId,
+      { channel, purpose: 'marketing', status, source: 'api', recorded_at: recordedAt },
+      null,
+    );
+
+  it('a campaign queued with consent that is withdrawn before the worker runs never reaches Twilio or SMTP; one with consent is sent', async () => {
+    const withdrawn = await createClient(tenant.business.id, {
+      phoneNumber: phone(900),
+      email: `withdrawn.${runId}@example.test`,
+    });
+    const consenting = await createClient(tenant.business.id, { phoneNumber: phone(901) });
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    for (const c of [withdrawn, consenting]) await consent(c.id, 'sms', 'given', hourAgo);
+    await consent(withdrawn.id, 'email', 'given', hourAgo);
+
+    const smsBody = `Spring offer ${runId}`;
+    const [lateSms, sentSms] = await postCampaign(
+      'sms',
+      [
+        { client_id: withdrawn.id, message: smsBody },
+        { client_id: consenting.id, message: smsBody },
+      ],
+      { category: 'campaign' },
+    );
+    const subject = `Leave us a review ${runId}`;
+    const [lateEmail] = await postCampaign('email', [{ client_id: withdrawn.id, subject, message: 'How did we do?' }], {
+      category: 'transactional',
+      notification_type: 'review_request',
+    });
+    expect((await rowsOf([lateSms!, sentSms!, lateEmail!])).map((m) => m.status)).toEqual(['queued', 'queued', 'queued']);
+    // The client withdraws marketing consent on both channels while the messages wait.
+    await consent(withdrawn.id, 'sms', 'withdrawn', new Date());
+    await consent(withdrawn.id, 'email', 'withdrawn', new Date());
+
+    const worker = await startWorker();
+    try {
+      const [smsLate, smsSent, emailLate] = await settled([lateSms!, sentSms!, lateEmail!]);
+      expect(smsLate).toMatchObject({ status: 'failed', errorCode: 'no_marketing_consent', providerMessageId: null });
+      expect(smsLate!.errorMessage).toMatch(/marketing consent for texts/);
+      expect(emailLate).toMatchObject({ status: 'failed', errorCode: 'no_marketing_consent', emailMessageId: null });
+      expect(smsSent).toMatchObject({ status: 'sent', provider: 'twilio' });
+      expect(creates.filter((c) => c.to === phone(900))).toHaveLength(0);
+      expect(creates.filter((c) => c.to === phone(901))).toHaveLength(1);
+      expect(atSink(subject)).toHaveLength(0);
+    } finally {
+      await worker.stop();
+    }
+  }, 30_000);
+
+  it('an email is not copied to cc or bcc addresses opted out of email; the others get it', async () => {
+    const to = `to.${runId}@example.test`;
+    const keptCc = `kept-cc.${runId}@example.test`;
+    const droppedCc = `Dropped-CC.${runId}@example.test`;
+    const droppedBcc = `dropped-bcc.${runId}@example.test`;
+    for (const address of [droppedCc, droppedBcc]) {
+      await optOut(db, { businessId: tenant.business.id, channel: 'email', address, source: 'provider_error' });
+    }
+    const subject = `Copies ${runId}`;
+    const [id] = await post('email', [
+      { to_email: to, subject, message: 'Hello', cc_email: [keptCc, droppedCc.toLowerCase()], bcc_email: [droppedBcc] },
+    ]);
+    const worker = await startWorker();
+    try {
+      const [sent] = await settled([id!]);
+      expect(sent).toMatchObject({ status: 'sent' });
+      const mail = await until('the email at the sink', async () => atSink(subject)[0]);
+      expect([...mail.envelope.to].sort()).toEqual([keptCc, to].sort());
+      expect(mail.raw.toLowerCase()).not.toContain(droppedCc.toLowerCase());
     } finally {
       await worker.stop();
     }

@@ -1,5 +1,6 @@
 'use client';
 import { trpc } from '@/components/trpc/client';
+import { ConsentPanel } from './consent-panel';
 import { initials } from './format';
 import styles from './inbox.module.css';
 
@@ -58,6 +59,7 @@ export function ClientPanel({ conversationId }: { conversationId: number }) {
           </>
         ) : null}
       </dl>
+      <ConsentPanel conversationId={conversationId} />
     </>
   );
 }

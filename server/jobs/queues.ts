@@ -1,6 +1,14 @@
 import type PgBoss from 'pg-boss';
 import { z } from 'zod';
-import { CLIENT_TYPES, MESSAGE_STATUSES, PROVIDERS } from '@/db/schema/enums';
+import {
+  CLIENT_TYPES,
+  CONSENT_CHANNELS,
+  CONSENT_PURPOSES,
+  CONSENT_SOURCES,
+  CONSENT_STATUSES,
+  MESSAGE_STATUSES,
+  PROVIDERS,
+} from '@/db/schema/enums';
 
 /**
  * Every queue the system knows, defined once: its name, its retry policy (pg-boss queue options)
@@ -41,6 +49,19 @@ const ClientImportRow = z.object({
   image_url: z.string().nullish(),
   client_type: z.enum(CLIENT_TYPES).optional(),
   location_external_id: z.string().nullish(),
+  /** Consent records, with `recorded_at` fixed when the request was read (server/services/compliance/consent.ts). */
+  consents: z
+    .array(
+      z.object({
+        channel: z.enum(CONSENT_CHANNELS),
+        purpose: z.enum(CONSENT_PURPOSES),
+        status: z.enum(CONSENT_STATUSES),
+        source: z.enum(CONSENT_SOURCES),
+        note: z.string().nullish(),
+        recorded_at: z.string(),
+      }),
+    )
+    .optional(),
 });
 
 const clientsImportFields = {

@@ -2,6 +2,7 @@ import { isSupportedCountry } from 'libphonenumber-js';
 import { z } from 'zod';
 import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enums';
 import { AUTO_REPLY_MAX_LENGTH, MAX_SMS_LENGTH } from '@/server/shared/limits';
+import { MAX_CONSENTS_PER_CLIENT, OnboardConsent } from './consent';
 import { DEFAULT_RECORDING_NOTICE, MAX_RECORDING_NOTICE_LENGTH } from './voice';
 
 /**
@@ -106,6 +107,10 @@ const OnboardClient = z
     ...personFields(),
     client_type: z.enum(CLIENT_TYPES).optional().meta({ description: 'Default `new` for a new client' }),
     location_external_id: locationExternalId(),
+    consents: z.array(OnboardConsent).max(MAX_CONSENTS_PER_CLIENT).optional().meta({
+      description:
+        "The client's consent records (docs: Consent), appended to those stored; one identical to a stored record is skipped",
+    }),
   })
   .meta({ id: 'OnboardClient' });
 

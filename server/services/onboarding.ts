@@ -17,6 +17,7 @@ import { QUEUES, type ClientImportRow, type ClientsImportJob } from '@/server/jo
 import { normalizePhone } from '@/server/lib/phone';
 import type { BusinessOnboardInput } from '@/server/schemas/onboarding';
 import { createBusinessApiKey } from './auth';
+import { importConsents } from './compliance/consent';
 
 /**
  * docs/api.md#onboarding: one transaction upserts the business, its senders, locations, staff and
@@ -179,9 +180,14 @@ async function idsByExternalId(
   return externalIds.map((externalId) => ({ externalId, id: byExternal.get(externalId)! }));
 }
 
-/** Upserts a list of normalised clients for a business (the synchronous path and each import chunk). */
-function upsertClients(tx: Tx, businessId: number, rows: ClientImportRow[], insertOnly = false): Promise<UpsertCounts> {
-  return upsertByExternalId(tx, CLIENT_ENTITY, businessId, rows, insertOnly);
+/**
+ * Upserts a list of normalised clients for a business (the synchronous path and each import chunk),
+ * then appends their consent records (docs/api.md#consent), in the caller's transaction.
+ */
+async function upsertClients(tx: Tx, businessId: number, rows: ClientImportRow[], insertOnly = false): Promise<UpsertCounts> {
+  const counts = await upsertByExternalId(tx, CLIENT_ENTITY, businessId, rows, insertOnly);
+  await importConsents(tx, businessId, rows);
+  return counts;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -283,8 +289,15 @@ function normalise(input: BusinessOnboardInput, country: string, storedLocations
   const staffRows = people.map((s, i) =>
     defined({ ...person('staff', s, i), role: s.role as StaffRole | undefined, active: s.active }),
   );
+  // A record without a time is dated now, once: a replayed import chunk then carries the same time
+  // and adds nothing twice (importConsents).
+  const now = new Date().toISOString();
   const clientRows = customers.map((c, i): ClientImportRow =>
-    defined({ ...person('clients', c, i), client_type: c.client_type }),
+    defined({
+      ...person('clients', c, i),
+      client_type: c.client_type,
+      consents: c.consents?.map((k) => ({ ...k, note: k.note || null, recorded_at: k.recorded_at?.toISOString() ?? now })),
+    }),
   );
   issues.throwIfAny();
   return {

@@ -1,6 +1,7 @@
 import type { Operation } from '../operation';
 import * as auth from './auth';
 import * as businesses from './businesses';
+import * as consents from './consents';
 import * as conversations from './conversations';
 import * as health from './health';
 import * as messages from './messages';
@@ -15,6 +16,7 @@ export const operations: Operation[] = [
   ...Object.values(auth),
   ...Object.values(businesses),
   ...Object.values(conversations),
+  ...Object.values(consents),
   ...Object.values(messages),
   ...Object.values(search),
   ...Object.values(voice),

@@ -34,6 +34,19 @@ export const OPTED_OUT = {
   } satisfies Record<Extract<Channel, 'sms' | 'email'>, string>,
 } as const;
 
+/**
+ * Why a campaign, marketing or review-request message (server/shared/consent.ts) to a client
+ * without marketing consent on record for its channel is recorded `failed` and not sent.
+ */
+export const NO_MARKETING_CONSENT = {
+  code: 'no_marketing_consent',
+  reason: {
+    sms: 'The client has not given marketing consent for texts; marketing, campaign and review-request texts are not sent without it (record it on the client: consents)',
+    email:
+      'The client has not given marketing consent for email; marketing, campaign and review-request emails are not sent without it (record it on the client: consents)',
+  } satisfies Record<Extract<Channel, 'sms' | 'email'>, string>,
+} as const;
+
 type Touched = { id: number; business_id: number; conversation_id: number };
 
 /** One `message.status` event per business for the rows a statement changed. */

@@ -30,7 +30,9 @@ import { ensureConversations, touchConversations } from '@/server/services/conve
 import { defaultSmsNumber, staffMember } from '@/server/services/directory';
 import { insertMessages } from './insert';
 import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
-import { OPTED_OUT, startNewAttempt } from './lifecycle';
+import { NO_MARKETING_CONSENT, OPTED_OUT, startNewAttempt } from './lifecycle';
+import { clientsWithMarketingConsent } from '@/server/services/compliance/consent';
+import { needsMarketingConsent } from '@/server/shared/consent';
 import { suppressedAddresses, suppressionAddress } from './suppression';
 import { isStatusIn, RESENDABLE_STATUSES } from '@/server/shared/message-statuses';
 
@@ -141,7 +143,9 @@ async function submit(
   }
 
   const fresh = items.flatMap((item, index) => (mode === 'record' || item.message_id === undefined ? [{ item, index }] : []));
-  const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues);
+  // docs/api.md#consent: a campaign, marketing or review request needs each client's marketing consent.
+  const marketing = mode === 'send' && needsMarketingConsent(body.category, body.notification_type);
+  const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues, marketing);
   if (mode === 'record') await refuseForeignProviderIds(conn, businessId, body.provider ?? null, fresh, issues);
 
   if (issues.length) throw new AppError('validation', 'Validation error', { issues });
@@ -349,6 +353,7 @@ async function planNewMessages(
   from: string,
   fresh: { item: AnyItem; index: number }[],
   issues: ValidationIssue[],
+  marketing: boolean,
 ): Promise<Planned[]> {
   const loc = (index: number, field: string) => ['body', 'messages', index, field] as ValidationIssue['loc'];
   const clientIds = [...new Set(fresh.flatMap(({ item }) => (item.client_id !== undefined ? [item.client_id] : [])))];
@@ -421,6 +426,14 @@ async function planNewMessages(
         ])
       : new Set<string>();
 
+  // Marketing consent goes by client (a new lead has none): one query for the clients known so far.
+  const consenting = marketing
+    ? await clientsWithMarketingConsent(conn, business.id, channel, [
+        ...known.keys(),
+        ...[...byPhone.values(), ...byEmail.values()].map((c) => c.id),
+      ])
+    : new Set<number>();
+
   const planned: Planned[] = [];
   for (const { item, index } of fresh) {
     let client: typeof clients.$inferSelect | undefined;
@@ -450,9 +463,14 @@ async function planNewMessages(
     }
     const inbound = mode === 'record' && item.direction === 'inbound';
     const optedOut = mode === 'send' && suppressed.has(suppressionAddress(channel, to));
+    const refusal = optedOut
+      ? { code: OPTED_OUT.code, reason: OPTED_OUT.reason[channel] }
+      : marketing && !(client && consenting.has(client.id))
+        ? { code: NO_MARKETING_CONSENT.code, reason: NO_MARKETING_CONSENT.reason[channel] }
+        : null;
     const status: MessageStatus =
       // docs/api.md#record-mode: inbound messages are `received` and stay so, whatever the item says.
-      mode === 'send' ? (optedOut ? 'failed' : 'queued') : inbound ? 'received' : (item.status ?? 'sent');
+      mode === 'send' ? (refusal ? 'failed' : 'queued') : inbound ? 'received' : (item.status ?? 'sent');
     planned.push({
       index,
       clientId: client?.id ?? null,
@@ -463,8 +481,8 @@ async function planNewMessages(
       subject: 'subject' in item ? (item.subject ?? null) : null,
       status,
       direction: inbound ? 'inbound' : 'outbound',
-      errorCode: optedOut ? OPTED_OUT.code : null,
-      errorMessage: optedOut ? OPTED_OUT.reason[channel] : null,
+      errorCode: refusal?.code ?? null,
+      errorMessage: refusal?.reason ?? null,
       item,
     });
   }

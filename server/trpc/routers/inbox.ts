@@ -13,6 +13,8 @@ import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
 import { sessionIsLive } from '@/server/services/auth';
 import { emailView } from '@/server/services/email-view';
+import { clientConsents, recordConsent } from '@/server/services/compliance/consent';
+import { StaffConsentRequest } from '@/server/schemas/consent';
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
 import { MAX_SEARCH_TERM_LENGTH, searchMessages } from '@/server/services/search';
 import { router, staffProcedure } from '../init';
@@ -106,6 +108,12 @@ export const inboxRouter = router({
   flag: staffProcedure
     .input(z.object({ messageId: id, flagged: z.boolean() }))
     .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged)),
+  /** The client panel's consent section (docs/api.md#consent): current records and history. */
+  consents: conversationProcedure.query(({ ctx }) => clientConsents(ctx.caller.businessId, ctx.conversation.clientId)),
+  /** Staff record what the client told them; the record names them. */
+  recordConsent: conversationProcedure
+    .input(StaffConsentRequest)
+    .mutation(({ ctx, input }) => recordConsent(ctx.caller.businessId, ctx.conversation.clientId, input, ctx.caller.staffId)),
   /** The composer: one SMS or email to the conversation's client, through the queue operations. */
   sendSms: conversationProcedure
     .input(z.object({ message: z.string().trim().min(1).max(MAX_SMS_LENGTH) }))

@@ -1,0 +1,12 @@
+import { listClientConsents, recordClientConsent } from '@/server/http/operations/consents';
+import { route } from '@/server/http/route';
+import { actingStaff } from '@/server/http/staff-context';
+import { clientConsents, recordConsent } from '@/server/services/compliance/consent';
+
+// GET: the client's current consent per channel and purpose, and its history.
+export const GET = route(listClientConsents, ({ params }) => clientConsents(params.business_id, params.client_id));
+
+// POST: append a consent record (given or withdrawn); a staff session is recorded as its author.
+export const POST = route(recordClientConsent, ({ caller, params, body }) =>
+  recordConsent(params.business_id, params.client_id, body, actingStaff(caller)),
+);

@@ -1,0 +1,145 @@
+import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import { clients, consents, type ConsentChannel } from '@/db/schema';
+import { AppError } from '@/server/errors';
+import type { ClientImportRow } from '@/server/jobs/queues';
+import type { ClientConsents, ConsentRecord, ConsentRequest } from '@/server/schemas/consent';
+import { MARKETING_CATEGORIES, MARKETING_NOTIFICATION_TYPES } from '@/server/shared/consent';
+
+/**
+ * Consent records (docs/api.md#consent): the one module that writes `consents` and says how to read
+ * them. Records are appended, never changed: a client's consent for a channel and purpose is the
+ * latest record by `recorded_at` (ties: the later record), and the earlier ones remain the proof.
+ * Sources: REST (`api` unless named), the inbox's client panel (`staff`, with who recorded it) and
+ * the onboarding import (`import`, inserted with the clients in the same transaction).
+ */
+
+/** How many records a client's history answers with, newest first. */
+const HISTORY_LIMIT = 200;
+
+type Row = typeof consents.$inferSelect;
+
+const toRecord = (r: Row): ConsentRecord => ({
+  consent_id: r.id,
+  client_id: r.clientId,
+  channel: r.channel,
+  purpose: r.purpose,
+  status: r.status,
+  source: r.source,
+  note: r.note,
+  recorded_at: r.recordedAt.toISOString(),
+  recorded_by_staff_id: r.recordedByStaffId,
+  created_at: r.createdAt.toISOString(),
+});
+
+async function requireClient(businessId: number, clientId: number, tx: Tx = db): Promise<void> {
+  const [found] = await tx
+    .select({ id: clients.id })
+    .from(clients)
+    .where(and(eq(clients.businessId, businessId), eq(clients.id, clientId)))
+    .limit(1);
+  if (!found) throw AppError.notFound('Client');
+}
+
+/** Appends one record for a client of the business (404 for a client it does not have). */
+export async function recordConsent(
+  businessId: number,
+  clientId: number,
+  input: ConsentRequest,
+  recordedByStaffId: number | null,
+): Promise<ConsentRecord> {
+  return db.transaction(async (tx) => {
+    await requireClient(businessId, clientId, tx);
+    const [row] = await tx
+      .insert(consents)
+      .values({
+        businessId,
+        clientId,
+        channel: input.channel,
+        purpose: input.purpose,
+        status: input.status,
+        source: input.source,
+        note: input.note || null,
+        recordedAt: input.recorded_at ?? new Date(),
+        recordedByStaffId,
+      })
+      .returning();
+    return toRecord(row!);
+  });
+}
+
+/** A client's current consent per channel and purpose, and its history, newest first. */
+export async function clientConsents(businessId: number, clientId: number): Promise<ClientConsents> {
+  await requireClient(businessId, clientId);
+  const rows = await db
+    .select()
+    .from(consents)
+    .where(and(eq(consents.businessId, businessId), eq(consents.clientId, clientId)))
+    .orderBy(desc(consents.recordedAt), desc(consents.id))
+    .limit(HISTORY_LIMIT);
+  const current = new Map<string, ConsentRecord>();
+  const history = rows.map(toRecord);
+  for (const r of history) if (!current.has(`${r.channel}:${r.purpose}`)) current.set(`${r.channel}:${r.purpose}`, r);
+  return { client_id: clientId, current: [...current.values()], history };
+}
+
+/**
+ * Inserts the consent records of imported clients in one statement, after the clients are upserted.
+ * A record identical to a stored one (same client, channel, purpose, status, source and time) is
+ * skipped, so a retried or replayed import chunk adds nothing twice; the import fixes `recorded_at`
+ * when it normalises the request, for that reason.
+ */
+export async function importConsents(
+  tx: Tx,
+  businessId: number,
+  rows: readonly Pick<ClientImportRow, 'external_id' | 'consents'>[],
+): Promise<number> {
+  const withConsents = rows.filter((r) => r.consents?.length);
+  if (withConsents.length === 0) return 0;
+  const docs = withConsents.map((r) => ({ external_id: r.external_id, consents: r.consents }));
+  const inserted = await tx.execute(sql`
+    insert into consents (business_id, client_id, channel, purpose, status, source, note, recorded_at)
+    select ${businessId}, c.id, x.channel, x.purpose, x.status, x.source, nullif(x.note, ''), x.recorded_at::timestamptz
+    from jsonb_array_elements(${JSON.stringify(docs)}::jsonb) as r(doc)
+    cross join lateral jsonb_to_recordset(r.doc->'consents')
+      as x(channel text, purpose text, status text, source text, note text, recorded_at text)
+    join clients c on c.business_id = ${businessId} and c.external_id = r.doc->>'external_id'
+    where not exists (
+      select 1 from consents k
+      where k.business_id = ${businessId} and k.client_id = c.id and k.channel = x.channel and k.purpose = x.purpose
+        and k.status = x.status and k.source = x.source and k.recorded_at = x.recorded_at::timestamptz)
+    returning 1`);
+  return inserted.length;
+}
+
+/**
+ * The send-time check, for a caller's own statement over `messages m`: true when the message needs
+ * marketing consent (server/shared/consent.ts) and the client's latest marketing record for the
+ * channel is not `given`. One probe of consents_current_idx per message that needs it.
+ */
+export function marketingConsentMissingSql(channel: ConsentChannel): SQL {
+  const list = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
+  return sql`((m.category in (${list(MARKETING_CATEGORIES)}) or m.notification_type in (${list(MARKETING_NOTIFICATION_TYPES)}))
+    and coalesce((select k.status = 'given' from consents k
+                  where k.business_id = m.business_id and k.client_id = m.client_id
+                    and k.channel = ${sql.raw(`'${channel}'`)} and k.purpose = 'marketing'
+                  order by k.recorded_at desc, k.id desc limit 1), false) = false)`;
+}
+
+/** Of these clients, those whose latest marketing consent for the channel is `given` (one query). */
+export async function clientsWithMarketingConsent(
+  conn: Tx,
+  businessId: number,
+  channel: ConsentChannel,
+  clientIds: readonly number[],
+): Promise<Set<number>> {
+  if (clientIds.length === 0) return new Set();
+  const rows = await conn.execute<{ client_id: number }>(sql`
+    select latest.client_id from (
+      select distinct on (k.client_id) k.client_id, k.status from consents k
+      where k.business_id = ${businessId} and k.client_id = any(${sql.param([...new Set(clientIds)])}::int[])
+        and k.channel = ${channel} and k.purpose = 'marketing'
+      order by k.client_id, k.recorded_at desc, k.id desc
+    ) latest where latest.status = 'given'`);
+  return new Set(rows.map((r) => r.client_id));
+}
