@@ -1,7 +1,8 @@
 'use client';
-import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore, type RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { IncomingCallToast } from '@/components/voice/incoming-call-toast';
+import { NewMessageDialog } from './new-message';
 import { ClientPanel } from './client-panel';
 import { ConversationList } from './conversation-list';
 import { ConversationPane } from './conversation-pane';
@@ -28,6 +29,7 @@ export function InboxApp() {
   const selectedId = opened === undefined ? urlConversation : opened;
   const [jumpTo, setJumpTo] = useState<{ messageId: number; term: string } | null>(null);
   const [searchTerm, setSearchTerm] = useState<string | null>(null);
+  const [composing, setComposing] = useState(false);
   const rowsRef = useRef<ConversationRow[]>([]);
   const searchInputRef = useRef<HTMLInputElement>(null);
   const composerRef = useRef<HTMLTextAreaElement>(null);
@@ -71,6 +73,7 @@ export function InboxApp() {
     assignToMe: () => selectedId && me.data && assign.mutate({ conversationId: selectedId, staffId: me.data.staffId }),
     focusSearch: () => searchInputRef.current?.focus(),
     focusComposer: () => composerRef.current?.focus(),
+    newMessage: () => setComposing(true),
     back: () => {
       if (searchTerm !== null) setSearchTerm(null);
       else open(null);
@@ -103,7 +106,23 @@ export function InboxApp() {
 
   return (
     <div className={styles.app} data-pane={selectedId ? 'conversation' : 'list'}>
-      <TopBar me={me.data} searchInputRef={searchInputRef} onSearch={(term) => setSearchTerm(term)} />
+      <TopBar
+        me={me.data}
+        searchInputRef={searchInputRef}
+        onSearch={(term) => setSearchTerm(term)}
+        onNewMessage={() => setComposing(true)}
+      />
+      {composing ? (
+        <NewMessageDialog
+          onClose={() => setComposing(false)}
+          onOpen={(conversationId) => {
+            setComposing(false);
+            setSearchTerm(null);
+            focusNextComposer(composerRef, conversationId === selectedId);
+            open(conversationId);
+          }}
+        />
+      ) : null}
       <nav className={styles.side} aria-label="Views">
         <Sidebar view={view} onChange={changeView} />
       </nav>
@@ -138,6 +157,23 @@ export function InboxApp() {
       <IncomingCallToast />
     </div>
   );
+}
+
+/**
+ * Focuses the composer of a conversation just opened: the pane remounts and renders a new composer
+ * once the conversation has loaded, so this waits (a few seconds at most) for an element other
+ * than the previous conversation's. `reopened`: the conversation was already open (same composer).
+ */
+function focusNextComposer(ref: RefObject<HTMLTextAreaElement | null>, reopened: boolean) {
+  const previous = reopened ? null : ref.current;
+  const until = performance.now() + 5_000;
+  const attempt = () => {
+    const el = ref.current;
+    if (el && el !== previous) {
+      if (!el.disabled) el.focus();
+    } else if (performance.now() < until) requestAnimationFrame(attempt);
+  };
+  requestAnimationFrame(attempt);
 }
 
 /** The conversation the URL's `?c=` names, if any. */

@@ -5,21 +5,26 @@ import { trpc } from '@/components/trpc/client';
 import styles from './inbox.module.css';
 import type { Me } from './types';
 
-/** Business name, business-wide message search (`/`), who is signed in, sign out. */
+/** Business name, New message (`n`), business-wide message search (`/`), who is signed in, sign out. */
 export function TopBar({
   me,
   searchInputRef,
   onSearch,
+  onNewMessage,
 }: {
   me: Me;
   searchInputRef: RefObject<HTMLInputElement | null>;
   onSearch: (term: string) => void;
+  onNewMessage: () => void;
 }) {
   const [term, setTerm] = useState('');
   const signOut = trpc.session.signOut.useMutation({ onSuccess: () => window.location.assign('/login') });
   return (
     <header className={styles.top}>
       <h1>{me.businessName}</h1>
+      <button type="button" className={`${styles.button} ${styles.primary}`} onClick={onNewMessage} aria-keyshortcuts="n">
+        New message
+      </button>
       <form
         role="search"
         className={styles.topSearch}

@@ -8,6 +8,7 @@ type Actions = {
   assignToMe: () => void;
   focusSearch: () => void;
   focusComposer: () => void;
+  newMessage: () => void;
   back: () => void;
 };
 
@@ -24,7 +25,7 @@ function arrowsNavigate(target: EventTarget | null): boolean {
 
 /**
  * The inbox's keys: j/k or ↓/↑ move between conversations, e resolves, a assigns to me, / searches,
- * c focuses the composer, Esc goes back (and leaves a text field first).
+ * c focuses the composer, n starts a new message, Esc goes back (and leaves a text field first).
  */
 export function useInboxKeyboard(actions: Actions) {
   // The latest actions for the listener (subscribed once), updated as each render commits.
@@ -51,6 +52,7 @@ export function useInboxKeyboard(actions: Actions) {
         a: a.assignToMe,
         '/': a.focusSearch,
         c: a.focusComposer,
+        n: a.newMessage,
       };
       const run = handler[event.key];
       if (!run) return;

@@ -7,7 +7,7 @@ import {
   MESSAGE_FILTERS,
   STAFF_ROLES,
 } from '@/db/schema/enums';
-import { id, isoTimestamp, listSearch, paginationQuery, queryBoolean, timestampOut } from './common';
+import { email, id, isoTimestamp, listSearch, paginationQuery, queryBoolean, timestampOut } from './common';
 import { MessageItem } from './messages';
 
 export const LocationResponse = z
@@ -161,7 +161,24 @@ export const MessageStatusUpdateFilters = z
   })
   .meta({ id: 'MessageStatusUpdateFilters' });
 
-export const CreateConversationRequest = z.object({ client_id: id }).meta({ id: 'CreateConversationRequest' });
+/** docs/api.md#new-conversation: exactly one of a client, a number or an address (a new one becomes a lead). */
+export const CreateConversationRequest = z
+  .object({
+    client_id: id.optional(),
+    phone_number: z
+      .string()
+      .trim()
+      .min(1)
+      .max(40)
+      .optional()
+      .meta({ description: "Read in the business's country; no client with it: a new lead" }),
+    email: email.optional().meta({ description: 'No client with it: a new lead' }),
+  })
+  .superRefine((body, ctx) => {
+    const given = [body.client_id, body.phone_number, body.email].filter((v) => v !== undefined).length;
+    if (given !== 1) ctx.addIssue({ code: 'custom', message: 'give exactly one of client_id, phone_number or email' });
+  })
+  .meta({ id: 'CreateConversationRequest' });
 
 export const ClientListResponse = z
   .object({

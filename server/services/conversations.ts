@@ -6,7 +6,6 @@ import {
   ASSIGNMENT_FILTERS,
   CHANNELS,
   CONVERSATION_STATUSES,
-  clients,
   conversations,
   type ConversationStatus,
 } from '@/db/schema';
@@ -199,20 +198,6 @@ export async function conversationFilters(businessId: number, staffId: number | 
     labels,
     locations,
   };
-}
-
-/** POST /conversations: the client's conversation, created on first call. */
-export async function createOrRetrieveConversation(businessId: number, clientId: number) {
-  const [client] = await db
-    .select({ id: clients.id })
-    .from(clients)
-    .where(and(eq(clients.businessId, businessId), eq(clients.id, clientId)))
-    .limit(1);
-  if (!client) throw AppError.invalid(['body', 'client_id'], `Client ${clientId} not found in this business`);
-  const conversationId = await db.transaction(async (tx) =>
-    (await ensureConversations(tx, businessId, [clientId])).get(clientId)!,
-  );
-  return conversationDetails(businessId, conversationId);
 }
 
 /** `activity`: status and assignment changes count as activity (docs/api.md#conversations, Activity); labels do not. */

@@ -45,6 +45,8 @@ export const createConversation = defineOperation({
   path: '/businesses/{business_id}/conversations',
   tag: 'businesses',
   summary: 'Create or retrieve client conversation',
+  description:
+    "Exactly one of `client_id`, `phone_number` (read in the business's country) or `email`. A number or address no client has creates a `lead` client.",
   params: businessPath,
   body: CreateConversationRequest,
   response: ClientDetailsResponse,

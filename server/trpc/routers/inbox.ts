@@ -4,7 +4,7 @@ import { MESSAGE_FILTERS } from '@/db/schema/enums';
 import { isDraining } from '@/server/http/shutdown';
 import { SESSION_RECHECK_MS } from '@/server/realtime/event-stream';
 import { businessEvents, EventsInterrupted } from '@/server/realtime/listen';
-import { ConversationListQuery, StatusRequest } from '@/server/schemas/businesses';
+import { ConversationListQuery, CreateConversationRequest, StatusRequest } from '@/server/schemas/businesses';
 import { email, id, MAX_PAGE } from '@/server/schemas/common';
 import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, refuseBeyondSearchWindow } from '@/server/schemas/messages';
 import { MAX_SMS_LENGTH } from '@/server/shared/limits';
@@ -13,6 +13,7 @@ import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
 import { sessionIsLive } from '@/server/services/auth';
 import { emailView } from '@/server/services/email-view';
+import { findClientsToMessage, startConversation } from '@/server/services/new-conversation';
 import { clientConsents, recordConsent } from '@/server/services/compliance/consent';
 import { StaffConsentRequest } from '@/server/schemas/consent';
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
@@ -108,6 +109,14 @@ export const inboxRouter = router({
   flag: staffProcedure
     .input(z.object({ messageId: id, flagged: z.boolean() }))
     .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged)),
+  /** The new-message picker: clients by name, email or number (docs/api.md#new-conversation). */
+  findClientsToMessage: staffProcedure
+    .input(z.object({ term: z.string().trim().min(1).max(100) }))
+    .query(({ ctx, input }) => findClientsToMessage(ctx.caller.businessId, input.term)),
+  /** Lands in the client's conversation, created if new; a new number or address becomes a lead. */
+  startConversation: staffProcedure
+    .input(CreateConversationRequest)
+    .mutation(({ ctx, input }) => startConversation(ctx.caller.businessId, input, 'body')),
   /** The client panel's consent section (docs/api.md#consent): current records and history. */
   consents: conversationProcedure.query(({ ctx }) => clientConsents(ctx.caller.businessId, ctx.conversation.clientId)),
   /** Staff record what the client told them; the record names them. */

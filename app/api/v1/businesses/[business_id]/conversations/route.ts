@@ -2,11 +2,10 @@ import { createConversation, listConversations } from '@/server/http/operations/
 import { route } from '@/server/http/route';
 import { staffForMine } from '@/server/http/staff-context';
 import * as conversations from '@/server/services/conversations';
+import { startConversation } from '@/server/services/new-conversation';
 
-// GET: the conversation list with filters. POST: create or retrieve a client's conversation.
+// GET: the conversation list with filters. POST: start (or retrieve) a conversation with a client, a number or an address.
 export const GET = route(listConversations, async ({ caller, params, query }) =>
   conversations.listConversations(params.business_id, query, await staffForMine(caller, params.business_id, query.staff_id)),
 );
-export const POST = route(createConversation, ({ params, body }) =>
-  conversations.createOrRetrieveConversation(params.business_id, body.client_id),
-);
+export const POST = route(createConversation, ({ params, body }) => startConversation(params.business_id, body));

@@ -1,0 +1,97 @@
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import { businesses, clients } from '@/db/schema';
+import { AppError, type ErrorLocation } from '@/server/errors';
+import { escapeLike } from '@/server/lib/pg-text';
+import { normalizePhone } from '@/server/lib/phone';
+import { conversationDetails, ensureConversations } from './conversations';
+import { findOrCreateClientByPhone } from './directory';
+import { clientOptedOutColumns } from './messages/suppression';
+
+/**
+ * Starting a conversation (docs/api.md#conversations, New conversation): with a client of the
+ * directory, or with a phone number or email address typed by hand. A number is read in the
+ * business's country; one or an address that no client has becomes a new `lead` (as an inbound
+ * text from it would). Lands in the client's one conversation, created if it has none.
+ */
+
+/** Exactly one of the three (the request schemas check it). */
+export type ConversationTarget = { client_id?: number; phone_number?: string; email?: string };
+
+export async function startConversation(businessId: number, target: ConversationTarget, loc: ErrorLocation[0] = 'body') {
+  const conversationId = await db.transaction(async (tx) => {
+    const clientId = await clientFor(tx, businessId, target, loc);
+    return (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
+  });
+  return conversationDetails(businessId, conversationId);
+}
+
+async function clientFor(tx: Tx, businessId: number, target: ConversationTarget, loc: ErrorLocation[0]): Promise<number> {
+  if (target.client_id !== undefined) {
+    const [client] = await tx
+      .select({ id: clients.id })
+      .from(clients)
+      .where(and(eq(clients.businessId, businessId), eq(clients.id, target.client_id)))
+      .limit(1);
+    if (!client) throw AppError.invalid([loc, 'client_id'], `Client ${target.client_id} not found in this business`);
+    return client.id;
+  }
+  if (target.phone_number !== undefined) {
+    const country = await businessCountry(tx, businessId);
+    const phone = normalizePhone(target.phone_number, country);
+    if (!phone) throw AppError.invalid([loc, 'phone_number'], `is not a phone number (read with country ${country})`);
+    return findOrCreateClientByPhone(tx, businessId, phone);
+  }
+  if (target.email !== undefined) return findOrCreateClientByEmail(tx, businessId, target.email);
+  throw AppError.invalid([loc], 'Give one of client_id, phone_number or email');
+}
+
+async function businessCountry(tx: Tx, businessId: number): Promise<string> {
+  const [row] = await tx.select({ country: businesses.country }).from(businesses).where(eq(businesses.id, businessId));
+  return row?.country ?? 'US';
+}
+
+/** The client with this address (case-insensitive, oldest first), or a new `lead`, under an advisory lock. */
+async function findOrCreateClientByEmail(tx: Tx, businessId: number, email: string): Promise<number> {
+  const address = email.trim().toLowerCase();
+  await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(${`email:${address}`}))`);
+  const [existing] = await tx
+    .select({ id: clients.id })
+    .from(clients)
+    .where(and(eq(clients.businessId, businessId), eq(sql`lower(${clients.email})`, address)))
+    .orderBy(asc(clients.id))
+    .limit(1);
+  if (existing) return existing.id;
+  const [created] = await tx
+    .insert(clients)
+    .values({ businessId, email: address, clientType: 'lead' })
+    .returning({ id: clients.id });
+  return created!.id;
+}
+
+/** The picker's matches: by name, email or number as typed, and by the number read in the business's country. */
+const PICKER_LIMIT = 8;
+
+export async function findClientsToMessage(businessId: number, term: string) {
+  const typed = term.trim();
+  const phone = normalizePhone(typed, await businessCountry(db, businessId));
+  const rows = await db.execute<{
+    client_id: number;
+    client_name: string | null;
+    client_phone_number: string | null;
+    client_email: string | null;
+    client_type: string;
+    conversation_id: number | null;
+    opted_out_sms: boolean;
+    opted_out_email: boolean;
+  }>(sql`
+    select cl.id as client_id, cl.name as client_name, cl.phone_number as client_phone_number, cl.email as client_email,
+      cl.client_type, c.id as conversation_id, ${clientOptedOutColumns('cl')}
+    from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id
+    where cl.business_id = ${businessId}
+      and ((coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${`%${escapeLike(typed)}%`}
+           ${phone ? sql`or cl.phone_number = ${phone}` : sql``})
+    order by (cl.phone_number = ${phone ?? ''}) desc, cl.name nulls last, cl.id
+    limit ${PICKER_LIMIT}`);
+  return { clients: [...rows], phone_number: phone };
+}
