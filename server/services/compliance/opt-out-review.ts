@@ -29,6 +29,19 @@ export async function deciderName(businessId: number, staffId: number | null, tx
   return member && member.businessId === businessId ? member.name : 'the API';
 }
 
+/**
+ * The pending text the banner quotes: message `messageId` of the conversation, when it is still the
+ * pending one (null otherwise, e.g. decided meanwhile). Read by primary key.
+ */
+export async function pendingOptOutText(businessId: number, ref: ConversationRef, messageId: number) {
+  const conversation = await resolveConversation(businessId, ref);
+  const [row] = await db.execute<{ content: string | null; sent_at: Date | null }>(sql`
+    select m.content, m.sent_at from conversations c
+    join messages m on m.business_id = c.business_id and m.id = c.possible_opt_out_message_id
+    where c.business_id = ${businessId} and c.id = ${conversation.id} and c.possible_opt_out_message_id = ${messageId}`);
+  return row ? { messageId, content: row.content ?? '', sentAt: row.sent_at ? new Date(row.sent_at).toISOString() : null } : null;
+}
+
 const quoted = (text: string) => `"${text.length > QUOTE_LENGTH ? `${text.slice(0, QUOTE_LENGTH)}…` : text}"`;
 
 /**

@@ -9,7 +9,7 @@ import { email, id, MAX_PAGE } from '@/server/schemas/common';
 import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, refuseBeyondSearchWindow } from '@/server/schemas/messages';
 import { MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { setClientOptOut } from '@/server/services/compliance/client-opt-outs';
-import { decidePossibleOptOut } from '@/server/services/compliance/opt-out-review';
+import { decidePossibleOptOut, pendingOptOutText } from '@/server/services/compliance/opt-out-review';
 import * as conversationMessages from '@/server/services/conversation-messages';
 import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
@@ -105,6 +105,10 @@ export const inboxRouter = router({
       is_read: input.isRead,
     }),
   ),
+  /** The banner's quote: the pending possible opt-out text, or null once it is no longer pending. */
+  possibleOptOut: conversationProcedure
+    .input(z.object({ messageId: id }))
+    .query(({ ctx, input }) => pendingOptOutText(ctx.caller.businessId, ctx.conversation, input.messageId)),
   /** The banner's buttons: confirm or dismiss the pending possible opt-out (docs/api.md#possible-opt-outs). */
   decidePossibleOptOut: conversationProcedure
     .input(PossibleOptOutDecision.pick({ decision: true }).extend({ messageId: id.optional() }))
