@@ -38,6 +38,11 @@ describe('tRPC inbox: possible opt-outs', () => {
     const listed = await t.trpc.inbox.list({ possible_opt_out: 'true' });
     expect(listed.conversations.map((c) => c.conversation_id)).toEqual([t.conv.id]);
     expect((await t.trpc.inbox.list({ possible_opt_out: 'false' })).conversations).toEqual([]);
+    const messageId = details.possible_opt_out_message_id!;
+    expect(await t.trpc.inbox.possibleOptOut({ conversationId: t.conv.id, messageId })).toMatchObject({
+      messageId,
+      content: 'please stop texting me',
+    });
 
     const after = await t.trpc.inbox.decidePossibleOptOut({
       conversationId: t.conv.id,
@@ -49,6 +54,7 @@ describe('tRPC inbox: possible opt-outs', () => {
       expect.objectContaining({ source: 'staff', messageId: details.possible_opt_out_message_id }),
     ]);
     expect((await t.trpc.inbox.filters()).possible_opt_out).toBe(0);
+    expect(await t.trpc.inbox.possibleOptOut({ conversationId: t.conv.id, messageId })).toBeNull();
     await expect(t.trpc.inbox.decidePossibleOptOut({ conversationId: t.conv.id, decision: 'dismiss' })).rejects.toMatchObject({
       code: 'CONFLICT',
     });

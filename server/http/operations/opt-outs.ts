@@ -44,5 +44,7 @@ export const decidePossibleOptOut = defineOperation({
   body: PossibleOptOutDecision,
   response: ClientDetailsResponse,
   errors: [403, 404, 409],
+  // It adds a note (a message): a retried request replays its first answer instead of a 409.
+  idempotent: true,
   auth: 'any',
 });

@@ -104,8 +104,14 @@ describe('staff deciding', () => {
     const t = await tenantWithClient();
     await t.texts('remove me from your list');
     const conv = await t.conversation();
-    const res = await t.decide(conv.id, { decision: 'dismiss' });
+    const headers = { ...t.session, 'idempotency-key': `dismiss-${conv.id}` };
+    const res = await t.decide(conv.id, { decision: 'dismiss' }, headers);
     expect(res.status).toBe(200);
+    // Retried with its Idempotency-Key, the request replays its answer and decides nothing twice.
+    const retried = await t.decide(conv.id, { decision: 'dismiss' }, headers);
+    expect(retried.status).toBe(200);
+    expect(await jsonOf(retried)).toMatchObject({ possible_opt_out_message_id: null });
+    expect(await t.notes()).toHaveLength(1);
     expect(await jsonOf(res)).toMatchObject({ possible_opt_out_message_id: null, opted_out_sms: false });
     expect((await t.conversation()).possibleOptOutMessageId).toBeNull();
     expect(await db.select().from(optOuts).where(eq(optOuts.businessId, t.business.id))).toEqual([]);
