@@ -130,6 +130,19 @@ describe('staff deciding', () => {
     expect(await t.notes()).toEqual([]);
   });
 
+  it('a pending text deleted meanwhile can still be confirmed: the opt-out names no cause, the note no quote', async () => {
+    const t = await tenantWithClient();
+    const flagged = await t.texts('please stop texting me');
+    await db.delete(messages).where(eq(messages.id, flagged.id));
+    const conv = await t.conversation();
+    expect(conv.possibleOptOutMessageId).toBe(flagged.id);
+    expect((await t.decide(conv.id, { decision: 'confirm' })).status).toBe(200);
+    expect(await db.select().from(optOuts).where(eq(optOuts.businessId, t.business.id))).toEqual([
+      expect.objectContaining({ address: t.client.phoneNumber, source: 'staff', messageId: null }),
+    ]);
+    expect((await t.notes())[0]!.content).toBe(`Marked opted out of texts by ${t.owner.name}`);
+  });
+
   it("another business's conversation is a 404 and is left pending", async () => {
     const t = await tenantWithClient();
     const other = await tenantWithClient();

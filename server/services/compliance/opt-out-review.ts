@@ -60,8 +60,14 @@ export async function decidePossibleOptOut(
   if (opts.staffId !== null) await requireStaff(businessId, opts.staffId, ['body', 'staff_id']);
   return db.transaction(async (tx) => {
     // Locks the conversation: of two staff members deciding at once, the second finds nothing pending.
-    const [pending] = await tx.execute<{ message_id: number | null; content: string | null; phone: string | null }>(sql`
-      select c.possible_opt_out_message_id as message_id, m.content, coalesce(cl.phone_number, m.from_address) as phone
+    const [pending] = await tx.execute<{
+      message_id: number | null;
+      stored: boolean;
+      content: string | null;
+      phone: string | null;
+    }>(sql`
+      select c.possible_opt_out_message_id as message_id, m.id is not null as stored, m.content,
+        coalesce(cl.phone_number, m.from_address) as phone
       from conversations c
       join clients cl on cl.business_id = c.business_id and cl.id = c.client_id
       left join messages m on m.business_id = c.business_id and m.id = c.possible_opt_out_message_id
@@ -73,7 +79,9 @@ export async function decidePossibleOptOut(
     }
     if (decision === 'confirm') {
       if (!pending!.phone) throw AppError.invalid(['body', 'decision'], 'This client has no mobile number to opt out', 'missing');
-      await optOut(tx, { businessId, channel: 'sms', address: pending!.phone, source: 'staff', messageId });
+      // The cause is named while the text exists (the pending id has no foreign key; opt_outs.message_id has).
+      const cause = pending!.stored ? messageId : null;
+      await optOut(tx, { businessId, channel: 'sms', address: pending!.phone, source: 'staff', messageId: cause });
     }
     await tx.execute(sql`update conversations set possible_opt_out_message_id = null
                          where business_id = ${businessId} and id = ${conversation.id}`);
