@@ -3,6 +3,7 @@ import { trpc } from '@/components/trpc/client';
 import { ConsentPanel } from './consent-panel';
 import { initials } from './format';
 import styles from './inbox.module.css';
+import { OptOutControl } from './opt-out-control';
 
 const CLIENT_TYPE = { lead: 'Lead', new: 'New client', returning: 'Returning client', vip: 'VIP' } as Record<string, string>;
 
@@ -37,9 +38,19 @@ export function ClientPanel({ conversationId }: { conversationId: number }) {
         <dt>Email</dt>
         <dd>{c.client_email ? <a href={`mailto:${c.client_email}`}>{c.client_email}</a> : '—'}</dd>
         <dt>Texts</dt>
-        <dd data-testid="sms-consent">{c.opted_out_sms ? <span className={styles.failed}>Opted out</span> : 'Subscribed'}</dd>
+        <dd>
+          <span data-testid="sms-consent">
+            {c.opted_out_sms ? <span className={styles.failed}>Opted out</span> : 'Subscribed'}
+          </span>
+          <OptOutControl clientId={c.client_id} channel="sms" optedOut={c.opted_out_sms} hasAddress={!!c.client_phone_number} />
+        </dd>
         <dt>Emails</dt>
-        <dd>{c.opted_out_email ? <span className={styles.failed}>Unsubscribed</span> : 'Subscribed'}</dd>
+        <dd>
+          <span data-testid="email-consent">
+            {c.opted_out_email ? <span className={styles.failed}>Unsubscribed</span> : 'Subscribed'}
+          </span>
+          <OptOutControl clientId={c.client_id} channel="email" optedOut={c.opted_out_email} hasAddress={!!c.client_email} />
+        </dd>
         <dt>Location</dt>
         <dd>{location ?? '—'}</dd>
         <dt>Assigned</dt>

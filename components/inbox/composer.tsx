@@ -11,7 +11,8 @@ type Mode = 'sms' | 'email' | 'note';
 /** Why a channel cannot be used for this client, or null when it can. */
 function blockedReason(c: ConversationDetails, mode: Mode): string | null {
   if (mode === 'sms') {
-    if (c.opted_out_sms) return 'This client opted out of text messages (replied STOP). They can opt back in by texting START.';
+    if (c.opted_out_sms)
+      return 'This client is opted out of text messages, so texts to them are blocked. They can opt back in by texting START.';
     if (!c.client_phone_number) return 'This client has no mobile number on file.';
   }
   if (mode === 'email') {

@@ -4,6 +4,7 @@ import { CallButton } from '@/components/voice/call-button';
 import { trpc } from '@/components/trpc/client';
 import { Composer } from './composer';
 import { ConversationHeader } from './conversation-header';
+import { PossibleOptOutBanner } from './possible-opt-out-banner';
 import styles from './inbox.module.css';
 import { Timeline } from './timeline';
 import type { Me } from './types';
@@ -92,6 +93,7 @@ export function ConversationPane({
           />
         }
       />
+      <PossibleOptOutBanner conversation={c} />
       <Timeline conversationId={conversationId} highlight={searchTerm} target={target} />
       <Composer conversation={c} composerRef={composerRef} />
     </>

@@ -45,6 +45,10 @@ export function Sidebar({ view, onChange }: { view: View; onChange: (view: View)
           item(label, view.assignment === value, count(data?.assignments, value), { ...view, assignment: value }),
         )}
         {item('Unread', view.unread === true, undefined, { ...view, unread: view.unread ? undefined : true })}
+        {item('Possible opt-out', view.possibleOptOut === true, data?.possible_opt_out, {
+          ...view,
+          possibleOptOut: view.possibleOptOut ? undefined : true,
+        })}
       </div>
       <div className={styles.sideGroup} role="group" aria-label="Channel">
         <h2>Channel</h2>

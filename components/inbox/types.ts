@@ -19,6 +19,8 @@ export type View = {
   location_id?: number;
   label?: string;
   unread?: boolean;
+  /** Only conversations with a possible opt-out waiting for staff (docs/api.md#possible-opt-outs). */
+  possibleOptOut?: boolean;
 };
 
 export function listInput(view: View): ListInput {
@@ -29,6 +31,7 @@ export function listInput(view: View): ListInput {
     location_id: view.location_id,
     label: view.label,
     unread: view.unread ? 'true' : undefined,
+    possible_opt_out: view.possibleOptOut ? 'true' : undefined,
     page_size: 50,
   };
 }

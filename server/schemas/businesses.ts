@@ -5,6 +5,7 @@ import {
   CLIENT_TYPES,
   CONVERSATION_STATUSES,
   MESSAGE_FILTERS,
+  OPT_OUT_CHANNELS,
   STAFF_ROLES,
 } from '@/db/schema/enums';
 import { email, id, isoTimestamp, listSearch, paginationQuery, queryBoolean, timestampOut } from './common';
@@ -57,6 +58,8 @@ export const ClientDetailsResponse = z
     staff_image_url: z.string().nullable(),
     last_message_id: z.number().int().nullable(),
     last_read_message_id: z.number().int().nullable(),
+    /** The client's text pending a staff decision as a possible opt-out (docs/api.md#possible-opt-outs). */
+    possible_opt_out_message_id: z.number().int().nullable(),
   })
   .meta({ id: 'ClientDetailsResponse' });
 
@@ -92,6 +95,7 @@ export const ConversationListQuery = z.object({
   label: z.string().trim().min(1).max(50).optional(),
   unread: queryBoolean.optional(),
   flagged: queryBoolean.optional(),
+  possible_opt_out: queryBoolean.optional(),
   search: listSearch("the client's name, email or phone number").optional(),
   ...paginationQuery,
 });
@@ -104,6 +108,8 @@ export const ConversationFilters = z
     channels: z.array(count(z.enum(CHANNELS))),
     labels: z.array(count(z.string())),
     locations: z.array(z.object({ location_id: z.number().int(), name: z.string(), count: z.number().int() })),
+    /** Conversations with a possible opt-out waiting for staff (docs/api.md#possible-opt-outs). */
+    possible_opt_out: z.number().int(),
   })
   .meta({ id: 'ConversationFilters' });
 
@@ -239,3 +245,15 @@ export const DirectoryQuery = z.object({
   external_id: z.string().trim().min(1).max(255).optional(),
   ...paginationQuery,
 });
+
+/** Staff's decision on a conversation's possible opt-out (docs/api.md#possible-opt-outs). */
+export const PossibleOptOutDecision = z
+  .object({
+    decision: z.enum(['confirm', 'dismiss']),
+    /** The pending text the decision is about; another one pending is a 409. */
+    message_id: id.optional(),
+    staff_id: id.optional(),
+  })
+  .meta({ id: 'PossibleOptOutDecision' });
+
+export const clientOptOutPath = z.object({ business_id: id, client_id: id, channel: z.enum(OPT_OUT_CHANNELS) });

@@ -1,5 +1,5 @@
 import { and, count, eq, sql, type SQL } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
@@ -65,32 +65,43 @@ export async function conversationMessages(
 /** POST /notes: an internal note by a staff member of the business (or no author with an API key). */
 export async function addNote(businessId: number, ref: ConversationRef, content: string, staffId: number | null) {
   const conversation = await resolveConversation(businessId, ref);
-  const conversationId = conversation.id;
   if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id']);
-  const id = await db.transaction(async (tx) => {
-    const [row] = await insertMessages(tx, [
-      {
-        businessId,
-        conversationId,
-        clientId: conversation.clientId,
-        channel: null,
-        direction: 'outbound',
-        messageType: 'NOTE',
-        senderType: 'staff',
-        senderId: staffId,
-        staffId,
-        content,
-        status: 'sent',
-        isRead: true,
-        sentAt: new Date(),
-      },
-    ]);
-    await touchConversations(tx, [row!.id]);
-    await publish(tx, { type: 'message.created', businessId, conversationIds: [conversationId], messageIds: [row!.id] });
-    return row!.id;
-  });
+  const id = await db.transaction((tx) => insertNote(tx, conversation, content, staffId));
   const [item] = await selectMessageItems(db).where(eq(messages.id, id));
   return { success: true, data: toMessageItem(item!) };
+}
+
+/**
+ * A note in the conversation's timeline, in the caller's transaction: the conversation's last
+ * message and activity move (touchConversations) and the inbox hears of it. Its id.
+ */
+export async function insertNote(
+  tx: Tx,
+  conversation: { id: number; businessId: number; clientId: number },
+  content: string,
+  staffId: number | null,
+): Promise<number> {
+  const { businessId } = conversation;
+  const [row] = await insertMessages(tx, [
+    {
+      businessId,
+      conversationId: conversation.id,
+      clientId: conversation.clientId,
+      channel: null,
+      direction: 'outbound',
+      messageType: 'NOTE',
+      senderType: 'staff',
+      senderId: staffId,
+      staffId,
+      content,
+      status: 'sent',
+      isRead: true,
+      sentAt: new Date(),
+    },
+  ]);
+  await touchConversations(tx, [row!.id]);
+  await publish(tx, { type: 'message.created', businessId, conversationIds: [conversation.id], messageIds: [row!.id] });
+  return row!.id;
 }
 
 /**

@@ -323,6 +323,7 @@ describe('GET /businesses/{id}/conversations/filters', () => {
       ],
       labels: [],
       locations: [{ location_id: loc.id, name: 'Only Site', count: 0 }],
+      possible_opt_out: 0,
     });
     const withSession = await get(`${t.base}/conversations/filters`, t.session);
     expect(withSession.body.assignments.map((a: { value: string }) => a.value)).toEqual([

@@ -2,13 +2,7 @@ import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import { db, type Tx } from '@/db/client';
 import { executePrepared } from '@/db/prepared';
-import {
-  ASSIGNMENT_FILTERS,
-  CHANNELS,
-  CONVERSATION_STATUSES,
-  conversations,
-  type ConversationStatus,
-} from '@/db/schema';
+import { ASSIGNMENT_FILTERS, CHANNELS, CONVERSATION_STATUSES, conversations, type ConversationStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { publish } from '@/server/realtime/publish';
@@ -31,7 +25,7 @@ const DETAILS = sql`
     c.last_channel as last_updated_channel, coalesce(c.flagged_count, 0) as messages_flagged_count,
     c.last_activity_at as last_updated_at, c.label, c.last_message_content, r.name as resolved_by,
     a.name as assigned_to, c.assigned_staff_id, a.name as staff_name, a.gender as staff_gender, a.image_url as staff_image_url,
-    c.last_message_id, c.last_read_message_id`;
+    c.last_message_id, c.last_read_message_id, c.possible_opt_out_message_id`;
 const JOINS = sql`
   left join staff a on a.id = c.assigned_staff_id
   left join staff r on r.id = c.resolved_by_staff_id
@@ -110,6 +104,9 @@ function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_si
   if (q.label) where.push(sql`c.label = ${q.label}`);
   if (q.unread !== undefined) where.push(q.unread ? sql`c.unread_count > 0` : sql`c.unread_count = 0`);
   if (q.flagged !== undefined) where.push(q.flagged ? sql`c.flagged_count > 0` : sql`c.flagged_count = 0`);
+  // true: the partial index conversations_business_possible_opt_out_idx serves the page.
+  if (q.possible_opt_out !== undefined)
+    where.push(q.possible_opt_out ? sql`c.possible_opt_out_message_id is not null` : sql`c.possible_opt_out_message_id is null`);
   if (q.search) {
     const like = `%${escapeLike(q.search)}%`;
     where.push(
@@ -168,9 +165,10 @@ export async function conversationFilters(businessId: number, staffId: number | 
     locations: { location_id: number; name: string; count: number }[];
   }>(sql`
     with g as (
-      select status, last_channel, label, location_id, assigned_staff_id, count(*)::int as n
+      select status, last_channel, label, location_id, assigned_staff_id,
+        possible_opt_out_message_id is not null as possible_opt_out, count(*)::int as n
       from conversations where business_id = ${businessId}
-      group by status, last_channel, label, location_id, assigned_staff_id
+      group by status, last_channel, label, location_id, assigned_staff_id, possible_opt_out
     )
     select
       (select json_build_object(
@@ -178,6 +176,7 @@ export async function conversationFilters(businessId: number, staffId: number | 
          'unassigned', coalesce(sum(n) filter (where assigned_staff_id is null), 0),
          'assigned', coalesce(sum(n) filter (where assigned_staff_id is not null), 0),
          'mine', coalesce(sum(n) filter (where assigned_staff_id = ${staffId ?? -1}), 0),
+         'possible_opt_out', coalesce(sum(n) filter (where possible_opt_out), 0),
          ${sql.raw(CONVERSATION_STATUSES.map((s) => `'status_${s}', coalesce(sum(n) filter (where status = '${s}'), 0)`).join(', '))},
          ${sql.raw(CHANNELS.map((ch) => `'channel_${ch}', coalesce(sum(n) filter (where last_channel = '${ch}'), 0)`).join(', '))})
        from g) as agg,
@@ -197,6 +196,7 @@ export async function conversationFilters(businessId: number, staffId: number | 
     channels: CHANNELS.map((value) => ({ value, count: count(`channel_${value}`) })),
     labels,
     locations,
+    possible_opt_out: count('possible_opt_out'),
   };
 }
 

@@ -69,6 +69,8 @@ export async function call(method: string, pathWithQuery: string, options: CallO
 export const api = {
   get: (p: string, o?: CallOptions) => call('GET', p, o),
   post: (p: string, o?: CallOptions) => call('POST', p, o),
+  put: (p: string, o?: CallOptions) => call('PUT', p, o),
+  delete: (p: string, o?: CallOptions) => call('DELETE', p, o),
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read ad hoc fields of a response body, as Response.json() types it

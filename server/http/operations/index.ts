@@ -6,6 +6,7 @@ import * as conversations from './conversations';
 import * as health from './health';
 import * as messages from './messages';
 import * as onboarding from './onboarding';
+import * as optOuts from './opt-outs';
 import * as search from './search';
 import * as voice from './voice';
 import * as webhooks from './webhooks';
@@ -17,6 +18,7 @@ export const operations: Operation[] = [
   ...Object.values(businesses),
   ...Object.values(conversations),
   ...Object.values(consents),
+  ...Object.values(optOuts),
   ...Object.values(messages),
   ...Object.values(search),
   ...Object.values(voice),

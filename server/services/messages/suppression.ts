@@ -10,8 +10,10 @@ import { optOuts, type OptOutChannel, type OptOutSource } from '@/db/schema';
  * text goes through submit). Opting back in deletes the row.
  *
  * Callers: a STOP/START reply (`keyword`), Twilio 21610 and SendGrid unsubscribe/spam
- * report/bounce (`provider_error`); `staff`, `api` and `import` are reserved for endpoints that set
- * a client's opt-out (none yet); `migrated` rows came from the old per-client flags (migration 0010).
+ * report/bounce (`provider_error`), a client's opt-out set by hand (`api` through REST, `staff` in
+ * the inbox: compliance/client-opt-outs.ts) and a possible opt-out confirmed by staff (`staff`:
+ * compliance/opt-out-review.ts); `import` is reserved; `migrated` rows came from the old per-client
+ * flags (migration 0010).
  */
 
 export type OptOutTarget = { businessId: number; channel: OptOutChannel; address: string };

@@ -24,8 +24,8 @@ import { markEvent, processOrRetry, storeEvent } from './events';
  * An inbound SMS (already verified and stored as event `eventId`): becomes a `received` TEXT in
  * the client's conversation, created with the client if new; unread +1, a resolved or snoozed
  * conversation reopens. Its wording is classified (docs/api.md#opt-out-wording): an opt-out opts the
- * client out of SMS and queues the one confirmation, START opts back in, HELP is answered, a likely
- * opt-out is flagged for staff. Idempotent: the message is unique on (twilio, MessageSid), so
+ * client out of SMS and queues the one confirmation, START opts back in (either clears a pending
+ * possible opt-out), HELP is answered, a likely opt-out is flagged and left pending for staff. Idempotent: the message is unique on (twilio, MessageSid), so
  * reprocessing a stored event changes nothing twice and never queues a second answer.
  */
 export async function processInboundSms(eventId: number, params: FormParams): Promise<void> {
@@ -92,9 +92,17 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
       ]);
       await touchConversations(tx, [row!.id]);
       if (wording.class === 'likely_opt_out') {
-        // docs/api.md#counts: the conversation's flagged count moves with the flagged row.
-        await tx.execute(sql`update conversations set flagged_count = flagged_count + 1
+        // docs/api.md#counts: the conversation's flagged count moves with the flagged row; the text
+        // becomes the conversation's pending possible opt-out for staff to decide
+        // (docs/api.md#possible-opt-outs). A newer pending text is never replaced by an older one.
+        await tx.execute(sql`update conversations set flagged_count = flagged_count + 1,
+                               possible_opt_out_message_id = greatest(possible_opt_out_message_id, ${row!.id}::bigint)
                              where id = ${conversationId} and business_id = ${business.businessId}`);
+      } else if (wording.class === 'opt_out' || wording.class === 'opt_in') {
+        // The client decided for themselves: nothing earlier is left for staff to decide.
+        await tx.execute(sql`update conversations set possible_opt_out_message_id = null
+                             where id = ${conversationId} and business_id = ${business.businessId}
+                               and possible_opt_out_message_id < ${row!.id}::bigint`);
       }
       await publish(tx, {
         type: 'message.created',

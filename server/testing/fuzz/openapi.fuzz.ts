@@ -22,7 +22,7 @@ const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 const MAX_MS = 1_000;
 
 type Operation = {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'put' | 'delete';
   path: string;
   id: string;
   secured: boolean;
@@ -131,7 +131,7 @@ function operations(): Operation[] {
       // server/services/webhooks: they are signed by providers, outside the API's auth model.
       if (path.includes('/webhooks') || (type !== undefined && type !== 'application/json')) continue;
       ops.push({
-        method: method as 'get' | 'post',
+        method: method as Operation['method'],
         path,
         id: op.operationId as string,
         secured: ((op.security as unknown[] | undefined) ?? []).length > 0,

@@ -1,13 +1,20 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { MESSAGE_FILTERS } from '@/db/schema/enums';
+import { MESSAGE_FILTERS, OPT_OUT_CHANNELS } from '@/db/schema/enums';
 import { isDraining } from '@/server/http/shutdown';
 import { SESSION_RECHECK_MS } from '@/server/realtime/event-stream';
 import { businessEvents, EventsInterrupted } from '@/server/realtime/listen';
-import { ConversationListQuery, CreateConversationRequest, StatusRequest } from '@/server/schemas/businesses';
+import {
+  ConversationListQuery,
+  CreateConversationRequest,
+  PossibleOptOutDecision,
+  StatusRequest,
+} from '@/server/schemas/businesses';
 import { email, id, MAX_PAGE } from '@/server/schemas/common';
 import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, refuseBeyondSearchWindow } from '@/server/schemas/messages';
 import { MAX_SMS_LENGTH } from '@/server/shared/limits';
+import { setClientOptOut } from '@/server/services/compliance/client-opt-outs';
+import { decidePossibleOptOut, pendingOptOutText } from '@/server/services/compliance/opt-out-review';
 import * as conversationMessages from '@/server/services/conversation-messages';
 import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
@@ -106,6 +113,23 @@ export const inboxRouter = router({
       is_read: input.isRead,
     }),
   ),
+  /** The banner's quote: the pending possible opt-out text, or null once it is no longer pending. */
+  possibleOptOut: conversationProcedure
+    .input(z.object({ messageId: id }))
+    .query(({ ctx, input }) => pendingOptOutText(ctx.caller.businessId, ctx.conversation, input.messageId)),
+  /** The banner's buttons: confirm or dismiss the pending possible opt-out (docs/api.md#possible-opt-outs). */
+  decidePossibleOptOut: conversationProcedure
+    .input(PossibleOptOutDecision.pick({ decision: true }).extend({ messageId: id.optional() }))
+    .mutation(({ ctx, input }) =>
+      decidePossibleOptOut(ctx.caller.businessId, ctx.conversation, input.decision, {
+        messageId: input.messageId,
+        staffId: ctx.caller.staffId,
+      }),
+    ),
+  /** The client panel's opt-out control: the client's address out of (or back into) a channel, source `staff`. */
+  setClientOptOut: staffProcedure
+    .input(z.object({ clientId: id, channel: z.enum(OPT_OUT_CHANNELS), optedOut: z.boolean() }))
+    .mutation(({ ctx, input }) => setClientOptOut(ctx.caller.businessId, input.clientId, input.channel, input.optedOut, 'staff')),
   flag: staffProcedure
     .input(z.object({ messageId: id, flagged: z.boolean() }))
     .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged)),
