@@ -30,7 +30,7 @@ export type Operation<
   V extends WebhookVerifier | undefined = WebhookVerifier | undefined,
 > = {
   operationId: string;
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI-style path under /api/v1, e.g. `/businesses/{business_id}/sms`. */
   path: string;
   tag: string;

@@ -69,6 +69,8 @@ export async function call(method: string, pathWithQuery: string, options: CallO
 export const api = {
   get: (p: string, o?: CallOptions) => call('GET', p, o),
   post: (p: string, o?: CallOptions) => call('POST', p, o),
+  patch: (p: string, o?: CallOptions) => call('PATCH', p, o),
+  delete: (p: string, o?: CallOptions) => call('DELETE', p, o),
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read ad hoc fields of a response body, as Response.json() types it
@@ -91,13 +93,21 @@ export async function restTenant() {
 }
 export type RestTenant = Awaited<ReturnType<typeof restTenant>>;
 
-/** GET/POST through the route handlers, answering status and parsed body. */
+/** GET/POST/PATCH/DELETE through the route handlers, answering status and parsed body. */
 export async function getJson(path: string, headers: Headers) {
   const res = await api.get(path, { headers });
   return { status: res.status, body: await jsonOf(res) };
 }
 export async function postJson(path: string, headers: Headers, body: unknown) {
   const res = await api.post(path, { headers, body });
+  return { status: res.status, body: await jsonOf(res) };
+}
+export async function patchJson(path: string, headers: Headers, body: unknown) {
+  const res = await api.patch(path, { headers, body });
+  return { status: res.status, body: await jsonOf(res) };
+}
+export async function deleteJson(path: string, headers: Headers) {
+  const res = await api.delete(path, { headers });
   return { status: res.status, body: await jsonOf(res) };
 }
 

@@ -5,6 +5,7 @@ import * as conversations from './conversations';
 import * as health from './health';
 import * as messages from './messages';
 import * as onboarding from './onboarding';
+import * as savedReplies from './saved-replies';
 import * as search from './search';
 import * as voice from './voice';
 import * as webhooks from './webhooks';
@@ -16,6 +17,7 @@ export const operations: Operation[] = [
   ...Object.values(businesses),
   ...Object.values(conversations),
   ...Object.values(messages),
+  ...Object.values(savedReplies),
   ...Object.values(search),
   ...Object.values(voice),
   ...Object.values(webhooks),
