@@ -1,5 +1,8 @@
+import { eq, inArray, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createClient, createLocation, createStaff, createTenant } from '@/server/testing/factories';
+import { db } from '@/db/client';
+import { clients, messages } from '@/db/schema';
+import { createClient, createLocation, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
 import { deleteJson, getJson, locs, patchJson, postJson, restTenant } from '@/server/testing/http';
 import { resolveForRecipients } from './saved-replies';
 
@@ -156,3 +159,172 @@ describe('resolveForRecipients', () => {
     );
   });
 });
+
+describe('sending by saved_reply_id (docs/api.md#saved-replies)', () => {
+  async function sendingTenant() {
+    const t = await restTenant();
+    await createSmsNumber(t.business.id);
+    const location = await createLocation(t.business.id, { name: 'Downtown' });
+    const clientsNamed = await Promise.all(
+      ['Ana Lima', 'Bo Chen', 'Cy Diaz'].map((name) => createClient(t.business.id, { name, locationId: location.id })),
+    );
+    const create = async (r: Record<string, unknown>) =>
+      (await postJson(`${t.base}/saved-replies`, t.key, r)).body.saved_reply_id as number;
+    return { ...t, clients: clientsNamed, create };
+  }
+  const storedFor = (ids: number[]) =>
+    db
+      .select({ id: messages.id, content: messages.content, subject: messages.subject, segments: messages.segments })
+      .from(messages)
+      .where(inArray(messages.id, ids))
+      .orderBy(messages.id);
+  const countFor = async (businessId: number) =>
+    (
+      await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(messages)
+        .where(eq(messages.businessId, businessId))
+    )[0]!.n;
+
+  it('resolves the reply per recipient in one bulk SMS request, next to items with their own message', async () => {
+    const t = await sendingTenant();
+    const id = await t.create({ title: 'Ready', body: 'Hi {{client.first_name}}, your order is ready at {{location.name}}.' });
+    const res = await postJson(`${t.base}/sms`, t.key, {
+      sender_type: 'system',
+      messages: [
+        ...t.clients.map((c) => ({ client_id: c.id, saved_reply_id: id })),
+        { client_id: t.clients[0]!.id, message: 'A plain one' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const stored = await storedFor(res.body.message_ids);
+    expect(stored.map((m) => m.content)).toEqual([
+      'Hi Ana, your order is ready at Downtown.',
+      'Hi Bo, your order is ready at Downtown.',
+      'Hi Cy, your order is ready at Downtown.',
+      'A plain one',
+    ]);
+    expect(stored.map((m) => m.segments)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('sends an email reply with its resolved subject, or the subject the item gives', async () => {
+    const t = await sendingTenant();
+    const id = await t.create({
+      title: 'Thanks',
+      channel: 'email',
+      subject: 'Thanks, {{client.first_name}}',
+      body: 'See you at {{location.name}}',
+    });
+    const anyChannel = await t.create({ title: 'Any', body: 'Hello {{client.name}}' });
+    const res = await postJson(`${t.base}/email`, t.key, {
+      sender_type: 'system',
+      messages: [
+        { client_id: t.clients[0]!.id, saved_reply_id: id },
+        { client_id: t.clients[1]!.id, saved_reply_id: id, subject: 'Our own subject' },
+        { client_id: t.clients[2]!.id, saved_reply_id: anyChannel, subject: 'Hi' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect((await storedFor(res.body.message_ids)).map((m) => [m.subject, m.content])).toEqual([
+      ['Thanks, Ana', 'See you at Downtown'],
+      ['Our own subject', 'See you at Downtown'],
+      ['Hi', 'Hello Cy Diaz'],
+    ]);
+  });
+
+  it('a recipient with a missing value is a 422 listing those items by index, and nothing is stored', async () => {
+    const t = await sendingTenant();
+    const nameless = await createClient(t.business.id, { name: null });
+    const id = await t.create({ title: 'Hi', body: 'Hi {{client.first_name}}' });
+    const res = await postJson(`${t.base}/sms`, t.key, {
+      sender_type: 'system',
+      messages: [
+        { client_id: t.clients[0]!.id, saved_reply_id: id },
+        { client_id: nameless.id, saved_reply_id: id },
+        { to_number: '+14155550177', saved_reply_id: id }, // a new lead has no name either
+      ],
+    });
+    expect(res.status).toBe(422);
+    expect(locs(res.body)).toEqual([
+      ['body', 'messages', 1, 'saved_reply_id'],
+      ['body', 'messages', 2, 'saved_reply_id'],
+    ]);
+    expect(res.body.detail[0].msg).toBe('Saved reply "Hi" has no value for {{client.first_name}} for this recipient');
+    expect(await countFor(t.business.id)).toBe(0);
+    // No lead was created for the refused item either.
+    expect((await getJson(`${t.base}/clients?search=5550177`, t.key)).body.total_clients ?? 0).toBe(0);
+  });
+
+  it.each([
+    [
+      'both message and saved_reply_id',
+      (id: number) => ({ message: 'x', saved_reply_id: id }),
+      [['body', 'messages', 0, 'message']],
+    ],
+    ['neither', () => ({}), [['body', 'messages', 0, 'message']]],
+    ['a reply of another business', () => ({ saved_reply_id: 2147483647 }), [['body', 'messages', 0, 'saved_reply_id']]],
+    [
+      'an email-only reply on SMS',
+      (_: number, email: number) => ({ saved_reply_id: email }),
+      [['body', 'messages', 0, 'saved_reply_id']],
+    ],
+    [
+      'a reply that resolves past 1,600 characters',
+      (_: number, __: number, long: number) => ({ saved_reply_id: long }),
+      [['body', 'messages', 0, 'saved_reply_id']],
+    ],
+  ])('an SMS item with %s is a 422', async (_, item, expected) => {
+    const t = await sendingTenant();
+    await updateClientName(t.clients[0]!.id, 'A'.repeat(200));
+    const id = await t.create({ title: 'Plain', body: 'Hello' });
+    const email = await t.create({ title: 'Email', channel: 'email', body: 'Hello' });
+    const long = await t.create({ title: 'Long', body: `${'x'.repeat(1580)} {{client.name}}` });
+    const res = await postJson(`${t.base}/sms`, t.key, {
+      sender_type: 'system',
+      messages: [{ client_id: t.clients[0]!.id, ...item(id, email, long) }],
+    });
+    expect(res.status).toBe(422);
+    expect(locs(res.body)).toEqual(expected);
+    expect(await countFor(t.business.id)).toBe(0);
+  });
+
+  it('an email item from a reply without a subject needs one; html goes only with message', async () => {
+    const t = await sendingTenant();
+    const id = await t.create({ title: 'Any', body: 'Hello {{client.first_name}}' });
+    const res = await postJson(`${t.base}/email`, t.key, {
+      sender_type: 'system',
+      messages: [
+        { client_id: t.clients[0]!.id, saved_reply_id: id },
+        { client_id: t.clients[1]!.id, saved_reply_id: id, subject: 'ok', html: '<p>x</p>' },
+      ],
+    });
+    expect(res.status).toBe(422);
+    expect(locs(res.body)).toEqual([['body', 'messages', 1, 'html']]);
+    const noSubject = await postJson(`${t.base}/email`, t.key, {
+      sender_type: 'system',
+      messages: [{ client_id: t.clients[0]!.id, saved_reply_id: id }],
+    });
+    expect(locs(noSubject.body)).toEqual([['body', 'messages', 0, 'subject']]);
+    expect(await countFor(t.business.id)).toBe(0);
+  });
+
+  it('staff.first_name comes from the staff_id of the request', async () => {
+    const t = await sendingTenant();
+    const sam = await createStaff(t.business.id, { name: 'Sam Rivera' });
+    const id = await t.create({ title: 'Sign', body: '{{staff.first_name}} here' });
+    const without = await postJson(`${t.base}/sms`, t.key, {
+      sender_type: 'staff',
+      messages: [{ client_id: t.clients[0]!.id, saved_reply_id: id }],
+    });
+    expect(locs(without.body)).toEqual([['body', 'messages', 0, 'saved_reply_id']]);
+    const withStaff = await postJson(`${t.base}/sms`, t.key, {
+      sender_type: 'staff',
+      staff_id: sam.id,
+      messages: [{ client_id: t.clients[0]!.id, saved_reply_id: id }],
+    });
+    expect(withStaff.status).toBe(200);
+    expect((await storedFor(withStaff.body.message_ids))[0]!.content).toBe('Sam here');
+  });
+});
+
+const updateClientName = (id: number, name: string) => db.update(clients).set({ name }).where(eq(clients.id, id));

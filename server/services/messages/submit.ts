@@ -31,6 +31,7 @@ import { defaultSmsNumber, staffMember } from '@/server/services/directory';
 import { insertMessages } from './insert';
 import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
 import { OPTED_OUT, startNewAttempt } from './lifecycle';
+import { fillFromSavedReplies } from './saved-reply-content';
 import { suppressedAddresses, suppressionAddress } from './suppression';
 import { isStatusIn, RESENDABLE_STATUSES } from '@/server/shared/message-statuses';
 
@@ -142,6 +143,7 @@ async function submit(
 
   const fresh = items.flatMap((item, index) => (mode === 'record' || item.message_id === undefined ? [{ item, index }] : []));
   const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues);
+  if (mode === 'send') await fillFromSavedReplies(conn, businessId, channel, body.staff_id ?? null, planned, issues);
   if (mode === 'record') await refuseForeignProviderIds(conn, businessId, body.provider ?? null, fresh, issues);
 
   if (issues.length) throw new AppError('validation', 'Validation error', { issues });
@@ -459,7 +461,8 @@ async function planNewMessages(
       newLead: client ? null : channel === 'sms' ? { phone: to } : { email: to },
       to: inbound ? from : to,
       from: inbound ? to : from,
-      content: item.message!,
+      // A saved reply's item gets its text once resolved (fillFromSavedReplies).
+      content: item.message ?? '',
       subject: 'subject' in item ? (item.subject ?? null) : null,
       status,
       direction: inbound ? 'inbound' : 'outbound',
