@@ -87,6 +87,21 @@ export function placeholdersIn(text: string): string[] {
   return [...new Set(parseTemplate(text).flatMap((s) => (s.kind === 'placeholder' ? [s.name] : [])))];
 }
 
+/**
+ * Variables still unresolved in a text about to be sent (what a saved reply left for staff to
+ * fill in), each once. Unknown names are not counted: a saved reply cannot hold one, and staff may
+ * type braces of their own.
+ */
+export function unresolvedVariables(text: string): TemplateVariable[] {
+  return placeholdersIn(text).filter(isKnown);
+}
+
+/** The sentence the composer shows and a send is refused with while variables are unresolved. */
+export function unresolvedMessage(variables: readonly string[]): string {
+  const list = variables.map((v) => `{{${v}}}`).join(', ');
+  return `Replace ${list} before sending: there is no value for ${variables.length > 1 ? 'them' : 'it'} in this conversation.`;
+}
+
 export type Resolved = {
   text: string;
   /** Variables with no value for this recipient: left in the text as `{{name}}`. */
