@@ -15,15 +15,18 @@ type Draft = { id: number | null; title: string; body: string; channel: SavedRep
 const EMPTY: Draft = { id: null, title: '', body: '', channel: null, subject: '' };
 const CHANNEL_LABEL = { any: 'Any channel', sms: 'SMS only', email: 'Email only' } as const;
 
+/** The form's label of an API field. */
+const fieldLabel = (field: string) => ({ title: 'Title', body: 'Text', channel: 'Channel', subject: 'Subject' })[field] ?? field;
+
 /** What went wrong, in the service's words: each field's message for a 422, else the error's own. */
 function describeError(error: { message: string; data?: unknown } | null): string | null {
   if (!error) return null;
   const data = error.data as
     | { issues?: { loc: unknown[]; msg: string }[] | null; zodError?: { fieldErrors: Record<string, string[]> } | null }
     | undefined;
-  if (data?.issues?.length) return data.issues.map((i) => `${String(i.loc.at(-1))}: ${i.msg}`).join(' · ');
+  if (data?.issues?.length) return data.issues.map((i) => `${fieldLabel(String(i.loc.at(-1)))}: ${i.msg}`).join(' · ');
   const fields = Object.entries(data?.zodError?.fieldErrors ?? {});
-  if (fields.length) return fields.map(([field, messages]) => `${field}: ${messages.join(', ')}`).join(' · ');
+  if (fields.length) return fields.map(([field, messages]) => `${fieldLabel(field)}: ${messages.join(', ')}`).join(' · ');
   return error.message;
 }
 

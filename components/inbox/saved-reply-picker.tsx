@@ -80,7 +80,10 @@ export function SavedReplyPicker({ picker }: { picker: Picker }) {
           autoFocus
           value={state.query}
           onValue={(query) => picker.open({ ...state, query })}
-          onKeyDown={(e) => picker.onKey(e)}
+          onKeyDown={(e) => {
+            // Enter here never submits the composer's form, even with nothing to choose yet.
+            if (!picker.onKey(e) && e.key === 'Enter') e.preventDefault();
+          }}
         />
       ) : null}
       <ul role="listbox" aria-label="Saved replies" className={styles.pickerList}>
