@@ -205,6 +205,15 @@ describe('sending by saved_reply_id (docs/api.md#saved-replies)', () => {
       'A plain one',
     ]);
     expect(stored.map((m) => m.segments)).toEqual([1, 1, 1, 1]);
+    // The any-channel operation takes the same items.
+    const viaMessages = await postJson(`/api/v1/messages/${t.business.id}`, t.key, {
+      channel: 'sms',
+      mode: 'send',
+      sender_type: 'system',
+      messages: [{ client_id: t.clients[1]!.id, saved_reply_id: id }],
+    });
+    expect(viaMessages.status).toBe(200);
+    expect((await storedFor(viaMessages.body.message_ids))[0]!.content).toBe('Hi Bo, your order is ready at Downtown.');
   });
 
   it('sends an email reply with its resolved subject, or the subject the item gives', async () => {
