@@ -10,6 +10,7 @@ import {
   locations,
   messages,
   optOuts,
+  savedReplies,
   staff,
   type BusinessSettings,
   type Channel,
@@ -48,6 +49,28 @@ export type SeedOptions = {
 };
 
 /** True when any business exists. */
+/** Saved replies every demo business starts with (docs/api.md#saved-replies), so the composer's `/` has something to find. */
+const DEMO_SAVED_REPLIES = [
+  {
+    title: 'Running late',
+    body: 'Hi {{client.first_name}}, {{staff.first_name}} here: running about 10 minutes late today. Sorry for the wait!',
+    channel: null,
+    subject: null,
+  },
+  {
+    title: 'Directions',
+    body: 'Hi {{client.first_name}}, we are {{business.name}} at {{location.name}}. Call {{location.phone}} if you cannot find us.',
+    channel: 'sms' as const,
+    subject: null,
+  },
+  {
+    title: 'Thank you for visiting',
+    body: 'Dear {{client.name}},\n\nThank you for visiting {{business.name}}. We hope to see you again soon.\n\n{{staff.first_name}}',
+    channel: 'email' as const,
+    subject: 'Thank you, {{client.first_name}}',
+  },
+];
+
 export async function databaseHasData(tx: Tx = db): Promise<boolean> {
   const rows = await tx.select({ id: businesses.id }).from(businesses).limit(1);
   return rows.length > 0;
@@ -908,6 +931,7 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
       )
       .returning({ id: locations.id, externalId: locations.externalId });
     locIds.push(b.locations.map((l) => locRows.find((r) => r.externalId === l.externalId)!.id));
+    await tx.insert(savedReplies).values(DEMO_SAVED_REPLIES.map((r) => ({ businessId, ...r })));
   }
 
   // ---- phone number pool: fictional 555-01xx numbers, minus the businesses' own

@@ -3,7 +3,9 @@ import { useState, type RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { MAX_ATTACHMENT_BYTES, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { smsSegments } from '@/server/shared/sms-segments';
+import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
 import styles from './inbox.module.css';
+import { SavedReplyPicker, useSavedReplyPicker, type PickerState } from './saved-reply-picker';
 import type { ConversationDetails, MessageItem } from './types';
 
 type Mode = 'sms' | 'email' | 'note';
@@ -31,9 +33,20 @@ async function readAttachment(file: File): Promise<Attachment> {
   return { filename: file.name, content_type: file.type || undefined, content: btoa(binary) };
 }
 
+/** The `/query` being typed at the start of the caret's line (a saved-reply search), or null. */
+function slashQuery(el: HTMLTextAreaElement): { query: string; start: number; end: number } | null {
+  const end = el.selectionStart;
+  const before = el.value.slice(0, end);
+  const start = before.lastIndexOf('\n') + 1;
+  const line = before.slice(start);
+  return line.startsWith('/') && line.length <= 41 ? { query: line.slice(1), start, end } : null;
+}
+
 /**
  * SMS / Email / Note. Sends through the same services as REST; the message appears at once as
- * "Sending…" (optimistic) and its real status arrives by live events. Ctrl/⌘+Enter sends.
+ * "Sending…" (optimistic) and its real status arrives by live events. Ctrl/⌘+Enter sends. A saved
+ * reply (`/` at the start of a line, or the Saved replies button) fills in its text resolved for
+ * this client; while a variable is left without a value, sending waits for staff to replace it.
  */
 export function Composer({
   conversation: c,
@@ -51,7 +64,29 @@ export function Composer({
   /** Bumped after a send to clear the file input, whose chosen files the browser keeps otherwise. */
   const [fileInputKey, setFileInputKey] = useState(0);
   const [localError, setLocalError] = useState<string | null>(null);
+  const [resolving, setResolving] = useState(false);
   const utils = trpc.useUtils();
+
+  /** Puts a saved reply, resolved for this conversation, where the picker was opened. */
+  async function insertSavedReply(savedReplyId: number, { range }: PickerState) {
+    setLocalError(null);
+    setResolving(true);
+    try {
+      const reply = await utils.inbox.resolveSavedReply.fetch({ conversationId, savedReplyId }, { staleTime: 0 });
+      setText((current) => current.slice(0, range.start) + reply.text + current.slice(range.end));
+      if (mode === 'email' && reply.subject) setSubject(reply.subject);
+      const caret = range.start + reply.text.length;
+      requestAnimationFrame(() => {
+        composerRef.current?.focus();
+        composerRef.current?.setSelectionRange(caret, caret);
+      });
+    } catch (err) {
+      setLocalError(err instanceof Error ? err.message : 'Could not load the saved reply.');
+    } finally {
+      setResolving(false);
+    }
+  }
+  const picker = useSavedReplyPicker(mode === 'note' ? undefined : mode, (id, state) => void insertSavedReply(id, state));
 
   /** Shows the message in the timeline before the server answers. */
   function addPending(kind: MessageItem['message_type'], content: string, extra: Partial<MessageItem> = {}) {
@@ -95,8 +130,11 @@ export function Composer({
 
   const blocked = blockedReason(c, mode);
   const segments = mode === 'sms' ? smsSegments(text) : null;
+  const unresolved = mode === 'note' ? [] : unresolvedVariables(mode === 'email' ? `${subject}\n${text}` : text);
   const canSend =
     !busy &&
+    !resolving &&
+    unresolved.length === 0 &&
     !blocked &&
     text.trim().length > 0 &&
     (mode !== 'email' || subject.trim().length > 0) &&
@@ -198,14 +236,26 @@ export function Composer({
         }
         value={text}
         disabled={Boolean(blocked)}
-        onChange={(e) => setText(e.target.value)}
+        onChange={(e) => {
+          setText(e.target.value);
+          const slash = slashQuery(e.target);
+          if (slash) picker.open({ query: slash.query, from: 'slash', range: { start: slash.start, end: slash.end } });
+          else if (picker.state?.from === 'slash') picker.open(null);
+        }}
         onKeyDown={(e) => {
+          if (picker.state?.from === 'slash' && picker.onKey(e)) return;
           if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
             e.preventDefault();
             send();
           }
         }}
       />
+      <SavedReplyPicker picker={picker} />
+      {unresolved.length ? (
+        <p className={styles.disabledReason} role="note" data-testid="composer-unresolved">
+          {unresolvedMessage(unresolved)}
+        </p>
+      ) : null}
       <div className={styles.composerRow}>
         <span aria-live="polite" data-testid="sms-counter">
           {segments ? (
@@ -249,6 +299,19 @@ export function Composer({
             'Visible to staff only'
           ) : null}
         </span>
+        <button
+          type="button"
+          className={`${styles.button} ${styles.ghost}`}
+          aria-expanded={picker.state?.from === 'button'}
+          disabled={Boolean(blocked) || resolving}
+          onClick={() => {
+            const el = composerRef.current;
+            const start = el?.selectionStart ?? text.length;
+            picker.open(picker.state ? null : { query: '', from: 'button', range: { start, end: el?.selectionEnd ?? start } });
+          }}
+        >
+          Saved replies
+        </button>
         <button type="submit" className={`${styles.button} ${styles.primary}`} disabled={!canSend}>
           {busy ? 'Sending…' : mode === 'note' ? 'Add note' : mode === 'email' ? 'Send email' : 'Send SMS'}
         </button>

@@ -5,7 +5,7 @@ import { trpc } from '@/components/trpc/client';
 import styles from './inbox.module.css';
 import type { Me } from './types';
 
-/** Business name, New message (`n`), business-wide message search (`/`), who is signed in, sign out. */
+/** Business name, New message (`n`), business-wide message search (`/`), the saved replies' settings, who is signed in, sign out. */
 export function TopBar({
   me,
   searchInputRef,
@@ -41,6 +41,7 @@ export function TopBar({
           onValue={setTerm}
         />
       </form>
+      <a href="/settings/saved-replies">Saved replies</a>
       <span className={styles.me} data-testid="signed-in-as">
         Signed in as {me.staffName}
       </span>

@@ -7,5 +7,6 @@ export * from './conversations';
 export * from './messages';
 export * from './opt-outs';
 export * from './consents';
+export * from './saved-replies';
 export * from './webhook-events';
 export * from './auth';

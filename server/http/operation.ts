@@ -30,7 +30,7 @@ export type Operation<
   V extends WebhookVerifier | undefined = WebhookVerifier | undefined,
 > = {
   operationId: string;
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI-style path under /api/v1, e.g. `/businesses/{business_id}/sms`. */
   path: string;
   tag: string;

@@ -1,4 +1,4 @@
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { getCountryCallingCode, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 
 /**
  * Phone number normalisation to E.164 (`+14155550123`).
@@ -51,4 +51,17 @@ function parsePossible(text: string, defaultCountry: CountryCode): string | unde
 /** True for a syntactically valid E.164 number: `+`, a non-zero digit, up to 15 digits in all. */
 export function isE164(s: string): boolean {
   return typeof s === 'string' && /^\+[1-9]\d{1,14}$/.test(s);
+}
+
+/** `+14155550123` → `(415) 555-0123` within the business's own calling code, international otherwise; unparsable text as it is. */
+export function displayPhone(e164: string, country: string): string {
+  const phone = parsePhoneNumberFromString(e164);
+  if (!phone) return e164;
+  let own: string | null = null;
+  try {
+    own = getCountryCallingCode(country.toUpperCase() as CountryCode);
+  } catch {
+    // An unknown country: international form.
+  }
+  return phone.countryCallingCode === own ? phone.formatNational() : phone.formatInternational();
 }

@@ -78,6 +78,14 @@ function requireFields(
 ) {
   // Queueing a stored message_id re-queues it, and the rest is ignored; recording ignores message_id.
   if (mode === 'send' && item.message_id !== undefined) return;
+  // A queue item takes its text from a saved reply instead (docs/api.md#saved-replies): exactly one of the two.
+  if (item.saved_reply_id !== undefined) {
+    for (const field of ['message', 'html']) {
+      if (item[field] !== undefined)
+        ctx.addIssue({ code: 'custom', path: [field], message: 'Give message or saved_reply_id, not both' });
+    }
+    required = required.filter((field) => field !== 'message' && field !== 'subject');
+  }
   for (const field of required) {
     if (item[field] === undefined)
       ctx.addIssue({ code: 'custom', path: [field], message: 'Field required', params: { type: 'missing' } });
@@ -102,8 +110,14 @@ const smsItemFields = {
   provider_metadata: metadata.optional(),
 };
 
+/** Queue items only: the saved reply whose text, resolved for this recipient, is sent instead of `message`. */
+const savedReplyId = id.optional().meta({
+  description:
+    'Instead of `message` (and, for email, optionally `subject`): a saved reply of this business, its variables resolved for this recipient. A value missing for the recipient is a 422.',
+});
+
 const SmsMessageItem = z
-  .object(smsItemFields)
+  .object({ ...smsItemFields, saved_reply_id: savedReplyId })
   .superRefine((item, ctx) => requireFields(item, ctx, ['message'], ['to_number', 'client_id']))
   .meta({ id: 'SmsMessageItem' });
 
@@ -146,7 +160,7 @@ const emailItemFields = {
 };
 
 const EmailMessageItem = z
-  .object(emailItemFields)
+  .object({ ...emailItemFields, saved_reply_id: savedReplyId })
   .superRefine((item, ctx) => requireFields(item, ctx, ['message', 'subject'], ['to_email', 'client_id']))
   .meta({ id: 'EmailMessageItem' });
 

@@ -70,6 +70,7 @@ export const api = {
   get: (p: string, o?: CallOptions) => call('GET', p, o),
   post: (p: string, o?: CallOptions) => call('POST', p, o),
   put: (p: string, o?: CallOptions) => call('PUT', p, o),
+  patch: (p: string, o?: CallOptions) => call('PATCH', p, o),
   delete: (p: string, o?: CallOptions) => call('DELETE', p, o),
 };
 
@@ -93,13 +94,21 @@ export async function restTenant() {
 }
 export type RestTenant = Awaited<ReturnType<typeof restTenant>>;
 
-/** GET/POST through the route handlers, answering status and parsed body. */
+/** GET/POST/PATCH/DELETE through the route handlers, answering status and parsed body. */
 export async function getJson(path: string, headers: Headers) {
   const res = await api.get(path, { headers });
   return { status: res.status, body: await jsonOf(res) };
 }
 export async function postJson(path: string, headers: Headers, body: unknown) {
   const res = await api.post(path, { headers, body });
+  return { status: res.status, body: await jsonOf(res) };
+}
+export async function patchJson(path: string, headers: Headers, body: unknown) {
+  const res = await api.patch(path, { headers, body });
+  return { status: res.status, body: await jsonOf(res) };
+}
+export async function deleteJson(path: string, headers: Headers) {
+  const res = await api.delete(path, { headers });
   return { status: res.status, body: await jsonOf(res) };
 }
 

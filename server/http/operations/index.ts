@@ -7,6 +7,7 @@ import * as health from './health';
 import * as messages from './messages';
 import * as onboarding from './onboarding';
 import * as optOuts from './opt-outs';
+import * as savedReplies from './saved-replies';
 import * as search from './search';
 import * as voice from './voice';
 import * as webhooks from './webhooks';
@@ -20,6 +21,7 @@ export const operations: Operation[] = [
   ...Object.values(consents),
   ...Object.values(optOuts),
   ...Object.values(messages),
+  ...Object.values(savedReplies),
   ...Object.values(search),
   ...Object.values(voice),
   ...Object.values(webhooks),

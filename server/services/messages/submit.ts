@@ -33,6 +33,7 @@ import { configuredEmailProvider, configuredSmsProvider } from './providers-conf
 import { NO_MARKETING_CONSENT, OPTED_OUT, startNewAttempt } from './lifecycle';
 import { clientsWithMarketingConsent } from '@/server/services/compliance/consent';
 import { needsMarketingConsent } from '@/server/shared/consent';
+import { fillFromSavedReplies } from './saved-reply-content';
 import { suppressedAddresses, suppressionAddress } from './suppression';
 import { isStatusIn, RESENDABLE_STATUSES } from '@/server/shared/message-statuses';
 
@@ -146,6 +147,7 @@ async function submit(
   // docs/api.md#consent: a campaign, marketing or review request needs each client's marketing consent.
   const marketing = mode === 'send' && needsMarketingConsent(body.category, body.notification_type);
   const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues, marketing);
+  if (mode === 'send') await fillFromSavedReplies(conn, businessId, channel, body.staff_id ?? null, planned, issues);
   if (mode === 'record') await refuseForeignProviderIds(conn, businessId, body.provider ?? null, fresh, issues);
 
   if (issues.length) throw new AppError('validation', 'Validation error', { issues });
@@ -477,7 +479,8 @@ async function planNewMessages(
       newLead: client ? null : channel === 'sms' ? { phone: to } : { email: to },
       to: inbound ? from : to,
       from: inbound ? to : from,
-      content: item.message!,
+      // A saved reply's item gets its text once resolved (fillFromSavedReplies).
+      content: item.message ?? '',
       subject: 'subject' in item ? (item.subject ?? null) : null,
       status,
       direction: inbound ? 'inbound' : 'outbound',

@@ -12,7 +12,7 @@ import { startFuzzStack, type FuzzStack } from './stack';
  * production build, generates requests for every operation from the operation's own schemas —
  * valid ones, and ones that break exactly one rule (hostile.ts) — with the platform key and a
  * business key, and checks every answer: no 5xx, a status the document lists, the declared
- * content type, a body valid against the documented schema, under 1 s. A rejected POST must leave
+ * content type, a body valid against the documented schema, under 1 s. A rejected write must leave
  * the database as it was; after the run, everything that reached the fake Twilio or the SMTP sink
  * must be a message the service accepted. FUZZ_RUNS sets the number of requests (default 10,000),
  * FUZZ_SEED replays a run; a failure prints its seed and path.
@@ -21,8 +21,9 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 const MAX_MS = 1_000;
 
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type Operation = {
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: Method;
   path: string;
   id: string;
   secured: boolean;
@@ -94,7 +95,13 @@ async function seed(): Promise<Pools> {
     sender_type: 'system',
     messages: [{ client_id: clientIds[0], subject: 'Hello', message: 'See you soon' }],
   });
-  expect([sms.status, email.status]).toEqual([200, 200]);
+  const replies = await Promise.all(
+    [
+      { title: 'Confirmed', body: 'Hi {{client.first_name}}, see you at {{location.name}}.' },
+      { title: 'Follow-up', body: 'Thanks for visiting {{business.name}}!', channel: 'email', subject: 'Thank you' },
+    ].map((r) => api('POST', `/businesses/${b}/saved-replies`, r)),
+  );
+  expect([sms.status, email.status, ...replies.map((r) => r.status)]).toEqual([200, 200, 200, 200]);
   return {
     business_id: [b],
     client_id: clientIds,
@@ -103,6 +110,7 @@ async function seed(): Promise<Pools> {
     location_id: (onboarded.body.locations as { location_id: number }[]).map((l) => l.location_id),
     message_id: [...sms.body.message_ids, ...email.body.message_ids],
     message_ids: [...sms.body.message_ids],
+    saved_reply_id: replies.map((r) => r.body.saved_reply_id as number),
     request_id: [sms.body.request_id, email.body.request_id],
     to_number: ['+14155550201', '+14155550202', '(415) 555-0203'],
     from_number: ['+14155550100'],
@@ -131,7 +139,7 @@ function operations(): Operation[] {
       // server/services/webhooks: they are signed by providers, outside the API's auth model.
       if (path.includes('/webhooks') || (type !== undefined && type !== 'application/json')) continue;
       ops.push({
-        method: method as Operation['method'],
+        method: method as Method,
         path,
         id: op.operationId as string,
         secured: ((op.security as unknown[] | undefined) ?? []).length > 0,
@@ -204,7 +212,8 @@ function validatorFor(op: Operation, status: string, media: string) {
 
 const countsSql = () => sql<{ rows: string }[]>`
   select concat_ws(',', (select count(*) from messages), (select count(*) from clients), (select count(*) from conversations),
-    (select count(*) from businesses), (select count(*) from staff), (select count(*) from locations), (select count(*) from sessions)) as rows`;
+    (select count(*) from businesses), (select count(*) from staff), (select count(*) from locations), (select count(*) from sessions),
+    (select count(*) from saved_replies), (select coalesce(max(updated_at)::text, '') from saved_replies)) as rows`;
 
 async function send(req: FuzzRequest): Promise<void> {
   const parts = structuredClone(req.parts);
@@ -214,12 +223,12 @@ async function send(req: FuzzRequest): Promise<void> {
   if (req.key === 'platform') headers['x-api-key'] = stack.platformKey;
   if (req.key === 'business') headers['x-api-key'] = businessKey;
   let body: string | undefined;
-  if (req.op.method === 'post' && (parts.body !== undefined || parts.rawBody !== undefined)) {
+  if (req.op.method !== 'get' && (parts.body !== undefined || parts.rawBody !== undefined)) {
     body = parts.rawBody ?? JSON.stringify(parts.body);
     headers['content-type'] = parts.contentType ?? 'application/json';
   }
   const url = urlOf({ ...req, parts });
-  const before = req.op.method === 'post' ? (await countsSql())[0]!.rows : null;
+  const before = req.op.method !== 'get' ? (await countsSql())[0]!.rows : null;
   const started = performance.now();
   const res = await fetch(url, { method: req.op.method.toUpperCase(), headers, body, redirect: 'manual' });
   const text = await res.text();
@@ -253,7 +262,7 @@ async function send(req: FuzzRequest): Promise<void> {
 }
 
 let pools: Pools;
-const HARVESTED = ['message_id', 'conversation_id', 'client_id', 'request_id'] as const;
+const HARVESTED = ['message_id', 'conversation_id', 'client_id', 'request_id', 'saved_reply_id'] as const;
 
 /** Ids in an answer join the pools, so later requests use what earlier ones created. */
 function harvest(answer: Record<string, unknown>) {
@@ -299,7 +308,7 @@ describe('OpenAPI fuzzer', () => {
       .join(' ');
     console.log(
       `fuzz: ${stats.requests} requests over ${ops.length} operations in ${Math.round((Date.now() - started) / 1000)} s ` +
-        `(${stats.mutated} mutated, ${stats.accepted} POSTs accepted); statuses ${statuses}; slowest ${Math.round(stats.slowest)} ms; ` +
+        `(${stats.mutated} mutated, ${stats.accepted} writes accepted); statuses ${statuses}; slowest ${Math.round(stats.slowest)} ms; ` +
         `${stack.twilio.messages.length} SMS at the fake Twilio, ${stack.sink.messages.length} mails at the sink`,
     );
     expect(stats.requests).toBe(RUNS);

@@ -15,6 +15,10 @@ import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, refuseBeyondSearchWindow } from
 import { MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { setClientOptOut } from '@/server/services/compliance/client-opt-outs';
 import { decidePossibleOptOut, pendingOptOutText } from '@/server/services/compliance/opt-out-review';
+import { smsSegments } from '@/server/shared/sms-segments';
+import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
+import { CreateSavedReplyRequest, UpdateSavedReplyRequest } from '@/server/schemas/saved-replies';
+import * as savedReplies from '@/server/services/saved-replies';
 import * as conversationMessages from '@/server/services/conversation-messages';
 import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
@@ -28,6 +32,18 @@ import { MAX_SEARCH_TERM_LENGTH, searchMessages } from '@/server/services/search
 import { router, staffProcedure } from '../init';
 
 export { SESSION_RECHECK_MS };
+
+/**
+ * A text the composer sends: never with a saved reply's variable left unresolved
+ * (docs/api.md#saved-replies), which would reach the client as `{{client.first_name}}`.
+ */
+const sendable = <T extends z.ZodType<string>>(text: T) =>
+  text.superRefine((value, ctx) => {
+    const left = unresolvedVariables(value);
+    if (left.length) ctx.addIssue({ code: 'custom', message: unresolvedMessage(left) });
+  });
+
+const savedReplyId = z.object({ savedReplyId: id });
 
 /** A page number (or an infinite list's cursor): the same bound as REST's `page`. */
 const pageNumber = z.number().int().min(1).max(MAX_PAGE);
@@ -149,7 +165,7 @@ export const inboxRouter = router({
     .mutation(({ ctx, input }) => recordConsent(ctx.caller.businessId, ctx.conversation.clientId, input, ctx.caller.staffId)),
   /** The composer: one SMS or email to the conversation's client, through the queue operations. */
   sendSms: conversationProcedure
-    .input(z.object({ message: z.string().trim().min(1).max(MAX_SMS_LENGTH) }))
+    .input(z.object({ message: sendable(z.string().trim().min(1).max(MAX_SMS_LENGTH)) }))
     .mutation(({ ctx, input }) =>
       submitSms(
         ctx.caller.businessId,
@@ -165,8 +181,8 @@ export const inboxRouter = router({
   sendEmail: conversationProcedure
     .input(
       z.object({
-        subject: z.string().trim().min(1).max(998),
-        message: z.string().min(1).max(MAX_EMAIL_TEXT_LENGTH),
+        subject: sendable(z.string().trim().min(1).max(998)),
+        message: sendable(z.string().min(1).max(MAX_EMAIL_TEXT_LENGTH)),
         cc_email: z.array(email).max(50).optional(),
         attachments: z.array(EmailAttachment).max(20).optional(),
       }),
@@ -183,6 +199,50 @@ export const inboxRouter = router({
         'send',
       ),
     ),
+  /** Saved replies for the composer's picker and the settings page, by title; `channel` keeps those usable on it. */
+  savedReplies: staffProcedure
+    .input(z.object({ search: z.string().trim().max(100).optional(), channel: z.enum(['sms', 'email']).optional() }))
+    .query(({ ctx, input }) =>
+      savedReplies.listSavedReplies(ctx.caller.businessId, {
+        search: input.search || undefined,
+        channel: input.channel,
+        page: 1,
+        page_size: 100,
+      }),
+    ),
+  createSavedReply: staffProcedure
+    .input(CreateSavedReplyRequest)
+    .mutation(({ ctx, input }) => savedReplies.createSavedReply(ctx.caller.businessId, input)),
+  updateSavedReply: staffProcedure
+    .input(UpdateSavedReplyRequest.extend(savedReplyId.shape))
+    .mutation(({ ctx, input: { savedReplyId, ...patch } }) =>
+      savedReplies.updateSavedReply(ctx.caller.businessId, savedReplyId, patch),
+    ),
+  deleteSavedReply: staffProcedure
+    .input(savedReplyId)
+    .mutation(({ ctx, input }) => savedReplies.deleteSavedReply(ctx.caller.businessId, input.savedReplyId)),
+  /**
+   * A saved reply resolved for this conversation's client, the caller signing as staff: the text
+   * (and subject) to put in the composer, the variables left without a value, and the SMS segments.
+   */
+  resolveSavedReply: conversationProcedure.input(savedReplyId).query(async ({ ctx, input }) => {
+    const [resolved] = await savedReplies.resolveForRecipients(
+      ctx.caller.businessId,
+      input.savedReplyId,
+      [{ clientId: ctx.conversation.clientId }],
+      ctx.caller.staffId,
+    );
+    const { reply, body, subject } = resolved!;
+    return {
+      savedReplyId: reply.id,
+      title: reply.title,
+      channel: reply.channel,
+      text: body.text,
+      subject: subject?.text ?? null,
+      missing: [...new Set([...body.missing, ...(subject?.missing ?? [])])],
+      segments: smsSegments(body.text).segments,
+    };
+  }),
   /** Search for staff: like the REST search, plus internal notes (docs/api.md#search). */
   search: staffProcedure
     .input(

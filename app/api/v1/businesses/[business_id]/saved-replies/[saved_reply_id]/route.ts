@@ -1,0 +1,12 @@
+import {
+  deleteSavedReply as deleteOp,
+  getSavedReply as getOp,
+  updateSavedReply as updateOp,
+} from '@/server/http/operations/saved-replies';
+import { route } from '@/server/http/route';
+import { deleteSavedReply, getSavedReply, updateSavedReply } from '@/server/services/saved-replies';
+
+// GET, PATCH, DELETE: one saved reply of the business (404 for another business's).
+export const GET = route(getOp, ({ params }) => getSavedReply(params.business_id, params.saved_reply_id));
+export const PATCH = route(updateOp, ({ params, body }) => updateSavedReply(params.business_id, params.saved_reply_id, body));
+export const DELETE = route(deleteOp, ({ params }) => deleteSavedReply(params.business_id, params.saved_reply_id));
