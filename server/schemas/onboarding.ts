@@ -107,6 +107,13 @@ const OnboardClient = z
     ...personFields(),
     client_type: z.enum(CLIENT_TYPES).optional().meta({ description: 'Default `new` for a new client' }),
     location_external_id: locationExternalId(),
+    opted_out_sms: z.boolean().optional().meta({
+      description:
+        "true: the client's number is opted out of texts (docs: Opt-out, source `import`). false or omitted changes nothing: an import never opts anyone back in",
+    }),
+    opted_out_email: z.boolean().optional().meta({
+      description: "true: the client's email address is opted out of email (source `import`); false or omitted changes nothing",
+    }),
     consents: z.array(OnboardConsent).max(MAX_CONSENTS_PER_CLIENT).optional().meta({
       description:
         "The client's consent records (docs: Consent), appended to those stored; one identical to a stored record is skipped",

@@ -18,6 +18,7 @@ import { normalizePhone } from '@/server/lib/phone';
 import type { BusinessOnboardInput } from '@/server/schemas/onboarding';
 import { createBusinessApiKey } from './auth';
 import { importConsents } from './compliance/consent';
+import { optOutImportedClients } from './messages/suppression';
 
 /**
  * docs/api.md#onboarding: one transaction upserts the business, its senders, locations, staff and
@@ -182,11 +183,13 @@ async function idsByExternalId(
 
 /**
  * Upserts a list of normalised clients for a business (the synchronous path and each import chunk),
- * then appends their consent records (docs/api.md#consent), in the caller's transaction.
+ * then appends their consent records (docs/api.md#consent) and their opt-outs (docs/api.md#opt-out), in
+ * the caller's transaction.
  */
 async function upsertClients(tx: Tx, businessId: number, rows: ClientImportRow[], insertOnly = false): Promise<UpsertCounts> {
   const counts = await upsertByExternalId(tx, CLIENT_ENTITY, businessId, rows, insertOnly);
   await importConsents(tx, businessId, rows);
+  await optOutImportedClients(tx, businessId, rows);
   return counts;
 }
 
@@ -296,6 +299,8 @@ function normalise(input: BusinessOnboardInput, country: string, storedLocations
     defined({
       ...person('clients', c, i),
       client_type: c.client_type,
+      opted_out_sms: c.opted_out_sms || undefined,
+      opted_out_email: c.opted_out_email || undefined,
       consents: c.consents?.map((k) => ({ ...k, note: k.note || null, recorded_at: k.recorded_at?.toISOString() ?? now })),
     }),
   );

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { consents, messages } from '@/db/schema';
+import { consents, messages, optOuts } from '@/db/schema';
 import { createClient, createSmsNumber, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, getJson, jsonOf, locs, postJson, restTenant, type RestTenant } from '@/server/testing/http';
 import { jobsWhere } from '@/server/testing/webhooks';
@@ -179,6 +179,44 @@ describe('marketing needs marketing consent (docs/api.md#consent)', () => {
 });
 
 describe('consent in the onboarding import', () => {
+  it('imported clients marked opted out are suppressed by number and address (source import); false opts nobody back in', async () => {
+    const ext = `optout-${randomUUID().slice(0, 8)}`;
+    const phone = newPhone();
+    const body = (optedOut: boolean) => ({
+      external_id: ext,
+      name: 'Import Studio',
+      timezone: 'America/New_York',
+      clients: [
+        {
+          external_id: 'c-1',
+          name: 'Ola',
+          phone_number: phone,
+          email: 'Ola@Example.test',
+          opted_out_sms: optedOut,
+          opted_out_email: optedOut,
+        },
+        { external_id: 'c-2', name: 'Pia', phone_number: newPhone() },
+      ],
+    });
+    const onboard = (optedOut: boolean) =>
+      api.post('/api/v1/business/onboard', { headers: { 'x-api-key': PLATFORM_KEY() }, body: body(optedOut) });
+    const first = await onboard(true);
+    expect(first.status).toBe(200);
+    const { business_id } = await jsonOf(first);
+    const stored = () =>
+      db
+        .select({ channel: optOuts.channel, address: optOuts.address, source: optOuts.source })
+        .from(optOuts)
+        .where(eq(optOuts.businessId, business_id))
+        .orderBy(optOuts.channel);
+    expect(await stored()).toEqual([
+      { channel: 'email', address: 'ola@example.test', source: 'import' },
+      { channel: 'sms', address: phone, source: 'import' },
+    ]);
+    expect((await onboard(false)).status).toBe(200);
+    expect(await stored()).toHaveLength(2);
+  });
+
   it('onboarding imports consent records with the clients; onboarding again with the same records adds none', async () => {
     const ext = `consent-${randomUUID().slice(0, 8)}`;
     const body = {

@@ -12,7 +12,7 @@ import { optOuts, type OptOutChannel, type OptOutSource } from '@/db/schema';
  * Callers: a STOP/START reply (`keyword`), Twilio 21610 and SendGrid unsubscribe/spam
  * report/bounce (`provider_error`), a client's opt-out set by hand (`api` through REST, `staff` in
  * the inbox: compliance/client-opt-outs.ts) and a possible opt-out confirmed by staff (`staff`:
- * compliance/opt-out-review.ts); `import` is reserved; `migrated` rows came from the old per-client
+ * compliance/opt-out-review.ts); `import` from the onboarding import (optOutImportedClients); `migrated` rows came from the old per-client
  * flags (migration 0010).
  */
 
@@ -116,4 +116,29 @@ export function clientOptedOutColumns(cl: string): SQL {
   const col = (name: string) => sql.raw(`${cl}.${name}`);
   return sql`${suppressedSql('sms', col('business_id'), col('phone_number'))} as opted_out_sms,
     ${suppressedSql('email', col('business_id'), col('email'))} as opted_out_email`;
+}
+
+/**
+ * Opts out the numbers and addresses of imported clients marked `opted_out_sms` / `opted_out_email`
+ * (docs/api.md#onboarding), as stored after their upsert (a row that omits its number keeps the
+ * stored one), in one statement. Source `import`; an existing opt-out keeps its first cause.
+ */
+export async function optOutImportedClients(
+  tx: Tx,
+  businessId: number,
+  rows: readonly { external_id: string; opted_out_sms?: boolean; opted_out_email?: boolean }[],
+): Promise<void> {
+  const marked = rows
+    .filter((r) => r.opted_out_sms || r.opted_out_email)
+    .map((r) => ({ external_id: r.external_id, sms: Boolean(r.opted_out_sms), email: Boolean(r.opted_out_email) }));
+  if (marked.length === 0) return;
+  await tx.execute(sql`
+    insert into opt_outs (business_id, channel, address, source)
+    select distinct ${businessId}::int, x.channel, x.address, 'import'
+    from jsonb_to_recordset(${JSON.stringify(marked)}::jsonb) as r(external_id text, sms boolean, email boolean)
+    join clients c on c.business_id = ${businessId} and c.external_id = r.external_id
+    cross join lateral (values ('sms', case when r.sms then trim(c.phone_number) end),
+                               ('email', case when r.email then lower(trim(c.email)) end)) as x(channel, address)
+    where coalesce(x.address, '') <> ''
+    on conflict (business_id, channel, address) do nothing`);
 }
