@@ -25,7 +25,8 @@ test('write a saved reply, insert it with /, send it resolved; a missing value k
   await page.goto(tenant.loginUrl);
   await page.goto('/inbox');
   await page.getByRole('link', { name: 'Saved replies' }).click();
-  await expect(page.getByRole('heading', { name: 'New saved reply' })).toBeVisible();
+  // The list has loaded: the page is hydrated (text typed before hydration would be reset by it).
+  await expect(page.getByText('None yet: write the first one.')).toBeVisible();
   await page.getByRole('textbox', { name: 'Title' }).fill('Running late');
   await page
     .getByRole('textbox', { name: 'Text' })
