@@ -127,8 +127,15 @@ export type SendOutcomes = {
   requeue: number[];
 };
 
-/** Writes a batch's outcomes in a few set-based statements (only messages still in flight move). */
-export async function recordSendResults(provider: Provider, outcomes: SendOutcomes, tx: Tx = db): Promise<void> {
+/**
+ * Writes a batch's outcomes in a few set-based statements (only messages still in flight move), in
+ * one transaction: a message is never seen `failed` by 21610 before its recipient is opted out.
+ */
+export async function recordSendResults(provider: Provider, outcomes: SendOutcomes, conn: Tx = db): Promise<void> {
+  await conn.transaction((tx) => writeSendResults(provider, outcomes, tx));
+}
+
+async function writeSendResults(provider: Provider, outcomes: SendOutcomes, tx: Tx): Promise<void> {
   const { sent, failed, requeue } = outcomes;
   const touched: Touched[] = [];
   if (sent.length) {
