@@ -98,11 +98,13 @@ async function main() {
     repeat,
     async (run) => {
       // Each run its own business, number and messages: the callbacks of a run find every message at 'sending'.
+      // The callbacks' From: the status statement looks the message up in the business owning that number.
+      const fromNumber = `+1415555${String(run).padStart(4, '0')}`;
       const [business] = await sql<
         { id: number }[]
       >`insert into businesses (name) values (${`Webhook Bench ${run}`}) returning id`;
       const businessId = business!.id;
-      await sql`insert into business_sms_numbers (business_id, phone_number, is_default) values (${businessId}, ${`+1415555${String(run).padStart(4, '0')}`}, true)`;
+      await sql`insert into business_sms_numbers (business_id, phone_number, is_default) values (${businessId}, ${fromNumber}, true)`;
       await sql`
         insert into clients (business_id, name, phone_number, client_type)
         select ${businessId}, 'Client ' || g, '+1415' || lpad((3000000 + g)::text, 7, '0'), 'returning' from generate_series(1, ${MESSAGES}) g`;
@@ -127,7 +129,7 @@ async function main() {
             MessageStatus: status,
             SmsStatus: status,
             AccountSid: `AC${'0'.repeat(32)}`,
-            From: '+14155550000',
+            From: fromNumber,
             To: '+14155551234',
             ApiVersion: '2010-04-01',
           };
