@@ -84,6 +84,11 @@ export const db: Database = new Proxy({} as Database, {
   },
 });
 
+/** The pool's drizzle database, never an ambient transaction (queries built once, db/prepared.ts). */
+export function poolDb(): Database {
+  return handles().db;
+}
+
 /** The raw postgres.js client behind `db` (LISTEN/NOTIFY, pg-boss's executor). */
 export function rawSql(): postgres.Sql {
   return handles().sql;

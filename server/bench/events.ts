@@ -441,7 +441,7 @@ async function main() {
   const STREAMS = flag('streams', 2000);
   const RATE = flag('rate', 50);
   const SECONDS = flag('seconds', 30);
-  const REPEAT = flag('repeat', 1);
+  const REPEAT = (await import('./harness')).repeatCount();
   const BUSINESSES = Math.min(flag('businesses', 20), STREAMS);
   const READERS = flag('readers', 2);
   const IDLE_S = flag('idle', 10);
@@ -453,7 +453,9 @@ async function main() {
   })();
   const PLATFORM_KEY = 'bench-platform-key-0123456789';
 
-  const { benchDatabase, fmt, median, percentile, sleep, stopChild, waitUntil } = await import('./harness');
+  const { benchDatabase, fmt, median, percentile, printFigures, printSummary, sleep, stopChild, waitUntil } =
+    await import('./harness');
+  type Figure = import('./harness').Figure;
   const { closeDb, createSql } = await import('@/db/client');
   const { freePort } = await import('@/db/embedded');
   const { drizzle } = await import('drizzle-orm/postgres-js');
@@ -694,6 +696,7 @@ async function main() {
     for (const s of specs) streamsOf.set(s.businessId, (streamsOf.get(s.businessId) ?? 0) + 1);
     const businessOfStream = new Map(specs.map((s) => [s.idx, s.businessId]));
     const runs: RunResult[] = [];
+    const runFigures: Figure[][] = [];
     for (let run = 1; run <= REPEAT; run++) {
       await Promise.all(readers.map((r) => r.ask<Count>({ cmd: 'run', run }, 'count')));
       const perBusiness = new Map<number, number>();
@@ -807,6 +810,33 @@ async function main() {
         healthMax: Math.max(...health),
       };
       runs.push(result);
+      runFigures.push([
+        {
+          name: 'deliveries/s sustained',
+          value: result.throughput,
+          unit: '/s',
+          digits: 0,
+          // The ceiling: what was offered (every event to every stream of its business), not measured.
+          ceiling: { name: 'offered', value: (result.expected * 1000) / Math.max(1, publishWall) },
+        },
+        {
+          name: 'delivery latency p95',
+          value: result.p95,
+          unit: 'ms',
+          lowerIsBetter: true,
+          target: '≤ 250 ms',
+          ok: result.p95 <= 250,
+        },
+        {
+          name: 'missing + duplicate deliveries',
+          value: result.missing + result.duplicates,
+          unit: '',
+          digits: 0,
+          target: '0',
+          ok: result.missing + result.duplicates === 0,
+        },
+      ]);
+      printFigures(`bench:events, run ${run} of ${REPEAT}`, runFigures.at(-1)!);
       console.log(
         `  run ${run}/${REPEAT}: delivered ${result.delivered}/${result.expected} (missing ${result.missing} on ${result.missingStreams} streams, duplicates ${result.duplicates}), ` +
           `latency p50 ${fmt(result.p50)} p95 ${fmt(result.p95)} p99 ${fmt(result.p99)} max ${fmt(result.max)} ms; web CPU ${fmt(result.webCpu, 0)}%, PostgreSQL ${fmt(result.pgCpu, 0)}%, readers ${fmt(result.readerCpu, 0)}%`,
@@ -905,6 +935,7 @@ async function main() {
       `${mid((r) => r.readerCpu, 0)}% / ${mid((r) => r.readerLoopP99)} ms`,
       'the client side',
     );
+    if (REPEAT > 1) printSummary(runFigures, 'bench:events');
     if (failures.length) {
       console.log('\nHARD FAILURES');
       for (const f of failures) console.log(`  - ${f}`);

@@ -67,7 +67,16 @@ export async function startWebServer(
     const build = spawnSync(bin('next'), ['build'], { env: serverEnv, stdio: ['ignore', 'ignore', 'inherit'] });
     if (build.status !== 0) throw new Error('next build failed');
   }
-  const child = spawn(bin('next'), ['start', '--port', String(port)], { env: serverEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+  // BENCH_CPU_PROF=<dir>: the server runs under `node --cpu-prof` (not allowed in NODE_OPTIONS),
+  // writing a .cpuprofile into <dir> when it stops (summarised by server/bench/cpu-profile.ts).
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const args = ['start', '--port', String(port)];
+  const child = profileDir
+    ? spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`, bin('next'), ...args], {
+        env: serverEnv,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      })
+    : spawn(bin('next'), args, { env: serverEnv, stdio: ['ignore', 'ignore', 'inherit'] });
   const up = await waitUntil(
     async () =>
       fetch(`${url}/api/v1/health`).then(
@@ -90,4 +99,110 @@ export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'S
   const exited = new Promise((r) => child.once('exit', r));
   child.kill(signal);
   await exited;
+}
+
+// ---------------------------------------------------------------------------------------------
+// --repeat N: the whole measurement N times in a row, then the median and the spread per figure.
+
+/**
+ * One measured figure of a run, beside the ceiling it is judged against, measured in the same run
+ * (the bare route handler, the twilio client without a database…): on shared cores only a ratio
+ * within one run compares runs. `higherIsBetter` decides how the ratio reads: a rate as a share of
+ * its ceiling, a latency as how many times the ceiling it takes.
+ */
+export type Figure = {
+  name: string;
+  value: number;
+  unit: string;
+  digits?: number;
+  ceiling?: { name: string; value: number };
+  /** A latency: its ratio reads as how many times its ceiling it takes (×), not as a share (%). */
+  lowerIsBetter?: boolean;
+  /** What the figure must reach, in words ("≥ 50% of the ceiling", "p95 ≤ 300 ms"); printed, not asserted here. */
+  target?: string;
+  /** Did this run meet `target`? Undefined when there is none. */
+  ok?: boolean;
+};
+
+/** `--repeat N` or `--repeat=N` on the command line (`npm run bench:x -- --repeat 3`); 1 when absent. */
+export function repeatCount(argv: string[] = process.argv): number {
+  let raw: string | undefined;
+  const i = argv.indexOf('--repeat');
+  if (i >= 0) raw = argv[i + 1];
+  else raw = argv.find((a) => a.startsWith('--repeat='))?.slice('--repeat='.length);
+  if (raw === undefined) return 1;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw new Error(`--repeat takes a whole number from 1 to 100, not ${raw}`);
+  return n;
+}
+
+const ratioOf = (f: Figure) =>
+  f.ceiling && f.ceiling.value > 0 ? (f.lowerIsBetter ? 1 : 100) * (f.value / f.ceiling.value) : NaN;
+const ratioText = (f: Figure, values: number[]) =>
+  values.length ? `${spread(values, f.lowerIsBetter ? 1 : 0)}${f.lowerIsBetter ? '×' : '%'}` : '—';
+const spread = (values: number[], digits: number) =>
+  values.length > 1
+    ? `${fmt(median(values), digits)} (${fmt(Math.min(...values), digits)}–${fmt(Math.max(...values), digits)})`
+    : fmt(values[0] ?? NaN, digits);
+
+/** Prints one run's figures, each beside its ceiling of the same run and the ratio between them. */
+export function printFigures(title: string, figures: Figure[]): void {
+  console.log(`\n${title}`);
+  console.log(
+    `  ${'figure'.padEnd(60)} ${'value'.padStart(14)}   ${'ceiling (same run)'.padEnd(40)} ${'ratio'.padStart(7)}  target`,
+  );
+  for (const f of figures) {
+    const digits = f.digits ?? 1;
+    const ceiling = f.ceiling ? `${f.ceiling.name} ${fmt(f.ceiling.value, digits)} ${f.unit}` : '—';
+    const ratio = f.ceiling ? ratioText(f, [ratioOf(f)]) : '';
+    const verdict = f.ok === undefined ? '' : f.ok ? ' ok' : ' MISSED';
+    console.log(
+      `  ${f.name.padEnd(60)} ${`${fmt(f.value, digits)} ${f.unit}`.padStart(14)}   ${ceiling.padEnd(40)} ${ratio.padStart(7)}  ${f.target ?? ''}${verdict}`,
+    );
+  }
+}
+
+/**
+ * Runs `measure` `repeat` times in a row (each run prints its own figures, printFigures), then a
+ * summary: per figure the median and the spread (min–max) across runs, of the value, of its ceiling
+ * and of the per-run ratio, and in how many runs it met its target. Figures are matched by name.
+ */
+export async function repeatRuns(
+  repeat: number,
+  measure: (run: number) => Promise<Figure[]>,
+  title = 'figures',
+): Promise<Figure[][]> {
+  const runs: Figure[][] = [];
+  for (let run = 1; run <= repeat; run++) {
+    if (repeat > 1) console.log(`\n=== run ${run} of ${repeat} ===`);
+    const figures = await measure(run);
+    printFigures(repeat > 1 ? `${title}, run ${run} of ${repeat}` : title, figures);
+    runs.push(figures);
+  }
+  if (repeat > 1) printSummary(runs, title);
+  return runs;
+}
+
+export function printSummary(runs: Figure[][], title = 'figures'): void {
+  const names = [...new Set(runs.flatMap((r) => r.map((f) => f.name)))];
+  console.log(`\nsummary of ${runs.length} runs: ${title}, median (min–max)`);
+  console.log(`  ${'figure'.padEnd(60)} ${'value'.padEnd(30)} ${'ceiling'.padEnd(30)} ${'ratio'.padEnd(18)} target met`);
+  for (const name of names) {
+    const fs = runs.map((r) => r.find((f) => f.name === name)).filter((f): f is Figure => f !== undefined);
+    const first = fs[0]!;
+    const digits = first.digits ?? 1;
+    const ceilings = fs.flatMap((f) => (f.ceiling ? [f.ceiling.value] : []));
+    const ratios = fs.map(ratioOf).filter(Number.isFinite);
+    const judged = fs.filter((f) => f.ok !== undefined);
+    console.log(
+      `  ${name.padEnd(60)} ${`${spread(
+        fs.map((f) => f.value),
+        digits,
+      )} ${first.unit}`.padEnd(
+        30,
+      )} ${(ceilings.length ? spread(ceilings, digits) : '—').padEnd(30)} ${ratioText(first, ratios).padEnd(18)} ${
+        judged.length ? `${judged.filter((f) => f.ok).length}/${judged.length} runs (${first.target})` : ''
+      }`,
+    );
+  }
 }

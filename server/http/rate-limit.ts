@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { db } from '@/db/client';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
@@ -134,6 +134,74 @@ export async function enforceRateLimit(scope: string, limit = env().rateLimitPer
   if (count > limit) {
     throw new AppError('rate_limited', `Rate limit of ${limit} requests per minute exceeded`, {
       retryAfterSeconds: Math.max(1, Math.ceil((window + WINDOW_MS - now) / 1000)),
+    });
+  }
+}
+
+/**
+ * enforceRateLimit split in two around a statement that also resolves the caller (a session, whose
+ * scope is known only once its token is looked up), so credentials and rate limit cost one round
+ * trip together (server/http/credentials.ts). planRateLimit decides, from what this process knows
+ * of `scope` (the caller it expects, if any), whether the statement must add hits to the shared row
+ * (`delta` > 0: this request and the unflushed ones it takes over) or the request will be decided
+ * locally (`delta` 0); countHitsSql is that addition, as a CTE; settleRateLimit finishes the count.
+ */
+export type RateLimitPlan = { scope: string | undefined; window: number; delta: number; taken: number; now: number };
+
+export function planRateLimit(scope: string | undefined, limit = env().rateLimitPerMinute): RateLimitPlan {
+  const now = Date.now();
+  const window = windowOf(now);
+  const bucket = scope === undefined ? undefined : buckets.get(keyOf({ scope, window }));
+  if (bucket && now - bucket.readAt <= STALE_AFTER_MS && bucket.shared + bucket.pending + 1 <= limit - headroom(limit)) {
+    return { scope, window, delta: 0, taken: 0, now };
+  }
+  const taken = bucket?.pending ?? 0;
+  if (bucket) bucket.pending = 0;
+  return { scope, window, delta: taken + 1, taken, now };
+}
+
+/**
+ * The shared-row addition of enforceRateLimit's exact path, for a WITH clause: `scopes` selects one
+ * `scope` column (none when the credential resolved to nothing: nothing is counted); `window` and
+ * `delta` are the plan's. Returns the row's count after the addition.
+ */
+export const countHitsSql = (scopes: SQL, window: unknown, delta: unknown) => sql`
+  insert into rate_limit_buckets (caller_scope, window_start, count)
+  select c.scope, to_timestamp(${window}::bigint / 1000.0), ${delta}::int from (${scopes}) c where ${delta}::int > 0
+  on conflict (caller_scope, window_start) do update set count = rate_limit_buckets.count + excluded.count
+  returning count`;
+
+/** Puts back the hits a plan took over when its statement failed or resolved no caller. */
+export function abandonRateLimit(plan: RateLimitPlan): void {
+  if (plan.scope === undefined || plan.taken === 0) return;
+  const key = keyOf({ scope: plan.scope, window: plan.window });
+  let bucket = buckets.get(key);
+  if (!bucket) buckets.set(key, (bucket = { scope: plan.scope, window: plan.window, shared: 0, pending: 0, readAt: 0 }));
+  bucket.pending += plan.taken;
+  scheduleFlush();
+}
+
+/**
+ * Finishes the count for `scope`, the caller the statement resolved: with `count` (the shared
+ * total the statement read back) as enforceRateLimit's exact path does; without one (`delta` was
+ * 0), as enforceRateLimit does. 429 past the limit.
+ */
+export async function settleRateLimit(
+  plan: RateLimitPlan,
+  scope: string,
+  count: number | null,
+  limit = env().rateLimitPerMinute,
+): Promise<void> {
+  if (plan.scope !== undefined && plan.scope !== scope) abandonRateLimit(plan);
+  if (plan.delta === 0 || count === null) return enforceRateLimit(scope, limit);
+  const key = keyOf({ scope, window: plan.window });
+  let bucket = buckets.get(key);
+  if (!bucket) buckets.set(key, (bucket = { scope, window: plan.window, shared: 0, pending: 0, readAt: 0 }));
+  bucket.shared = Math.max(bucket.shared, count);
+  bucket.readAt = Date.now();
+  if (count > limit) {
+    throw new AppError('rate_limited', `Rate limit of ${limit} requests per minute exceeded`, {
+      retryAfterSeconds: Math.max(1, Math.ceil((plan.window + WINDOW_MS - plan.now) / 1000)),
     });
   }
 }

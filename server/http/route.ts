@@ -3,10 +3,9 @@ import type { z } from 'zod';
 import { AppError, HTTP_STATUS, isDatabaseUnavailable } from '@/server/errors';
 import { logger, type Logger } from '@/server/logger';
 import { assertBusinessAccess, assertPlatform, type Caller } from '@/server/services/auth';
-import { assertSameOrigin, authenticate } from './credentials';
+import { assertSameOrigin, authenticateAndCount, countRequest } from './credentials';
 import type { Operation, WebhookVerifier } from './operation';
 import { withIdempotency } from './idempotency';
-import { enforceRateLimit } from './rate-limit';
 import { assertStorableText } from './storable-text';
 import { groupPairs } from '@/server/lib/pairs';
 import { verifyInboundEmailSecret, verifySendgridSignature } from '@/server/providers/sendgrid-signature';
@@ -106,11 +105,14 @@ async function run<
 ): Promise<Response> {
   let caller: Caller | undefined;
   if (op.auth !== 'none' && op.auth !== 'webhook') {
-    caller = await authenticate(req);
+    // A session is looked up and counted in one round trip when the operation admits sessions
+    // (credentials.ts); every other caller is counted after the checks below, as before.
+    const resolved = await authenticateAndCount(req, op.auth === 'any');
+    caller = resolved.caller;
     if (op.auth !== 'any' && caller.kind === 'session') throw new AppError('forbidden', 'Requires an API key');
     if (op.auth === 'platform') assertPlatform(caller);
     assertSameOrigin(req, caller);
-    await enforceRateLimit(caller.scope);
+    if (!resolved.counted) await countRequest(caller);
   }
 
   const rawParams = (await routeCtx?.params) ?? {};

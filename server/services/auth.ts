@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
+import { fixedStatement } from '@/db/prepared';
 import { apiKeys, businesses, loginCodes, sessions, staff } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
@@ -78,36 +79,45 @@ export async function resolveApiKey(key: string, tx: Tx = db): Promise<Caller | 
   return caller;
 }
 
+/** The keyed hash a session token is stored and looked up by. */
+export const sessionTokenHash = (token: string) => hashSessionToken(token);
+
+/**
+ * The live session with this token hash, its expiry slid to now + ttl, as rows (id, business_id,
+ * staff_id): expired, revoked or unknown tokens, and staff who were deactivated, give none. A
+ * statement of its own (resolveSession) or the first CTE of one that also counts the request
+ * against the rate limit (server/http/credentials.ts): either way one round trip.
+ */
+export const slideLiveSession = (tokenHash: unknown) => sql`
+  update ${sessions} set expires_at = now() + make_interval(secs => ${sessions.ttlSeconds}), last_used_at = now()
+  where ${sessions.tokenHash} = ${tokenHash} and ${sessions.revokedAt} is null and ${sessions.expiresAt} > now()
+    and exists (select 1 from ${staff} where ${staff.id} = ${sessions.staffId} and ${isActiveStaff()})
+  returning ${sessions.id} as id, ${sessions.businessId} as business_id, ${sessions.staffId} as staff_id`;
+
+export type SlidSession = { id: number; business_id: number; staff_id: number };
+
+/** A row of slideLiveSession as the caller it authenticates. */
+export const sessionCaller = (row: SlidSession, viaCookie: boolean): Caller => ({
+  kind: 'session',
+  scope: `session:${row.id}`,
+  businessId: row.business_id,
+  staffId: row.staff_id,
+  sessionId: row.id,
+  viaCookie,
+});
+
+// Prepared and rendered once (db/prepared.ts): one round trip per authenticated inbox request.
+const slideStatement = fixedStatement<{ tokenHash: string }>((p) => slideLiveSession(p.tokenHash));
+
 /**
  * A session token → its staff member, sliding the expiry to now + ttl in the same statement.
  * Expired, revoked or unknown tokens, and staff who were deactivated, give null.
  */
 export async function resolveSession(token: string, viaCookie: boolean, tx: Tx = db): Promise<Caller | null> {
-  const [row] = await tx
-    .update(sessions)
-    .set({
-      expiresAt: sql`now() + make_interval(secs => ${sessions.ttlSeconds})`,
-      lastUsedAt: sql`now()`,
-    })
-    .where(
-      and(
-        eq(sessions.tokenHash, hashSessionToken(token)),
-        isNull(sessions.revokedAt),
-        sql`${sessions.expiresAt} > now()`,
-        sql`exists (select 1 from ${staff} where ${staff.id} = ${sessions.staffId} and ${isActiveStaff()})`,
-      ),
-    )
-    .returning({ id: sessions.id, businessId: sessions.businessId, staffId: sessions.staffId });
-  return row
-    ? {
-        kind: 'session',
-        scope: `session:${row.id}`,
-        businessId: row.businessId,
-        staffId: row.staffId,
-        sessionId: row.id,
-        viaCookie,
-      }
-    : null;
+  const tokenHash = hashSessionToken(token);
+  const [row] =
+    tx === db ? await slideStatement<SlidSession>({ tokenHash }) : await tx.execute<SlidSession>(slideLiveSession(tokenHash));
+  return row ? sessionCaller(row, viaCookie) : null;
 }
 
 /** A live session, on `sessions` joined to its `staff`: not revoked, not expired, its staff member active. */

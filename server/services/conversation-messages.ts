@@ -1,5 +1,6 @@
 import { and, count, eq, sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
+import { builtOnce } from '@/db/prepared';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
@@ -30,6 +31,24 @@ function filterCondition(filter: MessageFilter): SQL | undefined {
   }
 }
 
+/**
+ * The page and the count of a conversation's messages under one filter, with placeholders for the
+ * conversation and the page. `nulls last` matches messages_conversation_sent_idx, so the page is
+ * an index walk. GET requests run outside any transaction, so these are always on the pool.
+ */
+const messagesPageQueries = builtOnce((pool, filter) => {
+  const where = and(eq(messages.conversationId, sql.placeholder('conversationId')), filterCondition(filter as MessageFilter));
+  return {
+    page: selectMessageItems(pool)
+      .where(where)
+      .orderBy(sql`${messages.sentAt} desc nulls last`, sql`${messages.id} desc nulls last`)
+      .limit(sql.placeholder('limit'))
+      .offset(sql.placeholder('offset'))
+      .prepare(`conversation_messages_page_${filter}`),
+    count: pool.select({ n: count() }).from(messages).where(where).prepare(`conversation_messages_count_${filter}`),
+  };
+});
+
 /** GET /conversations/{id}/messages: newest first, filtered by MessageFilterType, page-based. */
 export async function conversationMessages(
   businessId: number,
@@ -40,18 +59,12 @@ export async function conversationMessages(
 ) {
   // Tenancy checked here, so the queries below need only the conversation.
   const { id: conversationId } = await resolveConversation(businessId, conversation);
-  const where = and(eq(messages.conversationId, conversationId), filterCondition(filter));
+  // Both run as prepared statements built once per filter (db/prepared.ts): one round trip each,
+  // a plan that does not depend on the conversation, and no query building per request.
+  const { page: pageQuery, count: countQuery } = messagesPageQueries(filter);
   const [rows, [total]] = await Promise.all([
-    // `nulls last` matches messages_conversation_sent_idx, so the page is an index walk. Both run as
-    // prepared statements: one round trip each, and a plan that does not depend on the conversation.
-    selectMessageItems(db)
-      .where(where)
-      .orderBy(sql`${messages.sentAt} desc nulls last`, sql`${messages.id} desc nulls last`)
-      .limit(pageSize)
-      .offset((page - 1) * pageSize)
-      .prepare('conversation_messages_page')
-      .execute(),
-    db.select({ n: count() }).from(messages).where(where).prepare('conversation_messages_count').execute(),
+    pageQuery.execute({ conversationId, limit: pageSize, offset: (page - 1) * pageSize }),
+    countQuery.execute({ conversationId }),
   ]);
   return {
     messages: rows.map(toMessageItem),

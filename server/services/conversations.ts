@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import { db, type Tx } from '@/db/client';
-import { executePrepared } from '@/db/prepared';
+import { executePrepared, fixedStatement, preparedQuery } from '@/db/prepared';
 import { ASSIGNMENT_FILTERS, CHANNELS, CONVERSATION_STATUSES, conversations, type ConversationStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
@@ -41,32 +41,46 @@ function toDetails(row: Row): Details {
   };
 }
 
+type ById = { businessId: number; id: number };
+const detailsQuery = (p: ById) => sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
+    where c.business_id = ${p.businessId} and c.id = ${p.id}`;
+const detailsStatement = fixedStatement<ById>(detailsQuery);
+const clientDetailsStatement = fixedStatement<ById>(
+  (
+    p,
+  ) => sql`${DETAILS} from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id ${JOINS}
+    where cl.business_id = ${p.businessId} and cl.id = ${p.id}`,
+);
+
 export async function conversationDetails(businessId: number, conversationId: number, tx: Tx = db): Promise<Details> {
-  const query = sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
-    where c.business_id = ${businessId} and c.id = ${conversationId}`;
-  // Outside a transaction as a prepared statement (db/prepared.ts); inside one, on it.
-  const [row] = tx === db ? await executePrepared<Row>(query) : await tx.execute<Row>(query);
+  // Outside a transaction as a prepared statement rendered once (db/prepared.ts); inside one, on it.
+  const [row] =
+    tx === db
+      ? await detailsStatement<Row>({ businessId, id: conversationId })
+      : await tx.execute<Row>(detailsQuery({ businessId, id: conversationId }));
   if (!row) throw AppError.notFound('Conversation');
   return toDetails(row);
 }
 
 /** Client details (docs/api.md#clients-staff-and-locations): `null` for a client this business does not have. */
 export async function clientDetails(businessId: number, clientId: number): Promise<Details | null> {
-  const [row] =
-    await executePrepared<Row>(sql`${DETAILS} from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id ${JOINS}
-    where cl.business_id = ${businessId} and cl.id = ${clientId}`);
+  const [row] = await clientDetailsStatement<Row>({ businessId, id: clientId });
   return row ? toDetails(row) : null;
 }
 
 /** The conversation row, or 404 (an id in the path that this business does not have). */
-export async function loadConversation(businessId: number, conversationId: number, tx: Tx = db) {
-  const [row] = await tx
+// Built once with placeholders on the pool (db/prepared.ts); in a transaction, built on it.
+const loadConversationQuery = preparedQuery((tx, p: { businessId: number; conversationId: number }) =>
+  tx
     .select()
     .from(conversations)
-    .where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId)))
+    .where(and(eq(conversations.businessId, p.businessId), eq(conversations.id, p.conversationId)))
     .limit(1)
-    .prepare('load_conversation')
-    .execute();
+    .prepare('load_conversation'),
+);
+
+export async function loadConversation(businessId: number, conversationId: number, tx: Tx = db) {
+  const [row] = await loadConversationQuery({ businessId, conversationId }, tx);
   if (!row) throw AppError.notFound('Conversation');
   return row;
 }
@@ -89,9 +103,14 @@ export async function resolveConversation(businessId: number, ref: ConversationR
 
 type ListQuery = z.output<typeof ConversationListQuery>;
 
-function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_size'>, staffId: number | null): SQL[] {
+/**
+ * The list's WHERE. Its text depends only on which filters are given (and the assignment, unread,
+ * flagged choices, written as literals), never on their values, which may be drizzle placeholders:
+ * the statement without a search is rendered once per such shape (listShape, db/prepared.ts).
+ */
+function listConditions(businessId: unknown, q: Omit<ListQuery, 'page' | 'page_size'>, staffId: unknown): SQL[] {
   const where: SQL[] = [sql`c.business_id = ${businessId}`];
-  if (q.status?.length) where.push(sql`c.status = any(${sql.param(q.status)}::text[])`);
+  if (q.status !== undefined) where.push(sql`c.status = any(${sql.param(q.status)}::text[])`);
   if (q.assignment === 'mine') {
     if (staffId === null)
       throw AppError.invalid(['query', 'staff_id'], 'Required for assignment=mine with an API key', 'missing');
@@ -116,6 +135,83 @@ function listConditions(businessId: number, q: Omit<ListQuery, 'page' | 'page_si
   return where;
 }
 
+type ListValues = {
+  businessId: number;
+  staffId: number | null;
+  status: ListQuery['status'];
+  channel: ListQuery['channel'];
+  locationId: ListQuery['location_id'];
+  label: ListQuery['label'];
+  limit: number;
+  offset: number;
+};
+type ListFilters = Omit<ListQuery, 'page' | 'page_size' | 'staff_id'>;
+
+/**
+ * One statement: the total, and the page's ids from the (business_id, last_activity_at desc nulls
+ * last, id desc nulls last) indexes — the ORDER BY must name the same null ordering to use them —
+ * with only those rows joined; the count skips the clients join unless a search needs it
+ * (bench:inbox, 1M messages). A page past the end is one row with the total and no conversation.
+ * `q` decides the shape (which filters), `p` gives the values (or placeholders for them).
+ */
+function listQuery(p: ListValues, q: ListFilters): SQL {
+  const filters = {
+    ...q,
+    status: q.status?.length ? p.status : undefined,
+    channel: q.channel !== undefined ? p.channel : undefined,
+    location_id: q.location_id !== undefined ? p.locationId : undefined,
+    label: q.label !== undefined ? p.label : undefined,
+  };
+  const where = sql.join(listConditions(p.businessId, filters, p.staffId), sql` and `);
+  const clientsJoin = q.search ? sql`join clients cl on cl.id = c.client_id` : sql``;
+  return sql`
+    select t.total, d.* from (select count(*)::int as total from conversations c ${clientsJoin} where ${where}) t
+    left join lateral (${DETAILS}
+      from (select c.id from conversations c ${clientsJoin} where ${where}
+            order by c.last_activity_at desc nulls last, c.id desc nulls last
+            limit ${p.limit} offset ${p.offset}) page
+      join conversations c on c.id = page.id join clients cl on cl.id = c.client_id ${JOINS}
+    ) d on true
+    order by d.last_updated_at desc nulls last, d.conversation_id desc nulls last`;
+}
+
+/** What changes the list statement's text (not its values): which filters are given, and how. */
+const listShape = (q: ListFilters) =>
+  JSON.stringify({
+    status: Boolean(q.status?.length),
+    assignment: q.assignment,
+    channel: q.channel !== undefined,
+    location: q.location_id !== undefined,
+    label: q.label !== undefined,
+    unread: q.unread,
+    flagged: q.flagged,
+    possibleOptOut: q.possible_opt_out,
+  });
+
+const listStatement = fixedStatement<ListValues>((p, shape) => {
+  const s = JSON.parse(shape) as {
+    status: boolean;
+    assignment: ListQuery['assignment'];
+    channel: boolean;
+    location: boolean;
+    label: boolean;
+    unread?: boolean;
+    flagged?: boolean;
+    possibleOptOut?: boolean;
+  };
+  // Stand-ins where a filter is present: listQuery then takes the placeholder from `p`.
+  return listQuery(p, {
+    status: s.status ? ['open'] : undefined,
+    assignment: s.assignment,
+    channel: s.channel ? 'sms' : undefined,
+    location_id: s.location ? 1 : undefined,
+    label: s.label ? 'label' : undefined,
+    unread: s.unread,
+    flagged: s.flagged,
+    possible_opt_out: s.possibleOptOut,
+  });
+});
+
 /** GET /conversations: filters of docs/api.md#conversations, newest activity first, page-based. */
 export async function listConversations(businessId: number, q: ListQuery, staffId: number | null) {
   if (q.location_id !== undefined) {
@@ -124,25 +220,22 @@ export async function listConversations(businessId: number, q: ListQuery, staffI
     );
     if (!loc) throw AppError.invalid(['query', 'location_id'], `Location ${q.location_id} not found in this business`);
   }
-  const where = sql.join(listConditions(businessId, q, staffId), sql` and `);
-  // One statement: the total, and the page's ids from the (business_id, last_activity_at desc nulls
-  // last, id desc nulls last) indexes — the ORDER BY must name the same null ordering to use them —
-  // with only those rows joined; the count skips the clients join unless a search needs it
-  // (bench:inbox, 1M messages). A page past the end is one row with the total and no conversation.
-  const clientsJoin = q.search ? sql`join clients cl on cl.id = c.client_id` : sql``;
-  // Prepared (db/prepared.ts) except with a search, whose plan depends on the term.
-  const query = sql`
-    select t.total, d.* from (select count(*)::int as total from conversations c ${clientsJoin} where ${where}) t
-    left join lateral (${DETAILS}
-      from (select c.id from conversations c ${clientsJoin} where ${where}
-            order by c.last_activity_at desc nulls last, c.id desc nulls last
-            limit ${q.page_size} offset ${(q.page - 1) * q.page_size}) page
-      join conversations c on c.id = page.id join clients cl on cl.id = c.client_id ${JOINS}
-    ) d on true
-    order by d.last_updated_at desc nulls last, d.conversation_id desc nulls last`;
+  if (q.assignment === 'mine' && staffId === null)
+    throw AppError.invalid(['query', 'staff_id'], 'Required for assignment=mine with an API key', 'missing');
+  const values: ListValues = {
+    businessId,
+    staffId,
+    status: q.status,
+    channel: q.channel,
+    locationId: q.location_id,
+    label: q.label,
+    limit: q.page_size,
+    offset: (q.page - 1) * q.page_size,
+  };
+  // Prepared and rendered once per shape (db/prepared.ts) except with a search, whose plan depends on the term.
   const rows = q.search
-    ? await db.execute<Row & { total: number }>(query)
-    : await executePrepared<Row & { total: number }>(query);
+    ? await db.execute<Row & { total: number }>(listQuery(values, q))
+    : await listStatement<Row & { total: number }>(values, listShape(q));
   const totalConversations = rows[0]!.total;
   return {
     conversations: rows.filter((r) => r.client_id !== null).map(({ total: _total, ...row }) => toDetails(row)),
@@ -153,21 +246,12 @@ export async function listConversations(businessId: number, q: ListQuery, staffI
   };
 }
 
-/**
- * GET /conversations/filters: every value with its count, in one statement. The business's rows are
- * read once and grouped by every dimension at once (one hash lookup per row; cheaper than a dozen
- * FILTER aggregates per row), then each count sums the small set of groups.
- */
-export async function conversationFilters(businessId: number, staffId: number | null) {
-  const [row] = await executePrepared<{
-    agg: Record<string, number>;
-    labels: { value: string; count: number }[];
-    locations: { location_id: number; name: string; count: number }[];
-  }>(sql`
+const filtersStatement = fixedStatement<{ businessId: number; mine: number }>(
+  (p) => sql`
     with g as (
       select status, last_channel, label, location_id, assigned_staff_id,
         possible_opt_out_message_id is not null as possible_opt_out, count(*)::int as n
-      from conversations where business_id = ${businessId}
+      from conversations where business_id = ${p.businessId}
       group by status, last_channel, label, location_id, assigned_staff_id, possible_opt_out
     )
     select
@@ -175,7 +259,7 @@ export async function conversationFilters(businessId: number, staffId: number | 
          'all', coalesce(sum(n), 0),
          'unassigned', coalesce(sum(n) filter (where assigned_staff_id is null), 0),
          'assigned', coalesce(sum(n) filter (where assigned_staff_id is not null), 0),
-         'mine', coalesce(sum(n) filter (where assigned_staff_id = ${staffId ?? -1}), 0),
+         'mine', coalesce(sum(n) filter (where assigned_staff_id = ${p.mine}), 0),
          'possible_opt_out', coalesce(sum(n) filter (where possible_opt_out), 0),
          ${sql.raw(CONVERSATION_STATUSES.map((s) => `'status_${s}', coalesce(sum(n) filter (where status = '${s}'), 0)`).join(', '))},
          ${sql.raw(CHANNELS.map((ch) => `'channel_${ch}', coalesce(sum(n) filter (where last_channel = '${ch}'), 0)`).join(', '))})
@@ -184,7 +268,20 @@ export async function conversationFilters(businessId: number, staffId: number | 
        from (select label, sum(n)::int as n from g where label is not null group by label) l) as labels,
       (select coalesce(json_agg(json_build_object('location_id', l.id, 'name', l.name, 'count', coalesce(c.n, 0)) order by l.name, l.id), '[]')
        from locations l left join (select location_id, sum(n)::int as n from g where location_id is not null group by location_id) c on c.location_id = l.id
-       where l.business_id = ${businessId}) as locations`);
+       where l.business_id = ${p.businessId}) as locations`,
+);
+
+/**
+ * GET /conversations/filters: every value with its count, in one statement. The business's rows are
+ * read once and grouped by every dimension at once (one hash lookup per row; cheaper than a dozen
+ * FILTER aggregates per row), then each count sums the small set of groups.
+ */
+export async function conversationFilters(businessId: number, staffId: number | null) {
+  const [row] = await filtersStatement<{
+    agg: Record<string, number>;
+    labels: { value: string; count: number }[];
+    locations: { location_id: number; name: string; count: number }[];
+  }>({ businessId, mine: staffId ?? -1 });
   const { agg, labels, locations } = row!;
   const count = (key: string) => Number(agg[key]);
   return {

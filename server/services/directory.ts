@@ -2,6 +2,7 @@ import { and, asc, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import type { ClientListResponse, StaffResponse } from '@/server/schemas/businesses';
 import { db, type Tx } from '@/db/client';
+import { preparedQuery } from '@/db/prepared';
 import { businesses, businessSmsNumbers, clients, conversations, staff } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
@@ -94,15 +95,19 @@ export const isActiveStaff = () => eq(staff.active, true);
 /** The active staff of a business, as a condition on `staff`. */
 export const activeStaffOf = (businessId: number): SQL => and(eq(staff.businessId, businessId), isActiveStaff())!;
 
-/** Staff member `staffId` of this business, and whether active; null when the business has no such member. */
-export async function staffMember(businessId: number, staffId: number, tx: Tx = db) {
-  const [member] = await tx
+// Built once with placeholders on the pool (db/prepared.ts); in a transaction, built on it.
+const staffMemberQuery = preparedQuery((tx, p: { businessId: number; staffId: number }) =>
+  tx
     .select({ id: staff.id, active: sql<boolean>`${isActiveStaff()}` })
     .from(staff)
-    .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId)))
+    .where(and(eq(staff.businessId, p.businessId), eq(staff.id, p.staffId)))
     .limit(1)
-    .prepare('require_staff')
-    .execute();
+    .prepare('require_staff'),
+);
+
+/** Staff member `staffId` of this business, and whether active; null when the business has no such member. */
+export async function staffMember(businessId: number, staffId: number, tx: Tx = db) {
+  const [member] = await staffMemberQuery({ businessId, staffId }, tx);
   return member ?? null;
 }
 
