@@ -1,8 +1,10 @@
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { StoredAttachment } from '@/db/schema';
-import { createClient, createConversation, createMessage } from '@/server/testing/factories';
+import { db } from '@/db/client';
+import { messages, type StoredAttachment } from '@/db/schema';
+import { createClient, createConversation, createMessage, createSmsNumber } from '@/server/testing/factories';
 import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
-import { api, jsonOf, restTenant, type RestTenant } from '@/server/testing/http';
+import { api, jsonOf, locs, restTenant, type RestTenant } from '@/server/testing/http';
 import { isTwilioMediaUrl, MEDIA_MAX_BYTES, mediaDisposition } from './media';
 
 /**
@@ -169,5 +171,43 @@ describe('MMS media route', () => {
     expect(mediaDisposition('text/vcard')).toBe('attachment');
     expect(mediaDisposition('image/svg+xml')).toBeNull();
     expect(mediaDisposition(null)).toBeNull();
+  });
+});
+
+describe('media_urls on POST /businesses/{id}/sms', () => {
+  const send = (tenant: RestTenant, item: Record<string, unknown>) =>
+    api.post(`${tenant.base}/sms`, {
+      headers: tenant.key,
+      body: { sender_type: 'staff', messages: [{ to_number: '+14155550123', message: 'Photo attached', ...item }] },
+    });
+
+  it('is a 422 naming the URL for a bad or non-https URL, over 10 URLs, an empty list or an overlong URL', async () => {
+    const cases: [unknown, unknown[]][] = [
+      [['not a url'], ['body', 'messages', 0, 'media_urls', 0]],
+      [
+        ['https://ok.example/a.png', 'http://example.com/a.png'],
+        ['body', 'messages', 0, 'media_urls', 1],
+      ],
+      [['javascript:alert(1)'], ['body', 'messages', 0, 'media_urls', 0]],
+      [Array.from({ length: 11 }, (_, i) => `https://example.com/${i}.png`), ['body', 'messages', 0, 'media_urls']],
+      [[], ['body', 'messages', 0, 'media_urls']],
+      [[`https://example.com/${'a'.repeat(2048)}`], ['body', 'messages', 0, 'media_urls', 0]],
+      ['https://example.com/a.png', ['body', 'messages', 0, 'media_urls']],
+    ];
+    for (const [media_urls, loc] of cases) {
+      const res = await send(t, { media_urls });
+      expect(res.status, JSON.stringify(media_urls).slice(0, 80)).toBe(422);
+      expect(locs(await jsonOf(res))).toContainEqual(loc);
+    }
+  });
+
+  it('accepts up to 10 https URLs and stores them as the attachments of the queued message', async () => {
+    await createSmsNumber(t.business.id);
+    const urls = Array.from({ length: 10 }, (_, i) => `https://cdn.example.com/p/${i}.jpg`);
+    const res = await send(t, { media_urls: urls });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const [id] = (await jsonOf(res)).message_ids as number[];
+    const [row] = await db.select().from(messages).where(eq(messages.id, id!));
+    expect(row!.attachments!.map((a) => a.url)).toEqual(urls);
   });
 });
