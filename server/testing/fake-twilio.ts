@@ -168,7 +168,8 @@ const DEFAULT_ERROR_MESSAGES: Record<number, string> = {
 };
 
 export async function startFakeTwilio(
-  options: { accountSid?: string; authToken?: string; latencyMs?: number } = {},
+  /** `port`: a fixed one (a server configured before the fake starts, as in the browser tests); any free one by default. */
+  options: { accountSid?: string; authToken?: string; latencyMs?: number; port?: number } = {},
 ): Promise<FakeTwilio> {
   const accountSid = options.accountSid ?? `AC${randomBytes(16).toString('hex')}`;
   const authToken = options.authToken ?? randomBytes(16).toString('hex');
@@ -372,7 +373,7 @@ export async function startFakeTwilio(
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
