@@ -564,7 +564,7 @@ describe('marketing consent and cc/bcc suppression at send time (docs/api.md#con
 
   it('a campaign queued with consent that is withdrawn before the worker runs never reaches Twilio or SMTP; one with consent is sent', async () => {
     const withdrawn = await createClient(tenant.business.id, {
-      phoneNumber: phone(900),
+      phoneNumber: phone(902),
       email: `withdrawn.${runId}@example.test`,
     });
     const consenting = await createClient(tenant.business.id, { phoneNumber: phone(901) });
@@ -598,7 +598,7 @@ describe('marketing consent and cc/bcc suppression at send time (docs/api.md#con
       expect(smsLate!.errorMessage).toMatch(/marketing consent for texts/);
       expect(emailLate).toMatchObject({ status: 'failed', errorCode: 'no_marketing_consent', emailMessageId: null });
       expect(smsSent).toMatchObject({ status: 'sent', provider: 'twilio' });
-      expect(creates.filter((c) => c.to === phone(900))).toHaveLength(0);
+      expect(creates.filter((c) => c.to === phone(902))).toHaveLength(0);
       expect(creates.filter((c) => c.to === phone(901))).toHaveLength(1);
       expect(atSink(subject)).toHaveLength(0);
     } finally {
