@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { db } from '@/db/client';
@@ -5,7 +7,7 @@ import { messages, type StoredAttachment } from '@/db/schema';
 import { createClient, createConversation, createMessage, createSmsNumber } from '@/server/testing/factories';
 import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
 import { api, jsonOf, locs, restTenant, type RestTenant } from '@/server/testing/http';
-import { isTwilioMediaUrl, MEDIA_MAX_BYTES, mediaDisposition } from './media';
+import { fetchTwilioMedia, isTwilioMediaUrl, MEDIA_MAX_BYTES, mediaDisposition } from './media';
 
 /**
  * MMS media through GET /businesses/{id}/messages/{id}/media/{index} (docs/api.md#mms): tenancy,
@@ -163,6 +165,25 @@ describe('MMS media route', () => {
     }
     const gone = await inboundMms(t, [attachment(url.replace(/ME[0-9a-f]{32}$/, `ME${'0'.repeat(32)}`))]);
     expect((await api.get(mediaPath(t, gone.id), { headers: t.key })).status).toBe(502);
+  });
+
+  it('is a 502, not a 500, when Twilio stalls halfway through the body', async () => {
+    const stalling = http.createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': 1000 });
+      res.write(Buffer.alloc(10)); // then nothing
+    });
+    await new Promise<void>((resolve) => stalling.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`;
+    const url = `${base}/2010-04-01/Accounts/${fake.accountSid}/Messages/MM${'a'.repeat(32)}/Media/ME${'b'.repeat(32)}`;
+    try {
+      await expect(fetchTwilioMedia(url, { ...twilioEnv.current!, apiBaseUrl: base }, 300)).rejects.toMatchObject({
+        name: 'MediaUnavailable',
+        status: 502,
+      });
+    } finally {
+      stalling.closeAllConnections();
+      stalling.close();
+    }
   });
 
   it('classifies types: raster images inline, listed files as downloads, the rest not at all', () => {

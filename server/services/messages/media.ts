@@ -151,7 +151,10 @@ async function readLimited(res: Response): Promise<Buffer> {
     await res.body?.cancel();
     throw tooLarge();
   }
-  const bytes = await readCapped(res.body, MEDIA_MAX_BYTES);
+  // A timeout or a reset halfway through the body is the provider failing, not us.
+  const bytes = await readCapped(res.body, MEDIA_MAX_BYTES).catch((err: Error) => {
+    throw new MediaUnavailable(502, `media body failed: ${err.name}`);
+  });
   if (bytes === null) throw tooLarge();
   return bytes;
 }
