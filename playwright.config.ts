@@ -21,6 +21,9 @@ process.env.TWILIO_AUTH_TOKEN ??= 'e2e-twilio-auth-token';
 process.env.EMAIL_INBOUND_SECRET ??= 'e2e-inbound-secret';
 // Voice is configured with made-up credentials (tokens are signed offline; Twilio is never
 // reached from the tests), while SMS and email stay on the sandbox providers.
+// MMS media is fetched by the server from Twilio's API host; here, from the fake Twilio that
+// e2e/mms.spec.ts starts on this port (SMS itself stays on the sandbox provider).
+process.env.E2E_TWILIO_PORT ??= String(WEB_PORT + 7);
 const voice = {
   TWILIO_ACCOUNT_SID: 'AC' + '0'.repeat(32),
   TWILIO_API_KEY_SID: 'SK' + '0'.repeat(32),
@@ -82,6 +85,7 @@ export default defineConfig({
       // The sandbox specs play the clients on /sandbox, which production serves only when asked.
       SANDBOX_ENABLED: 'true',
       ...voice,
+      TWILIO_API_BASE_URL: `http://127.0.0.1:${process.env.E2E_TWILIO_PORT}`,
       LOG_LEVEL: 'warn',
     },
   },

@@ -63,7 +63,14 @@ export async function postTwilio(request: APIRequestContext, path: string, param
 }
 
 /** An inbound SMS, posted to the real webhook with Twilio's signature. */
-export async function inboundSms(request: APIRequestContext, from: string, to: string, body: string) {
+/** `extra`: more of Twilio's fields, e.g. NumMedia, MediaUrl0 and MediaContentType0 for an MMS. */
+export async function inboundSms(
+  request: APIRequestContext,
+  from: string,
+  to: string,
+  body: string,
+  extra: Record<string, string> = {},
+) {
   const params = {
     MessageSid: twilioSid('SM'),
     AccountSid: twilioSid('AC'),
@@ -72,6 +79,7 @@ export async function inboundSms(request: APIRequestContext, from: string, to: s
     Body: body,
     NumMedia: '0',
     NumSegments: '1',
+    ...extra,
   };
   await postTwilio(request, TWILIO_WEBHOOK_PATHS.smsIncoming, params);
 }

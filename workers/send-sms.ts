@@ -23,6 +23,8 @@ type Claimed = {
   to_address: string;
   from_address: string;
   content: string;
+  /** https URLs of an MMS's media (stored from media_urls), or null for a plain SMS. */
+  media_urls: string[] | null;
   /** The client opted out of SMS, and this is not an automatic answer allowed through (auto-replies.ts). */
   opted_out: boolean;
   /** A campaign, marketing or review request whose client's marketing consent is not (or no longer) given. */
@@ -48,6 +50,8 @@ export async function sendSmsBatch(
   const rows = await db.execute<Claimed & { stuck_since: Date | null }>(sql`
     with ${claimForSendingCtes(ids)}
     select m.id, m.business_id, m.to_address, m.from_address, m.content,
+           (select array_agg(a.value->>'url' order by a.n) from jsonb_array_elements(m.attachments) with ordinality a(value, n)
+             where a.value->>'url' like 'https://%') as media_urls,
            ${suppressedSql('sms', sql`m.business_id`, sql`m.to_address`)} and not ${AUTO_REPLY_PASSES_OPT_OUT} as opted_out,
            ${marketingConsentMissingSql('sms')} as no_consent,
            m.previous_provider_message_ids as previous, a.stuck_since
@@ -75,7 +79,14 @@ export async function sendSmsBatch(
         sent = await lookup(reconcileSince);
         if (sent) log.info({ message_id: m.id, sid: sent.providerMessageId }, 'reconciled: already sent by an earlier attempt');
       }
-      sent ??= await provider.send({ messageId: m.id, to: m.to_address, from: m.from_address, body: m.content, statusCallback });
+      sent ??= await provider.send({
+        messageId: m.id,
+        to: m.to_address,
+        from: m.from_address,
+        body: m.content,
+        ...(m.media_urls?.length ? { mediaUrls: m.media_urls } : {}),
+        statusCallback,
+      });
       return sentResult(m.id, sent);
     } catch (err) {
       const result = classify(err, m.id, job);

@@ -176,6 +176,22 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     expect(await jobsOf('sms.send', id!)).toEqual([{ state: 'completed', retry_count: 0 }]);
   });
 
+  it('sends media_urls as Twilio MediaUrl, in order, and stores them as the attachments (docs/api.md#mms)', async () => {
+    const body = `Here is the estimate ${runId}`;
+    const media = ['https://cdn.example.com/estimate.png', 'https://cdn.example.com/photo.jpg?v=2'];
+    const [id] = await post('sms', [{ to_number: phone(3), message: body, media_urls: media }]);
+    const [row] = await settled([id!]);
+    expect(row).toMatchObject({ status: 'sent', provider: 'twilio' });
+    expect(row!.attachments).toEqual(media.map((url, i) => ({ filename: `media-${i}`, content_type: null, url, size: null })));
+    const sent = atFake(body);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.mediaUrls).toEqual(media);
+    // A plain SMS carries none.
+    const plain = `No pictures ${runId}`;
+    await settled(await post('sms', [{ to_number: phone(3), message: plain }]));
+    expect(atFake(plain)[0]!.mediaUrls).toEqual([]);
+  });
+
   it('sends a bulk request of 200: every row sent with its own sid, exactly one fake message per row', async () => {
     const bodies = Array.from({ length: 200 }, (_, i) => `Bulk ${i} ${runId}`);
     const started = Date.now();

@@ -2,6 +2,7 @@
 import { trpc } from '@/components/trpc/client';
 import { staffErrorText } from '@/server/shared/provider-errors';
 import { EmailFrame } from './email-frame';
+import { MmsMedia } from './mms-media';
 import { clockTime, duration, FAILED_STATUSES, splitMatches, STATUS_LABEL } from './format';
 import styles from './inbox.module.css';
 import type { MessageItem } from './types';
@@ -143,6 +144,7 @@ export function MessageView({ message: m, highlight, targeted }: { message: Mess
             </span>
           ) : null}
           <Highlighted text={m.content ?? ''} term={highlight} />
+          {m.channel === 'sms' ? <MmsMedia m={m} /> : null}
         </div>
       )}
       <StatusLine m={m} />

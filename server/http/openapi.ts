@@ -13,8 +13,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'Unknown business or id in the path',
   409: 'Conflict (idempotency key reused with another body, or a conflicting state change)',
   413: 'Body over 10 MiB',
+  415: 'A media type this service does not serve',
   429: 'Rate limit exceeded (see Retry-After)',
   431: 'Request line or headers over 16 KiB: refused by the HTTP server, unread',
+  502: 'The provider holding the media did not deliver it (unreachable, an error, or over the size limit)',
   503: 'A dependency is unavailable',
 };
 
@@ -42,13 +44,15 @@ function register(registry: OpenAPIRegistry, op: Operation) {
   const responses: RouteConfig['responses'] = {
     200: {
       description: 'Success',
-      content: op.response
-        ? {
-            [op.responseType ?? 'application/json']: {
-              schema: op.nullableResponse ? (op.response as z.ZodType).nullable() : op.response,
-            },
-          }
-        : undefined,
+      content: op.binaryResponse
+        ? Object.fromEntries(op.binaryResponse.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]))
+        : op.response
+          ? {
+              [op.responseType ?? 'application/json']: {
+                schema: op.nullableResponse ? (op.response as z.ZodType).nullable() : op.response,
+              },
+            }
+          : undefined,
     },
   };
   // Every status the wrapper (server/http/route.ts) can answer for this operation, by rule, so the

@@ -48,6 +48,8 @@ export type Operation<
   /** A `null` body is a valid 200 (client details of a missing client, docs/api.md#clients-staff-and-locations). */
   nullableResponse?: boolean;
   responseType?: 'application/json' | 'text/xml' | 'text/html';
+  /** A 200 that is a file, not JSON: its possible media types (documented as binary strings). */
+  binaryResponse?: readonly string[];
   /** Honours the Idempotency-Key header (every POST that creates messages). */
   idempotent?: boolean;
   /** Runs on the decoded JSON before zod, for limits that are not validation errors (413). */

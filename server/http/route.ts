@@ -8,6 +8,7 @@ import type { Operation, WebhookVerifier } from './operation';
 import { withIdempotency } from './idempotency';
 import { assertStorableText } from './storable-text';
 import { groupPairs } from '@/server/lib/pairs';
+import { readCapped } from '@/server/lib/read-capped';
 import { verifyInboundEmailSecret, verifySendgridSignature } from '@/server/providers/sendgrid-signature';
 import { verifyTwilioSignature, type VerifiedForm } from '@/server/providers/twilio-signature';
 import { parseOrThrow } from './validation';
@@ -212,21 +213,9 @@ export async function readBody(req: Request, limit: number): Promise<Buffer> {
   const tooLarge = () => new AppError('payload_too_large', `Request body exceeds ${describeBytes(limit)}`);
   const declared = Number(req.headers.get('content-length') ?? '0');
   if (declared > limit) throw tooLarge();
-  if (!req.body) return Buffer.alloc(0);
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+  const bytes = await readCapped(req.body, limit);
+  if (bytes === null) throw tooLarge();
+  return bytes;
 }
 
 const describeBytes = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${Math.round(n / 1024)} KiB`);

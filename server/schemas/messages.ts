@@ -116,8 +116,24 @@ const savedReplyId = id.optional().meta({
     'Instead of `message` (and, for email, optionally `subject`): a saved reply of this business, its variables resolved for this recipient. A value missing for the recipient is a 422.',
 });
 
+/** Queue items only: pictures or files sent with the text as one MMS (docs/api.md#mms). */
+const mediaUrls = z
+  .array(
+    z
+      .string()
+      .max(2048)
+      .pipe(z.url({ protocol: /^https$/, error: 'must be an https URL' })),
+  )
+  .min(1)
+  .max(10)
+  .optional()
+  .meta({
+    description:
+      'Up to 10 public https URLs of pictures or files, sent with the text as one MMS (Twilio fetches them when sending; US and Canadian numbers).',
+  });
+
 const SmsMessageItem = z
-  .object({ ...smsItemFields, saved_reply_id: savedReplyId })
+  .object({ ...smsItemFields, saved_reply_id: savedReplyId, media_urls: mediaUrls })
   .superRefine((item, ctx) => requireFields(item, ctx, ['message'], ['to_number', 'client_id']))
   .meta({ id: 'SmsMessageItem' });
 

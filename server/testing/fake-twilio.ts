@@ -12,6 +12,9 @@ import twilio from 'twilio';
  *   `DateSent<` (day granularity, as Twilio), `PageSize`, `Page` → a list page, newest first
  * - `GET  /2010-04-01/Accounts/{sid}/Messages/{Sid}.json`
  *
+ * - `GET  /2010-04-01/Accounts/{sid}/Messages/{MM}/Media/{ME}` (media added with `addMedia`) → a 302
+ *   to `/media-store/{ME}`, which answers the bytes without auth, as Twilio's storage does
+ *
  * HTTP Basic auth is checked against accountSid/authToken (401 + Twilio error 20003 otherwise).
  * Errors use Twilio's legacy body `{ code, message, more_info, status }`. Status callbacks are
  * sent on demand (`sendStatusCallbacks`), signed like Twilio does. No logging, no framework: the
@@ -80,6 +83,10 @@ export type FakeTwilio = {
   readonly messages: FakeTwilioMessage[];
   /** API requests received (including rejected and hung ones). */
   readonly requests: number;
+  /** Stores media as an inbound MMS would carry it and returns its Twilio-style MediaUrl. */
+  addMedia(bytes: Buffer, contentType: string): string;
+  /** Media requests received: which URL, and whether they carried our Basic auth. */
+  readonly mediaRequests: { path: string; authenticated: boolean }[];
   /** The next `n` creates answer `reply` (e.g. `{ status: 500 }` or `{ status: 400, code: 21610 }`). */
   failNext(n: number, reply: FakeTwilioReply): void;
   /** Per-create custom replies (checked after `failNext`); null removes it. */
@@ -105,6 +112,8 @@ export type FakeTwilio = {
 };
 
 const API_PREFIX = '/2010-04-01/Accounts/';
+const MEDIA_RE = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\/[^/]+\/Media\/([^/]+)$/;
+const MEDIA_STORE_RE = /^\/media-store\/([^/]+)$/;
 const MESSAGES_RE = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages(?:\/([^/]+))?\.json$/;
 
 /** Twilio's "magic" test numbers, as a behavior: `fake.setBehavior(twilioTestNumberBehavior)`. */
@@ -159,7 +168,8 @@ const DEFAULT_ERROR_MESSAGES: Record<number, string> = {
 };
 
 export async function startFakeTwilio(
-  options: { accountSid?: string; authToken?: string; latencyMs?: number } = {},
+  /** `port`: a fixed one (a server configured before the fake starts, as in the browser tests); any free one by default. */
+  options: { accountSid?: string; authToken?: string; latencyMs?: number; port?: number } = {},
 ): Promise<FakeTwilio> {
   const accountSid = options.accountSid ?? `AC${randomBytes(16).toString('hex')}`;
   const authToken = options.authToken ?? randomBytes(16).toString('hex');
@@ -172,6 +182,8 @@ export async function startFakeTwilio(
   let failQueue: { remaining: number; reply: FakeTwilioReply } | null = null;
   let behavior: FakeTwilioBehavior | null = null;
   let hang: { remaining: number; mode: 'hang' | 'reset' } | null = null;
+  const media = new Map<string, { bytes: Buffer; contentType: string }>();
+  const mediaRequests: { path: string; authenticated: boolean }[] = [];
 
   function send(res: http.ServerResponse, status: number, payload: unknown) {
     const json = JSON.stringify(payload);
@@ -244,6 +256,24 @@ export async function startFakeTwilio(
     send(res, reply?.status ?? 201, toJson(message));
   }
 
+  /** Media as an account with HTTP auth for media enforced serves it: the API URL needs auth, the store does not. */
+  function serveMedia(req: http.IncomingMessage, res: http.ServerResponse, path: string) {
+    const authenticated = req.headers.authorization === expectedAuth;
+    mediaRequests.push({ path, authenticated });
+    const api = MEDIA_RE.exec(path);
+    if (api) {
+      if (!authenticated) return sendError(res, 401, 20003, 'Authenticate');
+      if (api[1] !== accountSid || !media.has(api[2]!))
+        return sendError(res, 404, 20404, `The requested resource ${path} was not found`);
+      res.writeHead(302, { Location: `/media-store/${api[2]}`, 'Content-Length': 0 });
+      return res.end();
+    }
+    const stored = media.get(MEDIA_STORE_RE.exec(path)![1]!);
+    if (!stored) return sendError(res, 404, 20404, `The requested resource ${path} was not found`);
+    res.writeHead(200, { 'Content-Type': stored.contentType, 'Content-Length': stored.bytes.length });
+    res.end(stored.bytes);
+  }
+
   function handleList(res: http.ServerResponse, query: URLSearchParams) {
     const to = query.get('To');
     const from = query.get('From');
@@ -299,11 +329,15 @@ export async function startFakeTwilio(
       // 'hang': never answer; close() destroys the socket.
       return;
     }
+    const url = req.url ?? '/';
+    if (req.method === 'GET' && (MEDIA_RE.test(url) || MEDIA_STORE_RE.test(url))) {
+      req.resume();
+      return serveMedia(req, res, url);
+    }
     if (req.headers.authorization !== expectedAuth) {
       req.resume();
       return sendError(res, 401, 20003, 'Authenticate');
     }
-    const url = req.url ?? '/';
     const q = url.indexOf('?');
     const pathname = q === -1 ? url : url.slice(0, q);
     const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
@@ -339,7 +373,7 @@ export async function startFakeTwilio(
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
@@ -378,6 +412,12 @@ export async function startFakeTwilio(
     accountSid,
     authToken,
     messages,
+    mediaRequests,
+    addMedia(bytes, contentType) {
+      const sid = `ME${randomBytes(16).toString('hex')}`;
+      media.set(sid, { bytes, contentType });
+      return `${url}${API_PREFIX}${accountSid}/Messages/MM${randomBytes(16).toString('hex')}/Media/${sid}`;
+    },
     get requests() {
       return requests;
     },

@@ -20,6 +20,7 @@ import {
 } from '@/server/schemas/businesses';
 import { businessPath, id, UpdateSuccessResponse } from '@/server/schemas/common';
 import { PaginatedMessages } from '@/server/schemas/messages';
+import { SERVED_MEDIA_TYPES } from '@/server/services/messages/media';
 import { defineOperation } from '../operation';
 
 const conversationPath = z.object({ business_id: id, conversation_id: id });
@@ -153,6 +154,30 @@ export const flagMessage = defineOperation({
   body: FlagRequest,
   response: MessageResponse,
   ...common,
+});
+
+export const getMessageMedia = defineOperation({
+  operationId: 'getMessageMedia',
+  method: 'get',
+  path: '/businesses/{business_id}/messages/{message_id}/media/{index}',
+  tag: 'businesses',
+  summary: 'Fetch one picture or file of an MMS',
+  description:
+    "The message's `attachments[index]`, fetched from Twilio on request (with the account's credentials) and answered as is: " +
+    'JPEG, PNG, GIF and WebP inline, the other listed types as downloads; up to 5 MiB. ' +
+    'Only Twilio media URLs of the configured account are fetched; any other attachment is a 404.',
+  params: z.object({
+    business_id: id,
+    message_id: id,
+    index: z
+      .string()
+      .max(1)
+      .regex(/^[0-9]$/, 'must be an integer from 0 to 9')
+      .transform(Number),
+  }),
+  binaryResponse: SERVED_MEDIA_TYPES,
+  ...common,
+  errors: [403, 404, 415, 502],
 });
 
 export const clientDetails = defineOperation({

@@ -569,6 +569,7 @@ function messageRow(
       bcc_email: string[];
       attachments: { filename: string; content_type?: string; content?: string; url?: string }[];
       html: string;
+      media_urls: string[];
     }>;
   return {
     businessId: ctx.businessId,
@@ -599,7 +600,9 @@ function messageRow(
         url: a.url ?? null,
         size: a.content ? decodedSize(a.content) : null,
         content: a.content,
-      })) ?? null,
+      })) ??
+      mmsAttachments(item.media_urls) ??
+      null,
     providerMetadata: { ...(item.provider_metadata ?? {}), ...(item.html ? { html: item.html } : {}) },
     status: p.status,
     provider: ctx.provider,
@@ -613,4 +616,10 @@ function messageRow(
     encoding: segments?.encoding ?? null,
     sentAt: ctx.sentAt,
   };
+}
+
+/** An SMS item's media_urls as stored attachments: the send worker hands their URLs to Twilio. */
+function mmsAttachments(urls: string[] | undefined): StoredAttachment[] | null {
+  if (!urls?.length) return null;
+  return urls.map((url, i) => ({ filename: `media-${i}`, content_type: null, url, size: null }));
 }
