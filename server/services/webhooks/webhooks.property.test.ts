@@ -121,7 +121,9 @@ describe('Twilio webhooks, property-based', () => {
         const before = await rowCounts();
         const { res, ms } = await timed(() => api.post(path, { headers, body }));
         expect(res.status).toBeLessThan(500);
-        expect(ms).toBeLessThan(1000);
+        // A guard against pathological (super-linear) handling of hostile input, not a performance
+        // target (those are measured by the benchmarks): generous enough for a loaded 2-core machine.
+        expect(ms).toBeLessThan(3000);
         if (Buffer.byteLength(body) > 64 * 1024) expect(res.status).toBe(413);
         else if (signing === 'signed') expect(res.status).toBe(200);
         else {
@@ -182,7 +184,9 @@ describe('SendGrid events, property-based', () => {
         const before = await rowCounts();
         const { res, ms } = await timed(() => api.post('/api/v1/email/webhooks/sendgrid', { headers, body }));
         expect(res.status).toBeLessThan(500);
-        expect(ms).toBeLessThan(1000);
+        // A guard against pathological (super-linear) handling of hostile input, not a performance
+        // target (those are measured by the benchmarks): generous enough for a loaded 2-core machine.
+        expect(ms).toBeLessThan(3000);
         if (signing !== 'signed') {
           expect(res.status).toBe(403);
           expect(await rowCounts()).toBe(before);
@@ -238,7 +242,9 @@ describe('Inbound Parse, property-based', () => {
             postBytes(`/api/v1/email/webhooks/sendgrid/inbound?secret=${secret}`, { 'content-type': contentType }, body),
           );
           expect(res.status).toBeLessThan(500);
-          expect(ms).toBeLessThan(1000);
+          // A guard against pathological (super-linear) handling of hostile input, not a performance
+          // target (those are measured by the benchmarks): generous enough for a loaded 2-core machine.
+          expect(ms).toBeLessThan(3000);
           if (secret === 'wrong') {
             expect(res.status).toBe(403);
             expect(await rowCounts()).toBe(before);

@@ -12,14 +12,15 @@ import { startFuzzStack, type FuzzStack } from './stack';
  * production build, generates requests for every operation from the operation's own schemas —
  * valid ones, and ones that break exactly one rule (hostile.ts) — with the platform key and a
  * business key, and checks every answer: no 5xx, a status the document lists, the declared
- * content type, a body valid against the documented schema, under 1 s. A rejected write must leave
+ * content type, a body valid against the documented schema, under 3 s. A rejected write must leave
  * the database as it was; after the run, everything that reached the fake Twilio or the SMTP sink
  * must be a message the service accepted. FUZZ_RUNS sets the number of requests (default 10,000),
  * FUZZ_SEED replays a run; a failure prints its seed and path.
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
-const MAX_MS = 1_000;
+/** A guard against pathological handling, not a performance target (the benchmarks measure those): room for a loaded machine. */
+const MAX_MS = 3_000;
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type Operation = {
