@@ -1,6 +1,6 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import { messages } from '@/db/schema';
+import { businesses, locations, messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
@@ -57,4 +57,17 @@ export async function rescheduleMessage(businessId: number, messageId: number, s
     await publish(tx, { type: 'message.status', businessId, conversationIds: [row.conversationId], messageIds: [messageId] });
   });
   return answer(messageId);
+}
+
+/**
+ * The time zone Send later's quick picks are in: the conversation's location's, else the
+ * business's (docs/api.md#send-later).
+ */
+export async function sendLaterTimezone(businessId: number, locationId: number | null): Promise<{ timezone: string }> {
+  const [row] = await db
+    .select({ timezone: sql<string>`coalesce(${locations.timezone}, ${businesses.timezone})` })
+    .from(businesses)
+    .leftJoin(locations, and(eq(locations.businessId, businesses.id), eq(locations.id, locationId ?? -1)))
+    .where(eq(businesses.id, businessId));
+  return { timezone: row?.timezone || 'UTC' };
 }
