@@ -51,7 +51,7 @@ export async function rescheduleMessage(businessId: number, messageId: number, s
       .where(and(eq(messages.businessId, businessId), eq(messages.id, messageId), eq(messages.status, 'scheduled')))
       .returning({ channel: messages.channel, conversationId: messages.conversationId });
     if (!row) return refuse(tx, businessId, messageId, 'rescheduled');
-    await enqueue(tx, row.channel === 'email' ? QUEUES.emailSend : QUEUES.smsSend, [
+    await enqueue(tx, row.channel === 'email' ? QUEUES.emailSendLater : QUEUES.smsSendLater, [
       { data: { messageId, businessId }, startAt: sendAt },
     ]);
     await publish(tx, { type: 'message.status', businessId, conversationIds: [row.conversationId], messageIds: [messageId] });

@@ -37,7 +37,7 @@ async function schedule(sendAt: Date | string, extra: Record<string, unknown> = 
 
 async function jobsOf(messageId: number) {
   return db.execute<{ state: string; start_after: Date }>(
-    sql`select state::text as state, start_after from pgboss.job where name = 'sms.send' and (data->>'messageId')::bigint = ${messageId} order by created_on`,
+    sql`select state::text as state, start_after from pgboss.job where name = 'sms.send.later' and (data->>'messageId')::bigint = ${messageId} order by created_on`,
   );
 }
 

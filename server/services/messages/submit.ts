@@ -235,10 +235,18 @@ async function submit(
     );
     if (mode === 'send') {
       const toSend = [...rows.filter((r) => r.status === 'queued' || r.status === 'scheduled'), ...requeued];
-      // A scheduled message's job starts after its send_at; the claim checks send_at again.
+      // A scheduled message's job starts after its send_at, in the send-later queue (queues.ts);
+      // the claim checks send_at again.
+      const queue = sendAt
+        ? channel === 'sms'
+          ? QUEUES.smsSendLater
+          : QUEUES.emailSendLater
+        : channel === 'sms'
+          ? QUEUES.smsSend
+          : QUEUES.emailSend;
       await enqueue(
         tx,
-        channel === 'sms' ? QUEUES.smsSend : QUEUES.emailSend,
+        queue,
         toSend.map((r) => ({ data: { messageId: r.id, businessId }, startAt: sendAt ?? undefined })),
       );
     }
