@@ -40,21 +40,16 @@ export async function startWorker() {
   const sms = smsProvider();
   const email = emailProvider();
   const statusCallback = smsStatusCallbackUrl();
+  // Send later (docs/api.md#send-later): the same senders on its own queues, jobs started after send_at.
+  const smsLoop = (queue: typeof QUEUES.smsSend | typeof QUEUES.smsSendLater, loops: number, idleMs: number) =>
+    startBatchLoop(boss, queue, { batchSize: 50, loops, idleMs }, (jobs) => sendSmsBatch(jobs, sms, statusCallback, log), log);
+  const emailLoop = (queue: typeof QUEUES.emailSend | typeof QUEUES.emailSendLater, loops: number, idleMs: number) =>
+    startBatchLoop(boss, queue, { batchSize: 20, loops, idleMs }, (jobs) => sendEmailBatch(jobs, email, log), log);
   const loops = [
-    startBatchLoop(
-      boss,
-      QUEUES.smsSend,
-      { batchSize: 50, loops: 4, idleMs: 200 },
-      (jobs) => sendSmsBatch(jobs, sms, statusCallback, log),
-      log,
-    ),
-    startBatchLoop(
-      boss,
-      QUEUES.emailSend,
-      { batchSize: 20, loops: 2, idleMs: 250 },
-      (jobs) => sendEmailBatch(jobs, email, log),
-      log,
-    ),
+    smsLoop(QUEUES.smsSend, 4, 200),
+    emailLoop(QUEUES.emailSend, 2, 250),
+    smsLoop(QUEUES.smsSendLater, 2, 250),
+    emailLoop(QUEUES.emailSendLater, 1, 500),
   ];
 
   await boss.work(QUEUES.sandboxStatus, { batchSize: 100, pollingIntervalSeconds: 0.5 }, async (jobs) => {

@@ -4,6 +4,7 @@ import { trpc } from '@/components/trpc/client';
 import { MAX_ATTACHMENT_BYTES, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { smsSegments } from '@/server/shared/sms-segments';
 import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
+import { formatInZone, fromLocalInput, quickPicks } from '@/server/shared/zoned-time';
 import styles from './inbox.module.css';
 import { SavedReplyPicker, useSavedReplyPicker, type PickerState } from './saved-reply-picker';
 import type { ConversationDetails, MessageItem } from './types';
@@ -66,6 +67,7 @@ export function Composer({
   const [localError, setLocalError] = useState<string | null>(null);
   const [resolving, setResolving] = useState(false);
   const utils = trpc.useUtils();
+  const later = useSendLater(conversationId);
 
   /** Puts a saved reply, resolved for this conversation, where the picker was opened. */
   async function insertSavedReply(savedReplyId: number, { range }: PickerState) {
@@ -125,6 +127,7 @@ export function Composer({
     onMutate: (v) => addPending('EMAIL', v.message, { subject: v.subject }),
   });
   const addNote = trpc.inbox.addNote.useMutation({ ...settle, onMutate: (v) => addPending('NOTE', v.content) });
+  const sendAt = mode === 'note' ? null : later.sendAt;
   const busy = sendSms.isPending || sendEmail.isPending || addNote.isPending;
   const error = localError ?? (sendSms.error ?? sendEmail.error ?? addNote.error)?.message ?? null;
 
@@ -138,7 +141,8 @@ export function Composer({
     !blocked &&
     text.trim().length > 0 &&
     (mode !== 'email' || subject.trim().length > 0) &&
-    (mode !== 'sms' || text.length <= MAX_SMS_LENGTH);
+    (mode !== 'sms' || text.length <= MAX_SMS_LENGTH) &&
+    (later.choice !== 'custom' || sendAt !== null);
 
   function send() {
     if (!canSend) return;
@@ -150,9 +154,12 @@ export function Composer({
         setCc('');
         setAttachments([]);
         setFileInputKey((k) => k + 1);
+        later.reset();
       },
     };
-    if (mode === 'sms') sendSms.mutate({ conversationId, message: text }, done);
+    // docs/api.md#send-later: stored `scheduled`, sent at that time unless canceled first.
+    const schedule = sendAt ? { send_at: sendAt.toISOString(), cancel_on_reply: later.cancelOnReply } : {};
+    if (mode === 'sms') sendSms.mutate({ conversationId, message: text, ...schedule }, done);
     else if (mode === 'note') addNote.mutate({ conversationId, content: text }, done);
     else {
       const ccList = cc
@@ -166,6 +173,7 @@ export function Composer({
           message: text,
           cc_email: ccList.length ? ccList : undefined,
           attachments: attachments.length ? attachments : undefined,
+          ...schedule,
         },
         done,
       );
@@ -312,15 +320,101 @@ export function Composer({
         >
           Saved replies
         </button>
+        {mode !== 'note' && !blocked ? <SendLaterPicker later={later} /> : null}
         <button type="submit" className={`${styles.button} ${styles.primary}`} disabled={!canSend}>
-          {busy ? 'Sending…' : mode === 'note' ? 'Add note' : mode === 'email' ? 'Send email' : 'Send SMS'}
+          {busy
+            ? 'Sending…'
+            : mode === 'note'
+              ? 'Add note'
+              : `${sendAt ? 'Schedule' : 'Send'} ${mode === 'email' ? 'email' : 'SMS'}`}
         </button>
       </div>
+      {sendAt && mode !== 'note' && !blocked ? (
+        <p className={styles.meta} data-testid="send-later-summary" style={{ margin: 0 }}>
+          Sends {formatInZone(later.timezone, sendAt)} ({later.timezone}) ·{' '}
+          <label>
+            <input type="checkbox" checked={later.cancelOnReply} onChange={(e) => later.setCancelOnReply(e.target.checked)} />{' '}
+            Cancel if the client replies first
+          </label>
+        </p>
+      ) : null}
       {error ? (
         <p role="alert" className={styles.error} style={{ margin: 0, fontSize: 13 }}>
           {error}
         </p>
       ) : null}
     </form>
+  );
+}
+
+type LaterChoice = 'now' | 'tomorrow' | 'monday' | 'custom';
+
+/** Send later's state: the choice, the custom time, cancel on reply, in the conversation's time zone. */
+function useSendLater(conversationId: number) {
+  const zone = trpc.inbox.sendLaterTimezone.useQuery({ conversationId }, { staleTime: 5 * 60_000 });
+  const [choice, setChoice] = useState<LaterChoice>('now');
+  const [custom, setCustom] = useState('');
+  const [cancelOnReply, setCancelOnReply] = useState(true);
+  let timezone = zone.data?.timezone ?? 'UTC';
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+  } catch {
+    timezone = 'UTC';
+  }
+  const picks = quickPicks(timezone);
+  const sendAt =
+    choice === 'tomorrow'
+      ? picks[0]!.at
+      : choice === 'monday'
+        ? picks[1]!.at
+        : choice === 'custom'
+          ? // A time already past is refused by the server (422), with its reason shown.
+            fromLocalInput(timezone, custom)
+          : null;
+  return {
+    timezone,
+    picks,
+    choice,
+    setChoice,
+    custom,
+    setCustom,
+    cancelOnReply,
+    setCancelOnReply,
+    sendAt,
+    reset: () => {
+      setChoice('now');
+      setCustom('');
+      setCancelOnReply(true);
+    },
+  };
+}
+
+/** "Send now", the quick picks, or a chosen time (a datetime-local read in the conversation's zone). */
+function SendLaterPicker({ later }: { later: ReturnType<typeof useSendLater> }) {
+  return (
+    <>
+      <select
+        aria-label="Send later"
+        className={styles.input}
+        style={{ width: 'auto' }}
+        value={later.choice}
+        onChange={(e) => later.setChoice(e.target.value as LaterChoice)}
+      >
+        <option value="now">Send now</option>
+        <option value="tomorrow">{later.picks[0]!.label}</option>
+        <option value="monday">{later.picks[1]!.label}</option>
+        <option value="custom">Choose a time…</option>
+      </select>
+      {later.choice === 'custom' ? (
+        <input
+          type="datetime-local"
+          aria-label={`Send at (${later.timezone})`}
+          className={styles.input}
+          style={{ width: 'auto' }}
+          value={later.custom}
+          onChange={(e) => later.setCustom(e.target.value)}
+        />
+      ) : null}
+    </>
   );
 }

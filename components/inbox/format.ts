@@ -65,6 +65,7 @@ export function splitMatches(text: string, term: string): { text: string; match:
 
 export const STATUS_LABEL: Record<string, string> = {
   initiated: 'Initiated',
+  scheduled: 'Scheduled',
   queued: 'Queued',
   sending: 'Sending',
   sent: 'Sent',

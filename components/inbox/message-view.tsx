@@ -1,5 +1,7 @@
 'use client';
+import { useState } from 'react';
 import { trpc } from '@/components/trpc/client';
+import { formatInZone, fromLocalInput } from '@/server/shared/zoned-time';
 import { staffErrorText } from '@/server/shared/provider-errors';
 import { EmailFrame } from './email-frame';
 import { MmsMedia } from './mms-media';
@@ -34,13 +36,71 @@ function StatusLine({ m }: { m: MessageItem }) {
     <span className={styles.meta}>
       {who ? <span>{who}</span> : null}
       <time dateTime={m.sent_at}>{clockTime(m.sent_at)}</time>
-      {m.direction === 'outbound' && m.message_type !== 'NOTE' ? (
+      {status === 'scheduled' && m.send_at ? (
+        <ScheduledActions m={m} sendAt={m.send_at} />
+      ) : m.direction === 'outbound' && m.message_type !== 'NOTE' ? (
         <span className={failed ? styles.failed : undefined} data-testid="message-status" title={error ?? undefined}>
-          {STATUS_LABEL[status] ?? status}
-          {error ? `: ${error}` : ''}
+          {/* A canceled scheduled message's reason already says "Canceled: …" or "Canceled before …". */}
+          {status === 'canceled' && error?.startsWith('Canceled')
+            ? error
+            : `${STATUS_LABEL[status] ?? status}${error ? `: ${error}` : ''}`}
         </span>
       ) : null}
       {m.message_id > 0 ? <FlagToggle m={m} /> : null}
+    </span>
+  );
+}
+
+/**
+ * A scheduled message (docs/api.md#send-later): when it goes, in the conversation's time zone,
+ * whether the client's reply cancels it, and Cancel / Edit (reschedule) while it is still scheduled.
+ */
+function ScheduledActions({ m, sendAt }: { m: MessageItem; sendAt: string }) {
+  const utils = trpc.useUtils();
+  const zone = trpc.inbox.sendLaterTimezone.useQuery({ conversationId: m.conversation_id }, { staleTime: 5 * 60_000 });
+  const timezone = zone.data?.timezone ?? 'UTC';
+  const [editing, setEditing] = useState(false);
+  const [value, setValue] = useState('');
+  const refresh = { onSettled: () => void utils.inbox.messages.invalidate({ conversationId: m.conversation_id }) };
+  const cancel = trpc.inbox.cancelScheduled.useMutation(refresh);
+  const reschedule = trpc.inbox.reschedule.useMutation({ ...refresh, onSuccess: () => setEditing(false) });
+  const newTime = fromLocalInput(timezone, value);
+  const error = (cancel.error ?? reschedule.error)?.message;
+  return (
+    <span data-testid="message-status">
+      Scheduled for {formatInZone(timezone, sendAt)}
+      {m.cancel_on_reply ? ' · canceled if the client replies first' : ''}{' '}
+      <button
+        type="button"
+        className={`${styles.button} ${styles.ghost}`}
+        disabled={cancel.isPending}
+        onClick={() => cancel.mutate({ messageId: m.message_id })}
+      >
+        Cancel
+      </button>{' '}
+      <button type="button" className={`${styles.button} ${styles.ghost}`} onClick={() => setEditing((e) => !e)}>
+        Edit
+      </button>
+      {editing ? (
+        <>
+          {' '}
+          <input
+            type="datetime-local"
+            aria-label={`New send time (${timezone})`}
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+          />{' '}
+          <button
+            type="button"
+            className={`${styles.button} ${styles.primary}`}
+            disabled={!newTime || reschedule.isPending}
+            onClick={() => newTime && reschedule.mutate({ messageId: m.message_id, send_at: newTime.toISOString() })}
+          >
+            Reschedule
+          </button>
+        </>
+      ) : null}
+      {error ? <span className={styles.failed}> {error}</span> : null}
     </span>
   );
 }

@@ -27,6 +27,7 @@ export const DIRECTIONS = ['inbound', 'outbound'] as const;
 export const STAFF_ROLES = ['owner', 'manager', 'staff'] as const;
 export const MESSAGE_STATUSES = [
   'initiated',
+  'scheduled',
   'queued',
   'sending',
   'sent',

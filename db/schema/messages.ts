@@ -103,6 +103,13 @@ export const messages = pgTable(
     segments: integer('segments'),
     encoding: text('encoding'),
     sentAt: timestamp('sent_at', { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * Send later (docs/api.md#send-later): when a `scheduled` message is due. Kept after it goes out,
+     * when `sent_at` becomes the moment it was claimed for sending: the difference is the delay.
+     */
+    sendAt: timestamp('send_at', { withTimezone: true }),
+    /** A scheduled message is canceled when the client writes in before it goes (off per message). */
+    cancelOnReply: boolean('cancel_on_reply').notNull().default(true),
     statusUpdatedAt: timestamp('status_updated_at', { withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -132,6 +139,10 @@ export const messages = pgTable(
     index('messages_in_flight_idx')
       .on(t.statusUpdatedAt)
       .where(sql`${t.status} in ('queued', 'sending')`),
+    // Cancel on reply: an inbound message finds its conversation's scheduled messages.
+    index('messages_scheduled_conversation_idx')
+      .on(t.businessId, t.conversationId)
+      .where(sql`${t.status} = 'scheduled'`),
     index('messages_business_email_message_id_idx')
       .on(t.businessId, t.emailMessageId)
       .where(sql`${t.emailMessageId} is not null`),

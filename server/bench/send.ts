@@ -29,11 +29,14 @@ import {
  * `--chaos` SIGKILLs the worker twice during the SMS run and reports lost and duplicated messages.
  * `--repeat N` runs the SMS, pickup, ceiling and email measurements N times in a row (each run with a
  * business and clients of its own, on the same server and worker), then the median and spread of each.
+ * Last, send later (docs/api.md#send-later): 10,000 SMS scheduled for the same moment, and how long
+ * after it the last one is `sent` (target ≤ 30 s); the unscheduled figures above run before it.
  */
 const chaos = process.argv.includes('--chaos');
 const SMS_REQUESTS = Number(process.env.BENCH_SMS_REQUESTS ?? 10);
 const PER_REQUEST = 1000;
 const EMAILS = Number(process.env.BENCH_EMAILS ?? 2000);
+const SCHEDULED = Number(process.env.BENCH_SCHEDULED ?? 10_000);
 const CLIENTS = 10_000;
 const ACCOUNT_SID = `AC${'0'.repeat(32)}`;
 const AUTH_TOKEN = 'bench-auth-token';
@@ -292,6 +295,15 @@ async function main() {
     },
     'bench:send',
   );
+  // --- send later: 10,000 SMS due at one moment, on a business of its own, after the runs above ---
+  const scheduled =
+    SCHEDULED > 0
+      ? await (async () => {
+          const { businessId, clientIds } = await seedBusiness(REPEAT + 1);
+          return scheduledBurst(web.url, businessId, clientIds, sql);
+        })()
+      : null;
+
   await stopChild(worker);
   await web.stop();
 
@@ -327,12 +339,55 @@ async function main() {
   console.log(
     `\npg-boss fetch(50) at 200,000 waiting    ${fmt(withIndex, 2)} ms with job_fetch_waiting_idx, ${fmt(withoutIndex, 1)} ms without (target ≤ 10 ms)`,
   );
+  if (scheduled) {
+    console.log(
+      `send later: ${SCHEDULED} due at once      last sent ${fmt(scheduled.lastSentAfter)} s after send_at, p50 ${fmt(
+        scheduled.p50,
+      )} s (target ≤ 30 s); ${scheduled.sent} sent, ${scheduled.early} early`,
+    );
+  }
 
   await sql.end();
   await fake.close();
   await sink.close();
   await database.stop();
   process.exit(chaos && (allLost > 0 || allDuplicated > 0) ? 1 : 0);
+}
+
+/**
+ * Schedules SCHEDULED SMS (requests of 1,000) for one moment far enough ahead to post them all,
+ * waits until every one is `sent`, and answers how long after send_at the last one went (by the
+ * database's clock: sent_at is set when each is claimed), the median, and any sent before it.
+ */
+async function scheduledBurst(webUrl: string, businessId: number, clientIds: number[], sql: ReturnType<typeof createSql>) {
+  const sendAt = new Date(Date.now() + 20_000 + SCHEDULED * 2);
+  for (let sent = 0; sent < SCHEDULED; sent += PER_REQUEST) {
+    const n = Math.min(PER_REQUEST, SCHEDULED - sent);
+    const res = await fetch(`${webUrl}/api/v1/businesses/${businessId}/sms`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': PLATFORM_KEY },
+      body: JSON.stringify({
+        sender_type: 'system',
+        category: 'reminder',
+        send_at: sendAt.toISOString(),
+        messages: Array.from({ length: n }, (_, i) => ({
+          client_id: clientIds[(sent + i) % clientIds.length],
+          message: `Later ${sent + i}: see you tomorrow at 9:00.`,
+        })),
+      }),
+    });
+    if (res.status !== 200) throw new Error(`scheduled request answered ${res.status}: ${await res.text()}`);
+  }
+  if (Date.now() >= sendAt.getTime()) console.warn('  (send later: posting took past send_at; the figure is still from send_at)');
+  const count = async () =>
+    (await sql<{ n: number }[]>`select count(*)::int as n from messages where send_at = ${sendAt} and status = 'sent'`)[0]!.n;
+  await waitUntil(async () => (await count()) >= SCHEDULED, 600_000, 200);
+  const [r] = await sql<{ last: number; p50: number; early: number; sent: number }[]>`
+    select extract(epoch from max(sent_at) - ${sendAt}::timestamptz)::float8 as last,
+           extract(epoch from percentile_cont(0.5) within group (order by sent_at - ${sendAt}::timestamptz))::float8 as p50,
+           count(*) filter (where sent_at < ${sendAt})::int as early, count(*)::int as sent
+    from messages where send_at = ${sendAt}`;
+  return { lastSentAfter: r!.last, p50: r!.p50, early: r!.early, sent: r!.sent };
 }
 
 main().catch((err) => {

@@ -40,6 +40,8 @@ export type JobInput<T> = {
   data: T;
   /** Seconds to wait before the job may run. */
   startAfterSeconds?: number;
+  /** The moment the job may run (send later); takes precedence over startAfterSeconds. */
+  startAt?: Date;
   singletonKey?: string;
 };
 
@@ -54,7 +56,7 @@ export async function enqueue<Q extends QueueName>(tx: Tx, queue: Q, jobs: JobIn
     jobs.map((j) => ({
       name: queue,
       data: j.data,
-      startAfter: j.startAfterSeconds ? new Date(Date.now() + j.startAfterSeconds * 1000) : undefined,
+      startAfter: j.startAt ?? (j.startAfterSeconds ? new Date(Date.now() + j.startAfterSeconds * 1000) : undefined),
       singletonKey: j.singletonKey,
     })),
     { db: executorFor(tx) },

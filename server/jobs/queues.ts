@@ -119,6 +119,23 @@ export const QUEUE_DEFINITIONS = {
     expireInSeconds: 120,
     deadLetter: emailSendDead.name,
   }),
+  // Send later (docs/api.md#send-later): the same jobs, started after send_at, in queues of their
+  // own. In sms.send a backlog of jobs not yet due would sit ahead of due ones in pg-boss's fetch
+  // order (by creation), so every fetch of an immediate send would walk past all of them.
+  smsSendLater: queue('sms.send.later', SendJob, {
+    retryLimit: 5,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: 60,
+    deadLetter: smsSendDead.name,
+  }),
+  emailSendLater: queue('email.send.later', SendJob, {
+    retryLimit: 5,
+    retryDelay: 5,
+    retryBackoff: true,
+    expireInSeconds: 120,
+    deadLetter: emailSendDead.name,
+  }),
   sandboxStatus: queue('sandbox.status', SandboxStatusJob, { retryLimit: 3, retryDelay: 1, expireInSeconds: 60 }),
   // Reprocessing of stored webhook events whose first processing failed or found nothing yet.
   webhookRetry: queue('webhook.retry', WebhookRetryJob, {

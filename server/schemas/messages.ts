@@ -35,8 +35,19 @@ const UserType = z.enum(USER_TYPES).meta({ id: 'UserType' });
 const MessageStatus = z.enum(MESSAGE_STATUSES).meta({ id: 'MessageStatus' });
 const Direction = z.enum(DIRECTIONS);
 
-/** Statuses only a CALL holds; `received` is an inbound message's, set when it is stored. */
-const NOT_DELIVERY = new Set<MessageStatusValue>(['received', 'ringing', 'in_progress', 'completed', 'busy', 'no_answer']);
+/**
+ * Statuses only a CALL holds; `received` is an inbound message's, set when it is stored; `scheduled`
+ * only a queue request with send_at sets (docs/api.md#send-later).
+ */
+const NOT_DELIVERY = new Set<MessageStatusValue>([
+  'received',
+  'scheduled',
+  'ringing',
+  'in_progress',
+  'completed',
+  'busy',
+  'no_answer',
+]);
 
 /** Statuses a text or email can hold, and that a caller may record or report for one. */
 export const DELIVERY_STATUSES: readonly MessageStatusValue[] = MESSAGE_STATUSES.filter((s) => !NOT_DELIVERY.has(s));
@@ -67,6 +78,29 @@ const envelope = {
   sent_by: int32.optional(),
   sender_type: UserType,
   sent_at: isoTimestamp.optional(),
+};
+
+/** How far ahead a message can be scheduled (docs/api.md#send-later). */
+export const MAX_SCHEDULE_DAYS = 365;
+
+/** A send_at: a calendar-checked timestamp in the future, at most MAX_SCHEDULE_DAYS ahead. */
+export const sendAt = isoTimestamp
+  .refine((d) => d.getTime() > Date.now(), 'must be in the future')
+  .refine((d) => d.getTime() <= Date.now() + MAX_SCHEDULE_DAYS * 86_400_000, `must be at most ${MAX_SCHEDULE_DAYS} days ahead`)
+  .meta({
+    type: 'string',
+    format: 'date-time',
+    maxLength: 40,
+    description: `Send later: when to send, in the future and at most ${MAX_SCHEDULE_DAYS} days ahead. The messages are stored \`scheduled\` and go out then.`,
+  });
+
+/** Queue requests only (docs/api.md#send-later). */
+const sendLater = {
+  send_at: sendAt.optional(),
+  cancel_on_reply: z.boolean().optional().meta({
+    description:
+      'With send_at: cancel the scheduled message when the client writes in before it goes (default true). Ignored without send_at.',
+  }),
 };
 
 function requireFields(
@@ -200,13 +234,13 @@ const RecordEmailItem = z
 const items = <T extends z.ZodType>(item: T) => z.array(item).min(1, 'must contain at least one message').max(MAX_ITEMS);
 
 export const SendSmsRequest = z
-  .object({ ...envelope, from_number: phone.optional(), messages: items(SmsMessageItem) })
+  .object({ ...envelope, ...sendLater, from_number: phone.optional(), messages: items(SmsMessageItem) })
   .meta({ id: 'SendSmsRequest' });
 export const RecordSmsRequest = z
   .object({ ...envelope, from_number: phone.optional(), messages: items(RecordMessageItem) })
   .meta({ id: 'RecordSmsRequest' });
 export const SendEmailRequest = z
-  .object({ ...envelope, from_email: email.optional(), messages: items(EmailMessageItem) })
+  .object({ ...envelope, ...sendLater, from_email: email.optional(), messages: items(EmailMessageItem) })
   .meta({ id: 'SendEmailRequest' });
 export const RecordEmailRequest = z
   .object({ ...envelope, from_email: email.optional(), messages: items(RecordEmailItem) })
@@ -270,6 +304,11 @@ export const MessageItem = z
     staff_image_url: z.string().nullable(),
     message_status: MessageStatus,
     sent_at: timestampOut,
+    send_at: timestampOut.nullable().meta({
+      description:
+        'Send later: when a scheduled message is due. Kept once it goes: `sent_at` is then when it went, so the difference is any delay.',
+    }),
+    cancel_on_reply: z.boolean().meta({ description: 'A scheduled message is canceled if the client writes in before it goes.' }),
     flagged: z.boolean(),
     is_read: z.boolean(),
     response_id: z.number().int().nullable(),
@@ -353,6 +392,8 @@ export const RequestMessages = PaginatedMessages.extend({
   request_id: z.uuid(),
   summary: z.record(z.string(), z.number().int()),
 }).meta({ id: 'RequestMessages' });
+
+export const RescheduleRequest = z.object({ send_at: sendAt }).meta({ id: 'RescheduleRequest' });
 
 export const RetryRequest = z.object({ message_ids: z.array(id).min(1).max(MAX_ITEMS) }).meta({ id: 'RetryRequest' });
 

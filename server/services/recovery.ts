@@ -63,7 +63,8 @@ export async function requeueOrphanedSends(log: Logger, olderThanSeconds = ORPHA
         and m.direction = 'outbound' and m.channel in ('sms', 'email')
         and m.id not in (
           select (j.data->>'messageId')::bigint from pgboss.job j
-          where j.name in (${QUEUES.smsSend}, ${QUEUES.emailSend}) and j.state < 'completed')
+          where j.name in (${QUEUES.smsSend}, ${QUEUES.emailSend}, ${QUEUES.smsSendLater}, ${QUEUES.emailSendLater})
+            and j.state < 'completed')
       order by m.status_updated_at
       limit 500`);
     if (orphans.length === 0) return 0;

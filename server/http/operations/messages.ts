@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { businessPath, UpdateSuccessResponse } from '@/server/schemas/common';
+import { MessageResponse } from '@/server/schemas/businesses';
+import { businessPath, id, UpdateSuccessResponse } from '@/server/schemas/common';
 import {
   pageQuery,
   platformRequestPath,
@@ -8,6 +9,7 @@ import {
   RecordSmsRequest,
   requestPath,
   RequestMessages,
+  RescheduleRequest,
   RetryRequest,
   RetryResponse,
   SendEmailRequest,
@@ -29,7 +31,8 @@ export const queueSms = defineOperation({
   summary: 'Queue SMS for sending and database recording',
   description:
     'Stores every message as `queued` under one request_id and enqueues it, in one transaction; returns when that commits. ' +
-    'A `message_id` item re-queues that stored message when it is initiated, failed or undelivered (409 otherwise). Up to 1,000 items.',
+    'A `message_id` item re-queues that stored message when it is initiated, failed or undelivered (409 otherwise). Up to 1,000 items. ' +
+    'With `send_at` the messages are stored `scheduled` and sent then (send later).',
   auth: 'any',
   params: businessPath,
   body: SendSmsRequest,
@@ -70,7 +73,8 @@ export const queueEmail = defineOperation({
   path: '/businesses/{business_id}/email',
   tag: 'email',
   summary: 'Queue email for sending and database recording',
-  description: 'As the SMS queue: stored as `queued` at once, `sent` when the provider accepts it. Attachments up to 5 MiB each.',
+  description:
+    'As the SMS queue: stored as `queued` at once (`scheduled` with `send_at`), `sent` when the provider accepts it. Attachments up to 5 MiB each.',
   auth: 'any',
   params: businessPath,
   body: SendEmailRequest,
@@ -178,4 +182,34 @@ export const retryRequest = defineOperation({
   response: RetryResponse,
   idempotent: true,
   errors: [403, 404],
+});
+
+const messagePath = z.object({ business_id: id, message_id: id });
+
+export const cancelScheduledMessage = defineOperation({
+  operationId: 'cancelScheduledMessage',
+  method: 'post',
+  path: '/businesses/{business_id}/messages/{message_id}/cancel',
+  tag: 'messages',
+  summary: 'Cancel a scheduled message',
+  description:
+    'A `scheduled` message (send later) becomes `canceled` and is never sent. 409 once it is no longer scheduled (it went, or was canceled).',
+  auth: 'any',
+  params: messagePath,
+  response: MessageResponse,
+  errors: [403, 404, 409],
+});
+
+export const rescheduleMessage = defineOperation({
+  operationId: 'rescheduleMessage',
+  method: 'post',
+  path: '/businesses/{business_id}/messages/{message_id}/reschedule',
+  tag: 'messages',
+  summary: 'Move a scheduled message to another time',
+  description: "Sets a `scheduled` message's `send_at`; it goes then, once. 409 once it is no longer scheduled.",
+  auth: 'any',
+  params: messagePath,
+  body: RescheduleRequest,
+  response: MessageResponse,
+  errors: [403, 404, 409],
 });

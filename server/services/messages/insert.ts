@@ -51,6 +51,8 @@ const COLUMNS: [column: string, type: string, value: (r: Row) => unknown][] = [
   ['segments', 'int', (r) => r.segments ?? null],
   ['encoding', 'text', (r) => r.encoding ?? null],
   ['sent_at', 'timestamptz', (r) => (r.sentAt instanceof Date ? r.sentAt.toISOString() : null)],
+  ['send_at', 'timestamptz', (r) => (r.sendAt instanceof Date ? r.sendAt.toISOString() : null)],
+  ['cancel_on_reply', 'boolean', (r) => r.cancelOnReply ?? true],
 ];
 
 function json(value: unknown): string | null {

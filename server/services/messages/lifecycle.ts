@@ -19,6 +19,9 @@ import { optOutRecipientsOf } from './suppression';
  *              └───────────────────┤──────────────────────▶ failed (with the reason)
  *   new attempt (retry, send by id) of initiated / failed / undelivered
  *
+ * Send later (docs/api.md#send-later): a `scheduled` message is claimed straight to `sending` once
+ * its send_at has passed, or moves to `canceled` (staff, the API, or the client writing in first).
+ *
  * A status only moves forward by rank (the database function message_status_rank, compared in the
  * same UPDATE, so late, duplicate and reordered callbacks cannot move a message back). Two moves go
  * back to `queued`, both guarded by the status they leave: a transient send error (the same
@@ -72,7 +75,7 @@ async function publishStatus(tx: Tx, rows: readonly Touched[]): Promise<void> {
 /**
  * Claims messages for sending, as common table expressions for the worker's one statement that
  * also reads what it sends (one round trip per batch). Adds `attempt (id, stuck_since)`:
- * - the ids moved `queued` → `sending` here, in one conditional UPDATE, so no two workers send one
+ * - the ids moved `queued` (or due `scheduled`) → `sending` here, in one conditional UPDATE, so no two workers send one
  *   message (`stuck_since` null);
  * - the ids found `sending` without a provider id: an attempt claimed them and died before
  *   recording the provider's answer, so the provider must be asked whether they went out before
@@ -81,9 +84,14 @@ async function publishStatus(tx: Tx, rows: readonly Touched[]): Promise<void> {
  * the rows as they were before the claim, which is all a sender needs (recipient, content).
  */
 export function claimForSendingCtes(ids: number[]): SQL {
+  // A `scheduled` message is claimed too, once due (docs/api.md#send-later): its job was started
+  // after send_at, but a job of an earlier send_at (rescheduled later since) must find nothing.
+  // Its sent_at becomes the moment it goes, so sent_at − send_at shows any delay (a worker down).
   return sql`claimed as (
-      update messages set status = 'sending', status_updated_at = now()
-      where id = any(${sql.param(ids)}::bigint[]) and status = 'queued'
+      update messages set status = 'sending', status_updated_at = now(),
+        sent_at = case when status = 'scheduled' then now() else sent_at end
+      where id = any(${sql.param(ids)}::bigint[])
+        and (status = 'queued' or (status = 'scheduled' and send_at <= now()))
       returning id
     ), attempt as (
       select id, null::timestamptz as stuck_since from claimed
@@ -220,6 +228,48 @@ export async function startNewAttempt(
     rows.map((r) => ({ id: r.id, business_id: businessId, conversation_id: r.conversationId })),
   );
   return rows;
+}
+
+// ─── Send later ──────────────────────────────────────────────────────────────────────────────────
+
+/** Why a scheduled message was canceled (kept in error_code / error_message, shown in the timeline). */
+export const CANCELED = {
+  byRequest: { code: 'canceled', reason: 'Canceled before it was sent' },
+  clientReplied: { code: 'client_replied', reason: 'Canceled: the client replied first' },
+} as const;
+
+/** `scheduled` → `canceled` for the rows `where` picks among the scheduled ones, with the reason. */
+async function cancelWhere(tx: Tx, where: SQL | undefined, why: { code: string; reason: string }): Promise<Touched[]> {
+  const rows = await tx
+    .update(messages)
+    .set({ status: 'canceled', statusUpdatedAt: sql`now()`, errorCode: why.code, errorMessage: why.reason })
+    .where(and(where, eq(messages.status, 'scheduled')))
+    .returning({ id: messages.id, business_id: messages.businessId, conversation_id: messages.conversationId });
+  await publishStatus(tx, rows);
+  return rows;
+}
+
+/**
+ * Cancels one scheduled message: a conditional UPDATE, so a cancel racing the worker's claim has
+ * exactly one winner (the claim takes `scheduled` rows only, and so does this). Returns false when
+ * the message was no longer `scheduled`.
+ */
+export async function cancelScheduled(tx: Tx, businessId: number, messageId: number): Promise<boolean> {
+  const where = and(eq(messages.businessId, businessId), eq(messages.id, messageId));
+  return (await cancelWhere(tx, where, CANCELED.byRequest)).length === 1;
+}
+
+/**
+ * Cancel on reply: the client wrote in, so the conversation's scheduled messages that asked for it
+ * are canceled in one statement (a reminder never crosses the client's own reply). Returns their ids.
+ */
+export async function cancelScheduledOnReply(tx: Tx, businessId: number, conversationId: number): Promise<number[]> {
+  const where = and(
+    eq(messages.businessId, businessId),
+    eq(messages.conversationId, conversationId),
+    eq(messages.cancelOnReply, true),
+  );
+  return (await cancelWhere(tx, where, CANCELED.clientReplied)).map((r) => r.id);
 }
 
 // ─── Status updates (provider callbacks, the REST status endpoints, the sandbox) ─────────────────

@@ -62,6 +62,8 @@ export function toMessageItem(row: Row): z.input<typeof MessageItem> {
     staff_image_url: row.staffImageUrl,
     message_status: row.status,
     sent_at: row.sentAt.toISOString(),
+    send_at: row.sendAt?.toISOString() ?? null,
+    cancel_on_reply: row.cancelOnReply,
     flagged: row.flagged,
     is_read: row.isRead,
     response_id: row.responseId,

@@ -143,12 +143,24 @@ async function submit(
     }
   }
 
+  const sendAt = mode === 'send' ? ((body as { send_at?: Date }).send_at ?? null) : null;
   const fresh = items.flatMap((item, index) => (mode === 'record' || item.message_id === undefined ? [{ item, index }] : []));
   // docs/api.md#consent: a campaign, marketing or review request needs each client's marketing consent.
   const marketing = mode === 'send' && needsMarketingConsent(body.category, body.notification_type);
-  const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues, marketing);
+  const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues, marketing, sendAt !== null);
   if (mode === 'send') await fillFromSavedReplies(conn, businessId, channel, body.staff_id ?? null, planned, issues);
   if (mode === 'record') await refuseForeignProviderIds(conn, businessId, body.provider ?? null, fresh, issues);
+
+  // docs/api.md#send-later: a stored message is re-queued now or not at all.
+  if (sendAt) {
+    for (const { index } of requeueIds) {
+      issues.push({
+        loc: ['body', 'messages', index, 'message_id'],
+        msg: 'cannot be scheduled: send_at applies to new messages only',
+        type: 'value_error',
+      });
+    }
+  }
 
   if (issues.length) throw new AppError('validation', 'Validation error', { issues });
   for (const { index, id } of requeueIds) {
@@ -178,7 +190,11 @@ async function submit(
     const conversationByClient = await ensureConversations(tx, businessId, [...new Set(clientIds)]);
     const provider =
       mode === 'send' ? (channel === 'sms' ? configuredSmsProvider() : configuredEmailProvider()) : (body.provider ?? null);
+    // A scheduled message sits in the timeline where it was written until it goes (the claim then
+    // sets sent_at to when it went): a future sent_at would make it the conversation's latest
+    // message ahead of anything the client writes meanwhile.
     const sentAt = body.sent_at ?? new Date();
+    const cancelOnReply = (body as { cancel_on_reply?: boolean }).cancel_on_reply ?? true;
 
     const rows = await insertMessages(
       tx,
@@ -191,6 +207,8 @@ async function submit(
           requestId,
           provider,
           sentAt,
+          sendAt,
+          cancelOnReply,
           clientId: clientIds[i]!,
           conversationId: conversationByClient.get(clientIds[i]!)!,
         }),
@@ -216,11 +234,20 @@ async function submit(
       rows.map((r) => r.id),
     );
     if (mode === 'send') {
-      const toSend = [...rows.filter((r) => r.status === 'queued'), ...requeued];
+      const toSend = [...rows.filter((r) => r.status === 'queued' || r.status === 'scheduled'), ...requeued];
+      // A scheduled message's job starts after its send_at, in the send-later queue (queues.ts);
+      // the claim checks send_at again.
+      const queue = sendAt
+        ? channel === 'sms'
+          ? QUEUES.smsSendLater
+          : QUEUES.emailSendLater
+        : channel === 'sms'
+          ? QUEUES.smsSend
+          : QUEUES.emailSend;
       await enqueue(
         tx,
-        channel === 'sms' ? QUEUES.smsSend : QUEUES.emailSend,
-        toSend.map((r) => ({ data: { messageId: r.id, businessId } })),
+        queue,
+        toSend.map((r) => ({ data: { messageId: r.id, businessId }, startAt: sendAt ?? undefined })),
       );
     }
     const conversationIds = [...rows, ...requeued].map((r) => r.conversationId);
@@ -233,7 +260,7 @@ async function submit(
     return items.map((_, index) => byIndex.get(index)!);
   }
 
-  const verb = mode === 'send' ? 'queued' : 'recorded';
+  const verb = mode === 'send' ? (sendAt ? `scheduled for ${sendAt.toISOString()}` : 'queued') : 'recorded';
   return {
     success: true,
     message: `${ids.length} ${channel === 'sms' ? 'SMS' : 'email'} message(s) ${verb}`,
@@ -356,6 +383,7 @@ async function planNewMessages(
   fresh: { item: AnyItem; index: number }[],
   issues: ValidationIssue[],
   marketing: boolean,
+  scheduled: boolean,
 ): Promise<Planned[]> {
   const loc = (index: number, field: string) => ['body', 'messages', index, field] as ValidationIssue['loc'];
   const clientIds = [...new Set(fresh.flatMap(({ item }) => (item.client_id !== undefined ? [item.client_id] : [])))];
@@ -472,7 +500,15 @@ async function planNewMessages(
         : null;
     const status: MessageStatus =
       // docs/api.md#record-mode: inbound messages are `received` and stay so, whatever the item says.
-      mode === 'send' ? (refusal ? 'failed' : 'queued') : inbound ? 'received' : (item.status ?? 'sent');
+      mode === 'send'
+        ? refusal
+          ? 'failed'
+          : scheduled
+            ? 'scheduled'
+            : 'queued'
+        : inbound
+          ? 'received'
+          : (item.status ?? 'sent');
     planned.push({
       index,
       clientId: client?.id ?? null,
@@ -556,6 +592,8 @@ function messageRow(
     requestId: string;
     provider: (typeof messages.$inferInsert)['provider'];
     sentAt: Date;
+    sendAt: Date | null;
+    cancelOnReply: boolean;
     clientId: number;
     conversationId: number;
   },
@@ -611,10 +649,12 @@ function messageRow(
     isRead: !inbound,
     errorCode: p.errorCode,
     errorMessage: p.errorMessage,
-    attempts: ctx.mode === 'send' && p.status === 'queued' ? 1 : 0,
+    attempts: ctx.mode === 'send' && (p.status === 'queued' || p.status === 'scheduled') ? 1 : 0,
     segments: segments?.segments ?? null,
     encoding: segments?.encoding ?? null,
     sentAt: ctx.sentAt,
+    sendAt: ctx.sendAt,
+    cancelOnReply: ctx.cancelOnReply,
   };
 }
 

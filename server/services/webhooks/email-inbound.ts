@@ -8,6 +8,7 @@ import { cleanJson } from '@/server/lib/pg-text';
 import { publish } from '@/server/realtime/publish';
 import { email } from '@/server/schemas/common';
 import { insertMessages } from '@/server/services/messages/insert';
+import { cancelScheduledOnReply } from '@/server/services/messages/lifecycle';
 import { ensureConversations, touchConversations } from '@/server/services/conversations';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
@@ -256,6 +257,8 @@ export async function processInboundEmail(eventId: number, mail: InboundEmail, f
       },
     ]);
     await touchConversations(tx, [row!.id]);
+    // docs/api.md#send-later: a reminder never crosses the client's own reply.
+    await cancelScheduledOnReply(tx, businessId, conversationId!);
     await publish(tx, { type: 'message.created', businessId, conversationIds: [conversationId!], messageIds: [row!.id] });
     await markEvent(eventId, 'processed', { businessId }, tx);
   });

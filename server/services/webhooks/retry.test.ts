@@ -281,7 +281,11 @@ describe('the webhook.retry worker (in process)', () => {
     worker = await startWorker();
     expect(await waitForOutcome(ready.id, 10_000)).toBe('processed'); // worker start-up included; slow on a loaded machine
     // Its own job succeeded: its retry budget is not spent by another event's failure.
-    expect((await jobsWhere('webhook.retry', 'eventId', ready.id)).map((j) => j.state)).toEqual(['completed']);
+    // (The event is written before the batch loop completes its job: wait for the job's outcome.)
+    const jobStates = async () => (await jobsWhere('webhook.retry', 'eventId', ready.id)).map((j) => j.state);
+    for (const deadline = Date.now() + 10_000; (await jobStates()).includes('active') && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(await jobStates()).toEqual(['completed']);
     expect((await messageOf(msg.id)).status).toBe('delivered');
     expect((await eventOf(never.id)).outcome).toBe('pending');
   });

@@ -5,6 +5,7 @@ import { normalizePhone } from '@/server/lib/phone';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
+import { cancelScheduledOnReply } from '@/server/services/messages/lifecycle';
 import { optIn, optOut } from '@/server/services/messages/suppression';
 import { ensureConversations, touchConversations } from '@/server/services/conversations';
 import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/directory';
@@ -91,6 +92,8 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
         },
       ]);
       await touchConversations(tx, [row!.id]);
+      // docs/api.md#send-later: a reminder never crosses the client's own reply.
+      await cancelScheduledOnReply(tx, business.businessId, conversationId);
       if (wording.class === 'likely_opt_out') {
         // docs/api.md#counts: the conversation's flagged count moves with the flagged row; the text
         // becomes the conversation's pending possible opt-out for staff to decide

@@ -11,7 +11,7 @@ import {
   StatusRequest,
 } from '@/server/schemas/businesses';
 import { email, id, MAX_PAGE } from '@/server/schemas/common';
-import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, refuseBeyondSearchWindow } from '@/server/schemas/messages';
+import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, refuseBeyondSearchWindow, sendAt } from '@/server/schemas/messages';
 import { MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { setClientOptOut } from '@/server/services/compliance/client-opt-outs';
 import { decidePossibleOptOut, pendingOptOutText } from '@/server/services/compliance/opt-out-review';
@@ -28,10 +28,14 @@ import { findClientsToMessage, startConversation } from '@/server/services/new-c
 import { clientConsents, recordConsent } from '@/server/services/compliance/consent';
 import { StaffConsentRequest } from '@/server/schemas/consent';
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
+import { cancelScheduledMessage, rescheduleMessage, sendLaterTimezone } from '@/server/services/messages/schedule';
 import { MAX_SEARCH_TERM_LENGTH, searchMessages } from '@/server/services/search';
 import { router, staffProcedure } from '../init';
 
 export { SESSION_RECHECK_MS };
+
+/** The composer's Send later: when, and whether the client's reply cancels it. */
+const sendLaterInput = { send_at: sendAt.optional(), cancel_on_reply: z.boolean().optional() };
 
 /**
  * A text the composer sends: never with a saved reply's variable left unresolved
@@ -149,6 +153,16 @@ export const inboxRouter = router({
   flag: staffProcedure
     .input(z.object({ messageId: id, flagged: z.boolean() }))
     .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged)),
+  /** Send later (docs/api.md#send-later): the timeline's Cancel and Edit of a scheduled message. */
+  sendLaterTimezone: conversationProcedure.query(({ ctx }) =>
+    sendLaterTimezone(ctx.caller.businessId, ctx.conversation.locationId),
+  ),
+  cancelScheduled: staffProcedure
+    .input(z.object({ messageId: id }))
+    .mutation(({ ctx, input }) => cancelScheduledMessage(ctx.caller.businessId, input.messageId)),
+  reschedule: staffProcedure
+    .input(z.object({ messageId: id, send_at: sendAt }))
+    .mutation(({ ctx, input }) => rescheduleMessage(ctx.caller.businessId, input.messageId, input.send_at)),
   /** The new-message picker: clients by name, email or number (docs/api.md#new-conversation). */
   findClientsToMessage: staffProcedure
     .input(z.object({ term: z.string().trim().min(1).max(100) }))
@@ -165,15 +179,16 @@ export const inboxRouter = router({
     .mutation(({ ctx, input }) => recordConsent(ctx.caller.businessId, ctx.conversation.clientId, input, ctx.caller.staffId)),
   /** The composer: one SMS or email to the conversation's client, through the queue operations. */
   sendSms: conversationProcedure
-    .input(z.object({ message: sendable(z.string().trim().min(1).max(MAX_SMS_LENGTH)) }))
-    .mutation(({ ctx, input }) =>
+    .input(z.object({ message: sendable(z.string().trim().min(1).max(MAX_SMS_LENGTH)), ...sendLaterInput }))
+    .mutation(({ ctx, input: { message, ...later } }) =>
       submitSms(
         ctx.caller.businessId,
         {
           sender_type: 'staff',
           staff_id: ctx.caller.staffId,
           category: 'conversational',
-          messages: [{ client_id: ctx.conversation.clientId, message: input.message }],
+          ...later,
+          messages: [{ client_id: ctx.conversation.clientId, message }],
         },
         'send',
       ),
@@ -185,15 +200,18 @@ export const inboxRouter = router({
         message: sendable(z.string().min(1).max(MAX_EMAIL_TEXT_LENGTH)),
         cc_email: z.array(email).max(50).optional(),
         attachments: z.array(EmailAttachment).max(20).optional(),
+        ...sendLaterInput,
       }),
     )
-    .mutation(({ ctx, input }) =>
+    .mutation(({ ctx, input: { send_at, cancel_on_reply, ...input } }) =>
       submitEmail(
         ctx.caller.businessId,
         {
           sender_type: 'staff',
           staff_id: ctx.caller.staffId,
           category: 'conversational',
+          send_at,
+          cancel_on_reply,
           messages: [{ client_id: ctx.conversation.clientId, ...input }],
         },
         'send',

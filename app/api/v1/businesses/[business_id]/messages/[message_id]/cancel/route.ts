@@ -1,0 +1,6 @@
+import { cancelScheduledMessage as op } from '@/server/http/operations/messages';
+import { route } from '@/server/http/route';
+import { cancelScheduledMessage } from '@/server/services/messages/schedule';
+
+// POST: cancel a scheduled (send later) message.
+export const POST = route(op, ({ params }) => cancelScheduledMessage(params.business_id, params.message_id));

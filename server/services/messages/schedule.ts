@@ -1,0 +1,73 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { db, type Tx } from '@/db/client';
+import { businesses, locations, messages } from '@/db/schema';
+import { AppError } from '@/server/errors';
+import { enqueue } from '@/server/jobs/enqueue';
+import { QUEUES } from '@/server/jobs/queues';
+import { publish } from '@/server/realtime/publish';
+import { cancelScheduled } from './lifecycle';
+import { selectMessageItems, toMessageItem } from './serialize';
+
+/**
+ * Send later after the fact (docs/api.md#send-later): cancel or reschedule a `scheduled` message,
+ * over REST and from the inbox. Both are conditional on the message still being `scheduled`, so
+ * either loses cleanly (409) to the worker's claim, and the claim loses to them.
+ */
+
+/** 404 outside the business; 409 naming the status once it is no longer scheduled. */
+async function refuse(tx: Tx, businessId: number, messageId: number, action: string): Promise<never> {
+  const [row] = await tx
+    .select({ status: messages.status })
+    .from(messages)
+    .where(and(eq(messages.businessId, businessId), eq(messages.id, messageId)))
+    .limit(1);
+  if (!row) throw AppError.notFound('Message');
+  throw new AppError('conflict', `Message ${messageId} is ${row.status}, not scheduled; it cannot be ${action}`);
+}
+
+async function answer(messageId: number) {
+  const [item] = await selectMessageItems(db).where(eq(messages.id, messageId));
+  return { success: true, data: toMessageItem(item!) };
+}
+
+/** Cancels a scheduled message: it is kept, `canceled`, with the reason; its job finds nothing to send. */
+export async function cancelScheduledMessage(businessId: number, messageId: number) {
+  await db.transaction(async (tx) => {
+    if (!(await cancelScheduled(tx, businessId, messageId))) await refuse(tx, businessId, messageId, 'canceled');
+  });
+  return answer(messageId);
+}
+
+/**
+ * Moves a scheduled message to a new send_at and enqueues a job started after it, in one
+ * transaction. The earlier job is left alone: if it runs first, the claim sees a send_at still to
+ * come and takes nothing.
+ */
+export async function rescheduleMessage(businessId: number, messageId: number, sendAt: Date) {
+  await db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(messages)
+      .set({ sendAt })
+      .where(and(eq(messages.businessId, businessId), eq(messages.id, messageId), eq(messages.status, 'scheduled')))
+      .returning({ channel: messages.channel, conversationId: messages.conversationId });
+    if (!row) return refuse(tx, businessId, messageId, 'rescheduled');
+    await enqueue(tx, row.channel === 'email' ? QUEUES.emailSendLater : QUEUES.smsSendLater, [
+      { data: { messageId, businessId }, startAt: sendAt },
+    ]);
+    await publish(tx, { type: 'message.status', businessId, conversationIds: [row.conversationId], messageIds: [messageId] });
+  });
+  return answer(messageId);
+}
+
+/**
+ * The time zone Send later's quick picks are in: the conversation's location's, else the
+ * business's (docs/api.md#send-later).
+ */
+export async function sendLaterTimezone(businessId: number, locationId: number | null): Promise<{ timezone: string }> {
+  const [row] = await db
+    .select({ timezone: sql<string>`coalesce(${locations.timezone}, ${businesses.timezone})` })
+    .from(businesses)
+    .leftJoin(locations, and(eq(locations.businessId, businesses.id), eq(locations.id, locationId ?? -1)))
+    .where(eq(businesses.id, businessId));
+  return { timezone: row?.timezone || 'UTC' };
+}

@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSmsNumber, createTenant } from '@/server/testing/factories';
+import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
+import { postJson } from '@/server/testing/http';
+import { messageOf } from '@/server/testing/messages';
+import { fakeProvidersEnv, startSmtpSink, type SmtpSink } from '@/server/testing/smtp-sink';
+import { startWorker } from './index';
+
+/**
+ * Send later through the real worker (docs/api.md#send-later): a scheduled SMS is not sent before
+ * its send_at, is sent exactly once after it, and, when no worker runs at that moment, goes once
+ * the worker is back, with the delay visible (sent_at − send_at).
+ */
+const ENV_KEYS = ['SMS_PROVIDER', 'TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_API_BASE_URL', 'EMAIL_PROVIDER', 'SMTP_URL'];
+const savedEnv = Object.fromEntries(ENV_KEYS.map((k) => [k, process.env[k]]));
+const runId = randomBytes(4).toString('hex');
+
+let fake: FakeTwilio;
+let sink: SmtpSink;
+let tenant: Awaited<ReturnType<typeof createTenant>>;
+const creates: { at: number; body: string }[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeTwilio();
+  sink = await startSmtpSink();
+  Object.assign(process.env, fakeProvidersEnv(fake, sink));
+  fake.setBehavior((req) => {
+    creates.push({ at: Date.now(), body: req.body });
+    return null;
+  });
+  tenant = await createTenant();
+  await createSmsNumber(tenant.business.id);
+});
+
+afterAll(async () => {
+  await fake?.close();
+  await sink?.close();
+  for (const k of ENV_KEYS) {
+    if (savedEnv[k] === undefined) delete process.env[k];
+    else process.env[k] = savedEnv[k];
+  }
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function scheduleSms(body: string, to: string, inMs: number) {
+  const sendAt = new Date(Date.now() + inMs);
+  const res = await postJson(
+    `/api/v1/businesses/${tenant.business.id}/sms`,
+    { 'x-api-key': tenant.apiKey },
+    {
+      sender_type: 'staff',
+      send_at: sendAt.toISOString(),
+      messages: [{ to_number: to, message: body }],
+    },
+  );
+  expect(res.status).toBe(200);
+  return { id: (res.body.message_ids as number[])[0]!, sendAt };
+}
+
+async function settled(id: number, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await messageOf(id);
+    if (row.status === 'sent') return row;
+    if (Date.now() > deadline) throw new Error(`message ${id} still ${row.status}`);
+    await sleep(100);
+  }
+}
+
+const atFake = (body: string) => creates.filter((c) => c.body === body);
+
+describe('scheduled sends through the worker', () => {
+  it('is not sent before send_at, then sent exactly once', async () => {
+    const worker = await startWorker();
+    try {
+      const body = `Reminder: tomorrow 9:00 ${runId}`;
+      const { id, sendAt } = await scheduleSms(body, '+14155550101', 2_500);
+      await sleep(1_500);
+      expect((await messageOf(id)).status).toBe('scheduled');
+      expect(atFake(body)).toHaveLength(0);
+      const row = await settled(id);
+      expect(atFake(body)).toHaveLength(1);
+      expect(atFake(body)[0]!.at).toBeGreaterThanOrEqual(sendAt.getTime());
+      expect(row.sentAt.getTime()).toBeGreaterThanOrEqual(sendAt.getTime());
+      await sleep(1_000);
+      expect(atFake(body)).toHaveLength(1);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('with no worker at send_at: sent once when a worker is back, and the delay shows', async () => {
+    const body = `Reminder while the worker is down ${runId}`;
+    const { id, sendAt } = await scheduleSms(body, '+14155550102', 1_000);
+    await sleep(3_000);
+    expect((await messageOf(id)).status).toBe('scheduled');
+    const worker = await startWorker();
+    try {
+      const row = await settled(id);
+      expect(atFake(body)).toHaveLength(1);
+      expect(row.sendAt!.getTime()).toBe(sendAt.getTime());
+      expect(row.sentAt.getTime() - sendAt.getTime()).toBeGreaterThanOrEqual(1_900);
+    } finally {
+      await worker.stop();
+    }
+    // A second worker start finds nothing more to send.
+    const again = await startWorker();
+    await sleep(1_000);
+    await again.stop();
+    expect(atFake(body)).toHaveLength(1);
+  });
+});
