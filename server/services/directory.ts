@@ -170,6 +170,38 @@ export async function findOrCreateClientByPhone(tx: Tx, businessId: number, phon
 }
 
 /**
+ * Finds the client with this email address (case-insensitive, oldest first), or creates a `lead`
+ * with it (and `name`, when known), under the same advisory lock as every other lead creation.
+ */
+export async function findOrCreateClientByEmail(
+  tx: Tx,
+  businessId: number,
+  email: string,
+  name?: string | null,
+): Promise<number> {
+  const address = email.trim().toLowerCase();
+  await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(${`email:${address}`}))`);
+  const [existing] = await tx
+    .select({ id: clients.id })
+    .from(clients)
+    .where(and(eq(clients.businessId, businessId), sql`lower(${clients.email}) = ${address}`))
+    .orderBy(asc(clients.id))
+    .limit(1);
+  if (existing) return existing.id;
+  const [created] = await tx
+    .insert(clients)
+    .values({ businessId, email: address, name: name ?? null, clientType: 'lead' })
+    .returning({ id: clients.id });
+  return created!.id;
+}
+
+/** The business's country (ISO 3166 alpha-2), in which its people's numbers are read; US when unknown. */
+export async function businessCountry(businessId: number, tx: Tx = db): Promise<string> {
+  const [row] = await tx.select({ country: businesses.country }).from(businesses).where(eq(businesses.id, businessId));
+  return row?.country ?? 'US';
+}
+
+/**
  * The business's client behind a caller's number (oldest first) and their conversation, or null.
  * The number is read as the business's callers' numbers are: in the business's own country.
  */
@@ -178,8 +210,7 @@ export async function clientForCaller(
   phone: string,
   tx: Tx = db,
 ): Promise<{ clientId: number; name: string | null; conversationId: number | null } | null> {
-  const [business] = await tx.select({ country: businesses.country }).from(businesses).where(eq(businesses.id, businessId));
-  const normalised = business ? normalizePhone(phone, business.country) : null;
+  const normalised = normalizePhone(phone, await businessCountry(businessId, tx));
   if (!normalised) return null;
   const [row] = await tx
     .select({ clientId: clients.id, name: clients.name, conversationId: conversations.id })

@@ -1,11 +1,11 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import { businesses, clients } from '@/db/schema';
+import { clients } from '@/db/schema';
 import { AppError, type ErrorLocation } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { normalizePhone } from '@/server/lib/phone';
 import { conversationDetails, ensureConversations } from './conversations';
-import { findOrCreateClientByPhone } from './directory';
+import { businessCountry, findOrCreateClientByEmail, findOrCreateClientByPhone } from './directory';
 import { clientOptedOutColumns } from './messages/suppression';
 
 /**
@@ -37,7 +37,7 @@ async function clientFor(tx: Tx, businessId: number, target: ConversationTarget,
     return client.id;
   }
   if (target.phone_number !== undefined) {
-    const country = await businessCountry(tx, businessId);
+    const country = await businessCountry(businessId, tx);
     const phone = normalizePhone(target.phone_number, country);
     if (!phone) throw AppError.invalid([loc, 'phone_number'], `is not a phone number (read with country ${country})`);
     return findOrCreateClientByPhone(tx, businessId, phone);
@@ -46,35 +46,12 @@ async function clientFor(tx: Tx, businessId: number, target: ConversationTarget,
   throw AppError.invalid([loc], 'Give one of client_id, phone_number or email');
 }
 
-async function businessCountry(tx: Tx, businessId: number): Promise<string> {
-  const [row] = await tx.select({ country: businesses.country }).from(businesses).where(eq(businesses.id, businessId));
-  return row?.country ?? 'US';
-}
-
-/** The client with this address (case-insensitive, oldest first), or a new `lead`, under an advisory lock. */
-async function findOrCreateClientByEmail(tx: Tx, businessId: number, email: string): Promise<number> {
-  const address = email.trim().toLowerCase();
-  await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(${`email:${address}`}))`);
-  const [existing] = await tx
-    .select({ id: clients.id })
-    .from(clients)
-    .where(and(eq(clients.businessId, businessId), eq(sql`lower(${clients.email})`, address)))
-    .orderBy(asc(clients.id))
-    .limit(1);
-  if (existing) return existing.id;
-  const [created] = await tx
-    .insert(clients)
-    .values({ businessId, email: address, clientType: 'lead' })
-    .returning({ id: clients.id });
-  return created!.id;
-}
-
 /** The picker's matches: by name, email or number as typed, and by the number read in the business's country. */
 const PICKER_LIMIT = 8;
 
 export async function findClientsToMessage(businessId: number, term: string) {
   const typed = term.trim();
-  const phone = normalizePhone(typed, await businessCountry(db, businessId));
+  const phone = normalizePhone(typed, await businessCountry(businessId));
   const rows = await db.execute<{
     client_id: number;
     client_name: string | null;

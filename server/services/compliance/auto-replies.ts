@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
-import { getCountryCallingCode, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 import type { Tx } from '@/db/client';
 import { businesses, type BusinessSettings } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
+import { displayPhone } from '@/server/lib/phone';
 import { QUEUES } from '@/server/jobs/queues';
 import { publish } from '@/server/realtime/publish';
 import { touchConversations } from '@/server/services/conversations';
@@ -46,22 +46,9 @@ export function optOutConfirmationText(settings: BusinessSettings, businessName:
 export function helpReplyText(settings: BusinessSettings, businessName: string, number: string, country: string): string | null {
   const set = settings.help_reply;
   if (set === undefined || set === null) {
-    return `${businessName}: for help call ${displayNumber(number, country)} or reply here. Reply STOP to opt out. Msg&data rates may apply.`;
+    return `${businessName}: for help call ${displayPhone(number, country)} or reply here. Reply STOP to opt out. Msg&data rates may apply.`;
   }
   return set.trim() || null;
-}
-
-/** `+14155550123` → `(415) 555-0123` in the business's own calling code, international otherwise. */
-function displayNumber(e164: string, country: string): string {
-  const phone = parsePhoneNumberFromString(e164);
-  if (!phone) return e164;
-  let own: string | null = null;
-  try {
-    own = getCountryCallingCode(country as CountryCode);
-  } catch {
-    // An unknown country: international form.
-  }
-  return phone.countryCallingCode === own ? phone.formatNational() : phone.formatInternational();
 }
 
 export type InboundContext = {

@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
 import busboy from 'busboy';
 import addressparser from 'nodemailer/lib/addressparser';
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import { businessEmailSenders, businesses, clients, messages, type StoredAttachment } from '@/db/schema';
+import { businessEmailSenders, businesses, messages, type StoredAttachment } from '@/db/schema';
 import { cleanJson } from '@/server/lib/pg-text';
 import { publish } from '@/server/realtime/publish';
 import { email } from '@/server/schemas/common';
 import { insertMessages } from '@/server/services/messages/insert';
 import { cancelScheduledOnReply } from '@/server/services/messages/lifecycle';
 import { ensureConversations, touchConversations } from '@/server/services/conversations';
+import { findOrCreateClientByEmail } from '@/server/services/directory';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
 export type InboundEmail = {
@@ -212,21 +213,7 @@ export async function processInboundEmail(eventId: number, mail: InboundEmail, f
       if (thread) ({ conversationId, clientId } = thread);
     }
     if (!clientId) {
-      await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(${`email:${sender}`}))`);
-      const [known] = await tx
-        .select({ id: clients.id })
-        .from(clients)
-        .where(and(eq(clients.businessId, businessId), sql`lower(${clients.email}) = ${sender}`))
-        .orderBy(asc(clients.id))
-        .limit(1);
-      clientId =
-        known?.id ??
-        (
-          await tx
-            .insert(clients)
-            .values({ businessId, email: sender, name: displayName(mail.from), clientType: 'lead' })
-            .returning({ id: clients.id })
-        )[0]!.id;
+      clientId = await findOrCreateClientByEmail(tx, businessId, sender, displayName(mail.from));
       conversationId = (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
     }
 
