@@ -21,7 +21,9 @@ export const test = base.extend<{ tenant: Tenant }>({
     const suffix = Math.random().toString(36).slice(2, 8);
     const businessName = `Bloom Studio ${suffix}`;
     const staffName = `Maya Owner ${suffix}`;
-    const [business] = await sql<{ id: number }[]>`insert into businesses (name) values (${businessName}) returning id`;
+    // Sending all day: no test but the quiet hours one may depend on the hour it runs at.
+    const [business] = await sql<{ id: number }[]>`
+      insert into businesses (name, sending_window_start, sending_window_end) values (${businessName}, 0, 1440) returning id`;
     const [member] = await sql<{ id: number }[]>`
       insert into staff (business_id, name, role) values (${business!.id}, ${staffName}, 'owner') returning id`;
     await sql.end();

@@ -48,7 +48,8 @@ export async function startWorker() {
   const loops = [
     smsLoop(QUEUES.smsSend, 4, 200),
     emailLoop(QUEUES.emailSend, 2, 250),
-    smsLoop(QUEUES.smsSendLater, 2, 250),
+    // As many as the immediate queue: 10,000 texts scheduled for one moment all fall due at once.
+    smsLoop(QUEUES.smsSendLater, 4, 250),
     emailLoop(QUEUES.emailSendLater, 1, 500),
   ];
 

@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { db } from '@/db/client';
+import { messages } from '@/db/schema';
+import { nextOpening } from '@/server/shared/quiet-hours';
 import { createSmsNumber, createTenant } from '@/server/testing/factories';
 import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
 import { postJson } from '@/server/testing/http';
@@ -110,5 +114,41 @@ describe('scheduled sends through the worker', () => {
     await sleep(1_000);
     await again.stop();
     expect(atFake(body)).toHaveLength(1);
+  });
+});
+
+describe('quiet hours at send time (docs/api.md#quiet-hours)', () => {
+  /** A one-hour window that is closed now in UTC (it opens two hours from now, or earlier today). */
+  function closedWindow() {
+    const now = new Date();
+    const minute = now.getUTCHours() * 60 + now.getUTCMinutes();
+    // One hour starting two hours from now, wrapped into the day (and kept within it).
+    const start = Math.min((minute + 120) % 1440, 1380);
+    return { time_zone: 'UTC', start, end: start + 60 };
+  }
+
+  it('a scheduled text whose moment passed while no worker ran waits for the next opening instead of going at night', async () => {
+    const body = `Reminder held at send time ${runId}`;
+    const { id } = await scheduleSms(body, '+14155550103', 1_000);
+    const window = closedWindow();
+    await db.update(messages).set({ quietHours: window }).where(eq(messages.id, id));
+    await sleep(1_500); // send_at passes with no worker running
+    const worker = await startWorker();
+    try {
+      let row = await messageOf(id);
+      for (const deadline = Date.now() + 10_000; row.holdReason === null && Date.now() < deadline; row = await messageOf(id)) {
+        await sleep(100);
+      }
+      expect(row).toMatchObject({ status: 'scheduled', holdReason: 'quiet_hours' });
+      expect(row.sendAt!.toISOString()).toBe(nextOpening('UTC', window, new Date()).toISOString());
+      const jobs = await db.execute<{ start_after: Date }>(
+        sql`select start_after from pgboss.job where name = 'sms.send.later' and (data->>'messageId')::bigint = ${id} and state = 'created'`,
+      );
+      expect(jobs.map((j) => new Date(j.start_after).toISOString())).toEqual([row.sendAt!.toISOString()]);
+      await sleep(1_000);
+      expect(atFake(body)).toHaveLength(0);
+    } finally {
+      await worker.stop();
+    }
   });
 });

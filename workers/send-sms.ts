@@ -10,7 +10,7 @@ import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
 import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/providers/types';
 import type { JobOutcome } from './batch-loop';
 import { finishSends, type SendResult } from './send-results';
-import { claimForSendingCtes, NO_MARKETING_CONSENT, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import { claimForSendingCtes, holdUntilWindowOpens, NO_MARKETING_CONSENT, OPTED_OUT } from '@/server/services/messages/lifecycle';
 import { marketingConsentMissingSql } from '@/server/services/compliance/consent';
 import { suppressedSql } from '@/server/services/messages/suppression';
 import { AUTO_REPLY_PASSES_OPT_OUT } from '@/server/services/compliance/auto-replies';
@@ -47,6 +47,10 @@ export async function sendSmsBatch(
 ): Promise<Map<string, JobOutcome>> {
   const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
   const ids = [...jobByMessage.keys()];
+  // Scheduled texts (their jobs are in the send-later queue) keep to quiet hours at send time too.
+  if (jobs.some((j) => j.name === QUEUES.smsSendLater)) {
+    await db.transaction((tx) => holdUntilWindowOpens(ids, tx));
+  }
   const rows = await db.execute<Claimed & { stuck_since: Date | null }>(sql`
     with ${claimForSendingCtes(ids)}
     select m.id, m.business_id, m.to_address, m.from_address, m.content,

@@ -5,6 +5,7 @@ import { MAX_ATTACHMENT_BYTES, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { smsSegments } from '@/server/shared/sms-segments';
 import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
 import { formatInZone, fromLocalInput, quickPicks } from '@/server/shared/zoned-time';
+import { clockOf, localMinute, nextOpening, windowOpen } from '@/server/shared/quiet-hours';
 import styles from './inbox.module.css';
 import { SavedReplyPicker, useSavedReplyPicker, type PickerState } from './saved-reply-picker';
 import type { ConversationDetails, MessageItem } from './types';
@@ -68,6 +69,8 @@ export function Composer({
   const [resolving, setResolving] = useState(false);
   const utils = trpc.useUtils();
   const later = useSendLater(conversationId);
+  const quiet = useQuietHours(conversationId, mode === 'sms');
+  const [overrideQuietHours, setOverrideQuietHours] = useState(false);
 
   /** Puts a saved reply, resolved for this conversation, where the picker was opened. */
   async function insertSavedReply(savedReplyId: number, { range }: PickerState) {
@@ -128,6 +131,9 @@ export function Composer({
   });
   const addNote = trpc.inbox.addNote.useMutation({ ...settle, onMutate: (v) => addPending('NOTE', v.content) });
   const sendAt = mode === 'note' ? null : later.sendAt;
+  // docs/api.md#quiet-hours: a text sent now outside the client's window, in a conversation that is
+  // not live, waits for the window to open unless staff tick "Send now anyway".
+  const heldUntil = mode === 'sms' && !sendAt && quiet?.holds ? quiet.opensAt : null;
   const busy = sendSms.isPending || sendEmail.isPending || addNote.isPending;
   const error = localError ?? (sendSms.error ?? sendEmail.error ?? addNote.error)?.message ?? null;
 
@@ -154,13 +160,16 @@ export function Composer({
         setCc('');
         setAttachments([]);
         setFileInputKey((k) => k + 1);
+        setOverrideQuietHours(false);
         later.reset();
       },
     };
     // docs/api.md#send-later: stored `scheduled`, sent at that time unless canceled first.
     const schedule = sendAt ? { send_at: sendAt.toISOString(), cancel_on_reply: later.cancelOnReply } : {};
-    if (mode === 'sms') sendSms.mutate({ conversationId, message: text, ...schedule }, done);
-    else if (mode === 'note') addNote.mutate({ conversationId, content: text }, done);
+    if (mode === 'sms') {
+      const quietHours = heldUntil && overrideQuietHours ? { override_quiet_hours: true } : {};
+      sendSms.mutate({ conversationId, message: text, ...schedule, ...quietHours }, done);
+    } else if (mode === 'note') addNote.mutate({ conversationId, content: text }, done);
     else {
       const ccList = cc
         .split(/[,;\s]+/)
@@ -326,9 +335,19 @@ export function Composer({
             ? 'Sending…'
             : mode === 'note'
               ? 'Add note'
-              : `${sendAt ? 'Schedule' : 'Send'} ${mode === 'email' ? 'email' : 'SMS'}`}
+              : `${sendAt || (heldUntil && !overrideQuietHours) ? 'Schedule' : 'Send'} ${mode === 'email' ? 'email' : 'SMS'}`}
         </button>
       </div>
+      {heldUntil && quiet && !blocked ? (
+        <p className={styles.meta} data-testid="quiet-hours-notice" role="note" style={{ margin: 0 }}>
+          Quiet hours: it&apos;s {quiet.localTime} for the client ({quiet.timeZone}; texts go {quiet.window}). This text waits
+          until {formatInZone(quiet.timeZone, heldUntil)} their time ·{' '}
+          <label>
+            <input type="checkbox" checked={overrideQuietHours} onChange={(e) => setOverrideQuietHours(e.target.checked)} /> Send
+            now anyway, in the client&apos;s quiet hours
+          </label>
+        </p>
+      ) : null}
       {sendAt && mode !== 'note' && !blocked ? (
         <p className={styles.meta} data-testid="send-later-summary" style={{ margin: 0 }}>
           Sends {formatInZone(later.timezone, sendAt)} ({later.timezone}) ·{' '}
@@ -345,6 +364,27 @@ export function Composer({
       ) : null}
     </form>
   );
+}
+
+/**
+ * The client's quiet hours as the composer needs them: their clock and window from the server,
+ * whether a text sent now would wait (window closed and the conversation not live), worked out in
+ * the browser so the notice follows the clock.
+ */
+function useQuietHours(conversationId: number, enabled: boolean) {
+  const query = trpc.inbox.quietHours.useQuery({ conversationId }, { enabled, staleTime: 60_000, refetchInterval: 60_000 });
+  const q = query.data;
+  if (!q) return null;
+  const now = new Date();
+  const window = { start: q.start, end: q.end };
+  const minute = localMinute(q.time_zone, now);
+  return {
+    holds: !q.live && !windowOpen(q.time_zone, window, now),
+    opensAt: nextOpening(q.time_zone, window, now),
+    timeZone: q.time_zone,
+    localTime: clockOf(minute),
+    window: `${clockOf(q.start)}–${clockOf(q.end)}`,
+  };
 }
 
 type LaterChoice = 'now' | 'tomorrow' | 'monday' | 'custom';

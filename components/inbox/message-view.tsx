@@ -64,12 +64,40 @@ function ScheduledActions({ m, sendAt }: { m: MessageItem; sendAt: string }) {
   const refresh = { onSettled: () => void utils.inbox.messages.invalidate({ conversationId: m.conversation_id }) };
   const cancel = trpc.inbox.cancelScheduled.useMutation(refresh);
   const reschedule = trpc.inbox.reschedule.useMutation({ ...refresh, onSuccess: () => setEditing(false) });
+  const sendNow = trpc.inbox.sendScheduledNow.useMutation({ ...refresh, onSuccess: () => setConfirming(false) });
+  const [confirming, setConfirming] = useState(false);
   const newTime = fromLocalInput(timezone, value);
-  const error = (cancel.error ?? reschedule.error)?.message;
+  const error = (cancel.error ?? reschedule.error ?? sendNow.error)?.message;
+  // docs/api.md#quiet-hours: a text held for the client's quiet hours says so, in the client's time.
+  const held = m.hold_reason === 'quiet_hours' && m.quiet_hours !== null;
   return (
     <span data-testid="message-status">
-      Scheduled for {formatInZone(timezone, sendAt)}
+      {held
+        ? `Held for quiet hours: goes ${formatInZone(m.quiet_hours!.time_zone, sendAt)} client's time (${m.quiet_hours!.time_zone})`
+        : `Scheduled for ${formatInZone(timezone, sendAt)}`}
       {m.cancel_on_reply ? ' · canceled if the client replies first' : ''}{' '}
+      {confirming ? (
+        <span role="group" aria-label="Confirm send now">
+          {held ? "Send now, in the client's quiet hours?" : 'Send now?'}{' '}
+          <button
+            type="button"
+            className={`${styles.button} ${styles.primary}`}
+            disabled={sendNow.isPending}
+            onClick={() => sendNow.mutate({ messageId: m.message_id })}
+          >
+            Yes, send now
+          </button>{' '}
+          <button type="button" className={`${styles.button} ${styles.ghost}`} onClick={() => setConfirming(false)}>
+            Keep waiting
+          </button>{' '}
+        </span>
+      ) : (
+        <>
+          <button type="button" className={`${styles.button} ${styles.ghost}`} onClick={() => setConfirming(true)}>
+            Send now
+          </button>{' '}
+        </>
+      )}
       <button
         type="button"
         className={`${styles.button} ${styles.ghost}`}

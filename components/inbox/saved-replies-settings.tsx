@@ -1,5 +1,4 @@
 'use client';
-import Link from 'next/link';
 import { useState } from 'react';
 import { trpc } from '@/components/trpc/client';
 import {
@@ -9,6 +8,7 @@ import {
   TEMPLATE_VARIABLES,
   type SavedReplyChannel,
 } from '@/server/shared/templates';
+import { SettingsPage } from './settings-page';
 import styles from './settings.module.css';
 
 type Draft = { id: number | null; title: string; body: string; channel: SavedReplyChannel | null; subject: string };
@@ -60,138 +60,132 @@ export function SavedRepliesSettings() {
   }
 
   return (
-    <div className={styles.page}>
-      <header className={styles.top}>
-        <h1>Saved replies</h1>
-        <Link href="/inbox">Back to the inbox</Link>
-      </header>
-      <main className={styles.main}>
-        <section aria-label="Saved replies">
-          <h2>Your saved replies</h2>
-          {list.isPending ? <p role="status">Loading…</p> : null}
-          {list.data?.saved_replies.length === 0 ? <p>None yet: write the first one.</p> : null}
-          <ul className={styles.list}>
-            {list.data?.saved_replies.map((r) => (
-              <li key={r.saved_reply_id} className={styles.item} data-testid="saved-reply">
-                <div className={styles.itemHead}>
-                  <strong>{r.title}</strong>
-                  <span>{CHANNEL_LABEL[r.channel ?? 'any']}</span>
-                  <button
-                    type="button"
-                    className={styles.button}
-                    aria-label={`Edit ${r.title}`}
-                    onClick={() =>
-                      setDraft({
-                        id: r.saved_reply_id,
-                        title: r.title,
-                        body: r.body,
-                        channel: r.channel,
-                        subject: r.subject ?? '',
-                      })
-                    }
-                  >
-                    Edit
-                  </button>
-                  <button
-                    type="button"
-                    className={styles.button}
-                    aria-label={`Delete ${r.title}`}
-                    disabled={remove.isPending}
-                    onClick={() => remove.mutate({ savedReplyId: r.saved_reply_id })}
-                  >
-                    Delete
-                  </button>
-                </div>
-                {r.subject ? <p className={styles.body}>Subject: {r.subject}</p> : null}
-                <p className={styles.body}>{r.body}</p>
+    <SettingsPage title="Saved replies">
+      <section aria-label="Saved replies">
+        <h2>Your saved replies</h2>
+        {list.isPending ? <p role="status">Loading…</p> : null}
+        {list.data?.saved_replies.length === 0 ? <p>None yet: write the first one.</p> : null}
+        <ul className={styles.list}>
+          {list.data?.saved_replies.map((r) => (
+            <li key={r.saved_reply_id} className={styles.item} data-testid="saved-reply">
+              <div className={styles.itemHead}>
+                <strong>{r.title}</strong>
+                <span>{CHANNEL_LABEL[r.channel ?? 'any']}</span>
+                <button
+                  type="button"
+                  className={styles.button}
+                  aria-label={`Edit ${r.title}`}
+                  onClick={() =>
+                    setDraft({
+                      id: r.saved_reply_id,
+                      title: r.title,
+                      body: r.body,
+                      channel: r.channel,
+                      subject: r.subject ?? '',
+                    })
+                  }
+                >
+                  Edit
+                </button>
+                <button
+                  type="button"
+                  className={styles.button}
+                  aria-label={`Delete ${r.title}`}
+                  disabled={remove.isPending}
+                  onClick={() => remove.mutate({ savedReplyId: r.saved_reply_id })}
+                >
+                  Delete
+                </button>
+              </div>
+              {r.subject ? <p className={styles.body}>Subject: {r.subject}</p> : null}
+              <p className={styles.body}>{r.body}</p>
+            </li>
+          ))}
+        </ul>
+      </section>
+      <section aria-label={draft.id === null ? 'New saved reply' : 'Edit saved reply'}>
+        <h2>{draft.id === null ? 'New saved reply' : `Edit “${draft.title}”`}</h2>
+        <form
+          className={styles.form}
+          onSubmit={(e) => {
+            e.preventDefault();
+            save();
+          }}
+        >
+          <label>
+            Title
+            <input
+              className={styles.field}
+              value={draft.title}
+              maxLength={100}
+              required
+              onChange={(e) => setDraft({ ...draft, title: e.target.value })}
+            />
+          </label>
+          <label>
+            Channel
+            <select
+              className={styles.field}
+              value={draft.channel ?? 'any'}
+              onChange={(e) =>
+                setDraft({ ...draft, channel: e.target.value === 'any' ? null : (e.target.value as SavedReplyChannel) })
+              }
+            >
+              {Object.entries(CHANNEL_LABEL).map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+          {draft.channel === 'email' ? (
+            <label>
+              Subject
+              <input
+                className={styles.field}
+                value={draft.subject}
+                maxLength={998}
+                onChange={(e) => setDraft({ ...draft, subject: e.target.value })}
+              />
+            </label>
+          ) : null}
+          <label>
+            Text
+            <textarea
+              className={styles.textarea}
+              value={draft.body}
+              maxLength={maxBody}
+              required
+              onChange={(e) => setDraft({ ...draft, body: e.target.value })}
+            />
+          </label>
+          <span>
+            {draft.body.length}/{maxBody} characters. Variables:
+          </span>
+          <ul className={styles.variables}>
+            {TEMPLATE_VARIABLES.map((v) => (
+              <li key={v}>
+                <code>{`{{${v}}}`}</code> {TEMPLATE_VARIABLE_HELP[v]}
               </li>
             ))}
           </ul>
-        </section>
-        <section aria-label={draft.id === null ? 'New saved reply' : 'Edit saved reply'}>
-          <h2>{draft.id === null ? 'New saved reply' : `Edit “${draft.title}”`}</h2>
-          <form
-            className={styles.form}
-            onSubmit={(e) => {
-              e.preventDefault();
-              save();
-            }}
-          >
-            <label>
-              Title
-              <input
-                className={styles.field}
-                value={draft.title}
-                maxLength={100}
-                required
-                onChange={(e) => setDraft({ ...draft, title: e.target.value })}
-              />
-            </label>
-            <label>
-              Channel
-              <select
-                className={styles.field}
-                value={draft.channel ?? 'any'}
-                onChange={(e) =>
-                  setDraft({ ...draft, channel: e.target.value === 'any' ? null : (e.target.value as SavedReplyChannel) })
-                }
-              >
-                {Object.entries(CHANNEL_LABEL).map(([value, label]) => (
-                  <option key={value} value={value}>
-                    {label}
-                  </option>
-                ))}
-              </select>
-            </label>
-            {draft.channel === 'email' ? (
-              <label>
-                Subject
-                <input
-                  className={styles.field}
-                  value={draft.subject}
-                  maxLength={998}
-                  onChange={(e) => setDraft({ ...draft, subject: e.target.value })}
-                />
-              </label>
-            ) : null}
-            <label>
-              Text
-              <textarea
-                className={styles.textarea}
-                value={draft.body}
-                maxLength={maxBody}
-                required
-                onChange={(e) => setDraft({ ...draft, body: e.target.value })}
-              />
-            </label>
-            <span>
-              {draft.body.length}/{maxBody} characters. Variables:
-            </span>
-            <ul className={styles.variables}>
-              {TEMPLATE_VARIABLES.map((v) => (
-                <li key={v}>
-                  <code>{`{{${v}}}`}</code> {TEMPLATE_VARIABLE_HELP[v]}
-                </li>
-              ))}
-            </ul>
-            {error ? (
-              <p role="alert" className={styles.error}>
-                {error}
-              </p>
-            ) : null}
-            <div className={styles.row}>
-              <button type="submit" className={`${styles.button} ${styles.primary}`} disabled={saving}>
-                {draft.id === null ? 'Save reply' : 'Save changes'}
+          {error ? (
+            <p role="alert" className={styles.error}>
+              {error}
+            </p>
+          ) : null}
+          <div className={styles.row}>
+            <button type="submit" className={`${styles.button} ${styles.primary}`} disabled={saving}>
+              {draft.id === null ? 'Save reply' : 'Save changes'}
+            </button>
+            {draft.id !== null ? (
+              <button type="button" className={styles.button} onClick={() => setDraft(EMPTY)}>
+                Cancel
               </button>
-              {draft.id !== null ? (
-                <button type="button" className={styles.button} onClick={() => setDraft(EMPTY)}>
-                  Cancel
-                </button>
-              ) : null}
-            </div>
-          </form>
-        </section>
-      </main>
-    </div>
+            ) : null}
+          </div>
+        </form>
+      </section>
+    </SettingsPage>
   );
 }

@@ -42,6 +42,7 @@ export function TopBar({
         />
       </form>
       <a href="/settings/saved-replies">Saved replies</a>
+      <a href="/settings/quiet-hours">Quiet hours</a>
       <span className={styles.me} data-testid="signed-in-as">
         Signed in as {me.staffName}
       </span>

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, check, index, integer, jsonb, pgTable, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { ONBOARDING_STATUSES, oneOf } from './enums';
 
 export type BusinessSettings = {
@@ -28,6 +28,12 @@ export const businesses = pgTable(
     name: text('name').notNull(),
     timezone: text('timezone').notNull().default('UTC'),
     country: text('country').notNull().default('US'),
+    /**
+     * Quiet hours (docs/api.md#quiet-hours): automated texts go out only between these minutes of the
+     * recipient's local day, [start, end). Default 08:00–21:00, the US federal TCPA window.
+     */
+    sendingWindowStart: smallint('sending_window_start').notNull().default(480),
+    sendingWindowEnd: smallint('sending_window_end').notNull().default(1260),
     fromEmail: text('from_email'),
     fromName: text('from_name'),
     settings: jsonb('settings').$type<BusinessSettings>().notNull().default({}),
@@ -40,6 +46,10 @@ export const businesses = pgTable(
     uniqueIndex('businesses_external_id_key').on(t.externalId),
     check('businesses_onboarding_status_check', oneOf(t.onboardingStatus, ONBOARDING_STATUSES)),
     check('businesses_country_check', sql`${t.country} ~ '^[A-Z]{2}$'`),
+    check(
+      'businesses_sending_window_check',
+      sql`${t.sendingWindowStart} >= 0 and ${t.sendingWindowStart} < ${t.sendingWindowEnd} and ${t.sendingWindowEnd} <= 1440`,
+    ),
   ],
 );
 

@@ -17,6 +17,8 @@ export const clients = pgTable(
     imageUrl: text('image_url'),
     clientType: text('client_type').$type<ClientType>().notNull().default('lead'),
     locationId: integer('location_id'),
+    /** The client's own IANA time zone when known: quiet hours go by it first (docs/api.md#quiet-hours). */
+    timezone: text('timezone'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

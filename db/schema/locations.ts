@@ -1,4 +1,5 @@
-import { index, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { check, index, pgTable, smallint, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { tenantKeys } from './columns';
 
 export const locations = pgTable(
@@ -10,6 +11,9 @@ export const locations = pgTable(
     address: text('address'),
     phoneNumber: text('phone_number'),
     timezone: text('timezone'),
+    /** The location's own quiet hours (docs/api.md#quiet-hours), minutes of the day; both null: the business's. */
+    sendingWindowStart: smallint('sending_window_start'),
+    sendingWindowEnd: smallint('sending_window_end'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -17,5 +21,9 @@ export const locations = pgTable(
     // Tenant rows point at each other by (business_id, id): see docs/production.md (Citus).
     unique('locations_business_id_id_key').on(t.businessId, t.id),
     index('locations_business_id_idx').on(t.businessId),
+    check(
+      'locations_sending_window_check',
+      sql`(${t.sendingWindowStart} is null and ${t.sendingWindowEnd} is null) or (${t.sendingWindowStart} >= 0 and ${t.sendingWindowStart} < ${t.sendingWindowEnd} and ${t.sendingWindowEnd} <= 1440)`,
+    ),
   ],
 );

@@ -38,6 +38,8 @@ import {
 import { staff } from './staff';
 import { sameBusinessFk } from './columns';
 
+export type QuietHoursWindow = { time_zone: string; start: number; end: number };
+
 export type StoredAttachment = {
   filename: string;
   content_type: string | null;
@@ -110,6 +112,15 @@ export const messages = pgTable(
     sendAt: timestamp('send_at', { withTimezone: true }),
     /** A scheduled message is canceled when the client writes in before it goes (off per message). */
     cancelOnReply: boolean('cancel_on_reply').notNull().default(true),
+    /**
+     * Quiet hours (docs/api.md#quiet-hours): the recipient's sending window an automated text keeps
+     * to (their time zone, minutes of the day); null for a message not held by quiet hours. The send
+     * worker re-checks it, so a scheduled text whose moment passed while the worker was down waits
+     * for the next opening instead of going out at night.
+     */
+    quietHours: jsonb('quiet_hours').$type<QuietHoursWindow>(),
+    /** Why a message is `scheduled` other than by choice: `quiet_hours`. */
+    holdReason: text('hold_reason').$type<'quiet_hours'>(),
     statusUpdatedAt: timestamp('status_updated_at', { withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -160,6 +171,7 @@ export const messages = pgTable(
     check('messages_sender_type_check', oneOf(t.senderType, USER_TYPES)),
     check('messages_receiver_type_check', sql`${t.receiverType} is null or ${oneOf(t.receiverType, USER_TYPES)}`),
     check('messages_status_check', oneOf(t.status, MESSAGE_STATUSES)),
+    check('messages_hold_reason_check', sql`${t.holdReason} is null or ${t.holdReason} = 'quiet_hours'`),
     check('messages_provider_check', sql`${t.provider} is null or ${oneOf(t.provider, PROVIDERS)}`),
     // Notes have no channel; every other message has one.
     check('messages_note_channel_check', sql`(${t.messageType} = 'NOTE') = (${t.channel} is null)`),

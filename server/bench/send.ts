@@ -53,7 +53,8 @@ async function main() {
   // Seed, per run: one business, its number and sender, 10,000 clients with phones and emails.
   const seedBusiness = async (run: number) => {
     const [business] = await sql<{ id: number }[]>`
-      insert into businesses (name, from_email, from_name) values ('Bench Salon', 'hello@bench.test', 'Bench Salon') returning id`;
+      insert into businesses (name, from_email, from_name, sending_window_start, sending_window_end)
+      values ('Bench Salon', 'hello@bench.test', 'Bench Salon', 0, 1440) returning id`;
     const businessId = business!.id;
     await sql`insert into business_sms_numbers (business_id, phone_number, is_default) values (${businessId}, ${`+1415555${String(run).padStart(4, '0')}`}, true)`;
     await sql`

@@ -49,6 +49,7 @@ const ClientImportRow = z.object({
   image_url: z.string().nullish(),
   client_type: z.enum(CLIENT_TYPES).optional(),
   location_external_id: z.string().nullish(),
+  timezone: z.string().nullish(),
   /** true: opt the client's number or address out (source `import`); an import never opts anyone back in. */
   opted_out_sms: z.boolean().optional(),
   opted_out_email: z.boolean().optional(),

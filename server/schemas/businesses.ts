@@ -10,6 +10,7 @@ import {
 } from '@/db/schema/enums';
 import { email, id, isoTimestamp, listSearch, paginationQuery, queryBoolean, timestampOut } from './common';
 import { MessageItem } from './messages';
+import { SendingWindowOut } from './sending-windows';
 
 export const LocationResponse = z
   .object({
@@ -19,6 +20,9 @@ export const LocationResponse = z
     address: z.string().nullable(),
     phone_number: z.string().nullable(),
     timezone: z.string().nullable(),
+    sending_window: SendingWindowOut.nullable().meta({
+      description: "The location's own quiet hours window (docs: Quiet hours); null: the business's",
+    }),
   })
   .meta({ id: 'LocationResponse' });
 

@@ -234,7 +234,16 @@ const RecordEmailItem = z
 const items = <T extends z.ZodType>(item: T) => z.array(item).min(1, 'must contain at least one message').max(MAX_ITEMS);
 
 export const SendSmsRequest = z
-  .object({ ...envelope, ...sendLater, from_number: phone.optional(), messages: items(SmsMessageItem) })
+  .object({
+    ...envelope,
+    ...sendLater,
+    override_quiet_hours: z.boolean().optional().meta({
+      description:
+        "true: send now even where it is outside the recipient's sending window (docs: Quiet hours). Default false: a campaign, reminder, transactional, marketing or review-request text queued then is scheduled for the window's next opening.",
+    }),
+    from_number: phone.optional(),
+    messages: items(SmsMessageItem),
+  })
   .meta({ id: 'SendSmsRequest' });
 export const RecordSmsRequest = z
   .object({ ...envelope, from_number: phone.optional(), messages: items(RecordMessageItem) })
@@ -283,6 +292,15 @@ export const SuccessResponse = z
   .object({ success: z.boolean(), message: z.string(), request_id: z.uuid(), message_ids: z.array(z.number().int()) })
   .meta({ id: 'SuccessResponse' });
 
+/** A sending window as the API shows it: the recipient's clock and the window's local times. */
+export const QuietHoursOut = z
+  .object({
+    time_zone: z.string().meta({ description: 'IANA time zone of the recipient (client, number range, location or business)' }),
+    start: z.string().meta({ example: '08:00' }),
+    end: z.string().meta({ example: '21:00' }),
+  })
+  .meta({ id: 'QuietHours' });
+
 export const MessageItem = z
   .object({
     message_id: z.number().int(),
@@ -309,6 +327,13 @@ export const MessageItem = z
         'Send later: when a scheduled message is due. Kept once it goes: `sent_at` is then when it went, so the difference is any delay.',
     }),
     cancel_on_reply: z.boolean().meta({ description: 'A scheduled message is canceled if the client writes in before it goes.' }),
+    hold_reason: z.enum(['quiet_hours']).nullable().meta({
+      description:
+        "Why a `scheduled` text waits other than by choice: `quiet_hours`, it was queued outside its recipient's sending window and goes at `send_at`, the next opening (docs: Quiet hours).",
+    }),
+    quiet_hours: QuietHoursOut.nullable().meta({
+      description: "The recipient's sending window this text keeps to; null when quiet hours do not apply to it.",
+    }),
     flagged: z.boolean(),
     is_read: z.boolean(),
     response_id: z.number().int().nullable(),

@@ -4,6 +4,7 @@ import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enum
 import { AUTO_REPLY_MAX_LENGTH, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { MAX_CONSENTS_PER_CLIENT, OnboardConsent } from './consent';
 import { DEFAULT_RECORDING_NOTICE, MAX_RECORDING_NOTICE_LENGTH } from './voice';
+import { SendingWindowInput } from './sending-windows';
 
 /**
  * BusinessOnboardRequest (docs/api.md#onboarding) and the onboarding status answer.
@@ -79,6 +80,9 @@ const OnboardLocation = z
     address: Text(500),
     phone_number: Phone.nullish(),
     timezone: IanaTimezone.nullish(),
+    sending_window: SendingWindowInput.nullish().meta({
+      description: "The location's own quiet hours window (docs: Quiet hours); null: the business's; omitted: unchanged",
+    }),
   })
   .meta({ id: 'OnboardLocation' });
 
@@ -106,6 +110,9 @@ const OnboardClient = z
   .object({
     ...personFields(),
     client_type: z.enum(CLIENT_TYPES).optional().meta({ description: 'Default `new` for a new client' }),
+    timezone: IanaTimezone.nullish().meta({
+      description: "The client's own time zone: quiet hours keep to it before the number's or the location's (docs: Quiet hours)",
+    }),
     location_external_id: locationExternalId(),
     opted_out_sms: z.boolean().optional().meta({
       description:
@@ -159,6 +166,10 @@ export const BusinessOnboardRequest = z
       .meta({ description: "The business's Twilio numbers; the first is the default sender" }),
     from_email: Email.optional(),
     from_name: Text(200),
+    sending_window: SendingWindowInput.optional().meta({
+      description:
+        "Quiet hours (docs: Quiet hours): the window automated texts keep to in the recipient's local time; default 08:00–21:00",
+    }),
     settings: BusinessSettingsInput.optional(),
     locations: z.array(OnboardLocation).max(ONBOARD_LIMITS.locations).optional(),
     staff: z.array(OnboardStaff).max(ONBOARD_LIMITS.staff).optional(),

@@ -1,6 +1,7 @@
 import { asc, eq } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { locations } from '@/db/schema';
+import { locationWindowOut } from '@/server/schemas/sending-windows';
 
 export async function listLocations(businessId: number, tx: Tx = db) {
   const rows = await tx
@@ -15,5 +16,6 @@ export async function listLocations(businessId: number, tx: Tx = db) {
     address: l.address,
     phone_number: l.phoneNumber,
     timezone: l.timezone,
+    sending_window: locationWindowOut(l),
   }));
 }

@@ -417,6 +417,46 @@ describe('POST /business/onboard', () => {
     }
   });
 
+  it('stores quiet hours: the business window, a location window (null removes it) and a client time zone', async () => {
+    const ext = `biz-${uid()}`;
+    const base = { external_id: ext, name: 'Quiet Studio', timezone: 'America/New_York' };
+    const first = await onboard({
+      ...base,
+      sending_window: { start: '09:00', end: '20:30' },
+      locations: [
+        { external_id: 'fl', name: 'Miami', timezone: 'America/New_York', sending_window: { start: '08:00', end: '20:00' } },
+      ],
+      clients: [{ external_id: 'c1', name: 'Cleo', timezone: 'America/Chicago', location_external_id: 'fl' }],
+    });
+    expect(first.status).toBe(200);
+    const body = (await jsonOf(first)) as Onboarded;
+    const [business] = await db.select().from(businesses).where(eq(businesses.id, body.business_id));
+    expect(business).toMatchObject({ sendingWindowStart: 540, sendingWindowEnd: 1230 });
+    const locationOf = async () =>
+      (await db.select().from(locations).where(eq(locations.id, body.locations[0]!.location_id)))[0]!;
+    expect(await locationOf()).toMatchObject({ sendingWindowStart: 480, sendingWindowEnd: 1200 });
+    const [client] = await db.select().from(clients).where(eq(clients.id, body.clients[0]!.client_id));
+    expect(client!.timezone).toBe('America/Chicago');
+    // Omitted keeps the location's window; null removes it (the business's applies again).
+    expect((await onboard({ ...base, locations: [{ external_id: 'fl', name: 'Miami' }] })).status).toBe(200);
+    expect(await locationOf()).toMatchObject({ sendingWindowStart: 480, sendingWindowEnd: 1200 });
+    expect((await onboard({ ...base, locations: [{ external_id: 'fl', name: 'Miami', sending_window: null }] })).status).toBe(
+      200,
+    );
+    expect(await locationOf()).toMatchObject({ sendingWindowStart: null, sendingWindowEnd: null });
+    // A bad window or time zone is a 422 at its field, and nothing changes.
+    const bad = await onboard({
+      ...base,
+      sending_window: { start: '20:00', end: '08:00' },
+      clients: [{ external_id: 'c1', name: 'Cleo', timezone: 'Mars/Olympus' }],
+    });
+    expect(bad.status).toBe(422);
+    expect(((await jsonOf(bad)).detail as { loc: unknown[] }[]).map((d) => d.loc)).toEqual([
+      ['body', 'sending_window', 'end'],
+      ['body', 'clients', 0, 'timezone'],
+    ]);
+  });
+
   it('answers 409 when an SMS number belongs to another business, and leaves nothing half-onboarded', async () => {
     const other = await createBusiness();
     const typed = typedPhone();

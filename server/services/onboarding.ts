@@ -58,7 +58,7 @@ type OnboardResult = {
 // Upserts by external_id, shared by the request and the import worker
 // ---------------------------------------------------------------------------------------------
 
-type Column = { column: string; key: string; cast?: 'boolean'; insertDefault?: string };
+type Column = { column: string; key: string; cast?: 'boolean' | 'smallint'; insertDefault?: string };
 type Entity = { table: 'locations' | 'staff' | 'clients'; columns: Column[]; location: boolean; updatedAt: boolean };
 
 const LOCATION_ENTITY: Entity = {
@@ -68,6 +68,8 @@ const LOCATION_ENTITY: Entity = {
     { column: 'address', key: 'address' },
     { column: 'phone_number', key: 'phone_number' },
     { column: 'timezone', key: 'timezone' },
+    { column: 'sending_window_start', key: 'sending_window_start', cast: 'smallint' },
+    { column: 'sending_window_end', key: 'sending_window_end', cast: 'smallint' },
   ],
   location: false,
   updatedAt: false,
@@ -95,7 +97,11 @@ const STAFF_ENTITY: Entity = {
 /** A client the platform sends is a customer of the business, not a `lead` (an unknown caller). */
 const CLIENT_ENTITY: Entity = {
   table: 'clients',
-  columns: [...PERSON_COLUMNS, { column: 'client_type', key: 'client_type', insertDefault: `'new'` }],
+  columns: [
+    ...PERSON_COLUMNS,
+    { column: 'client_type', key: 'client_type', insertDefault: `'new'` },
+    { column: 'timezone', key: 'timezone' },
+  ],
   location: true,
   updatedAt: true,
 };
@@ -274,6 +280,9 @@ function normalise(input: BusinessOnboardInput, country: string, storedLocations
       address: blank(l.address),
       phone_number: phone(l.phone_number, country, ['body', 'locations', i, 'phone_number'], issues),
       timezone: l.timezone,
+      // null: the location keeps to the business's window (docs/api.md#quiet-hours).
+      sending_window_start: l.sending_window === undefined ? undefined : (l.sending_window?.start ?? null),
+      sending_window_end: l.sending_window === undefined ? undefined : (l.sending_window?.end ?? null),
     }),
   );
   /** The fields a staff member and a client share, normalised, and their location checked. */
@@ -299,6 +308,7 @@ function normalise(input: BusinessOnboardInput, country: string, storedLocations
     defined({
       ...person('clients', c, i),
       client_type: c.client_type,
+      timezone: c.timezone,
       opted_out_sms: c.opted_out_sms || undefined,
       opted_out_email: c.opted_out_email || undefined,
       consents: c.consents?.map((k) => ({ ...k, note: k.note || null, recorded_at: k.recorded_at?.toISOString() ?? now })),
@@ -333,6 +343,9 @@ async function upsertBusiness(
     ...(input.country !== undefined ? { country: input.country } : {}),
     ...(input.from_email !== undefined ? { fromEmail: blank(input.from_email) } : {}),
     ...(input.from_name !== undefined ? { fromName: blank(input.from_name) } : {}),
+    ...(input.sending_window !== undefined
+      ? { sendingWindowStart: input.sending_window.start, sendingWindowEnd: input.sending_window.end }
+      : {}),
   };
   // A blank recording notice is no notice of the business's own: the default is said (docs/api.md#onboarding).
   const settingsInput: BusinessSettings | undefined = input.settings && {

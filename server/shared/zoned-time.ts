@@ -8,18 +8,33 @@ type Wall = { year: number; month: number; day: number; hour: number; minute: nu
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 
+/**
+ * One formatter per zone: building an Intl.DateTimeFormat costs far more than using one, and quiet
+ * hours read the clock of every recipient of a 1,000-text request.
+ */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterOf(timeZone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timeZone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      weekday: 'short',
+    });
+    formatters.set(timeZone, formatter);
+  }
+  return formatter;
+}
+
 /** What the clock and calendar show in `timeZone` at `at`. */
 export function wallClock(timeZone: string, at: Date): Wall {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    weekday: 'short',
-  }).formatToParts(at);
+  const parts = formatterOf(timeZone).formatToParts(at);
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
   return {
     year: Number(get('year')),
@@ -31,19 +46,28 @@ export function wallClock(timeZone: string, at: Date): Wall {
   };
 }
 
+/** How far `timeZone`'s clock is ahead of UTC at `at`, in ms. */
+function offsetAt(timeZone: string, at: number): number {
+  const w = wallClock(timeZone, new Date(at));
+  return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute) - Math.floor(at / 60_000) * 60_000;
+}
+
 /**
- * The instant at which `timeZone`'s clock shows the given date and time. Two corrections of the
- * zone's offset settle it, also across a daylight-saving change; a time skipped by one lands after it.
+ * The instant at which `timeZone`'s clock shows the given date and time. Around a daylight-saving
+ * change the time is read as PostgreSQL reads it (so the inbox and the database agree): a time the
+ * clocks skipped, and a time they show twice, are read in standard time (the smaller offset), so
+ * 02:30 on a spring-forward night is 03:30 daylight time and 01:30 on a fall-back night the later one.
  */
 export function zonedInstant(timeZone: string, year: number, month: number, day: number, hour: number, minute: number): Date {
   const target = Date.UTC(year, month - 1, day, hour, minute);
-  let guess = target;
-  for (let i = 0; i < 2; i++) {
-    const w = wallClock(timeZone, new Date(guess));
-    const shown = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute);
-    guess += target - shown;
-  }
-  return new Date(guess);
+  const DAY = 86_400_000;
+  const before = offsetAt(timeZone, target - DAY);
+  const after = offsetAt(timeZone, target + DAY);
+  if (before === after) return new Date(target - before);
+  const shows = (offset: number) => offsetAt(timeZone, target - offset) === offset;
+  const [earlier, later] = [shows(before), shows(after)];
+  if (earlier !== later) return new Date(target - (earlier ? before : after));
+  return new Date(target - Math.min(before, after));
 }
 
 /** The calendar date `days` after the one `timeZone` shows at `now`, at hour:00 there. */

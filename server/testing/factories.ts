@@ -9,11 +9,22 @@ import { clientOptedOutColumns, optOut } from '@/server/services/messages/suppre
 let counter = 0;
 const next = () => ++counter + Math.floor(Math.random() * 1e6) * 1000;
 
+/**
+ * A business whose sending window is the whole day: a test about anything but quiet hours must not
+ * depend on the hour it runs at (docs/api.md#quiet-hours). Quiet hours tests set their window.
+ */
 export async function createBusiness(overrides: Partial<typeof businesses.$inferInsert> = {}, tx: Tx = db) {
   const n = next();
   const [row] = await tx
     .insert(businesses)
-    .values({ name: `Studio ${n}`, timezone: 'America/New_York', fromEmail: `hello${n}@studio.test`, ...overrides })
+    .values({
+      name: `Studio ${n}`,
+      timezone: 'America/New_York',
+      fromEmail: `hello${n}@studio.test`,
+      sendingWindowStart: 0,
+      sendingWindowEnd: 24 * 60,
+      ...overrides,
+    })
     .returning();
   return row!;
 }

@@ -94,13 +94,17 @@ export async function restTenant() {
 }
 export type RestTenant = Awaited<ReturnType<typeof restTenant>>;
 
-/** GET/POST/PATCH/DELETE through the route handlers, answering status and parsed body. */
+/** GET/POST/PUT/PATCH/DELETE through the route handlers, answering status and parsed body. */
 export async function getJson(path: string, headers: Headers) {
   const res = await api.get(path, { headers });
   return { status: res.status, body: await jsonOf(res) };
 }
 export async function postJson(path: string, headers: Headers, body: unknown) {
   const res = await api.post(path, { headers, body });
+  return { status: res.status, body: await jsonOf(res) };
+}
+export async function putJson(path: string, headers: Headers, body: unknown) {
+  const res = await api.put(path, { headers, body });
   return { status: res.status, body: await jsonOf(res) };
 }
 export async function patchJson(path: string, headers: Headers, body: unknown) {

@@ -206,10 +206,25 @@ export const rescheduleMessage = defineOperation({
   path: '/businesses/{business_id}/messages/{message_id}/reschedule',
   tag: 'messages',
   summary: 'Move a scheduled message to another time',
-  description: "Sets a `scheduled` message's `send_at`; it goes then, once. 409 once it is no longer scheduled.",
+  description:
+    "Sets a `scheduled` message's `send_at`; it goes then, once. A text that keeps to quiet hours (`quiet_hours` set) moved outside its recipient's window goes at the next opening instead (`hold_reason` quiet_hours). 409 once it is no longer scheduled.",
   auth: 'any',
   params: messagePath,
   body: RescheduleRequest,
+  response: MessageResponse,
+  errors: [403, 404, 409],
+});
+
+export const sendScheduledMessageNow = defineOperation({
+  operationId: 'sendScheduledMessageNow',
+  method: 'post',
+  path: '/businesses/{business_id}/messages/{message_id}/send-now',
+  tag: 'messages',
+  summary: 'Send a scheduled message now',
+  description:
+    'A `scheduled` message goes now, once, also one held by quiet hours (the override: it no longer keeps to the window). 409 once it is no longer scheduled.',
+  auth: 'any',
+  params: messagePath,
   response: MessageResponse,
   errors: [403, 404, 409],
 });

@@ -53,6 +53,8 @@ const COLUMNS: [column: string, type: string, value: (r: Row) => unknown][] = [
   ['sent_at', 'timestamptz', (r) => (r.sentAt instanceof Date ? r.sentAt.toISOString() : null)],
   ['send_at', 'timestamptz', (r) => (r.sendAt instanceof Date ? r.sendAt.toISOString() : null)],
   ['cancel_on_reply', 'boolean', (r) => r.cancelOnReply ?? true],
+  ['quiet_hours', 'jsonb', (r) => json(r.quietHours)],
+  ['hold_reason', 'text', (r) => r.holdReason ?? null],
 ];
 
 function json(value: unknown): string | null {

@@ -1,6 +1,8 @@
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { messages, type Channel, type MessageStatus, type Provider } from '@/db/schema';
+import { enqueue } from '@/server/jobs/enqueue';
+import { QUEUES } from '@/server/jobs/queues';
 import { messageStatusNotifySql, publish } from '@/server/realtime/publish';
 import { ERROR_STATUSES, IN_FLIGHT_STATUSES, isStatusIn } from '@/server/shared/message-statuses';
 import { twilioErrorMessage } from '@/server/shared/provider-errors';
@@ -270,6 +272,33 @@ export async function cancelScheduledOnReply(tx: Tx, businessId: number, convers
     eq(messages.cancelOnReply, true),
   );
   return (await cancelWhere(tx, where, CANCELED.clientReplied)).map((r) => r.id);
+}
+
+/**
+ * Quiet hours at send time (docs/api.md#quiet-hours): a due scheduled text whose recipient's window
+ * is closed now (its moment passed while the worker was down, or the window changed since) is not
+ * sent: it moves to the window's next opening, `hold_reason` quiet_hours, with a new send-later
+ * job. Runs before the claim, which then skips it (its send_at is ahead). Returns the held ids.
+ */
+export async function holdUntilWindowOpens(ids: number[], tx: Tx = db): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await tx.execute<{ id: number; business_id: number; conversation_id: number; send_at: string }>(sql`
+    update messages m set send_at = w.opens, hold_reason = 'quiet_hours'
+    from (
+      select id, sending_window_next_open(quiet_hours->>'time_zone', (quiet_hours->>'start')::int, (quiet_hours->>'end')::int, now()) as opens
+      from messages
+      where id = any(${sql.param(ids)}::bigint[]) and status = 'scheduled' and send_at <= now() and quiet_hours is not null
+    ) w
+    where m.id = w.id and w.opens > now() and m.status = 'scheduled'
+    returning m.id, m.business_id, m.conversation_id, m.send_at`);
+  if (rows.length === 0) return [];
+  await enqueue(
+    tx,
+    QUEUES.smsSendLater,
+    rows.map((r) => ({ data: { messageId: r.id, businessId: r.business_id }, startAt: new Date(r.send_at) })),
+  );
+  await publishStatus(tx, [...rows]);
+  return rows.map((r) => r.id);
 }
 
 // ─── Status updates (provider callbacks, the REST status endpoints, the sandbox) ─────────────────

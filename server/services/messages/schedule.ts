@@ -5,6 +5,7 @@ import { AppError } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import { publish } from '@/server/realtime/publish';
+import { holdUntil } from '@/server/services/compliance/quiet-hours';
 import { cancelScheduled } from './lifecycle';
 import { selectMessageItems, toMessageItem } from './serialize';
 
@@ -43,17 +44,42 @@ export async function cancelScheduledMessage(businessId: number, messageId: numb
  * transaction. The earlier job is left alone: if it runs first, the claim sees a send_at still to
  * come and takes nothing.
  */
-export async function rescheduleMessage(businessId: number, messageId: number, sendAt: Date) {
+export async function rescheduleMessage(businessId: number, messageId: number, requested: Date) {
   await db.transaction(async (tx) => {
+    const target = and(eq(messages.businessId, businessId), eq(messages.id, messageId), eq(messages.status, 'scheduled'));
+    const [current] = await tx.select({ quietHours: messages.quietHours }).from(messages).where(target).for('update');
+    if (!current) return refuse(tx, businessId, messageId, 'rescheduled');
+    // A text that keeps to quiet hours (docs/api.md#quiet-hours) moved into the night waits for the morning.
+    const sendAt = current.quietHours ? holdUntil(current.quietHours, requested) : requested;
+    const held = sendAt.getTime() > requested.getTime();
     const [row] = await tx
       .update(messages)
-      .set({ sendAt })
-      .where(and(eq(messages.businessId, businessId), eq(messages.id, messageId), eq(messages.status, 'scheduled')))
+      .set({ sendAt, holdReason: held ? 'quiet_hours' : null })
+      .where(target)
       .returning({ channel: messages.channel, conversationId: messages.conversationId });
     if (!row) return refuse(tx, businessId, messageId, 'rescheduled');
     await enqueue(tx, row.channel === 'email' ? QUEUES.emailSendLater : QUEUES.smsSendLater, [
       { data: { messageId, businessId }, startAt: sendAt },
     ]);
+    await publish(tx, { type: 'message.status', businessId, conversationIds: [row.conversationId], messageIds: [messageId] });
+  });
+  return answer(messageId);
+}
+
+/**
+ * Sends a scheduled message now: staff confirmed it (a text held by quiet hours among them), so it
+ * no longer keeps to quiet hours. Conditional on `scheduled` like cancel; the claim takes it at once
+ * (send_at is now), through a job in the immediate queue.
+ */
+export async function sendScheduledNow(businessId: number, messageId: number) {
+  await db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(messages)
+      .set({ sendAt: sql`now()`, quietHours: null, holdReason: null })
+      .where(and(eq(messages.businessId, businessId), eq(messages.id, messageId), eq(messages.status, 'scheduled')))
+      .returning({ channel: messages.channel, conversationId: messages.conversationId });
+    if (!row) return refuse(tx, businessId, messageId, 'sent now');
+    await enqueue(tx, row.channel === 'email' ? QUEUES.emailSend : QUEUES.smsSend, [{ data: { messageId, businessId } }]);
     await publish(tx, { type: 'message.status', businessId, conversationIds: [row.conversationId], messageIds: [messageId] });
   });
   return answer(messageId);

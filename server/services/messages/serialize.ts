@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Tx } from '@/db/client';
 import { clients, messages, staff, type StoredAttachment } from '@/db/schema';
 import type { MessageItem } from '@/server/schemas/messages';
+import { clockOf } from '@/server/shared/quiet-hours';
 
 /**
  * A message's attachments as a list shows them: names, types, URLs and sizes, never the bytes
@@ -64,6 +65,10 @@ export function toMessageItem(row: Row): z.input<typeof MessageItem> {
     sent_at: row.sentAt.toISOString(),
     send_at: row.sendAt?.toISOString() ?? null,
     cancel_on_reply: row.cancelOnReply,
+    hold_reason: row.holdReason,
+    quiet_hours: row.quietHours
+      ? { time_zone: row.quietHours.time_zone, start: clockOf(row.quietHours.start), end: clockOf(row.quietHours.end) }
+      : null,
     flagged: row.flagged,
     is_read: row.isRead,
     response_id: row.responseId,

@@ -9,6 +9,7 @@ import {
   clients,
   messages,
   type MessageStatus,
+  type QuietHoursWindow,
   type StoredAttachment,
 } from '@/db/schema';
 import { AppError, type ValidationIssue } from '@/server/errors';
@@ -36,6 +37,14 @@ import { needsMarketingConsent } from '@/server/shared/consent';
 import { fillFromSavedReplies } from './saved-reply-content';
 import { suppressedAddresses, suppressionAddress } from './suppression';
 import { isStatusIn, RESENDABLE_STATUSES } from '@/server/shared/message-statuses';
+import { heldByQuietHours } from '@/server/shared/quiet-hours';
+import {
+  holdUntil,
+  lastInboundWithinADay,
+  recipientWindow,
+  sendingRules,
+  type SendingRules,
+} from '@/server/services/compliance/quiet-hours';
 
 /**
  * Queue and record operations for SMS and email (docs/api.md#queue-mode, #record-mode). The whole request is
@@ -77,16 +86,28 @@ type Planned = {
   direction: 'inbound' | 'outbound';
   errorCode: string | null;
   errorMessage: string | null;
+  /** When a scheduled message goes: the request's send_at, or quiet hours' next opening. */
+  sendAt: Date | null;
+  /** The recipient's window this text keeps to (docs/api.md#quiet-hours); null when not held by quiet hours. */
+  quietHours: QuietHoursWindow | null;
+  holdReason: 'quiet_hours' | null;
   item: AnyItem;
 };
+
+/**
+ * How quiet hours apply to a request (docs/api.md#quiet-hours). The API: by category and
+ * notification type, unless `override_quiet_hours`. The inbox composer (`staffReply`): a staff text
+ * in a conversation that is not live is held, unless staff confirmed sending it now.
+ */
+export type SubmitOptions = { staffReply?: { conversationId: number; sendNow: boolean } };
 
 /**
  * `tx`: a caller already in a transaction passes it, and everything here runs on that one
  * connection (the writes in a savepoint). Never call these with `db` while holding a transaction
  * open: the pool could run out with every connection held by a caller waiting for another one.
  */
-export async function submitSms(businessId: number, body: SmsBody, mode: Mode, tx: Tx = db) {
-  return submit(businessId, 'sms', body, mode, tx);
+export async function submitSms(businessId: number, body: SmsBody, mode: Mode, tx: Tx = db, options: SubmitOptions = {}) {
+  return submit(businessId, 'sms', body, mode, tx, options);
 }
 
 export async function submitEmail(businessId: number, body: EmailBody, mode: Mode, tx: Tx = db) {
@@ -99,6 +120,7 @@ async function submit(
   body: SmsBody | EmailBody,
   mode: Mode,
   conn: Tx,
+  options: SubmitOptions = {},
 ): Promise<SubmitResult> {
   const issues: ValidationIssue[] = [];
   const [business] = await conn.select().from(businesses).where(eq(businesses.id, businessId)).limit(1);
@@ -147,7 +169,8 @@ async function submit(
   const fresh = items.flatMap((item, index) => (mode === 'record' || item.message_id === undefined ? [{ item, index }] : []));
   // docs/api.md#consent: a campaign, marketing or review request needs each client's marketing consent.
   const marketing = mode === 'send' && needsMarketingConsent(body.category, body.notification_type);
-  const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues, marketing, sendAt !== null);
+  const quiet = mode === 'send' && channel === 'sms' ? await quietHoursFor(conn, businessId, body, options) : null;
+  const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues, marketing, sendAt, quiet);
   if (mode === 'send') await fillFromSavedReplies(conn, businessId, channel, body.staff_id ?? null, planned, issues);
   if (mode === 'record') await refuseForeignProviderIds(conn, businessId, body.provider ?? null, fresh, issues);
 
@@ -207,7 +230,6 @@ async function submit(
           requestId,
           provider,
           sentAt,
-          sendAt,
           cancelOnReply,
           clientId: clientIds[i]!,
           conversationId: conversationByClient.get(clientIds[i]!)!,
@@ -234,21 +256,14 @@ async function submit(
       rows.map((r) => r.id),
     );
     if (mode === 'send') {
-      const toSend = [...rows.filter((r) => r.status === 'queued' || r.status === 'scheduled'), ...requeued];
-      // A scheduled message's job starts after its send_at, in the send-later queue (queues.ts);
-      // the claim checks send_at again.
-      const queue = sendAt
-        ? channel === 'sms'
-          ? QUEUES.smsSendLater
-          : QUEUES.emailSendLater
-        : channel === 'sms'
-          ? QUEUES.smsSend
-          : QUEUES.emailSend;
-      await enqueue(
-        tx,
-        queue,
-        toSend.map((r) => ({ data: { messageId: r.id, businessId }, startAt: sendAt ?? undefined })),
-      );
+      // A scheduled message's job starts after its send_at (the request's, or quiet hours' next
+      // opening for its recipient), in the send-later queue (queues.ts); the claim checks send_at again.
+      const sendAtOf = new Map(planned.map((p, i) => [rows[i]!.id, p.sendAt]));
+      const later = rows.filter((r) => r.status === 'scheduled');
+      const now = [...rows.filter((r) => r.status === 'queued'), ...requeued];
+      const job = (r: { id: number }) => ({ data: { messageId: r.id, businessId }, startAt: sendAtOf.get(r.id) ?? undefined });
+      if (later.length) await enqueue(tx, channel === 'sms' ? QUEUES.smsSendLater : QUEUES.emailSendLater, later.map(job));
+      if (now.length) await enqueue(tx, channel === 'sms' ? QUEUES.smsSend : QUEUES.emailSend, now.map(job));
     }
     const conversationIds = [...rows, ...requeued].map((r) => r.conversationId);
     await publish(tx, { type: 'message.created', businessId, conversationIds, messageIds: rows.map((r) => r.id) });
@@ -261,9 +276,10 @@ async function submit(
   }
 
   const verb = mode === 'send' ? (sendAt ? `scheduled for ${sendAt.toISOString()}` : 'queued') : 'recorded';
+  const held = planned.filter((p) => p.holdReason === 'quiet_hours').length;
   return {
     success: true,
-    message: `${ids.length} ${channel === 'sms' ? 'SMS' : 'email'} message(s) ${verb}`,
+    message: `${ids.length} ${channel === 'sms' ? 'SMS' : 'email'} message(s) ${verb}${held ? `; ${held} held for quiet hours until the recipient's sending window opens` : ''}`,
     request_id: requestId,
     message_ids: ids,
   };
@@ -383,7 +399,8 @@ async function planNewMessages(
   fresh: { item: AnyItem; index: number }[],
   issues: ValidationIssue[],
   marketing: boolean,
-  scheduled: boolean,
+  sendAt: Date | null,
+  quiet: QuietHoursPlan | null,
 ): Promise<Planned[]> {
   const loc = (index: number, field: string) => ['body', 'messages', index, field] as ValidationIssue['loc'];
   const clientIds = [...new Set(fresh.flatMap(({ item }) => (item.client_id !== undefined ? [item.client_id] : [])))];
@@ -492,6 +509,12 @@ async function planNewMessages(
       continue;
     }
     const inbound = mode === 'record' && item.direction === 'inbound';
+    // docs/api.md#quiet-hours: a text held by quiet hours keeps to its recipient's window; queued
+    // (or scheduled) while that window is closed, it is scheduled for the next opening instead.
+    const window = quiet ? windowOf(quiet.rules, client, to) : null;
+    const at = sendAt ?? quiet?.now ?? null;
+    const opening = window && at ? holdUntil(window, at) : null;
+    const held = opening !== null && at !== null && opening.getTime() > at.getTime();
     const optedOut = mode === 'send' && suppressed.has(suppressionAddress(channel, to));
     const refusal = optedOut
       ? { code: OPTED_OUT.code, reason: OPTED_OUT.reason[channel] }
@@ -503,7 +526,7 @@ async function planNewMessages(
       mode === 'send'
         ? refusal
           ? 'failed'
-          : scheduled
+          : sendAt || held
             ? 'scheduled'
             : 'queued'
         : inbound
@@ -522,10 +545,40 @@ async function planNewMessages(
       direction: inbound ? 'inbound' : 'outbound',
       errorCode: refusal?.code ?? null,
       errorMessage: refusal?.reason ?? null,
+      sendAt: held && !refusal ? opening : sendAt,
+      quietHours: window,
+      holdReason: held && !refusal ? 'quiet_hours' : null,
       item,
     });
   }
   return planned;
+}
+
+type QuietHoursPlan = { rules: SendingRules; now: Date };
+
+/** Whether this request's texts keep to quiet hours (SubmitOptions); null when they go regardless. */
+async function quietHoursFor(conn: Tx, businessId: number, body: SmsBody | EmailBody, options: SubmitOptions) {
+  const now = new Date();
+  if (options.staffReply) {
+    if (options.staffReply.sendNow) return null;
+    if (await lastInboundWithinADay(businessId, options.staffReply.conversationId, now, conn)) return null;
+  } else if (
+    !heldByQuietHours(body.category, body.notification_type) ||
+    (body as { override_quiet_hours?: boolean }).override_quiet_hours
+  ) {
+    return null;
+  }
+  return { rules: await sendingRules(businessId, conn), now };
+}
+
+/** The recipient's window without where its clock came from (what the message stores). */
+function windowOf(rules: SendingRules, client: typeof clients.$inferSelect | undefined, phone: string): QuietHoursWindow {
+  const { time_zone, start, end } = recipientWindow(rules, {
+    timeZone: client?.timezone ?? null,
+    phoneNumber: phone,
+    locationId: client?.locationId ?? null,
+  });
+  return { time_zone, start, end };
 }
 
 /**
@@ -592,7 +645,6 @@ function messageRow(
     requestId: string;
     provider: (typeof messages.$inferInsert)['provider'];
     sentAt: Date;
-    sendAt: Date | null;
     cancelOnReply: boolean;
     clientId: number;
     conversationId: number;
@@ -653,8 +705,10 @@ function messageRow(
     segments: segments?.segments ?? null,
     encoding: segments?.encoding ?? null,
     sentAt: ctx.sentAt,
-    sendAt: ctx.sendAt,
+    sendAt: p.sendAt,
     cancelOnReply: ctx.cancelOnReply,
+    quietHours: p.quietHours,
+    holdReason: p.holdReason,
   };
 }
 

@@ -46,6 +46,8 @@ export async function ensureMissedCallText(call: RecordedCall): Promise<number |
       {
         category: 'transactional',
         sender_type: 'system',
+        // The answer to the client's own call a moment ago: not held by quiet hours (docs/api.md#quiet-hours).
+        override_quiet_hours: true,
         messages: [{ client_id: call.clientId, message: text, provider_metadata: { missed_call_sid: call.callSid } }],
       },
       'send',

@@ -28,7 +28,15 @@ import { findClientsToMessage, startConversation } from '@/server/services/new-c
 import { clientConsents, recordConsent } from '@/server/services/compliance/consent';
 import { StaffConsentRequest } from '@/server/schemas/consent';
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
-import { cancelScheduledMessage, rescheduleMessage, sendLaterTimezone } from '@/server/services/messages/schedule';
+import {
+  cancelScheduledMessage,
+  rescheduleMessage,
+  sendLaterTimezone,
+  sendScheduledNow,
+} from '@/server/services/messages/schedule';
+import { conversationQuietHours } from '@/server/services/compliance/quiet-hours';
+import { sendingWindowSettings, setBusinessSendingWindow, setLocationSendingWindow } from '@/server/services/sending-windows';
+import { SendingWindowInput } from '@/server/schemas/sending-windows';
 import { MAX_SEARCH_TERM_LENGTH, searchMessages } from '@/server/services/search';
 import { router, staffProcedure } from '../init';
 
@@ -163,6 +171,20 @@ export const inboxRouter = router({
   reschedule: staffProcedure
     .input(z.object({ messageId: id, send_at: sendAt }))
     .mutation(({ ctx, input }) => rescheduleMessage(ctx.caller.businessId, input.messageId, input.send_at)),
+  /** The timeline's Send now of a scheduled text, a held one included (staff confirmed it). */
+  sendScheduledNow: staffProcedure
+    .input(z.object({ messageId: id }))
+    .mutation(({ ctx, input }) => sendScheduledNow(ctx.caller.businessId, input.messageId)),
+  /** Quiet hours (docs/api.md#quiet-hours): the client's clock and window, for the composer's notice. */
+  quietHours: conversationProcedure.query(({ ctx }) => conversationQuietHours(ctx.caller.businessId, ctx.conversation)),
+  /** The quiet hours settings page. */
+  sendingWindows: staffProcedure.query(({ ctx }) => sendingWindowSettings(ctx.caller.businessId)),
+  setBusinessSendingWindow: staffProcedure
+    .input(SendingWindowInput)
+    .mutation(({ ctx, input }) => setBusinessSendingWindow(ctx.caller.businessId, input)),
+  setLocationSendingWindow: staffProcedure
+    .input(z.object({ locationId: id, window: SendingWindowInput.nullable() }))
+    .mutation(({ ctx, input }) => setLocationSendingWindow(ctx.caller.businessId, input.locationId, input.window)),
   /** The new-message picker: clients by name, email or number (docs/api.md#new-conversation). */
   findClientsToMessage: staffProcedure
     .input(z.object({ term: z.string().trim().min(1).max(100) }))
@@ -179,8 +201,15 @@ export const inboxRouter = router({
     .mutation(({ ctx, input }) => recordConsent(ctx.caller.businessId, ctx.conversation.clientId, input, ctx.caller.staffId)),
   /** The composer: one SMS or email to the conversation's client, through the queue operations. */
   sendSms: conversationProcedure
-    .input(z.object({ message: sendable(z.string().trim().min(1).max(MAX_SMS_LENGTH)), ...sendLaterInput }))
-    .mutation(({ ctx, input: { message, ...later } }) =>
+    .input(
+      z.object({
+        message: sendable(z.string().trim().min(1).max(MAX_SMS_LENGTH)),
+        ...sendLaterInput,
+        // Quiet hours: staff confirmed sending now although the client's window is closed.
+        override_quiet_hours: z.boolean().optional(),
+      }),
+    )
+    .mutation(({ ctx, input: { message, override_quiet_hours, ...later } }) =>
       submitSms(
         ctx.caller.businessId,
         {
@@ -191,6 +220,8 @@ export const inboxRouter = router({
           messages: [{ client_id: ctx.conversation.clientId, message }],
         },
         'send',
+        undefined,
+        { staffReply: { conversationId: ctx.conversation.id, sendNow: override_quiet_hours ?? false } },
       ),
     ),
   sendEmail: conversationProcedure

@@ -1,0 +1,6 @@
+import { sendScheduledMessageNow as op } from '@/server/http/operations/messages';
+import { route } from '@/server/http/route';
+import { sendScheduledNow } from '@/server/services/messages/schedule';
+
+// POST: send a scheduled message now (also one held by quiet hours).
+export const POST = route(op, ({ params }) => sendScheduledNow(params.business_id, params.message_id));
