@@ -131,13 +131,19 @@ async function run<
     query = parseOrThrow('query', op.query, rawQuery);
   }
 
+  // A secret in the URL proves an Inbound Parse post without its body: checked before the body
+  // (up to 30 MB of email) is read, so a post without it costs nothing.
+  // The query, when the operation declares one, was validated above: `secret` is given at most once.
+  if (op.verifiedBy === 'inbound-secret') verifyInboundEmailSecret(url.searchParams.get('secret') ?? undefined);
+
   let rawBytes: Buffer = Buffer.alloc(0);
   let body: unknown;
   if (req.method !== 'GET' && req.method !== 'HEAD') rawBytes = await readBody(req, op.maxBodyBytes ?? MAX_BODY_BYTES);
   const rawBody = rawBytes.toString('utf8');
-  // Webhooks are verified here and parse their own raw body (form, multipart or JSON) in the
+  // Signed webhooks are verified here and parse their own raw body (form, multipart or JSON) in the
   // handler: an unsigned body is a 403 whatever it holds, and costs no parsing. Every other body is JSON.
-  const form = op.verifiedBy ? verifyWebhook(op.verifiedBy, req, url, rawBody, rawBytes) : undefined;
+  const form =
+    op.verifiedBy && op.verifiedBy !== 'inbound-secret' ? verifySignature(op.verifiedBy, req, rawBody, rawBytes) : undefined;
   if (req.method !== 'GET' && req.method !== 'HEAD' && op.auth !== 'webhook' && (op.body || op.docBody)) {
     const decoded = decodeJsonBody(req, rawBody);
     op.preValidate?.(decoded);
@@ -168,19 +174,16 @@ async function run<
   return invoke();
 }
 
-/** A webhook's proof (403 when it fails); a Twilio form comes back verified and cleaned. */
-function verifyWebhook(by: WebhookVerifier, req: Request, url: URL, rawBody: string, rawBytes: Buffer): VerifiedForm | undefined {
-  switch (by) {
-    case 'twilio-signature':
-      return verifyTwilioSignature(req, rawBody);
-    case 'sendgrid-signature':
-      verifySendgridSignature(req, rawBytes);
-      return undefined;
-    case 'inbound-secret':
-      // The query, when the operation declares one, was validated above: `secret` is given at most once.
-      verifyInboundEmailSecret(url.searchParams.get('secret') ?? undefined);
-      return undefined;
-  }
+/** A signed webhook's proof over its body (403 when it fails); a Twilio form comes back verified and cleaned. */
+function verifySignature(
+  by: Exclude<WebhookVerifier, 'inbound-secret'>,
+  req: Request,
+  rawBody: string,
+  rawBytes: Buffer,
+): VerifiedForm | undefined {
+  if (by === 'twilio-signature') return verifyTwilioSignature(req, rawBody);
+  verifySendgridSignature(req, rawBytes);
+  return undefined;
 }
 
 /**

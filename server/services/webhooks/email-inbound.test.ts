@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { clients, conversations, messages, webhookEvents } from '@/db/schema';
 import { createClient, createConversation, createEmailThread, createTenant } from '@/server/testing/factories';
-import { jsonOf } from '@/server/testing/http';
+import { jsonOf, match } from '@/server/testing/http';
 import { multipartBody, postBytes, type MultipartFile } from '@/server/testing/webhooks';
 import { onlyRow } from '@/server/testing/messages';
 
@@ -100,6 +100,13 @@ const eventByMessageId = (messageId: string) =>
       ),
     );
 
+/** The inbound route's handler, called directly with a Request of the test's own making. */
+async function routeFor(path: string) {
+  const found = match(new URL(path, 'http://localhost:3000').pathname)!;
+  const mod = (await import(found.file)) as { POST: (req: Request, ctx: unknown) => Promise<Response> };
+  return { handler: mod.POST, params: Promise.resolve(found.params) };
+}
+
 /** A business with a client and an outbound email we sent them (stored Message-ID). */
 const threadSetup = () => createEmailThread();
 
@@ -111,6 +118,20 @@ describe('POST /email/webhooks/sendgrid/inbound — secret', () => {
     expect(res.status).toBe(403);
     expect(await eventCount()).toBe(before);
     expect(await inboundEmailsOf(t.business.id)).toHaveLength(0);
+  });
+
+  it('a wrong secret is 403 before the body is read: a post whose body never ends is answered', async () => {
+    const { handler, params } = await routeFor(`${INBOUND}?secret=wrong-secret`);
+    // A body stream that sends one chunk and then never ends: reading it would wait forever.
+    const endless = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode('--x\r\n')) });
+    const req = new Request(`http://localhost:3000${INBOUND}?secret=wrong-secret`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=x', host: 'localhost:3000' },
+      body: endless,
+      duplex: 'half',
+    } as RequestInit);
+    const res = await Promise.race([handler(req, { params }), new Promise<null>((r) => setTimeout(() => r(null), 3_000))]);
+    expect(res?.status).toBe(403);
   });
 
   it('a missing secret is 403; a secret that is a prefix of the real one is 403', async () => {
