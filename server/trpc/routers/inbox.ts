@@ -12,7 +12,7 @@ import {
 } from '@/server/schemas/businesses';
 import { email, id, MAX_PAGE } from '@/server/schemas/common';
 import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, refuseBeyondSearchWindow, sendAt } from '@/server/schemas/messages';
-import { MAX_SMS_LENGTH } from '@/server/shared/limits';
+import { MAX_SMS_LENGTH, MMS_MAX_MEDIA } from '@/server/shared/limits';
 import { setClientOptOut } from '@/server/services/compliance/client-opt-outs';
 import { decidePossibleOptOut, pendingOptOutText } from '@/server/services/compliance/opt-out-review';
 import { smsSegments } from '@/server/shared/sms-segments';
@@ -179,8 +179,15 @@ export const inboxRouter = router({
     .mutation(({ ctx, input }) => recordConsent(ctx.caller.businessId, ctx.conversation.clientId, input, ctx.caller.staffId)),
   /** The composer: one SMS or email to the conversation's client, through the queue operations. */
   sendSms: conversationProcedure
-    .input(z.object({ message: sendable(z.string().trim().min(1).max(MAX_SMS_LENGTH)), ...sendLaterInput }))
-    .mutation(({ ctx, input: { message, ...later } }) =>
+    .input(
+      z.object({
+        message: sendable(z.string().trim().min(1).max(MAX_SMS_LENGTH)),
+        /** Pictures the composer uploaded (POST /businesses/{id}/media with the session): docs/api.md#mms-uploads. */
+        media_ids: z.array(id).min(1).max(MMS_MAX_MEDIA).optional(),
+        ...sendLaterInput,
+      }),
+    )
+    .mutation(({ ctx, input: { message, media_ids, ...later } }) =>
       submitSms(
         ctx.caller.businessId,
         {
@@ -188,7 +195,7 @@ export const inboxRouter = router({
           staff_id: ctx.caller.staffId,
           category: 'conversational',
           ...later,
-          messages: [{ client_id: ctx.conversation.clientId, message }],
+          messages: [{ client_id: ctx.conversation.clientId, message, media_ids }],
         },
         'send',
       ),
