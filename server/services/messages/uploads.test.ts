@@ -3,7 +3,7 @@ import { count, eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { mediaUploads, messages } from '@/db/schema';
-import { env } from '@/server/env';
+import { ConfigError, env, parseEnv } from '@/server/env';
 import { multipartBody } from '@/server/providers/webhook-requests';
 import { MMS_MAX_BYTES } from '@/server/shared/limits';
 import { createSmsNumber, PLATFORM_KEY } from '@/server/testing/factories';
@@ -284,6 +284,18 @@ describe('media_ids on POST /businesses/{id}/sms', () => {
 });
 
 describe('the signed URL Twilio fetches an upload from', () => {
+  it('is signed with MEDIA_URL_SECRET, or a key derived from SESSION_SECRET that is not the session secret itself', () => {
+    const session = 'session-secret-0123456789';
+    const derived = parseEnv({ SESSION_SECRET: session }).mediaUrlSecret;
+    expect(derived).not.toContain(session);
+    expect(parseEnv({ SESSION_SECRET: session }).mediaUrlSecret).toBe(derived);
+    expect(parseEnv({ SESSION_SECRET: 'another-session-secret' }).mediaUrlSecret).not.toBe(derived);
+    expect(parseEnv({ SESSION_SECRET: session, MEDIA_URL_SECRET: 'media-secret-0123456789' }).mediaUrlSecret).toBe(
+      'media-secret-0123456789',
+    );
+    expect(() => parseEnv({ MEDIA_URL_SECRET: 'short' })).toThrow(ConfigError);
+  });
+
   const pathOf = (url: string) => {
     const u = new URL(url);
     return `${u.pathname}${u.search}`;
