@@ -10,7 +10,8 @@ import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
 import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/providers/types';
 import type { JobOutcome } from './batch-loop';
 import { finishSends, type SendResult } from './send-results';
-import { claimForSendingCtes, NO_MARKETING_CONSENT, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import { claimForSendingCtes, NO_MARKETING_CONSENT, OPTED_OUT, wentLaterIn } from '@/server/services/messages/lifecycle';
+import { refreshLatestMessages } from '@/server/services/conversations';
 import { marketingConsentMissingSql } from '@/server/services/compliance/consent';
 import { suppressedSql } from '@/server/services/messages/suppression';
 import { signedMediaUrl } from '@/server/services/messages/media-links';
@@ -51,7 +52,7 @@ export async function sendSmsBatch(
 ): Promise<Map<string, JobOutcome>> {
   const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
   const ids = [...jobByMessage.keys()];
-  const rows = await db.execute<Claimed & { stuck_since: Date | null }>(sql`
+  const rows = await db.execute<Claimed & { stuck_since: Date | null; went_later_in: number | null }>(sql`
     with ${claimForSendingCtes(ids)}
     select m.id, m.business_id, m.to_address, m.from_address, m.content,
            (select jsonb_agg(case when a.value->>'media_id' is not null
@@ -61,8 +62,10 @@ export async function sendSmsBatch(
              where a.value->>'media_id' is not null or a.value->>'url' like 'https://%') as media,
            ${suppressedSql('sms', sql`m.business_id`, sql`m.to_address`)} and not ${AUTO_REPLY_PASSES_OPT_OUT} as opted_out,
            ${marketingConsentMissingSql('sms')} as no_consent,
-           m.previous_provider_message_ids as previous, a.stuck_since
+           m.previous_provider_message_ids as previous, a.stuck_since, a.went_later_in
     from attempt a join messages m on m.id = a.id`);
+  // docs/api.md#send-later: a scheduled text that goes now moves its conversation up the list.
+  await refreshLatestMessages(db, wentLaterIn(rows));
 
   const limit = pLimit(CONCURRENCY);
   const results: SendResult[] = await Promise.all(
