@@ -5,6 +5,7 @@ import { MAX_ATTACHMENT_BYTES, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { smsSegments } from '@/server/shared/sms-segments';
 import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
 import { formatInZone, fromLocalInput, quickPicks } from '@/server/shared/zoned-time';
+import { describeError } from './format';
 import styles from './inbox.module.css';
 import { imageFiles, PictureAttachments, PicturePreviews, usePictureAttachments } from './picture-attachments';
 import { SavedReplyPicker, useSavedReplyPicker, type PickerState } from './saved-reply-picker';
@@ -131,7 +132,15 @@ export function Composer({
   const addNote = trpc.inbox.addNote.useMutation({ ...settle, onMutate: (v) => addPending('NOTE', v.content) });
   const sendAt = mode === 'note' ? null : later.sendAt;
   const busy = sendSms.isPending || sendEmail.isPending || addNote.isPending;
-  const error = localError ?? (sendSms.error ?? sendEmail.error ?? addNote.error)?.message ?? null;
+  const error =
+    localError ??
+    describeError(sendSms.error ?? sendEmail.error ?? addNote.error, {
+      send_at: 'Send time',
+      media_ids: 'Pictures',
+      message: 'Message',
+      subject: 'Subject',
+      cc_email: 'Cc',
+    });
 
   const blocked = blockedReason(c, mode);
   /** Pictures go with texts only (docs/api.md#mms-uploads), and only where a text may be sent. */

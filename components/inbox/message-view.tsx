@@ -5,7 +5,7 @@ import { formatInZone, fromLocalInput } from '@/server/shared/zoned-time';
 import { staffErrorText } from '@/server/shared/provider-errors';
 import { EmailFrame } from './email-frame';
 import { MmsMedia } from './mms-media';
-import { clockTime, duration, FAILED_STATUSES, splitMatches, STATUS_LABEL } from './format';
+import { clockTime, describeError, duration, FAILED_STATUSES, splitMatches, STATUS_LABEL } from './format';
 import styles from './inbox.module.css';
 import type { MessageItem } from './types';
 
@@ -65,9 +65,9 @@ function ScheduledActions({ m, sendAt }: { m: MessageItem; sendAt: string }) {
   const cancel = trpc.inbox.cancelScheduled.useMutation(refresh);
   const reschedule = trpc.inbox.reschedule.useMutation({ ...refresh, onSuccess: () => setEditing(false) });
   const newTime = fromLocalInput(timezone, value);
-  const error = (cancel.error ?? reschedule.error)?.message;
+  const error = describeError(cancel.error ?? reschedule.error, { send_at: 'New send time' });
   return (
-    <span data-testid="message-status">
+    <span className={styles.scheduled} data-testid="message-status">
       Scheduled for {formatInZone(timezone, sendAt)}
       {m.cancel_on_reply ? ' · canceled if the client replies first' : ''}{' '}
       <button
