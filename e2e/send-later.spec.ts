@@ -1,5 +1,6 @@
 import { expect, test } from './fixtures';
-import { addClient, equipBusiness, inboundSms } from './support';
+import { addClient, database, equipBusiness, inboundSms } from './support';
+import { fromLocalInput } from '../server/shared/zoned-time';
 
 /**
  * Send later (docs/api.md#send-later) in the inbox: a text scheduled with a quick pick shows in the
@@ -26,4 +27,56 @@ test('schedule a text for tomorrow 9:00 from the composer, see it scheduled, can
   await expect(scheduled.getByRole('button', { name: 'Edit' })).toBeVisible();
   await scheduled.getByRole('button', { name: 'Cancel' }).click();
   await expect(scheduled.getByTestId('message-status')).toHaveText('Canceled before it was sent');
+});
+
+/**
+ * Edit (reschedule) from the timeline: a time in the past is refused with the reason and changes
+ * nothing; a new time moves the message (the timeline says so, and send_at is that time in the
+ * conversation's zone), and it stays scheduled.
+ */
+test('reschedule a scheduled text from the timeline with Edit', async ({ page, tenant, request }) => {
+  const business = await equipBusiness(tenant.businessId);
+  const ana = await addClient(tenant.businessId, 'Ana Lopez');
+  await inboundSms(request, ana.phone, business.smsNumber, 'Please text me before my visit');
+  const sql = database();
+  try {
+    await sql`update businesses set timezone = 'America/Chicago' where id = ${tenant.businessId}`;
+    await page.goto(tenant.loginUrl);
+    await page.getByRole('option', { name: /^Ana Lopez/ }).click();
+    await page.getByRole('textbox', { name: 'SMS message' }).fill('See you soon: bring your color swatch.');
+    await page.getByRole('combobox', { name: 'Send later' }).selectOption({ label: 'Tomorrow 9:00' });
+    await page.getByRole('button', { name: 'Schedule SMS' }).click();
+
+    const scheduled = page.locator('[data-message-type=TEXT]').filter({ hasText: 'See you soon' });
+    const status = scheduled.getByTestId('message-status');
+    await expect(status).toContainText('9:00');
+    const sendAtOf = async () => {
+      const [row] = await sql<{ send_at: Date; status: string }[]>`
+        select send_at, status from messages where business_id = ${tenant.businessId} and content like 'See you soon%'`;
+      return row!;
+    };
+    const firstSendAt = (await sendAtOf()).send_at;
+
+    await scheduled.getByRole('button', { name: 'Edit' }).click();
+    const when = scheduled.getByLabel('New send time (America/Chicago)');
+    // A time already past: the server's reason, and nothing moves.
+    await when.fill('2020-01-02T10:00');
+    await scheduled.getByRole('button', { name: 'Reschedule' }).click();
+    await expect(scheduled.getByText('New send time: must be in the future')).toBeVisible();
+    expect((await sendAtOf()).send_at).toEqual(firstSendAt);
+
+    // Three days ahead at 14:30, Chicago time.
+    const day = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10);
+    await when.fill(`${day}T14:30`);
+    await scheduled.getByRole('button', { name: 'Reschedule' }).click();
+    await expect(status).toContainText('2:30');
+    await expect(scheduled.getByRole('button', { name: 'Reschedule' })).toHaveCount(0);
+    const moved = await sendAtOf();
+    expect(moved.status).toBe('scheduled');
+    expect(moved.send_at.toISOString()).toBe(fromLocalInput('America/Chicago', `${day}T14:30`)!.toISOString());
+    const dayShown = new Intl.DateTimeFormat('en-US', { timeZone: 'America/Chicago', month: 'short', day: 'numeric' });
+    await expect(status).toContainText(dayShown.format(moved.send_at));
+  } finally {
+    await sql.end();
+  }
 });

@@ -41,6 +41,8 @@ const schema = z
     PUBLIC_BASE_URL: urlString(['http:', 'https:']).optional(),
     PLATFORM_API_KEY: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
     SESSION_SECRET: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+    /** Signs the expiring URLs Twilio fetches MMS uploads from (docs/api.md#mms-uploads); derived from SESSION_SECRET when unset. */
+    MEDIA_URL_SECRET: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
     SMS_PROVIDER: z.enum(['twilio', 'sandbox']).optional(),
     TWILIO_ACCOUNT_SID: optionalString,
     TWILIO_AUTH_TOKEN: optionalString,
@@ -101,6 +103,10 @@ function derive(raw: z.output<typeof schema>) {
     secureCookies: publicBaseUrl.startsWith('https:'),
     platformApiKey: raw.PLATFORM_API_KEY,
     sessionSecret,
+    // Its own key, or one derived from SESSION_SECRET under its own label: an HMAC of the secret is
+    // independent of it and of the other derived keys, so the session secret is never the signing
+    // key itself, and setting MEDIA_URL_SECRET later changes nothing but the URLs (hours-lived).
+    mediaUrlSecret: raw.MEDIA_URL_SECRET ?? createHmac('sha256', sessionSecret).update('mms-media-url').digest('base64url'),
     smsProvider,
     twilio: {
       accountSid: raw.TWILIO_ACCOUNT_SID,

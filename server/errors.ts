@@ -13,6 +13,7 @@ type AppErrorCode =
   | 'not_found' // 404
   | 'conflict' // 409
   | 'payload_too_large' // 413
+  | 'unsupported_media_type' // 415
   | 'rate_limited' // 429
   | 'unavailable' // 503
   | 'not_configured'; // 503, a feature whose provider is not set up
@@ -25,6 +26,7 @@ export const HTTP_STATUS: Record<AppErrorCode, number> = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   rate_limited: 429,
   unavailable: 503,
   not_configured: 503,

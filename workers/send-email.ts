@@ -17,7 +17,9 @@ import {
   claimForSendingCtes,
   NO_MARKETING_CONSENT,
   OPTED_OUT,
+  wentLaterIn,
 } from '@/server/services/messages/lifecycle';
+import { refreshLatestMessages } from '@/server/services/conversations';
 import { marketingConsentMissingSql } from '@/server/services/compliance/consent';
 import { suppressedSql } from '@/server/services/messages/suppression';
 
@@ -64,14 +66,18 @@ export async function sendEmailBatch(
 ): Promise<Map<string, JobOutcome>> {
   const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
   const ids = [...jobByMessage.keys()];
-  const rows = await db.execute<Claimed & { email_message_id: string | null; stuck_since: Date | null }>(sql`
+  const rows = await db.execute<
+    Claimed & { email_message_id: string | null; stuck_since: Date | null; went_later_in: number | null }
+  >(sql`
     with ${claimForSendingCtes(ids)}
     select m.id, m.business_id, m.from_address, b.from_name, m.to_address,
            ${withoutSuppressed(sql`m.cc`)} as cc, ${withoutSuppressed(sql`m.bcc`)} as bcc, m.subject, m.content,
            m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to,
            ${suppressedSql('email', sql`m.business_id`, sql`m.to_address`)} as opted_out,
-           ${marketingConsentMissingSql('email')} as no_consent, m.email_message_id, a.stuck_since
+           ${marketingConsentMissingSql('email')} as no_consent, m.email_message_id, a.stuck_since, a.went_later_in
     from attempt a join messages m on m.id = a.id join businesses b on b.id = m.business_id`);
+  // docs/api.md#send-later: a scheduled email that goes now moves its conversation up the list.
+  await refreshLatestMessages(db, wentLaterIn(rows));
   const stuckIds = new Set(rows.filter((m) => m.stuck_since).map((m) => m.id));
   const stuck = rows.filter((m) => stuckIds.has(m.id));
 

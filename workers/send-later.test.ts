@@ -6,7 +6,7 @@ import { messages } from '@/db/schema';
 import { nextOpening } from '@/server/shared/quiet-hours';
 import { createSmsNumber, createTenant } from '@/server/testing/factories';
 import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
-import { postJson } from '@/server/testing/http';
+import { getJson, postJson } from '@/server/testing/http';
 import { messageOf } from '@/server/testing/messages';
 import { fakeProvidersEnv, startSmtpSink, type SmtpSink } from '@/server/testing/smtp-sink';
 import { startWorker } from './index';
@@ -90,6 +90,38 @@ describe('scheduled sends through the worker', () => {
       expect(row.sentAt.getTime()).toBeGreaterThanOrEqual(sendAt.getTime());
       await sleep(1_000);
       expect(atFake(body)).toHaveLength(1);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('once it goes, a scheduled text is its conversation’s latest: the list previews it and moves the conversation up', async () => {
+    const record = (to: string, message: string) =>
+      postJson(
+        `/api/v1/businesses/${tenant.business.id}/sms/record`,
+        { 'x-api-key': tenant.apiKey },
+        { sender_type: 'client', messages: [{ to_number: to, message, direction: 'inbound' }] },
+      );
+    const list = async () =>
+      (await getJson(`/api/v1/businesses/${tenant.business.id}/conversations?page_size=100`, { 'x-api-key': tenant.apiKey })).body
+        .conversations as { conversation_id: number; last_message_id: number; last_message_content: string }[];
+    const worker = await startWorker();
+    try {
+      const body = `See you at 10 ${runId}`;
+      // The client writes in after it was scheduled (a record does not cancel it), then another client.
+      const { id } = await scheduleSms(body, '+14155550103', 3_000);
+      const conversationId = (await messageOf(id)).conversationId;
+      expect((await record('+14155550103', `Can I bring my sister? ${runId}`)).status).toBe(200);
+      expect((await record('+14155550104', `Hello from another client ${runId}`)).status).toBe(200);
+      const before = await list();
+      expect(before[0]!.last_message_content).toBe(`Hello from another client ${runId}`);
+      expect(before.find((c) => c.conversation_id === conversationId)!.last_message_content).toBe(
+        `Can I bring my sister? ${runId}`,
+      );
+
+      await settled(id);
+      const after = await list();
+      expect(after[0]).toMatchObject({ conversation_id: conversationId, last_message_id: id, last_message_content: body });
     } finally {
       await worker.stop();
     }

@@ -10,9 +10,17 @@ import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
 import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/providers/types';
 import type { JobOutcome } from './batch-loop';
 import { finishSends, type SendResult } from './send-results';
-import { claimForSendingCtes, holdUntilWindowOpens, NO_MARKETING_CONSENT, OPTED_OUT } from '@/server/services/messages/lifecycle';
+import {
+  claimForSendingCtes,
+  holdUntilWindowOpens,
+  NO_MARKETING_CONSENT,
+  OPTED_OUT,
+  wentLaterIn,
+} from '@/server/services/messages/lifecycle';
+import { refreshLatestMessages } from '@/server/services/conversations';
 import { marketingConsentMissingSql } from '@/server/services/compliance/consent';
 import { suppressedSql } from '@/server/services/messages/suppression';
+import { signedMediaUrl } from '@/server/services/messages/media-links';
 import { AUTO_REPLY_PASSES_OPT_OUT } from '@/server/services/compliance/auto-replies';
 
 const CONCURRENCY = 50;
@@ -23,8 +31,11 @@ type Claimed = {
   to_address: string;
   from_address: string;
   content: string;
-  /** https URLs of an MMS's media (stored from media_urls), or null for a plain SMS. */
-  media_urls: string[] | null;
+  /**
+   * An MMS's media in order, or null for a plain SMS: a caller's https URL (media_urls), or one of
+   * our uploads (media_ids), which goes to Twilio as a signed URL made for this attempt.
+   */
+  media: ({ url: string; media_id: null } | { url: null; media_id: number })[] | null;
   /** The client opted out of SMS, and this is not an automatic answer allowed through (auto-replies.ts). */
   opted_out: boolean;
   /** A campaign, marketing or review request whose client's marketing consent is not (or no longer) given. */
@@ -51,15 +62,20 @@ export async function sendSmsBatch(
   if (jobs.some((j) => j.name === QUEUES.smsSendLater)) {
     await db.transaction((tx) => holdUntilWindowOpens(ids, tx));
   }
-  const rows = await db.execute<Claimed & { stuck_since: Date | null }>(sql`
+  const rows = await db.execute<Claimed & { stuck_since: Date | null; went_later_in: number | null }>(sql`
     with ${claimForSendingCtes(ids)}
     select m.id, m.business_id, m.to_address, m.from_address, m.content,
-           (select array_agg(a.value->>'url' order by a.n) from jsonb_array_elements(m.attachments) with ordinality a(value, n)
-             where a.value->>'url' like 'https://%') as media_urls,
+           (select jsonb_agg(case when a.value->>'media_id' is not null
+                                  then jsonb_build_object('url', null, 'media_id', (a.value->>'media_id')::int)
+                                  else jsonb_build_object('url', a.value->>'url', 'media_id', null) end order by a.n)
+              from jsonb_array_elements(m.attachments) with ordinality a(value, n)
+             where a.value->>'media_id' is not null or a.value->>'url' like 'https://%') as media,
            ${suppressedSql('sms', sql`m.business_id`, sql`m.to_address`)} and not ${AUTO_REPLY_PASSES_OPT_OUT} as opted_out,
            ${marketingConsentMissingSql('sms')} as no_consent,
-           m.previous_provider_message_ids as previous, a.stuck_since
+           m.previous_provider_message_ids as previous, a.stuck_since, a.went_later_in
     from attempt a join messages m on m.id = a.id`);
+  // docs/api.md#send-later: a scheduled text that goes now moves its conversation up the list.
+  await refreshLatestMessages(db, wentLaterIn(rows));
 
   const limit = pLimit(CONCURRENCY);
   const results: SendResult[] = await Promise.all(
@@ -88,7 +104,7 @@ export async function sendSmsBatch(
         to: m.to_address,
         from: m.from_address,
         body: m.content,
-        ...(m.media_urls?.length ? { mediaUrls: m.media_urls } : {}),
+        ...(m.media?.length ? { mediaUrls: mediaUrls(m) } : {}),
         statusCallback,
       });
       return sentResult(m.id, sent);
@@ -110,6 +126,9 @@ export async function sendSmsBatch(
   for (const id of ids) if (!attempted.has(id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });
   return outcomes;
 }
+
+/** What Twilio fetches: the caller's URLs as given, our uploads as URLs signed now (never stored, never logged). */
+const mediaUrls = (m: Claimed) => m.media!.map((a) => a.url ?? signedMediaUrl(m.business_id, a.media_id!));
 
 const sentResult = (messageId: number, sent: SmsSendResult): SendResult => ({
   messageId,

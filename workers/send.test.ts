@@ -192,6 +192,55 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     expect(atFake(plain)[0]!.mediaUrls).toEqual([]);
   });
 
+  it('sends an uploaded picture as a MediaUrl of ours, signed at send time, that serves the exact bytes (docs/api.md#mms-uploads)', async () => {
+    const picture = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), randomBytes(2000)]);
+    const uploaded = await api.post(`/api/v1/businesses/${tenant.business.id}/media`, {
+      headers: { 'x-api-key': tenant.apiKey, 'content-type': 'image/png' },
+      body: picture,
+    });
+    expect(uploaded.status).toBe(200);
+    const mediaId = (await jsonOf(uploaded)).media_id as number;
+    const body = `Your new color ${runId}`;
+    // The first attempt is refused (429, certainly not sent) after the fake saw its MediaUrl: the
+    // retry must carry a URL of its own, signed when it went.
+    const seenUrls: string[][] = [];
+    replies.set(phone(4), { status: 429, code: 20429 });
+    onCreate = (req) => {
+      if (req.body !== body) return;
+      seenUrls.push(req.mediaUrls);
+      if (seenUrls.length === 2) replies.delete(phone(4));
+    };
+    try {
+      const [id] = await post('sms', [
+        { to_number: phone(4), message: body, media_urls: ['https://cdn.example.com/logo.png'], media_ids: [mediaId] },
+      ]);
+      const [row] = await settled([id!], 25_000);
+      expect(row).toMatchObject({ status: 'sent', provider: 'twilio' });
+      const sent = atFake(body);
+      expect(sent).toHaveLength(1);
+      expect(seenUrls).toHaveLength(2);
+      expect(sent[0]!.mediaUrls).toEqual(seenUrls[1]);
+      const [caller, ours] = sent[0]!.mediaUrls;
+      expect(caller).toBe('https://cdn.example.com/logo.png');
+      const url = new URL(ours!);
+      expect(`${url.origin}${url.pathname}`).toBe(`http://localhost:3000/api/v1/public-media/${tenant.business.id}/${mediaId}`);
+      expect(url.searchParams.get('signature')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      // Signed for each attempt: the retry's link lives longer than the refused one's.
+      const expiresOf = (u: string) => Number(new URL(u).searchParams.get('expires'));
+      expect(expiresOf(seenUrls[1]![1]!)).toBeGreaterThan(expiresOf(seenUrls[0]![1]!));
+      // What Twilio would fetch: our exact bytes, without credentials.
+      const served = await api.get(`${url.pathname}${url.search}`);
+      expect(served.status).toBe(200);
+      expect(served.headers.get('content-type')).toBe('image/png');
+      expect(Buffer.compare(Buffer.from(await served.arrayBuffer()), picture)).toBe(0);
+      // The link is made at send time and kept nowhere.
+      expect(JSON.stringify(row)).not.toContain('signature=');
+    } finally {
+      onCreate = null;
+      replies.delete(phone(4));
+    }
+  }, 30_000);
+
   it('sends a bulk request of 200: every row sent with its own sid, exactly one fake message per row', async () => {
     const bodies = Array.from({ length: 200 }, (_, i) => `Bulk ${i} ${runId}`);
     const started = Date.now();

@@ -6,7 +6,9 @@ import { smsSegments } from '@/server/shared/sms-segments';
 import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
 import { formatInZone, fromLocalInput, quickPicks } from '@/server/shared/zoned-time';
 import { clockOf, localMinute, nextOpening, windowOpen } from '@/server/shared/quiet-hours';
+import { describeError } from './format';
 import styles from './inbox.module.css';
+import { imageFiles, PictureAttachments, PicturePreviews, usePictureAttachments } from './picture-attachments';
 import { SavedReplyPicker, useSavedReplyPicker, type PickerState } from './saved-reply-picker';
 import type { ConversationDetails, MessageItem } from './types';
 
@@ -71,6 +73,7 @@ export function Composer({
   const later = useSendLater(conversationId);
   const quiet = useQuietHours(conversationId, mode === 'sms');
   const [overrideQuietHours, setOverrideQuietHours] = useState(false);
+  const pictures = usePictureAttachments();
 
   /** Puts a saved reply, resolved for this conversation, where the picker was opened. */
   async function insertSavedReply(savedReplyId: number, { range }: PickerState) {
@@ -135,9 +138,19 @@ export function Composer({
   // not live, waits for the window to open unless staff tick "Send now anyway".
   const heldUntil = mode === 'sms' && !sendAt && quiet?.holds ? quiet.opensAt : null;
   const busy = sendSms.isPending || sendEmail.isPending || addNote.isPending;
-  const error = localError ?? (sendSms.error ?? sendEmail.error ?? addNote.error)?.message ?? null;
+  const error =
+    localError ??
+    describeError(sendSms.error ?? sendEmail.error ?? addNote.error, {
+      send_at: 'Send time',
+      media_ids: 'Pictures',
+      message: 'Message',
+      subject: 'Subject',
+      cc_email: 'Cc',
+    });
 
   const blocked = blockedReason(c, mode);
+  /** Pictures go with texts only (docs/api.md#mms-uploads), and only where a text may be sent. */
+  const withPictures = mode === 'sms' && !blocked;
   const segments = mode === 'sms' ? smsSegments(text) : null;
   const unresolved = mode === 'note' ? [] : unresolvedVariables(mode === 'email' ? `${subject}\n${text}` : text);
   const canSend =
@@ -147,7 +160,7 @@ export function Composer({
     !blocked &&
     text.trim().length > 0 &&
     (mode !== 'email' || subject.trim().length > 0) &&
-    (mode !== 'sms' || text.length <= MAX_SMS_LENGTH) &&
+    (mode !== 'sms' || (text.length <= MAX_SMS_LENGTH && pictures.settled)) &&
     (later.choice !== 'custom' || sendAt !== null);
 
   function send() {
@@ -161,14 +174,16 @@ export function Composer({
         setAttachments([]);
         setFileInputKey((k) => k + 1);
         setOverrideQuietHours(false);
+        if (mode === 'sms') pictures.clear();
         later.reset();
       },
     };
     // docs/api.md#send-later: stored `scheduled`, sent at that time unless canceled first.
     const schedule = sendAt ? { send_at: sendAt.toISOString(), cancel_on_reply: later.cancelOnReply } : {};
+    const mediaIds = pictures.mediaIds.length ? { media_ids: pictures.mediaIds } : {};
     if (mode === 'sms') {
       const quietHours = heldUntil && overrideQuietHours ? { override_quiet_hours: true } : {};
-      sendSms.mutate({ conversationId, message: text, ...schedule, ...quietHours }, done);
+      sendSms.mutate({ conversationId, message: text, ...mediaIds, ...schedule, ...quietHours }, done);
     } else if (mode === 'note') addNote.mutate({ conversationId, content: text }, done);
     else {
       const ccList = cc
@@ -215,6 +230,15 @@ export function Composer({
         e.preventDefault();
         send();
       }}
+      onDragOver={(e) => {
+        if (withPictures && e.dataTransfer.types.includes('Files')) e.preventDefault();
+      }}
+      onDrop={(e) => {
+        const files = withPictures ? imageFiles(e.dataTransfer.files) : [];
+        if (files.length === 0) return;
+        e.preventDefault();
+        pictures.add(files);
+      }}
     >
       <div className={styles.tabs} role="tablist" aria-label="Reply with">
         {tab('sms', 'SMS')}
@@ -259,6 +283,13 @@ export function Composer({
           if (slash) picker.open({ query: slash.query, from: 'slash', range: { start: slash.start, end: slash.end } });
           else if (picker.state?.from === 'slash') picker.open(null);
         }}
+        onPaste={(e) => {
+          // A pasted picture (a screenshot, a copied image) is attached; pasted text stays text.
+          const files = withPictures ? imageFiles(e.clipboardData.files) : [];
+          if (files.length === 0) return;
+          e.preventDefault();
+          pictures.add(files);
+        }}
         onKeyDown={(e) => {
           if (picker.state?.from === 'slash' && picker.onKey(e)) return;
           if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
@@ -268,6 +299,7 @@ export function Composer({
         }}
       />
       <SavedReplyPicker picker={picker} />
+      {withPictures ? <PicturePreviews state={pictures} /> : null}
       {unresolved.length ? (
         <p className={styles.disabledReason} role="note" data-testid="composer-unresolved">
           {unresolvedMessage(unresolved)}
@@ -329,6 +361,7 @@ export function Composer({
         >
           Saved replies
         </button>
+        {withPictures ? <PictureAttachments state={pictures} /> : null}
         {mode !== 'note' && !blocked ? <SendLaterPicker later={later} /> : null}
         <button type="submit" className={`${styles.button} ${styles.primary}`} disabled={!canSend}>
           {busy

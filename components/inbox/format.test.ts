@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayLabel, duration, initials, relativeTime, splitMatches, uniqueBy } from './format';
+import { dayLabel, describeError, duration, initials, relativeTime, splitMatches, uniqueBy } from './format';
 
 describe('inbox formatting', () => {
   const now = new Date('2026-11-23T15:00:00');
@@ -53,5 +53,23 @@ describe('inbox formatting', () => {
     ]; // shifted by one new row
     expect(uniqueBy([...page1, ...page2], (r) => r.id)).toEqual([...page1, { id: 6, v: 'c' }]);
     expect(uniqueBy([], (r: { id: number }) => r.id)).toEqual([]);
+  });
+});
+
+describe('describeError', () => {
+  it('names each field of a 422 in the form’s words, never the raw JSON; else the message', () => {
+    const labels = { send_at: 'Send time', media_ids: 'Pictures' };
+    const zod = {
+      message: '[{"code":"custom","path":["send_at"]}]',
+      data: { zodError: { fieldErrors: { send_at: ['must be in the future'] } } },
+    };
+    expect(describeError(zod, labels)).toBe('Send time: must be in the future');
+    const service = {
+      message: 'Validation error',
+      data: { issues: [{ loc: ['body', 'messages', 0, 'media_ids', 1], msg: 'Media 9 not found in this business' }] },
+    };
+    expect(describeError(service, labels)).toBe('Pictures: Media 9 not found in this business');
+    expect(describeError({ message: 'Message 4 is sent, not scheduled' }, labels)).toBe('Message 4 is sent, not scheduled');
+    expect(describeError(null)).toBeNull();
   });
 });

@@ -100,3 +100,27 @@ export function uniqueBy<T>(items: T[], key: (item: T) => unknown): T[] {
     return true;
   });
 }
+
+/**
+ * What went wrong with a tRPC call, in the service's words: each field's message for a 422 (a
+ * service's issues, or the input's zod errors), else the error's own message; never the raw JSON of
+ * the issues. `labels` names the fields as the form shows them.
+ */
+export function describeError(
+  error: { message: string; data?: unknown } | null | undefined,
+  labels: Record<string, string> = {},
+): string | null {
+  if (!error) return null;
+  const data = error.data as
+    | { issues?: { loc: unknown[]; msg: string }[] | null; zodError?: { fieldErrors: Record<string, string[]> } | null }
+    | undefined;
+  // A service's issue names its place in the request body (['body', 'messages', 0, 'media_ids', 1]): the named field counts.
+  const label = (loc: unknown[]) => {
+    const field = [...loc].reverse().find((part): part is string => typeof part === 'string') ?? '';
+    return labels[field] ?? field;
+  };
+  if (data?.issues?.length) return data.issues.map((i) => `${label(i.loc)}: ${i.msg}`).join(' · ');
+  const fields = Object.entries(data?.zodError?.fieldErrors ?? {});
+  if (fields.length) return fields.map(([field, messages]) => `${labels[field] ?? field}: ${messages.join(', ')}`).join(' · ');
+  return error.message;
+}

@@ -5,7 +5,7 @@ import { formatInZone, fromLocalInput } from '@/server/shared/zoned-time';
 import { staffErrorText } from '@/server/shared/provider-errors';
 import { EmailFrame } from './email-frame';
 import { MmsMedia } from './mms-media';
-import { clockTime, duration, FAILED_STATUSES, splitMatches, STATUS_LABEL } from './format';
+import { clockTime, describeError, duration, FAILED_STATUSES, splitMatches, STATUS_LABEL } from './format';
 import styles from './inbox.module.css';
 import type { MessageItem } from './types';
 
@@ -67,11 +67,11 @@ function ScheduledActions({ m, sendAt }: { m: MessageItem; sendAt: string }) {
   const sendNow = trpc.inbox.sendScheduledNow.useMutation({ ...refresh, onSuccess: () => setConfirming(false) });
   const [confirming, setConfirming] = useState(false);
   const newTime = fromLocalInput(timezone, value);
-  const error = (cancel.error ?? reschedule.error ?? sendNow.error)?.message;
+  const error = describeError(cancel.error ?? reschedule.error ?? sendNow.error, { send_at: 'New send time' });
   // docs/api.md#quiet-hours: a text held for the client's quiet hours says so, in the client's time.
   const held = m.hold_reason === 'quiet_hours' && m.quiet_hours !== null;
   return (
-    <span data-testid="message-status">
+    <span className={styles.scheduled} data-testid="message-status">
       {held
         ? `Held for quiet hours: goes ${formatInZone(m.quiet_hours!.time_zone, sendAt)} client's time (${m.quiet_hours!.time_zone})`
         : `Scheduled for ${formatInZone(timezone, sendAt)}`}

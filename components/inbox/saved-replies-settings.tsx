@@ -9,26 +9,15 @@ import {
   type SavedReplyChannel,
 } from '@/server/shared/templates';
 import { SettingsPage } from './settings-page';
+import { describeError } from './format';
 import styles from './settings.module.css';
 
 type Draft = { id: number | null; title: string; body: string; channel: SavedReplyChannel | null; subject: string };
 const EMPTY: Draft = { id: null, title: '', body: '', channel: null, subject: '' };
 const CHANNEL_LABEL = { any: 'Any channel', sms: 'SMS only', email: 'Email only' } as const;
 
-/** The form's label of an API field. */
-const fieldLabel = (field: string) => ({ title: 'Title', body: 'Text', channel: 'Channel', subject: 'Subject' })[field] ?? field;
-
-/** What went wrong, in the service's words: each field's message for a 422, else the error's own. */
-function describeError(error: { message: string; data?: unknown } | null): string | null {
-  if (!error) return null;
-  const data = error.data as
-    | { issues?: { loc: unknown[]; msg: string }[] | null; zodError?: { fieldErrors: Record<string, string[]> } | null }
-    | undefined;
-  if (data?.issues?.length) return data.issues.map((i) => `${fieldLabel(String(i.loc.at(-1)))}: ${i.msg}`).join(' · ');
-  const fields = Object.entries(data?.zodError?.fieldErrors ?? {});
-  if (fields.length) return fields.map(([field, messages]) => `${fieldLabel(field)}: ${messages.join(', ')}`).join(' · ');
-  return error.message;
-}
+/** The form's labels of the API's fields. */
+const FIELD_LABELS = { title: 'Title', body: 'Text', channel: 'Channel', subject: 'Subject' };
 
 /** The settings page of saved replies: the list, and a form that creates one or edits the one chosen. */
 export function SavedRepliesSettings() {
@@ -45,7 +34,7 @@ export function SavedRepliesSettings() {
   const update = trpc.inbox.updateSavedReply.useMutation(done);
   const remove = trpc.inbox.deleteSavedReply.useMutation({ onSuccess: () => void utils.inbox.savedReplies.invalidate() });
   const saving = create.isPending || update.isPending;
-  const error = describeError(create.error ?? update.error ?? remove.error);
+  const error = describeError(create.error ?? update.error ?? remove.error, FIELD_LABELS);
   const maxBody = draft.channel === 'email' ? MAX_SAVED_REPLY_EMAIL_BODY : MAX_SAVED_REPLY_SMS_BODY;
 
   function save() {

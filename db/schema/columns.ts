@@ -1,4 +1,4 @@
-import { foreignKey, integer, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import { customType, foreignKey, integer, type AnyPgColumn } from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
 
 /** The first columns of a tenant table: its identity key and the business that owns the row (deleted with it). */
@@ -21,3 +21,6 @@ export function sameBusinessFk(
 ) {
   return foreignKey({ name, columns: [businessId, column], foreignColumns: [target.businessId, target.id] });
 }
+
+/** Raw bytes (drizzle has no bytea column of its own): a Buffer in, a Buffer out. */
+export const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' });

@@ -10,3 +10,4 @@ export * from './consents';
 export * from './saved-replies';
 export * from './webhook-events';
 export * from './auth';
+export * from './media-uploads';

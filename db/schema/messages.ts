@@ -46,6 +46,8 @@ export type StoredAttachment = {
   url: string | null;
   size: number | null;
   content?: string;
+  /** An MMS picture we store (media_uploads.id, same business): sent to Twilio as a signed URL of ours. */
+  media_id?: number;
 };
 
 /** One SMS, email, call or internal note. Every status change moves forward only (docs/api.md#monotonic-updates). */

@@ -1,8 +1,7 @@
-import { check, customType, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { businesses } from './businesses';
+import { bytea } from './columns';
 import { WEBHOOK_OUTCOMES, oneOf, type WebhookOutcome } from './enums';
-
-const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' });
 
 /**
  * Every provider webhook, stored raw before it is processed: the dedupe key (MessageSid,

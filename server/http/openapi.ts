@@ -12,8 +12,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'Credentials valid but not for this business, or a bad webhook signature',
   404: 'Unknown business or id in the path',
   409: 'Conflict (idempotency key reused with another body, or a conflicting state change)',
-  413: 'Body over 10 MiB',
-  415: 'A media type this service does not serve',
+  413: 'Body over its limit (10 MiB, or less where the operation says so)',
+  410: 'The signed URL has expired',
+  415: 'A media type this service does not take or serve',
   429: 'Rate limit exceeded (see Retry-After)',
   431: 'Request line or headers over 16 KiB: refused by the HTTP server, unread',
   502: 'The provider holding the media did not deliver it (unreachable, an error, or over the size limit)',
@@ -45,7 +46,7 @@ function register(registry: OpenAPIRegistry, op: Operation) {
     200: {
       description: 'Success',
       content: op.binaryResponse
-        ? Object.fromEntries(op.binaryResponse.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]))
+        ? Object.fromEntries(op.binaryResponse.map((type) => [type, { schema: BINARY }]))
         : op.response
           ? {
               [op.responseType ?? 'application/json']: {
@@ -64,8 +65,8 @@ function register(registry: OpenAPIRegistry, op: Operation) {
   if (authenticated) [401, 403, 429, 503].forEach((s) => statuses.add(s));
   if (op.auth === 'webhook') [403, 503].forEach((s) => statuses.add(s));
   const body = op.body ?? op.docBody;
-  if (body) statuses.add(413);
-  if (body && (op.bodyType ?? 'application/json') === 'application/json') statuses.add(400);
+  if (body || op.fileBody) statuses.add(413);
+  if ((body && (op.bodyType ?? 'application/json') === 'application/json') || op.fileBody) statuses.add(400);
   if (op.idempotent) statuses.add(409);
   statuses.add(431);
   for (const status of [...statuses].sort()) {
@@ -88,10 +89,28 @@ function register(registry: OpenAPIRegistry, op: Operation) {
       params: op.params as never,
       query: op.query as never,
       headers: op.idempotent ? IDEMPOTENCY_HEADER : undefined,
-      body: body ? { required: true, content: { [op.bodyType ?? 'application/json']: { schema: body } } } : undefined,
+      body: op.fileBody
+        ? { required: true, content: fileContent(op.fileBody) }
+        : body
+          ? { required: true, content: { [op.bodyType ?? 'application/json']: { schema: body } } }
+          : undefined,
     },
     responses,
   });
+}
+
+const BINARY = { type: 'string', format: 'binary' } as const;
+
+/** A file body: a multipart form with the file in one part, or the file's bytes with its own type. */
+function fileContent(file: NonNullable<Operation['fileBody']>) {
+  // maxLength: the file's bytes (JSON Schema counts a binary string's length in them).
+  const bytes = { ...BINARY, maxLength: file.maxBytes };
+  return {
+    'multipart/form-data': {
+      schema: { type: 'object', required: [file.field], properties: { [file.field]: bytes } },
+    },
+    ...Object.fromEntries(file.types.map((type) => [type, { schema: bytes }])),
+  } as NonNullable<NonNullable<RouteConfig['request']>['body']>['content'];
 }
 
 let cached: object | undefined;

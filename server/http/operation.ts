@@ -54,6 +54,12 @@ export type Operation<
   idempotent?: boolean;
   /** Runs on the decoded JSON before zod, for limits that are not validation errors (413). */
   preValidate?: (raw: unknown) => void;
+  /**
+   * The body is one file (docs/api.md#mms-uploads), not JSON: multipart/form-data with it in the
+   * part `field`, or the bytes themselves with one of `types` as the Content-Type. The handler
+   * reads it from `rawBytes`; the wrapper only bounds its size (`maxBodyBytes`).
+   */
+  fileBody?: { field: string; types: readonly string[]; maxBytes: number };
   /** Documented body when the handler validates it itself (a union chosen by a field). */
   docBody?: z.ZodType;
   /** Body size limit in bytes (413 past it); 10 MiB unless an operation needs less (webhooks). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isStatusIn } from '@/server/shared/message-statuses';
 import { isBase64 } from '@/server/lib/text';
-import { MAX_SMS_LENGTH } from '@/server/shared/limits';
+import { MAX_SMS_LENGTH, MMS_MAX_BYTES, MMS_MAX_MEDIA, MMS_UPLOAD_TYPES } from '@/server/shared/limits';
 import {
   CHANNELS,
   DIRECTIONS,
@@ -166,10 +166,42 @@ const mediaUrls = z
       'Up to 10 public https URLs of pictures or files, sent with the text as one MMS (Twilio fetches them when sending; US and Canadian numbers).',
   });
 
+/** Queue items only: pictures uploaded with POST /businesses/{business_id}/media, sent with the text (docs/api.md#mms-uploads). */
+const mediaIds = z
+  .array(id)
+  .min(1)
+  .max(MMS_MAX_MEDIA)
+  .optional()
+  .meta({
+    description: `Up to ${MMS_MAX_MEDIA} pictures uploaded to this business (\`media_id\` of POST /businesses/{business_id}/media), sent with the text as one MMS; at most ${MMS_MAX_BYTES.toLocaleString('en-US')} bytes together. Twilio fetches them from a signed URL of ours.`,
+  });
+
 const SmsMessageItem = z
-  .object({ ...smsItemFields, saved_reply_id: savedReplyId, media_urls: mediaUrls })
-  .superRefine((item, ctx) => requireFields(item, ctx, ['message'], ['to_number', 'client_id']))
+  .object({ ...smsItemFields, saved_reply_id: savedReplyId, media_urls: mediaUrls, media_ids: mediaIds })
+  .superRefine((item, ctx) => {
+    requireFields(item, ctx, ['message'], ['to_number', 'client_id']);
+    const media = (item.media_urls?.length ?? 0) + (item.media_ids?.length ?? 0);
+    if (media > MMS_MAX_MEDIA) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['media_ids'],
+        message: `media_urls and media_ids together: at most ${MMS_MAX_MEDIA} (got ${media})`,
+      });
+    }
+  })
   .meta({ id: 'SmsMessageItem' });
+
+/** The answer to an upload (docs/api.md#mms-uploads). */
+export const MediaUpload = z
+  .object({
+    media_id: z.number().int(),
+    content_type: z.enum(MMS_UPLOAD_TYPES),
+    size: z.number().int().meta({ description: 'Bytes stored' }),
+    sha256: z.string().meta({ description: 'Hex SHA-256 of the bytes stored' }),
+    filename: z.string().nullable().meta({ description: "The multipart part's file name, if it had one" }),
+    created_at: timestampOut,
+  })
+  .meta({ id: 'MediaUpload' });
 
 export const EmailAttachment = z
   .object({
@@ -358,6 +390,10 @@ export const MessageItem = z
           content_type: z.string().nullable(),
           url: z.string().nullable(),
           size: z.number().nullable(),
+          media_id: z.number().int().nullable().meta({
+            description:
+              'An uploaded picture of this business (docs/api.md#mms-uploads); its bytes are served by getMessageMedia.',
+          }),
         }),
       )
       .nullable(),

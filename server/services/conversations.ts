@@ -431,3 +431,28 @@ export async function touchConversations(tx: Tx, newMessageIds: number[]): Promi
     from fresh join latest on latest.conversation_id = fresh.conversation_id
     where c.id = fresh.conversation_id`);
 }
+
+/**
+ * The conversations' latest message again, after one of their messages changed place or stopped
+ * counting without a new one arriving (docs/api.md#send-later): a scheduled message that went
+ * (its sent_at became the moment it went, so it moves the conversation up the list) or was
+ * canceled (it never reached the client: the list previews what did). Canceled messages are passed
+ * over; activity only moves forward. The caller locks the conversations before their messages
+ * where it holds both, as touchConversations' callers do.
+ */
+export async function refreshLatestMessages(tx: Tx, conversationIds: number[]): Promise<void> {
+  if (conversationIds.length === 0) return;
+  await tx.execute(sql`
+    update conversations c set
+      last_message_id = l.id,
+      last_message_content = l.content,
+      last_channel = coalesce(l.channel, c.last_channel),
+      last_activity_at = greatest(c.last_activity_at, l.sent_at)
+    from unnest(${sql.param([...new Set(conversationIds)])}::int[]) as t(id)
+    cross join lateral (
+      select m.id, m.content, m.channel, m.sent_at from messages m
+      where m.conversation_id = t.id and m.status <> 'canceled'
+      order by m.sent_at desc, m.id desc limit 1
+    ) l
+    where c.id = t.id`);
+}

@@ -18,3 +18,20 @@ export const AUTO_REPLY_MAX_LENGTH = 320;
 
 /** The largest attachment the API accepts, in bytes (docs/api.md#limits: 5 MiB). */
 export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Pictures we store for MMS (docs/api.md#mms-uploads): one upload, and all the pictures of one
+ * message together, are at most Twilio's 5 MB per message, read as 5,000,000 bytes (the stricter
+ * reading: Twilio refuses a message over its limit after we accepted it).
+ */
+export const MMS_MAX_BYTES = 5_000_000;
+
+/** Pictures and files of one MMS: media_urls and uploaded media together (Twilio's 10 MediaUrl). */
+export const MMS_MAX_MEDIA = 10;
+
+/**
+ * What may be uploaded for MMS: the picture types Twilio formats for delivery to any handset
+ * (other types go through only up to 500 KB, and not to every device).
+ */
+export const MMS_UPLOAD_TYPES = ['image/jpeg', 'image/png', 'image/gif'] as const;
+export type MmsUploadType = (typeof MMS_UPLOAD_TYPES)[number];

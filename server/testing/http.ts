@@ -45,7 +45,7 @@ export function match(pathname: string): { file: string; params: Record<string, 
 
 export type CallOptions = {
   headers?: Record<string, string>;
-  /** An object is sent as JSON; a string is sent as is. */
+  /** An object is sent as JSON; a string or bytes are sent as they are. */
   body?: unknown;
 };
 
@@ -57,8 +57,10 @@ export async function call(method: string, pathWithQuery: string, options: CallO
   const handler = mod[method.toUpperCase()];
   if (!handler) return new Response(null, { status: 405 });
   const headers = new Headers(options.headers);
-  let body: string | undefined;
-  if (options.body !== undefined) {
+  let body: string | Uint8Array<ArrayBuffer> | undefined;
+  if (options.body instanceof Uint8Array) {
+    body = new Uint8Array(options.body);
+  } else if (options.body !== undefined) {
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
     if (typeof options.body !== 'string' && !headers.has('content-type')) headers.set('content-type', 'application/json');
   }

@@ -10,7 +10,7 @@ import {
   createTenant,
 } from '@/server/testing/factories';
 import { db } from '@/db/client';
-import { sessions, staff } from '@/db/schema';
+import { mediaUploads, sessions, staff } from '@/db/schema';
 import { createContext } from './init';
 import { SESSION_RECHECK_MS } from './routers/inbox';
 import { createCaller } from './root';
@@ -126,6 +126,42 @@ describe('tRPC inbox router', () => {
       staff_name: a.owner.name,
       to_address: client.phoneNumber,
     });
+  });
+
+  it('the composer sends pictures it uploaded by media_ids; another business’s upload is refused', async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    await createSmsNumber(a.business.id);
+    const conv = await createConversation(a.business.id, (await createClient(a.business.id)).id);
+    const upload = async (businessId: number, staffId: number) => {
+      const [row] = await db
+        .insert(mediaUploads)
+        .values({
+          businessId,
+          contentType: 'image/gif',
+          sizeBytes: 6,
+          sha256: 'a'.repeat(64),
+          bytes: Buffer.from('GIF89a'),
+          uploadedBy: 'staff',
+          staffId,
+        })
+        .returning({ id: mediaUploads.id });
+      return row!.id;
+    };
+    const mine = await upload(a.business.id, a.owner.id);
+    const theirs = await upload(b.business.id, b.owner.id);
+    const trpc = await callerFor(a.sessionToken);
+    await expect(
+      trpc.inbox.sendSms({ conversationId: conv.id, message: 'Your color', media_ids: [mine, theirs] }),
+    ).rejects.toMatchObject({
+      code: 'UNPROCESSABLE_CONTENT',
+    });
+    await trpc.inbox.sendSms({ conversationId: conv.id, message: 'Your color', media_ids: [mine] });
+    const page = await trpc.inbox.messages({ conversationId: conv.id });
+    expect(page.messages).toHaveLength(1);
+    expect(page.messages[0]!.attachments).toEqual([
+      { filename: 'media-0.gif', content_type: 'image/gif', url: null, size: 6, media_id: mine },
+    ]);
   });
 
   it('streams the business’s events, including changes made by another process, and not other businesses’', async () => {

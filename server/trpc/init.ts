@@ -39,6 +39,7 @@ const TRPC_CODE = {
   not_found: 'NOT_FOUND',
   conflict: 'CONFLICT',
   payload_too_large: 'PAYLOAD_TOO_LARGE',
+  unsupported_media_type: 'UNSUPPORTED_MEDIA_TYPE',
   rate_limited: 'TOO_MANY_REQUESTS',
   unavailable: 'SERVICE_UNAVAILABLE',
   not_configured: 'SERVICE_UNAVAILABLE',

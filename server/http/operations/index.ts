@@ -4,6 +4,7 @@ import * as businesses from './businesses';
 import * as consents from './consents';
 import * as conversations from './conversations';
 import * as health from './health';
+import * as media from './media';
 import * as messages from './messages';
 import * as onboarding from './onboarding';
 import * as optOuts from './opt-outs';
@@ -21,6 +22,7 @@ export const operations: Operation[] = [
   ...Object.values(consents),
   ...Object.values(optOuts),
   ...Object.values(messages),
+  ...Object.values(media),
   ...Object.values(savedReplies),
   ...Object.values(search),
   ...Object.values(voice),

@@ -96,12 +96,20 @@ export function claimForSendingCtes(ids: number[]): SQL {
         and (status = 'queued' or (status = 'scheduled' and send_at <= now()))
       returning id
     ), attempt as (
-      select id, null::timestamptz as stuck_since from claimed
+      -- went_later_in: the conversation of a message claimed from scheduled (this statement reads
+      -- the rows as they were before the claim): it is now that conversation's latest message, and
+      -- the caller refreshes it (refreshLatestMessages in conversations.ts) once the claim committed.
+      select c.id, null::timestamptz as stuck_since, case when m.status = 'scheduled' then m.conversation_id end as went_later_in
+      from claimed c join messages m on m.id = c.id
       union all
-      select id, status_updated_at from messages
+      select id, status_updated_at, null from messages
       where id = any(${sql.param(ids)}::bigint[]) and status = 'sending' and provider_message_id is null
     )`;
 }
+
+/** The conversations of the messages a claim took from `scheduled` (its `attempt.went_later_in`). */
+export const wentLaterIn = (rows: Iterable<{ went_later_in: number | null }>): number[] =>
+  [...rows].flatMap((r) => (r.went_later_in === null ? [] : [r.went_later_in]));
 
 /**
  * Stores each email's Message-ID before the SMTP conversation starts: an email later found

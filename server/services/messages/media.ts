@@ -171,8 +171,11 @@ export async function mediaAttachment(businessId: number, messageId: number, ind
   return attachment;
 }
 
-/** The response: the bytes with headers that keep a browser from running or sniffing them. */
-export function mediaResponse(media: FetchedMedia, index: number): Response {
+/**
+ * The response: the bytes with headers that keep a browser from running or sniffing them.
+ * `cacheSeconds`: how long a private cache may keep them (never longer than they may be served).
+ */
+export function mediaResponse(media: FetchedMedia, name: string, cacheSeconds = 3600): Response {
   const extension =
     media.contentType
       .split('/')[1]!
@@ -183,8 +186,8 @@ export function mediaResponse(media: FetchedMedia, index: number): Response {
     headers: {
       'Content-Type': media.contentType,
       'Content-Length': String(media.bytes.length),
-      'Content-Disposition': `${media.disposition}; filename="media-${index}.${extension}"`,
-      'Cache-Control': 'private, max-age=3600',
+      'Content-Disposition': `${media.disposition}; filename="${name}.${extension}"`,
+      'Cache-Control': `private, max-age=${cacheSeconds}`,
       'X-Content-Type-Options': 'nosniff',
       'Content-Security-Policy': "default-src 'none'; sandbox",
       'Cross-Origin-Resource-Policy': 'same-origin',

@@ -6,6 +6,7 @@ import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import { publish } from '@/server/realtime/publish';
 import { holdUntil } from '@/server/services/compliance/quiet-hours';
+import { refreshLatestMessages } from '@/server/services/conversations';
 import { cancelScheduled } from './lifecycle';
 import { selectMessageItems, toMessageItem } from './serialize';
 
@@ -31,10 +32,20 @@ async function answer(messageId: number) {
   return { success: true, data: toMessageItem(item!) };
 }
 
-/** Cancels a scheduled message: it is kept, `canceled`, with the reason; its job finds nothing to send. */
+/**
+ * Cancels a scheduled message: it is kept, `canceled`, with the reason; its job finds nothing to
+ * send. It never reached the client, so the conversation list previews what came before it.
+ */
 export async function cancelScheduledMessage(businessId: number, messageId: number) {
   await db.transaction(async (tx) => {
-    if (!(await cancelScheduled(tx, businessId, messageId))) await refuse(tx, businessId, messageId, 'canceled');
+    // The conversation is locked before the message, in the order an inbound reply canceling the
+    // same message takes them (touchConversations, then the cancel): no deadlock between the two.
+    const [conversation] = await tx.execute<{ id: number }>(sql`
+      select c.id from conversations c join messages m on m.conversation_id = c.id
+      where m.id = ${messageId} and m.business_id = ${businessId}
+      for no key update of c`);
+    if (!conversation || !(await cancelScheduled(tx, businessId, messageId))) await refuse(tx, businessId, messageId, 'canceled');
+    await refreshLatestMessages(tx, [conversation!.id]);
   });
   return answer(messageId);
 }

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { messages } from '@/db/schema';
 import { createClient, createSmsNumber } from '@/server/testing/factories';
-import { locs, postJson, restTenant, type RestTenant } from '@/server/testing/http';
+import { getJson, locs, postJson, restTenant, type RestTenant } from '@/server/testing/http';
 import { messageOf } from '@/server/testing/messages';
 import { inboundSmsForm, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';
 import { cancelScheduled, claimForSendingCtes } from './lifecycle';
@@ -120,6 +120,37 @@ describe('send later over REST', () => {
     await postJson(`${t.base}/messages/${id}/cancel`, t.key, {});
     const gone = await postJson(`${t.base}/messages/${id}/reschedule`, t.key, { send_at: later.toISOString() });
     expect(gone.status).toBe(409);
+  });
+
+  it('the conversation list previews a scheduled text while it waits, and what came before it once it is canceled', async () => {
+    const to = phone();
+    const inbound = await postJson(`${t.base}/sms/record`, t.key, {
+      sender_type: 'client',
+      messages: [{ to_number: to, message: 'Is Saturday free?', direction: 'inbound' }],
+    });
+    const [inboundId] = inbound.body.message_ids as number[];
+    const scheduled = await schedule(inMinutes(30), {}, to);
+    const [id] = scheduled.body.message_ids as number[];
+    const conversationId = (await messageOf(id!)).conversationId;
+    const listed = async () => {
+      const res = await getJson(`${t.base}/conversations?page_size=100`, t.key);
+      return (
+        res.body.conversations as {
+          conversation_id: number;
+          last_message_id: number;
+          last_message_content: string;
+          last_updated_at: string;
+        }[]
+      ).find((c) => c.conversation_id === conversationId)!;
+    };
+    const waiting = await listed();
+    expect(waiting).toMatchObject({ last_message_id: id, last_message_content: (await messageOf(id!)).content });
+
+    expect((await postJson(`${t.base}/messages/${id}/cancel`, t.key, {})).status).toBe(200);
+    const canceled = await listed();
+    // It never reached the client: the list shows what did; the activity it was stays.
+    expect(canceled).toMatchObject({ last_message_id: inboundId, last_message_content: 'Is Saturday free?' });
+    expect(canceled.last_updated_at).toBe(waiting.last_updated_at);
   });
 
   it('cancel on reply: the client’s text cancels the conversation’s scheduled messages that ask for it', async () => {

@@ -36,7 +36,9 @@ describe('message lists', () => {
     expect(res.status).toBe(200);
     expect(res.body.messages).toHaveLength(4);
     for (const m of res.body.messages)
-      expect(m.attachments).toEqual([{ filename: 'menu.pdf', content_type: 'application/pdf', url: null, size: 3_932_160 }]);
+      expect(m.attachments).toEqual([
+        { filename: 'menu.pdf', content_type: 'application/pdf', url: null, size: 3_932_160, media_id: null },
+      ]);
     expect(JSON.stringify(res.body).length).toBeLessThan(20_000);
   });
 });

@@ -87,7 +87,14 @@ export function toMessageItem(row: Row): z.input<typeof MessageItem> {
     cc_email: row.cc,
     bcc_email: row.bcc,
     // Attachment bytes stay in the database; the item lists what was attached.
-    attachments: row.attachments?.map(({ filename, content_type, url, size }) => ({ filename, content_type, url, size })) ?? null,
+    attachments:
+      row.attachments?.map(({ filename, content_type, url, size, media_id }) => ({
+        filename,
+        content_type,
+        url,
+        size,
+        media_id: media_id ?? null,
+      })) ?? null,
     attempts: row.attempts,
     call_duration_seconds: row.callDurationSeconds,
     call_outcome: row.callOutcome as 'missed' | 'voicemail' | null,

@@ -36,6 +36,7 @@ import { clientsWithMarketingConsent } from '@/server/services/compliance/consen
 import { needsMarketingConsent } from '@/server/shared/consent';
 import { fillFromSavedReplies } from './saved-reply-content';
 import { suppressedAddresses, suppressionAddress } from './suppression';
+import { mmsAttachments } from './uploads';
 import { isStatusIn, RESENDABLE_STATUSES } from '@/server/shared/message-statuses';
 import { heldByQuietHours } from '@/server/shared/quiet-hours';
 import {
@@ -173,6 +174,8 @@ async function submit(
   const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues, marketing, sendAt, quiet);
   if (mode === 'send') await fillFromSavedReplies(conn, businessId, channel, body.staff_id ?? null, planned, issues);
   if (mode === 'record') await refuseForeignProviderIds(conn, businessId, body.provider ?? null, fresh, issues);
+  // docs/api.md#mms: an SMS item's media_urls and uploaded media_ids, as its attachments.
+  const mms = channel === 'sms' ? await mmsAttachments(conn, businessId, fresh, issues) : new Map<number, StoredAttachment[]>();
 
   // docs/api.md#send-later: a stored message is re-queued now or not at all.
   if (sendAt) {
@@ -231,6 +234,7 @@ async function submit(
           provider,
           sentAt,
           cancelOnReply,
+          mms: mms.get(p.index) ?? null,
           clientId: clientIds[i]!,
           conversationId: conversationByClient.get(clientIds[i]!)!,
         }),
@@ -646,6 +650,7 @@ function messageRow(
     provider: (typeof messages.$inferInsert)['provider'];
     sentAt: Date;
     cancelOnReply: boolean;
+    mms: StoredAttachment[] | null;
     clientId: number;
     conversationId: number;
   },
@@ -659,7 +664,6 @@ function messageRow(
       bcc_email: string[];
       attachments: { filename: string; content_type?: string; content?: string; url?: string }[];
       html: string;
-      media_urls: string[];
     }>;
   return {
     businessId: ctx.businessId,
@@ -690,9 +694,7 @@ function messageRow(
         url: a.url ?? null,
         size: a.content ? decodedSize(a.content) : null,
         content: a.content,
-      })) ??
-      mmsAttachments(item.media_urls) ??
-      null,
+      })) ?? ctx.mms,
     providerMetadata: { ...(item.provider_metadata ?? {}), ...(item.html ? { html: item.html } : {}) },
     status: p.status,
     provider: ctx.provider,
@@ -710,10 +712,4 @@ function messageRow(
     quietHours: p.quietHours,
     holdReason: p.holdReason,
   };
-}
-
-/** An SMS item's media_urls as stored attachments: the send worker hands their URLs to Twilio. */
-function mmsAttachments(urls: string[] | undefined): StoredAttachment[] | null {
-  if (!urls?.length) return null;
-  return urls.map((url, i) => ({ filename: `media-${i}`, content_type: null, url, size: null }));
 }

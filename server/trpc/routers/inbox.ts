@@ -12,7 +12,7 @@ import {
 } from '@/server/schemas/businesses';
 import { email, id, MAX_PAGE } from '@/server/schemas/common';
 import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, refuseBeyondSearchWindow, sendAt } from '@/server/schemas/messages';
-import { MAX_SMS_LENGTH } from '@/server/shared/limits';
+import { MAX_SMS_LENGTH, MMS_MAX_MEDIA } from '@/server/shared/limits';
 import { setClientOptOut } from '@/server/services/compliance/client-opt-outs';
 import { decidePossibleOptOut, pendingOptOutText } from '@/server/services/compliance/opt-out-review';
 import { smsSegments } from '@/server/shared/sms-segments';
@@ -204,12 +204,14 @@ export const inboxRouter = router({
     .input(
       z.object({
         message: sendable(z.string().trim().min(1).max(MAX_SMS_LENGTH)),
+        /** Pictures the composer uploaded (POST /businesses/{id}/media with the session): docs/api.md#mms-uploads. */
+        media_ids: z.array(id).min(1).max(MMS_MAX_MEDIA).optional(),
         ...sendLaterInput,
         // Quiet hours: staff confirmed sending now although the client's window is closed.
         override_quiet_hours: z.boolean().optional(),
       }),
     )
-    .mutation(({ ctx, input: { message, override_quiet_hours, ...later } }) =>
+    .mutation(({ ctx, input: { message, media_ids, override_quiet_hours, ...later } }) =>
       submitSms(
         ctx.caller.businessId,
         {
@@ -217,7 +219,7 @@ export const inboxRouter = router({
           staff_id: ctx.caller.staffId,
           category: 'conversational',
           ...later,
-          messages: [{ client_id: ctx.conversation.clientId, message }],
+          messages: [{ client_id: ctx.conversation.clientId, message, media_ids }],
         },
         'send',
         undefined,
