@@ -2,8 +2,14 @@ import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { conversations, messages } from '@/db/schema';
-import { assignConversation, loadConversation, wakeSnoozedConversations } from '@/server/services/conversations';
 import {
+  assignConversation,
+  ensureConversations,
+  loadConversation,
+  wakeSnoozedConversations,
+} from '@/server/services/conversations';
+import {
+  createBusiness,
   createClient,
   createConversation,
   createLocation,
@@ -820,5 +826,34 @@ describe('tenancy on every conversation, message and staff path', () => {
     expect((await api.get(`${b.base}/conversations`, { headers: platform })).status).toBe(200);
     expect((await api.get(`/api/v1/businesses/987654321/conversations`, { headers: platform })).status).toBe(404);
     expect((await api.get(`${b.base}/conversations`)).status).toBe(401);
+  });
+});
+
+describe('ensureConversations: one conversation per client', () => {
+  it('finds existing ones, creates the rest, and agrees with a concurrent writer creating the same ones', async () => {
+    const business = await createBusiness();
+    const existing = await createClient(business.id);
+    const existingConversation = await createConversation(business.id, existing.id);
+    const fresh = await Promise.all(Array.from({ length: 20 }, () => createClient(business.id)));
+    const ids = [existing.id, ...fresh.map((c) => c.id)];
+    // Two transactions race for the same new clients: the first holds its new rows uncommitted
+    // while the second looks, so the second's insert waits on them, then reads them.
+    let firstCreated!: () => void;
+    const created = new Promise<void>((resolve) => (firstCreated = resolve));
+    const [a, b] = await Promise.all([
+      db.transaction(async (tx) => {
+        const map = await ensureConversations(tx, business.id, ids);
+        firstCreated();
+        await new Promise((r) => setTimeout(r, 300));
+        return map;
+      }),
+      created.then(() => db.transaction((tx) => ensureConversations(tx, business.id, [...ids].reverse()))),
+    ]);
+    expect(a.get(existing.id)).toBe(existingConversation.id);
+    expect([...a.entries()].sort()).toEqual([...b.entries()].sort());
+    expect(a.size).toBe(ids.length);
+    const rows = await db.select().from(conversations).where(eq(conversations.businessId, business.id));
+    expect(rows).toHaveLength(ids.length);
+    expect(new Map(rows.map((r) => [r.clientId, r.id]))).toEqual(a);
   });
 });
