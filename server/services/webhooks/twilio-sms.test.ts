@@ -240,8 +240,10 @@ describe('POST /webhooks/twilio/sms/incoming', () => {
         .set({ unreadCount: sql`${conversations.unreadCount} + 1` })
         .where(eq(conversations.id, conv.id));
       // This transaction's message, then the bookkeeping processInboundSms does.
-      await createMessage(conv, { ...inboundRow, providerMessageId: twilioSid('SM') }, tx);
-      await touchConversations(tx, [conv.id]);
+      const mine = await createMessage(conv, { ...inboundRow, providerMessageId: twilioSid('SM') }, tx);
+      // touchConversations takes the new messages' ids (it passed the conversation's id before, which
+      // held only while conversation and message ids happened to line up).
+      await touchConversations(tx, [mine.id]);
     });
     expect((await conversationOf(conv.id)).unreadCount).toBe(2);
   });
