@@ -7,8 +7,8 @@ import { oneOf } from './enums';
  * `status` the status, `assignee` the staff id ('' unassigned), `channel` the last channel,
  * `location` the location id, `label` the label; `unread`, `flagged` and `possible_opt_out` are ''
  * when the conversation has any. A conversation with no value in a dimension (no channel yet, no
- * label) has no key there. The keys of a row are computed in SQL by conversation_count_keys()
- * (migration 0016), which the triggers on `conversations` use.
+ * label) has no key there. In SQL (migration 0016) conversation_count_dimensions() lists these and
+ * conversation_count_values() gives a conversation's values; the triggers on `conversations` use them.
  */
 export const COUNT_DIMENSIONS = [
   'status',
@@ -36,14 +36,10 @@ const countColumns = () => ({
  * one compaction at a time; a key that falls to 0 is deleted. The current count of a key is its `n`
  * here plus the `n` of its pending deltas.
  */
-export const conversationCounts = pgTable(
-  'conversation_counts',
-  countColumns(),
-  (t) => [
-    primaryKey({ name: 'conversation_counts_pkey', columns: [t.businessId, t.dimension, t.value] }),
-    check('conversation_counts_dimension_check', oneOf(t.dimension, COUNT_DIMENSIONS)),
-  ],
-);
+export const conversationCounts = pgTable('conversation_counts', countColumns(), (t) => [
+  primaryKey({ name: 'conversation_counts_pkey', columns: [t.businessId, t.dimension, t.value] }),
+  check('conversation_counts_dimension_check', oneOf(t.dimension, COUNT_DIMENSIONS)),
+]);
 
 /**
  * Changes to the kept counts not yet folded into `conversation_counts`: inserted by the triggers on
@@ -53,11 +49,7 @@ export const conversationCounts = pgTable(
  * deleting a business deletes its conversations, whose trigger then writes −1s for it; the
  * compaction nets them out against the kept rows and deletes both.
  */
-export const conversationCountDeltas = pgTable(
-  'conversation_count_deltas',
-  countColumns(),
-  (t) => [
-    index('conversation_count_deltas_business_idx').on(t.businessId),
-    check('conversation_count_deltas_dimension_check', oneOf(t.dimension, COUNT_DIMENSIONS)),
-  ],
-);
+export const conversationCountDeltas = pgTable('conversation_count_deltas', countColumns(), (t) => [
+  index('conversation_count_deltas_business_idx').on(t.businessId),
+  check('conversation_count_deltas_dimension_check', oneOf(t.dimension, COUNT_DIMENSIONS)),
+]);
