@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { fixedStatement } from '@/db/prepared';
 import { ASSIGNMENT_FILTERS, CHANNELS, CONVERSATION_STATUSES, type CountDimension } from '@/db/schema';
+import { logger } from '@/server/logger';
 
 /**
  * The filter counts (docs/api.md#conversations, Filters), kept instead of recomputed
@@ -48,8 +49,12 @@ export async function conversationFilters(businessId: number, staffId: number | 
   }>({ businessId });
   const { counts, labels, locations, pending } = row!;
   // The answer above is already exact; folding keeps the next reads short when the worker's
-  // compaction is behind (or not running).
-  if (pending > COMPACT_ON_READ_AFTER) await compactConversationCounts(businessId);
+  // compaction is behind (or not running). A failure here is the next compaction's to retry, not
+  // this read's.
+  if (pending > COMPACT_ON_READ_AFTER)
+    await compactConversationCounts(businessId).catch((err: Error) =>
+      logger.warn({ err: { message: err.message }, businessId }, 'conversation counts compaction on read failed'),
+    );
   const count = (dimension: CountDimension, value = '') => counts[`${dimension}:${value}`] ?? 0;
   // Every conversation has exactly one status, so their sum is the business's total.
   const all = CONVERSATION_STATUSES.reduce((sum, s) => sum + count('status', s), 0);
