@@ -5,6 +5,7 @@ import { isDatabaseUnavailable } from '@/server/errors';
 import { createQueues, QUEUES } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
 import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
+import { compactConversationCounts } from '@/server/services/conversation-counts';
 import { wakeSnoozedConversations } from '@/server/services/conversations';
 import { sweepExpiredRows } from '@/server/services/maintenance';
 import { requeueOrphanedSends, sweepUnprocessedEvents } from '@/server/services/recovery';
@@ -97,6 +98,13 @@ export async function startWorker() {
       .then((woken) => woken && log.info({ woken }, 'snoozed conversations reopened'))
       .catch((err) => log.warn({ err: { message: (err as Error).message } }, 'wake snoozed failed'));
   }, 15_000);
+  // docs/architecture.md#kept-counts: the filter counts' pending deltas folded every 5 s, so a
+  // read sums a few seconds of changes at most (one compaction at a time across workers).
+  const compact = setInterval(() => {
+    compactConversationCounts().catch((err) =>
+      log.warn({ err: { message: (err as Error).message } }, 'conversation counts compaction failed'),
+    );
+  }, 5_000);
   // Recovery (server/services/recovery.ts): webhook events stored but never processed, and
   // messages in flight whose send job is gone. Every 10 s, one sweep at a time per process.
   let sweeping = false;
@@ -122,6 +130,7 @@ export async function startWorker() {
     boss,
     async stop() {
       clearInterval(wake);
+      clearInterval(compact);
       clearInterval(recover);
       await Promise.all(loops.map((l) => l.stop()));
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });

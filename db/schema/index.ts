@@ -4,6 +4,7 @@ export * from './locations';
 export * from './staff';
 export * from './clients';
 export * from './conversations';
+export * from './conversation-counts';
 export * from './messages';
 export * from './opt-outs';
 export * from './consents';

@@ -112,6 +112,10 @@ export const ConversationFilters = z
     channels: z.array(count(z.enum(CHANNELS))),
     labels: z.array(count(z.string())),
     locations: z.array(z.object({ location_id: z.number().int(), name: z.string(), count: z.number().int() })),
+    /** Conversations with unread messages (the list's `unread=true`). */
+    unread: z.number().int(),
+    /** Conversations with flagged messages (the list's `flagged=true`). */
+    flagged: z.number().int(),
     /** Conversations with a possible opt-out waiting for staff (docs/api.md#possible-opt-outs). */
     possible_opt_out: z.number().int(),
   })

@@ -329,6 +329,8 @@ describe('GET /businesses/{id}/conversations/filters', () => {
       ],
       labels: [],
       locations: [{ location_id: loc.id, name: 'Only Site', count: 0 }],
+      unread: 0,
+      flagged: 0,
       possible_opt_out: 0,
     });
     const withSession = await get(`${t.base}/conversations/filters`, t.session);
@@ -373,6 +375,13 @@ describe('GET /businesses/{id}/conversations/filters', () => {
       { location_id: s.westside.id, name: 'Westside', count: 0 },
     ]);
 
+    // alice and carla have unread messages, alice and dan flagged ones; none has a possible opt-out.
+    expect({
+      unread: session.body.unread,
+      flagged: session.body.flagged,
+      possible_opt_out: session.body.possible_opt_out,
+    }).toEqual({ unread: 2, flagged: 2, possible_opt_out: 0 });
+
     const keyWithStaff = await get(`${s.t.base}/conversations/filters?staff_id=${s.maya.id}`, s.t.key);
     expect(keyWithStaff.body.assignments).toContainEqual({ value: 'mine', count: 2 });
 
@@ -388,6 +397,8 @@ describe('GET /businesses/{id}/conversations/filters', () => {
         expect(await total(`label=${encodeURIComponent(value)}`), `label=${value}`).toBe(count);
       for (const { location_id, count } of filters.locations)
         expect(await total(`location_id=${location_id}`), `location_id=${location_id}`).toBe(count);
+      for (const flag of ['unread', 'flagged', 'possible_opt_out'] as const)
+        expect(await total(`${flag}=true`), `${flag}=true`).toBe(filters[flag]);
     };
     await check(session.body, s.t.session, '');
     await check(keyWithStaff.body, s.t.key, `&staff_id=${s.maya.id}`);

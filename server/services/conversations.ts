@@ -2,7 +2,7 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import { db, type Tx } from '@/db/client';
 import { executePrepared, fixedStatement, preparedQuery } from '@/db/prepared';
-import { ASSIGNMENT_FILTERS, CHANNELS, CONVERSATION_STATUSES, conversations, type ConversationStatus } from '@/db/schema';
+import { conversations, type ConversationStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { publish } from '@/server/realtime/publish';
@@ -243,57 +243,6 @@ export async function listConversations(businessId: number, q: ListQuery, staffI
     page: q.page,
     page_size: q.page_size,
     next_page: q.page * q.page_size < totalConversations,
-  };
-}
-
-const filtersStatement = fixedStatement<{ businessId: number; mine: number }>(
-  (p) => sql`
-    with g as (
-      select status, last_channel, label, location_id, assigned_staff_id,
-        possible_opt_out_message_id is not null as possible_opt_out, count(*)::int as n
-      from conversations where business_id = ${p.businessId}
-      group by status, last_channel, label, location_id, assigned_staff_id, possible_opt_out
-    )
-    select
-      (select json_build_object(
-         'all', coalesce(sum(n), 0),
-         'unassigned', coalesce(sum(n) filter (where assigned_staff_id is null), 0),
-         'assigned', coalesce(sum(n) filter (where assigned_staff_id is not null), 0),
-         'mine', coalesce(sum(n) filter (where assigned_staff_id = ${p.mine}), 0),
-         'possible_opt_out', coalesce(sum(n) filter (where possible_opt_out), 0),
-         ${sql.raw(CONVERSATION_STATUSES.map((s) => `'status_${s}', coalesce(sum(n) filter (where status = '${s}'), 0)`).join(', '))},
-         ${sql.raw(CHANNELS.map((ch) => `'channel_${ch}', coalesce(sum(n) filter (where last_channel = '${ch}'), 0)`).join(', '))})
-       from g) as agg,
-      (select coalesce(json_agg(json_build_object('value', label, 'count', n) order by n desc, label), '[]')
-       from (select label, sum(n)::int as n from g where label is not null group by label) l) as labels,
-      (select coalesce(json_agg(json_build_object('location_id', l.id, 'name', l.name, 'count', coalesce(c.n, 0)) order by l.name, l.id), '[]')
-       from locations l left join (select location_id, sum(n)::int as n from g where location_id is not null group by location_id) c on c.location_id = l.id
-       where l.business_id = ${p.businessId}) as locations`,
-);
-
-/**
- * GET /conversations/filters: every value with its count, in one statement. The business's rows are
- * read once and grouped by every dimension at once (one hash lookup per row; cheaper than a dozen
- * FILTER aggregates per row), then each count sums the small set of groups.
- */
-export async function conversationFilters(businessId: number, staffId: number | null) {
-  const [row] = await filtersStatement<{
-    agg: Record<string, number>;
-    labels: { value: string; count: number }[];
-    locations: { location_id: number; name: string; count: number }[];
-  }>({ businessId, mine: staffId ?? -1 });
-  const { agg, labels, locations } = row!;
-  const count = (key: string) => Number(agg[key]);
-  return {
-    statuses: CONVERSATION_STATUSES.map((value) => ({ value, count: count(`status_${value}`) })),
-    assignments: ASSIGNMENT_FILTERS.filter((v) => v !== 'mine' || staffId !== null).map((value) => ({
-      value,
-      count: count(value),
-    })),
-    channels: CHANNELS.map((value) => ({ value, count: count(`channel_${value}`) })),
-    labels,
-    locations,
-    possible_opt_out: count('possible_opt_out'),
   };
 }
 

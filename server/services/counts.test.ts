@@ -6,6 +6,7 @@ import { insertMessages } from '@/server/services/messages/insert';
 import { touchConversations } from '@/server/services/conversations';
 import { createClient, createConversation, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
+import { prng } from '@/server/testing/prng';
 
 /**
  * docs/api.md#counts: `unread_messages_count` (inbound, not read, not a note) and
@@ -19,17 +20,6 @@ const READS = 20;
 const FLAGS = 30;
 const ROUNDS = 3;
 
-/** Small deterministic PRNG (mulberry32) so a failing round can be replayed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function recount(conversationId: number) {

@@ -9,6 +9,7 @@ import {
   createStaff,
   createTenant,
 } from '@/server/testing/factories';
+import { getJson } from '@/server/testing/http';
 import { db } from '@/db/client';
 import { mediaUploads, sessions, staff } from '@/db/schema';
 import { createContext } from './init';
@@ -71,6 +72,56 @@ describe('tRPC inbox router', () => {
     const newest = await trpc.inbox.messages({ conversationId: c.id, pageSize: 2 });
     const older = await trpc.inbox.messages({ conversationId: c.id, pageSize: 2, cursor: 2 });
     expect([...newest.messages, ...older.messages].map((m) => m.content)).toEqual(['m2', 'm1', 'm0']);
+  });
+
+  it('filters: the kept counts after the inbox’s own changes, the same answer as REST for the session’s staff member', async () => {
+    const a = await createTenant();
+    const maya = await createStaff(a.business.id, { name: 'Maya' });
+    const trpc = await callerFor(a.sessionToken);
+    const [x, y, z] = [
+      await createConversation(a.business.id, (await createClient(a.business.id)).id, { lastChannel: 'sms' }),
+      await createConversation(a.business.id, (await createClient(a.business.id)).id, { lastChannel: 'email' }),
+      await createConversation(a.business.id, (await createClient(a.business.id)).id),
+    ];
+    const inbound = await createMessage(
+      { id: z!.id, businessId: a.business.id, clientId: z!.clientId },
+      { direction: 'inbound', senderType: 'client', status: 'received', isRead: true },
+    );
+    await trpc.inbox.assign({ conversationId: x!.id, staffId: a.owner.id });
+    await trpc.inbox.assign({ conversationId: y!.id, staffId: maya.id });
+    await trpc.inbox.setStatus({ conversationId: y!.id, status: 'resolved' });
+    await trpc.inbox.label({ conversationId: x!.id, label: 'VIP' });
+    await trpc.inbox.flag({ messageId: inbound.id, flagged: true });
+    await trpc.inbox.markRead({ conversationId: z!.id, isRead: false });
+
+    const filters = await trpc.inbox.filters();
+    expect(filters).toMatchObject({
+      statuses: [
+        { value: 'open', count: 2 },
+        { value: 'pending', count: 0 },
+        { value: 'snoozed', count: 0 },
+        { value: 'resolved', count: 1 },
+      ],
+      assignments: [
+        { value: 'all', count: 3 },
+        { value: 'mine', count: 1 },
+        { value: 'unassigned', count: 1 },
+        { value: 'assigned', count: 2 },
+      ],
+      channels: [
+        { value: 'sms', count: 1 },
+        { value: 'email', count: 1 },
+        { value: 'voice', count: 0 },
+      ],
+      labels: [{ value: 'VIP', count: 1 }],
+      unread: 1,
+      flagged: 1,
+      possible_opt_out: 0,
+    });
+    const rest = await getJson(`/api/v1/businesses/${a.business.id}/conversations/filters?staff_id=${a.owner.id}`, {
+      'x-api-key': a.apiKey,
+    });
+    expect(filters).toEqual(rest.body);
   });
 
   it('staff lists the business’s staff for the assignee picker, never another business’s', async () => {

@@ -61,7 +61,7 @@ export const conversationFilters = defineOperation({
   tag: 'businesses',
   summary: 'Get available conversation filters',
   description:
-    'Counts per status, assignment, channel, label and location (zero counts included); `mine` only when a staff member is known.',
+    'Counts per status, assignment, channel, label and location (zero counts included), and of conversations with unread messages, flagged messages or a possible opt-out; `mine` only when a staff member is known.',
   params: businessPath,
   query: z.object({ staff_id: id.optional() }),
   response: ConversationFilters,

@@ -20,6 +20,7 @@ import { unresolvedMessage, unresolvedVariables } from '@/server/shared/template
 import { CreateSavedReplyRequest, UpdateSavedReplyRequest } from '@/server/schemas/saved-replies';
 import * as savedReplies from '@/server/services/saved-replies';
 import * as conversationMessages from '@/server/services/conversation-messages';
+import { conversationFilters } from '@/server/services/conversation-counts';
 import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
 import { sessionIsLive } from '@/server/services/auth';
@@ -86,7 +87,7 @@ export const inboxRouter = router({
         ctx.caller.staffId,
       ),
     ),
-  filters: staffProcedure.query(({ ctx }) => conversations.conversationFilters(ctx.caller.businessId, ctx.caller.staffId)),
+  filters: staffProcedure.query(({ ctx }) => conversationFilters(ctx.caller.businessId, ctx.caller.staffId)),
   conversation: conversationProcedure.query(({ ctx }) =>
     conversations.conversationDetails(ctx.caller.businessId, ctx.conversation.id),
   ),
