@@ -63,16 +63,16 @@ export async function rescheduleMessage(businessId: number, messageId: number, r
     // A text that keeps to quiet hours (docs/api.md#quiet-hours) moved into the night waits for the morning.
     const sendAt = current.quietHours ? holdUntil(current.quietHours, requested) : requested;
     const held = sendAt.getTime() > requested.getTime();
+    // The row is locked and still scheduled: this update takes it.
     const [row] = await tx
       .update(messages)
       .set({ sendAt, holdReason: held ? 'quiet_hours' : null })
       .where(target)
       .returning({ channel: messages.channel, conversationId: messages.conversationId });
-    if (!row) return refuse(tx, businessId, messageId, 'rescheduled');
-    await enqueue(tx, row.channel === 'email' ? QUEUES.emailSendLater : QUEUES.smsSendLater, [
+    await enqueue(tx, row!.channel === 'email' ? QUEUES.emailSendLater : QUEUES.smsSendLater, [
       { data: { messageId, businessId }, startAt: sendAt },
     ]);
-    await publish(tx, { type: 'message.status', businessId, conversationIds: [row.conversationId], messageIds: [messageId] });
+    await publish(tx, { type: 'message.status', businessId, conversationIds: [row!.conversationId], messageIds: [messageId] });
   });
   return answer(messageId);
 }

@@ -518,7 +518,7 @@ async function planNewMessages(
     const window = quiet ? windowOf(quiet.rules, client, to) : null;
     const at = sendAt ?? quiet?.now ?? null;
     const opening = window && at ? holdUntil(window, at) : null;
-    const held = opening !== null && at !== null && opening.getTime() > at.getTime();
+    const held = opening !== null && opening.getTime() > at!.getTime();
     const optedOut = mode === 'send' && suppressed.has(suppressionAddress(channel, to));
     const refusal = optedOut
       ? { code: OPTED_OUT.code, reason: OPTED_OUT.reason[channel] }
@@ -549,9 +549,9 @@ async function planNewMessages(
       direction: inbound ? 'inbound' : 'outbound',
       errorCode: refusal?.code ?? null,
       errorMessage: refusal?.reason ?? null,
-      sendAt: held && !refusal ? opening : sendAt,
+      sendAt: held && status === 'scheduled' ? opening : sendAt,
       quietHours: window,
-      holdReason: held && !refusal ? 'quiet_hours' : null,
+      holdReason: held && status === 'scheduled' ? 'quiet_hours' : null,
       item,
     });
   }
