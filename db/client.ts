@@ -52,7 +52,13 @@ function handles(): Handles {
     // DATABASE_PREPARE=false (behind a transaction-pooling PgBouncer): the connection-level
     // `prepare: false` wins over every per-query `prepare: true` (executePrepared, drizzle's
     // `.prepare(name)`), so every statement is sent unnamed (db/pgbouncer.test.ts).
-    const sql = createSql(url, { prepare: env().databasePrepare });
+    // With named statements, their plan is generic (planned once per connection): they are the
+    // fixed-shape hot reads of db/prepared.ts, whose best plan does not depend on the values, and
+    // PostgreSQL's default would re-plan some of them on every run (the list's ~1 ms of planning
+    // cost more than its execution, bench:inbox). Unnamed statements (searches, writes) are still
+    // planned for their values.
+    const prepare = env().databasePrepare;
+    const sql = createSql(url, { prepare, ...(prepare ? { connection: { plan_cache_mode: 'force_generic_plan' } } : {}) });
     globalForDb.__db = { sql, db: drizzle(sql, { schema, casing: undefined }), url };
   }
   return globalForDb.__db;

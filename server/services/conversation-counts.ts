@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { fixedStatement } from '@/db/prepared';
 import { ASSIGNMENT_FILTERS, CHANNELS, CONVERSATION_STATUSES, type CountDimension } from '@/db/schema';
@@ -78,6 +78,37 @@ export async function conversationFilters(businessId: number, staffId: number | 
     flagged: count('flagged'),
     possible_opt_out: count('possible_opt_out'),
   };
+}
+
+/**
+ * The count of one business's conversations that have one of `values` in `dimension` (any value
+ * when `values` is omitted), as a scalar subquery over the kept rows and the pending deltas: exact
+ * at the snapshot of the statement it is part of. `values` is an SQL text[] (it may be a placeholder).
+ */
+export const keptCountSql = (businessId: unknown, dimension: CountDimension, values?: SQL) => sql`(
+  select coalesce(sum(n), 0)::int from (
+    select n from conversation_counts where business_id = ${businessId} and dimension = ${dimension}
+      ${values ? sql`and value = any(${values})` : sql``}
+    union all select n from conversation_count_deltas where business_id = ${businessId} and dimension = ${dimension}
+      ${values ? sql`and value = any(${values})` : sql``}
+  ) kept)`;
+
+/** The list's filters that one kept dimension answers alone (ListFilters in conversations.ts, by shape). */
+export type KeptFilter =
+  | { dimension: 'all' }
+  | { dimension: CountDimension; values: SQL; negate?: false }
+  /** Every conversation but those with the key (unread=false, assignment=assigned…). */
+  | { dimension: 'unread' | 'flagged' | 'possible_opt_out' | 'assignee'; values: SQL; negate: true };
+
+/**
+ * The list's total from the kept counts, for a filter that one dimension answers: the total of
+ * every conversation is the sum of the status keys (each conversation has exactly one status).
+ */
+export function keptTotalSql(businessId: unknown, filter: KeptFilter): SQL {
+  const all = keptCountSql(businessId, 'status');
+  if (filter.dimension === 'all') return all;
+  const matching = keptCountSql(businessId, filter.dimension, filter.values);
+  return filter.negate ? sql`(${all} - ${matching})` : matching;
 }
 
 /**

@@ -185,6 +185,20 @@ describe('GET /conversations/{id}/messages', () => {
     expect(bad.status).toBe(422);
     expect(locs(bad.body)).toEqual([['query', 'filter']]);
   });
+
+  it('an empty conversation, or a filter that matches nothing, is an empty page, not a 404', async () => {
+    // Tenancy is checked inside the page's statements; only "found nothing" looks the conversation up.
+    const t = await tenant();
+    const quiet = await createConversation(t.business.id, (await createClient(t.business.id)).id);
+    for (const filter of ['all', 'flagged']) {
+      const res = await get(`${t.base}/conversations/${quiet.id}/messages?filter=${filter}`, t.key);
+      expect(res.status, filter).toBe(200);
+      expect(res.body).toMatchObject({ messages: [], total_messages: 0, page: 1, next_page: false });
+    }
+    const s = await seedTimeline(t);
+    const none = await get(`${t.base}/conversations/${s.conv.id}/messages?filter=flagged&page=2&page_size=100`, t.key);
+    expect(none.body).toMatchObject({ messages: [], total_messages: 2, next_page: false });
+  });
 });
 
 describe('POST /conversations/{id}/notes', () => {

@@ -1,7 +1,7 @@
 import { and, count, eq, sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { builtOnce } from '@/db/prepared';
-import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
+import { clients, conversations, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
 import { resolveConversation, touchConversations, type ConversationRef } from './conversations';
@@ -33,11 +33,15 @@ function filterCondition(filter: MessageFilter): SQL | undefined {
 
 /**
  * The page and the count of a conversation's messages under one filter, with placeholders for the
- * conversation and the page. `nulls last` matches messages_conversation_sent_idx, so the page is
- * an index walk. GET requests run outside any transaction, so these are always on the pool.
+ * business, the conversation and the page. The conversation is named through `conversations` with
+ * its business (an init plan, evaluated once), so tenancy costs no round trip of its own and the
+ * count stays an index-only scan. `nulls last` matches messages_conversation_sent_idx, so the page
+ * is an index walk. GET requests run outside any transaction, so these are always on the pool.
  */
 const messagesPageQueries = builtOnce((pool, filter) => {
-  const where = and(eq(messages.conversationId, sql.placeholder('conversationId')), filterCondition(filter as MessageFilter));
+  const conversation = sql`(select ${conversations.id} from ${conversations}
+    where ${conversations.businessId} = ${sql.placeholder('businessId')} and ${conversations.id} = ${sql.placeholder('conversationId')})`;
+  const where = and(eq(messages.conversationId, conversation), filterCondition(filter as MessageFilter));
   return {
     page: selectMessageItems(pool)
       .where(where)
@@ -57,15 +61,17 @@ export async function conversationMessages(
   page: number,
   pageSize: number,
 ) {
-  // Tenancy checked here, so the queries below need only the conversation.
-  const { id: conversationId } = await resolveConversation(businessId, conversation);
-  // Both run as prepared statements built once per filter (db/prepared.ts): one round trip each,
-  // a plan that does not depend on the conversation, and no query building per request.
+  // Tenancy: a conversation given by the caller is checked here; one named by id is looked up with
+  // its business inside the two statements, which then find nothing when it is not this business's.
+  const conversationId =
+    typeof conversation === 'number' ? conversation : (await resolveConversation(businessId, conversation)).id;
+  // Both run as prepared statements built once per filter (db/prepared.ts), side by side: one
+  // round trip each, a plan that does not depend on the conversation, no query building per request.
   const { page: pageQuery, count: countQuery } = messagesPageQueries(filter);
-  const [rows, [total]] = await Promise.all([
-    pageQuery.execute({ conversationId, limit: pageSize, offset: (page - 1) * pageSize }),
-    countQuery.execute({ conversationId }),
-  ]);
+  const values = { businessId, conversationId, limit: pageSize, offset: (page - 1) * pageSize };
+  const [rows, [total]] = await Promise.all([pageQuery.execute(values), countQuery.execute(values)]);
+  // Nothing under this filter: an empty page of an existing conversation, or no such conversation (404).
+  if (total!.n === 0) await resolveConversation(businessId, conversationId);
   return {
     messages: rows.map(toMessageItem),
     total_messages: total!.n,

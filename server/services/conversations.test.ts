@@ -407,6 +407,54 @@ describe('GET /businesses/{id}/conversations/filters', () => {
     expect(foreign.status).toBe(422);
     expect(locs(foreign.body)).toEqual([['query', 'staff_id']]);
   });
+
+  it('answers a total that is the number of conversations its pages hold, whether kept or counted', async () => {
+    // One filtered dimension reads the kept counts; several, or a search, count the rows: either way
+    // the total is what paging through the list finds.
+    const s = await seedInbox();
+    const staff = `&staff_id=${s.maya.id}`;
+    const queries = [
+      '',
+      'status=open&status=snoozed',
+      'status=open&status=open',
+      `assignment=mine${staff}`,
+      'assignment=assigned',
+      'assignment=unassigned',
+      'channel=email',
+      `location_id=${s.uptown.id}`,
+      'label=VIP',
+      'unread=true',
+      'unread=false',
+      'flagged=false',
+      'possible_opt_out=false',
+      'status=open&assignment=unassigned',
+      'status=open&unread=true',
+      'label=VIP&channel=sms',
+      'search=example.test',
+      'search=walker&status=open',
+    ];
+    for (const q of queries) {
+      const seen: number[] = [];
+      let total: number | undefined;
+      for (let page = 1; page < 10; page++) {
+        const res = await get(`${s.t.base}/conversations?${q}&page_size=2&page=${page}`, s.t.key);
+        expect(res.status, q).toBe(200);
+        total ??= res.body.total_conversations as number;
+        expect(res.body.total_conversations, `${q} page ${page}`).toBe(total);
+        seen.push(...(res.body.conversations as { conversation_id: number }[]).map((c) => c.conversation_id));
+        if (!res.body.next_page) break;
+      }
+      expect(new Set(seen).size, q).toBe(seen.length);
+      expect(total, q).toBe(seen.length);
+    }
+    // Not vacuous: the filters above split the business's five conversations differently.
+    const totals = await Promise.all(
+      ['unread=true', 'unread=false', 'assignment=assigned', 'status=snoozed&assignment=unassigned'].map(
+        async (q) => (await get(`${s.t.base}/conversations?${q}`, s.t.key)).body.total_conversations,
+      ),
+    );
+    expect(totals).toEqual([2, 3, 3, 1]);
+  });
 });
 
 describe('POST /businesses/{id}/conversations: create or retrieve', () => {

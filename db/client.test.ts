@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { createSql, rawSql } from './client';
+import { executePrepared } from './prepared';
+import { sql } from 'drizzle-orm';
+import { env } from '@/server/env';
+
+describe('the pool', () => {
+  it('plans its named statements once per connection (generic plans), as db/prepared.ts intends', async () => {
+    // The tests run with DATABASE_PREPARE at its default (true): named statements, generic plans.
+    expect(env().databasePrepare).toBe(true);
+    const [row] = await executePrepared<{ plan_cache_mode: string }>(
+      sql`select current_setting('plan_cache_mode') as plan_cache_mode`,
+    );
+    expect(row!.plan_cache_mode).toBe('force_generic_plan');
+    // Every connection of the pool, not only the one that answered first.
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        rawSql().begin(async (tx) => (await tx`show plan_cache_mode`)[0]!.plan_cache_mode as string),
+      ),
+    );
+    expect(new Set(answers)).toEqual(new Set(['force_generic_plan']));
+  });
+
+  it('leaves a client created for other uses (migrations, benchmarks, tests) at PostgreSQL’s default', async () => {
+    const other = createSql(env().databaseUrl!, { max: 1 });
+    try {
+      expect((await other`show plan_cache_mode`)[0]!.plan_cache_mode).toBe('auto');
+    } finally {
+      await other.end();
+    }
+  });
+});
