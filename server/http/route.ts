@@ -211,6 +211,11 @@ export function json(status: number, payload: unknown, headers: Record<string, s
   });
 }
 
+/** A 200 whose JSON text is already written (answers PostgreSQL built: the lists and message pages). */
+export function jsonText(body: string): Response {
+  return new Response(body, { status: 200, headers: { 'Content-Type': 'application/json' } });
+}
+
 /** Reads the body, refusing (413) past `limit` bytes without buffering the rest. */
 export async function readBody(req: Request, limit: number): Promise<Buffer> {
   const tooLarge = () => new AppError('payload_too_large', `Request body exceeds ${describeBytes(limit)}`);

@@ -1,13 +1,13 @@
-import { and, count, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import { builtOnce } from '@/db/prepared';
-import { clients, conversations, messages, type MESSAGE_FILTERS } from '@/db/schema';
+import { fixedStatement } from '@/db/prepared';
+import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
 import { resolveConversation, touchConversations, type ConversationRef } from './conversations';
 import { requireStaff } from './directory';
 import { insertMessages } from './messages/insert';
-import { selectMessageItems, toMessageItem } from './messages/serialize';
+import { messageItemsJson, selectMessageItems, toMessageItem, type MessageItemOut } from './messages/serialize';
 
 type MessageFilter = (typeof MESSAGE_FILTERS)[number];
 
@@ -32,28 +32,61 @@ function filterCondition(filter: MessageFilter): SQL | undefined {
 }
 
 /**
- * The page and the count of a conversation's messages under one filter, with placeholders for the
- * business, the conversation and the page. The conversation is named through `conversations` with
- * its business (an init plan, evaluated once), so tenancy costs no round trip of its own and the
- * count stays an index-only scan. `nulls last` matches messages_conversation_sent_idx, so the page
- * is an index walk. GET requests run outside any transaction, so these are always on the pool.
+ * The page (as JSON text, messageItemsJson) and the count of a conversation's messages under one
+ * filter, in one statement rendered once per filter (db/prepared.ts). The conversation is named
+ * through `conversations` with its business (an init plan, evaluated once), so tenancy costs no
+ * round trip of its own and the count stays an index-only scan. `nulls last` matches
+ * messages_conversation_sent_idx, so the page is an index walk.
  */
-const messagesPageQueries = builtOnce((pool, filter) => {
-  const conversation = sql`(select ${conversations.id} from ${conversations}
-    where ${conversations.businessId} = ${sql.placeholder('businessId')} and ${conversations.id} = ${sql.placeholder('conversationId')})`;
-  const where = and(eq(messages.conversationId, conversation), filterCondition(filter as MessageFilter));
-  return {
-    page: selectMessageItems(pool)
-      .where(where)
-      .orderBy(sql`${messages.sentAt} desc nulls last`, sql`${messages.id} desc nulls last`)
-      .limit(sql.placeholder('limit'))
-      .offset(sql.placeholder('offset'))
-      .prepare(`conversation_messages_page_${filter}`),
-    count: pool.select({ n: count() }).from(messages).where(where).prepare(`conversation_messages_count_${filter}`),
-  };
-});
+const messagesPageStatement = fixedStatement<{ businessId: number; conversationId: number; limit: number; offset: number }>(
+  (p, filter) => {
+    const where = and(
+      eq(
+        messages.conversationId,
+        sql`(select c.id from conversations c where c.business_id = ${p.businessId} and c.id = ${p.conversationId})`,
+      ),
+      filterCondition(filter as MessageFilter),
+    );
+    return sql`select
+      (select count(*)::int from ${messages} where ${where}) as total,
+      ${messageItemsJson(sql`select ${messages.id}, ${messages.sentAt} from ${messages} where ${where}
+        order by ${messages.sentAt} desc nulls last, ${messages.id} desc nulls last limit ${p.limit} offset ${p.offset}`)} as items`;
+  },
+);
 
-/** GET /conversations/{id}/messages: newest first, filtered by MessageFilterType, page-based. */
+async function messagesPage(
+  businessId: number,
+  conversation: ConversationRef,
+  filter: MessageFilter,
+  page: number,
+  pageSize: number,
+): Promise<{ items: string; total: number }> {
+  // Tenancy: a conversation given by the caller is checked here; one named by id is looked up with
+  // its business inside the statement, which then finds nothing when it is not this business's.
+  const conversationId =
+    typeof conversation === 'number' ? conversation : (await resolveConversation(businessId, conversation)).id;
+  const [row] = await messagesPageStatement<{ items: string; total: number }>(
+    { businessId, conversationId, limit: pageSize, offset: (page - 1) * pageSize },
+    filter,
+  );
+  // Nothing under this filter: an empty page of an existing conversation, or no such conversation (404).
+  if (row!.total === 0) await resolveConversation(businessId, conversationId);
+  return row!;
+}
+
+/** GET /conversations/{id}/messages as JSON text (the REST answer): newest first, filtered by MessageFilterType, page-based. */
+export async function conversationMessagesJson(
+  businessId: number,
+  conversation: ConversationRef,
+  filter: MessageFilter,
+  page: number,
+  pageSize: number,
+): Promise<string> {
+  const { items, total } = await messagesPage(businessId, conversation, filter, page, pageSize);
+  return `{"messages":${items},"total_messages":${total},"page":${page},"page_size":${pageSize},"next_page":${page * pageSize < total}}`;
+}
+
+/** The same page as objects (the inbox's tRPC procedure). */
 export async function conversationMessages(
   businessId: number,
   conversation: ConversationRef,
@@ -61,23 +94,13 @@ export async function conversationMessages(
   page: number,
   pageSize: number,
 ) {
-  // Tenancy: a conversation given by the caller is checked here; one named by id is looked up with
-  // its business inside the two statements, which then find nothing when it is not this business's.
-  const conversationId =
-    typeof conversation === 'number' ? conversation : (await resolveConversation(businessId, conversation)).id;
-  // Both run as prepared statements built once per filter (db/prepared.ts), side by side: one
-  // round trip each, a plan that does not depend on the conversation, no query building per request.
-  const { page: pageQuery, count: countQuery } = messagesPageQueries(filter);
-  const values = { businessId, conversationId, limit: pageSize, offset: (page - 1) * pageSize };
-  const [rows, [total]] = await Promise.all([pageQuery.execute(values), countQuery.execute(values)]);
-  // Nothing under this filter: an empty page of an existing conversation, or no such conversation (404).
-  if (total!.n === 0) await resolveConversation(businessId, conversationId);
+  const { items, total } = await messagesPage(businessId, conversation, filter, page, pageSize);
   return {
-    messages: rows.map(toMessageItem),
-    total_messages: total!.n,
+    messages: JSON.parse(items) as MessageItemOut[],
+    total_messages: total,
     page,
     page_size: pageSize,
-    next_page: page * pageSize < total!.n,
+    next_page: page * pageSize < total,
   };
 }
 

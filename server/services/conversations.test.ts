@@ -408,6 +408,35 @@ describe('GET /businesses/{id}/conversations/filters', () => {
     expect(locs(foreign.body)).toEqual([['query', 'staff_id']]);
   });
 
+  it('writes each listed conversation exactly as its client details answer it (JSON built by the database)', async () => {
+    // The list's page is JSON text from PostgreSQL; the client details are rows serialised in Node.
+    // Timestamps with microseconds, a snoozed conversation, opt-outs and nulls must read the same.
+    const s = await seedInbox();
+    const optedOut = await createClient(s.t.business.id, {
+      name: 'Olga "Quotes" \\ Ñandú',
+      optedOutSms: true,
+      optedOutEmail: true,
+    });
+    await createConversation(s.t.business.id, optedOut.id, { status: 'open', lastMessageContent: 'line\nbreak\t"quoted" 😀' });
+    await db.execute(sql`update conversations set last_activity_at = last_activity_at + interval '0.123456 second',
+      snoozed_until = case when snoozed_until is null then null else snoozed_until + interval '0.000999 second' end
+      where business_id = ${s.t.business.id}`);
+    const list = await get(`${s.t.base}/conversations?page_size=100`, s.t.key);
+    expect(list.status).toBe(200);
+    expect(list.body.conversations).toHaveLength(6);
+    for (const listed of list.body.conversations as { client_id: number }[]) {
+      const details = await get(`${s.t.base}/clients/${listed.client_id}`, s.t.key);
+      expect(details.status).toBe(200);
+      // Same keys in the same order, same values.
+      expect(JSON.stringify(listed)).toBe(JSON.stringify(details.body));
+    }
+    const olga = (list.body.conversations as { client_id: number }[]).find((c) => c.client_id === optedOut.id);
+    expect(olga).toMatchObject({ opted_out_sms: true, opted_out_email: true, client_name: 'Olga "Quotes" \\ Ñandú' });
+    expect((list.body.conversations as { last_updated_at: string }[])[0]!.last_updated_at).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+    );
+  });
+
   it('answers a total that is the number of conversations its pages hold, whether kept or counted', async () => {
     // One filtered dimension reads the kept counts; several, or a search, count the rows: either way
     // the total is what paging through the list finds.

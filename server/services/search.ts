@@ -1,12 +1,12 @@
-import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import { executePrepared } from '@/db/prepared';
+import { executePrepared, fixedStatement } from '@/db/prepared';
 import { conversations, messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
 import { SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
-import { selectMessageItems, toMessageItem } from './messages/serialize';
+import { messageItemsJson, type MessageItemOut } from './messages/serialize';
 
 /** Not in the spec: bounds the work one request can ask of the trigram index. */
 export const MAX_SEARCH_TERM_LENGTH = 200;
@@ -189,13 +189,30 @@ async function runMatch(q: MatchQuery, shape: SearchShape, tx: Tx): Promise<Matc
   return row!;
 }
 
+/** The found messages (ids of one business) as a JSON array of MessageItems, newest first. */
+const searchItemsQuery = (p: { businessId: unknown; ids: unknown }) =>
+  sql`select ${messageItemsJson(sql`select id, sent_at from messages where business_id = ${p.businessId} and id = any(${sql.param(p.ids)}::bigint[])`)} as items`;
+const searchItemsStatement = fixedStatement<{ businessId: number; ids: number[] }>(searchItemsQuery);
+
 /**
  * docs/api.md#search: case-insensitive substring match of the trimmed term (≥ 3 characters, LIKE
  * wildcards literal) on content and subject, newest first, paginated; across the whole business or
  * one conversation. Notes only with `includeNotes`. The total is exact up to SEARCH_TOTAL_CAP;
  * past it `total_messages` is the cap and `total_capped` true. `next_page` is always exact.
+ * As JSON text (the REST answer): the page's messages come from PostgreSQL as one JSON array.
  */
+export async function searchMessagesJson(input: SearchMessagesInput, tx: Tx = db): Promise<string> {
+  const { items, ...rest } = await searchPage(input, tx);
+  return `{"messages":${items},${JSON.stringify(rest).slice(1)}`;
+}
+
+/** The same search as objects (the inbox's tRPC procedure). */
 export async function searchMessages(input: SearchMessagesInput, tx: Tx = db) {
+  const { items, ...rest } = await searchPage(input, tx);
+  return { messages: JSON.parse(items) as MessageItemOut[], ...rest };
+}
+
+async function searchPage(input: SearchMessagesInput, tx: Tx) {
   const term = normaliseSearchTerm(input.term);
   const { businessId, conversationId, page, pageSize } = input;
   const q: MatchQuery = {
@@ -220,16 +237,17 @@ export async function searchMessages(input: SearchMessagesInput, tx: Tx = db) {
   const n = Number(result.n);
   const ids = result.ids.map(Number);
 
-  const rows = ids.length
-    ? await selectMessageItems(tx)
-        .where(and(eq(messages.businessId, businessId), inArray(messages.id, ids)))
-        .orderBy(desc(messages.sentAt), desc(messages.id))
-        .prepare('search_items')
-        .execute()
-    : [];
+  let items = '[]';
+  if (ids.length) {
+    const [row] =
+      tx === db
+        ? await searchItemsStatement<{ items: string }>({ businessId, ids })
+        : await tx.execute<{ items: string }>(searchItemsQuery({ businessId, ids }));
+    items = row!.items;
+  }
 
   return {
-    messages: rows.map(toMessageItem),
+    items,
     total_messages: Math.min(n, SEARCH_TOTAL_CAP),
     total_capped: n > SEARCH_TOTAL_CAP,
     page,

@@ -1,11 +1,13 @@
 import { createConversation, listConversations } from '@/server/http/operations/conversations';
-import { route } from '@/server/http/route';
+import { jsonText, route } from '@/server/http/route';
 import { staffForMine } from '@/server/http/staff-context';
 import * as conversations from '@/server/services/conversations';
 import { startConversation } from '@/server/services/new-conversation';
 
-// GET: the conversation list with filters. POST: start (or retrieve) a conversation with a client, a number or an address.
-export const GET = route(listConversations, async ({ caller, params, query }) =>
-  conversations.listConversations(params.business_id, query, await staffForMine(caller, params.business_id, query.staff_id)),
-);
+// GET: the conversation list with filters, as JSON text built by the database. POST: start (or
+// retrieve) a conversation with a client, a number or an address.
+export const GET = route(listConversations, async ({ caller, params, query }) => {
+  const staffId = await staffForMine(caller, params.business_id, query.staff_id);
+  return jsonText(await conversations.listConversationsJson(params.business_id, query, staffId));
+});
 export const POST = route(createConversation, ({ params, body }) => startConversation(params.business_id, body));

@@ -1,8 +1,8 @@
 import { conversationMessages as op } from '@/server/http/operations/conversations';
-import { route } from '@/server/http/route';
-import { conversationMessages } from '@/server/services/conversation-messages';
+import { jsonText, route } from '@/server/http/route';
+import { conversationMessagesJson } from '@/server/services/conversation-messages';
 
-// GET: the conversation's messages, newest first, filtered.
-export const GET = route(op, ({ params, query }) =>
-  conversationMessages(params.business_id, params.conversation_id, query.filter, query.page, query.page_size),
+// GET: the conversation's messages, newest first, filtered; JSON text built by the database.
+export const GET = route(op, async ({ params, query }) =>
+  jsonText(await conversationMessagesJson(params.business_id, params.conversation_id, query.filter, query.page, query.page_size)),
 );
