@@ -129,6 +129,32 @@ test('a reply from the sandbox phone appears live in the inbox, with the unread 
   await expect(conversation(page, 'Ana Lopez')).toContainText('Sarah Colorist');
 });
 
+test('reads that fail for a passing reason are tried again: counts and the unread title still arrive', async ({
+  page,
+  tenant,
+  request,
+}) => {
+  const business = await equipBusiness(tenant.businessId);
+  const ana = await addClient(tenant.businessId, 'Ana Lopez');
+  await inboundSms(request, ana.phone, business.smsNumber, 'Are you open on Sunday?');
+  // The first two answers to any batch carrying the filter counts or the unread title's list are a
+  // 503, as from a server busy or restarting; a client without retries would keep "Counts unavailable".
+  let refused = 0;
+  await page.route(/\/api\/trpc\/[^?]*inbox\.(filters|list)/, async (route) => {
+    if (route.request().method() === 'GET' && refused < 2) {
+      refused++;
+      return route.fulfill({ status: 503, contentType: 'text/plain', body: 'Service Unavailable' });
+    }
+    return route.continue();
+  });
+  await page.goto(tenant.loginUrl);
+  await expect(conversation(page, 'Ana Lopez')).toHaveAttribute('aria-label', /1 unread/);
+  await expect(page).toHaveTitle('(1) Inbox');
+  await expect(page.getByRole('group', { name: 'Status' }).getByRole('button', { name: /Open/ })).toContainText('1');
+  await expect(page.getByText('Counts unavailable')).toHaveCount(0);
+  expect(refused).toBe(2);
+});
+
 test('after the live stream drops, what happened meanwhile shows once it is back', async ({ page, tenant, request }) => {
   // Keep a handle on the page's EventSources so the test can cut the live stream like a network blip.
   await page.addInitScript(() => {

@@ -5,11 +5,17 @@ import { useState, type ReactNode } from 'react';
 import superjson from 'superjson';
 import { MAX_TRPC_BATCH } from '@/server/shared/limits';
 import { trpc } from './client';
+import { retryDelayMs, retryQuery } from './retry';
 
 /** React Query + tRPC for the inbox; the session cookie rides along on every same-origin call. */
 export function TrpcProvider({ children }: { children: ReactNode }) {
   const [queryClient] = useState(
-    () => new QueryClient({ defaultOptions: { queries: { staleTime: 30_000, retry: 1, refetchOnWindowFocus: false } } }),
+    () =>
+      new QueryClient({
+        defaultOptions: {
+          queries: { staleTime: 30_000, retry: retryQuery, retryDelay: retryDelayMs, refetchOnWindowFocus: false },
+        },
+      }),
   );
   const [client] = useState(() =>
     trpc.createClient({
