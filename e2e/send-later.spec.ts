@@ -29,6 +29,37 @@ test('schedule a text for tomorrow 9:00 from the composer, see it scheduled, can
   await expect(scheduled.getByTestId('message-status')).toHaveText('Canceled before it was sent');
 });
 
+test('a quick pick waits for the conversation’s time zone: Tomorrow 9:00 is 9:00 there, not UTC', async ({
+  page,
+  tenant,
+  request,
+}) => {
+  const business = await equipBusiness(tenant.businessId);
+  const ana = await addClient(tenant.businessId, 'Ana Lopez');
+  await inboundSms(request, ana.phone, business.smsNumber, 'Text me tomorrow morning');
+  const sql = database();
+  try {
+    await sql`update businesses set timezone = 'America/Chicago' where id = ${tenant.businessId}`;
+    // The zone's answer comes late (a slow network): until it does, the picker cannot be used.
+    await page.route(/\/api\/trpc\/[^?]*inbox\.sendLaterTimezone/, async (route) => {
+      await new Promise((r) => setTimeout(r, 2_000));
+      await route.continue();
+    });
+    await page.goto(tenant.loginUrl);
+    await page.getByRole('option', { name: /^Ana Lopez/ }).click();
+    await page.getByRole('textbox', { name: 'SMS message' }).fill('Good morning from the salon.');
+    await page.getByRole('combobox', { name: 'Send later' }).selectOption({ label: 'Tomorrow 9:00' });
+    await page.getByRole('button', { name: 'Schedule SMS' }).click();
+    await expect(page.locator('[data-message-type=TEXT]').filter({ hasText: 'Good morning' })).toContainText('9:00');
+    const [row] = await sql<{ send_at: Date }[]>`
+      select send_at from messages where business_id = ${tenant.businessId} and content like 'Good morning%'`;
+    const hour = new Intl.DateTimeFormat('en-US', { timeZone: 'America/Chicago', hour: 'numeric', hourCycle: 'h23' });
+    expect(Number(hour.format(row!.send_at))).toBe(9);
+  } finally {
+    await sql.end();
+  }
+});
+
 /**
  * Edit (reschedule) from the timeline: a time in the past is refused with the reason and changes
  * nothing; a new time moves the message (the timeline says so, and send_at is that time in the

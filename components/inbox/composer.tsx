@@ -161,7 +161,8 @@ export function Composer({
     text.trim().length > 0 &&
     (mode !== 'email' || subject.trim().length > 0) &&
     (mode !== 'sms' || (text.length <= MAX_SMS_LENGTH && pictures.settled)) &&
-    (later.choice !== 'custom' || sendAt !== null);
+    (later.choice !== 'custom' || sendAt !== null) &&
+    (later.choice === 'now' || later.ready);
 
   function send() {
     if (!canSend) return;
@@ -435,6 +436,9 @@ function useSendLater(conversationId: number) {
     timezone = 'UTC';
   }
   const picks = quickPicks(timezone);
+  // Until the conversation's zone is known, "Tomorrow 9:00" would be 9:00 UTC: the picker waits
+  // (an error falls back to UTC, which the summary names).
+  const ready = !zone.isPending;
   const sendAt =
     choice === 'tomorrow'
       ? picks[0]!.at
@@ -446,6 +450,7 @@ function useSendLater(conversationId: number) {
           : null;
   return {
     timezone,
+    ready,
     picks,
     choice,
     setChoice,
@@ -470,6 +475,7 @@ function SendLaterPicker({ later }: { later: ReturnType<typeof useSendLater> }) 
         aria-label="Send later"
         className={styles.input}
         style={{ width: 'auto' }}
+        disabled={!later.ready}
         value={later.choice}
         onChange={(e) => later.setChoice(e.target.value as LaterChoice)}
       >
