@@ -93,15 +93,8 @@ export async function conversationMessages(
   filter: MessageFilter,
   page: number,
   pageSize: number,
-) {
-  const { items, total } = await messagesPage(businessId, conversation, filter, page, pageSize);
-  return {
-    messages: JSON.parse(items) as MessageItemOut[],
-    total_messages: total,
-    page,
-    page_size: pageSize,
-    next_page: page * pageSize < total,
-  };
+): Promise<{ messages: MessageItemOut[]; total_messages: number; page: number; page_size: number; next_page: boolean }> {
+  return JSON.parse(await conversationMessagesJson(businessId, conversation, filter, page, pageSize));
 }
 
 /** POST /notes: an internal note by a staff member of the business (or no author with an API key). */

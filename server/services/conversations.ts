@@ -258,15 +258,12 @@ export async function listConversationsJson(businessId: number, q: ListQuery, st
 }
 
 /** The same list as objects (the inbox's tRPC procedure). */
-export async function listConversations(businessId: number, q: ListQuery, staffId: number | null) {
-  const { items, total } = await listPage(businessId, q, staffId);
-  return {
-    conversations: JSON.parse(items) as Details[],
-    total_conversations: total,
-    page: q.page,
-    page_size: q.page_size,
-    next_page: q.page * q.page_size < total,
-  };
+export async function listConversations(
+  businessId: number,
+  q: ListQuery,
+  staffId: number | null,
+): Promise<{ conversations: Details[]; total_conversations: number; page: number; page_size: number; next_page: boolean }> {
+  return JSON.parse(await listConversationsJson(businessId, q, staffId));
 }
 
 async function listPage(businessId: number, q: ListQuery, staffId: number | null): Promise<{ items: string; total: number }> {
