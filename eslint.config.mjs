@@ -75,6 +75,25 @@ export default tseslint.config(
     },
   },
   {
+    // Lists of ids or addresses go to PostgreSQL as one array parameter (db/sql-array.ts).
+    files: ['server/**/*.ts', 'workers/**/*.ts', 'db/**/*.ts'],
+    ignores: ['**/*.test.ts', 'server/bench/**', 'server/testing/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'drizzle-orm',
+              importNames: ['inArray', 'notInArray'],
+              message: 'Use equalsAny (db/sql-array.ts): one array parameter, not one parameter per value.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Services are transport-free: no HTTP layer, no Next.js.
     files: ['server/services/**/*.ts'],
     rules: {

@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import { and, eq, isNull, or, sql } from 'drizzle-orm';
+import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/db/client';
 import { fixedStatement } from '@/db/prepared';
 import { apiKeys, businesses, loginCodes, sessions, staff } from '@/db/schema';
@@ -135,7 +136,7 @@ export async function liveSessionIds(sessionIds: number[], tx: Tx = db): Promise
     .select({ id: sessions.id })
     .from(sessions)
     .innerJoin(staff, eq(staff.id, sessions.staffId))
-    .where(and(inArray(sessions.id, sessionIds), liveSessionOfActiveStaff()));
+    .where(and(equalsAny(sessions.id, sessionIds, 'int'), liveSessionOfActiveStaff()));
   return new Set(rows.map((r) => r.id));
 }
 

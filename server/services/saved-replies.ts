@@ -1,4 +1,5 @@
-import { and, asc, count, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, or, sql, type SQL } from 'drizzle-orm';
+import { equalsAny } from '@/db/sql-array';
 import type { z } from 'zod';
 import { db, type Tx } from '@/db/client';
 import { businesses, clients, locations, savedReplies, staff } from '@/db/schema';
@@ -199,13 +200,13 @@ export async function resolveSavedReplies(
     tx
       .select()
       .from(savedReplies)
-      .where(and(eq(savedReplies.businessId, businessId), inArray(savedReplies.id, replyIds))),
+      .where(and(eq(savedReplies.businessId, businessId), equalsAny(savedReplies.id, replyIds, 'int'))),
     clientIds.length
       ? tx
           .select({ id: clients.id, name: clients.name, locationName: locations.name, locationPhone: locations.phoneNumber })
           .from(clients)
           .leftJoin(locations, and(eq(locations.businessId, clients.businessId), eq(locations.id, clients.locationId)))
-          .where(and(eq(clients.businessId, businessId), inArray(clients.id, clientIds)))
+          .where(and(eq(clients.businessId, businessId), equalsAny(clients.id, clientIds, 'int')))
       : [],
     // The business, and its location when it has exactly one: the location of clients without their own.
     tx

@@ -1,4 +1,5 @@
-import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/db/client';
 import { messages, type Channel, type MessageStatus, type Provider } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
@@ -231,7 +232,13 @@ export async function startNewAttempt(
       emailMessageId: null,
       ...(extra.requestId ? { requestId: extra.requestId } : {}),
     })
-    .where(and(eq(messages.businessId, businessId), inArray(messages.id, ids), inArray(messages.status, [...from])))
+    .where(
+      and(
+        eq(messages.businessId, businessId),
+        equalsAny(messages.id, ids, 'bigint'),
+        equalsAny(messages.status, [...from], 'text'),
+      ),
+    )
     .returning({ id: messages.id, channel: messages.channel, conversationId: messages.conversationId });
   await publishStatus(
     tx,

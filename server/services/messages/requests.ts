@@ -1,4 +1,5 @@
-import { and, asc, count, eq, inArray, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, type SQL } from 'drizzle-orm';
+import { equalsAny } from '@/db/sql-array';
 import { db } from '@/db/client';
 import { messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
@@ -47,7 +48,7 @@ export async function getRequestMessages(businessId: number | null, requestId: s
 export async function retryMessages(businessId: number, selector: { messageIds: number[] } | { requestId: string }) {
   const where: SQL | undefined =
     'messageIds' in selector
-      ? and(eq(messages.businessId, businessId), inArray(messages.id, selector.messageIds))
+      ? and(eq(messages.businessId, businessId), equalsAny(messages.id, selector.messageIds, 'bigint'))
       : and(eq(messages.businessId, businessId), eq(messages.requestId, selector.requestId));
   const found = await db
     .select({ id: messages.id, status: messages.status, direction: messages.direction, messageType: messages.messageType })

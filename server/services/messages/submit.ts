@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { z } from 'zod';
 import { db, type Tx } from '@/db/client';
+import { equalsAny } from '@/db/sql-array';
 import {
   businesses,
   businessEmailSenders,
@@ -147,9 +148,10 @@ async function submit(
         .where(
           and(
             eq(messages.businessId, businessId),
-            inArray(
+            equalsAny(
               messages.id,
               requeueIds.map((r) => r.id),
+              'bigint',
             ),
           ),
         )
@@ -369,9 +371,10 @@ async function refuseForeignProviderIds(
     .where(
       and(
         sql`${messages.provider} is not distinct from ${provider}`,
-        inArray(
+        equalsAny(
           messages.providerMessageId,
           given.map((g) => g.id),
+          'text',
         ),
         sql`${messages.businessId} <> ${businessId}`,
       ),
@@ -390,6 +393,16 @@ async function refuseForeignProviderIds(
 
 /** Bytes a base64 attachment decodes to (line breaks and padding are not data). */
 const decodedSize = (base64: string) => Buffer.from(base64, 'base64').length;
+
+/** What planning a message needs of its client. */
+const CLIENT_COLUMNS = {
+  id: clients.id,
+  phoneNumber: clients.phoneNumber,
+  email: clients.email,
+  timezone: clients.timezone,
+  locationId: clients.locationId,
+};
+type ClientRow = Pick<typeof clients.$inferSelect, keyof typeof CLIENT_COLUMNS>;
 
 const leadKey = (lead: { phone?: string; email?: string }) => lead.phone ?? `email:${lead.email}`;
 
@@ -434,32 +447,32 @@ async function planNewMessages(
     }
   }
 
-  const known = new Map<number, typeof clients.$inferSelect>();
+  const known = new Map<number, ClientRow>();
   if (clientIds.length) {
     const rows = await conn
-      .select()
+      .select(CLIENT_COLUMNS)
       .from(clients)
-      .where(and(eq(clients.businessId, business.id), inArray(clients.id, clientIds)));
+      .where(and(eq(clients.businessId, business.id), equalsAny(clients.id, clientIds, 'int')));
     rows.forEach((c) => known.set(c.id, c));
   }
   // Clients found by destination (oldest first wins when several share a phone or address).
-  const byPhone = new Map<string, typeof clients.$inferSelect>();
-  const byEmail = new Map<string, typeof clients.$inferSelect>();
+  const byPhone = new Map<string, ClientRow>();
+  const byEmail = new Map<string, ClientRow>();
   const lookupPhones = [...new Set([...phones.values()])];
   const lookupEmails = [...new Set([...emails.values()])];
   if (lookupPhones.length) {
     const rows = await conn
-      .select()
+      .select(CLIENT_COLUMNS)
       .from(clients)
-      .where(and(eq(clients.businessId, business.id), inArray(clients.phoneNumber, lookupPhones)))
+      .where(and(eq(clients.businessId, business.id), equalsAny(clients.phoneNumber, lookupPhones, 'text')))
       .orderBy(asc(clients.id));
     for (const c of rows) if (!byPhone.has(c.phoneNumber!)) byPhone.set(c.phoneNumber!, c);
   }
   if (lookupEmails.length) {
     const rows = await conn
-      .select()
+      .select(CLIENT_COLUMNS)
       .from(clients)
-      .where(and(eq(clients.businessId, business.id), inArray(sql`lower(${clients.email})`, lookupEmails)))
+      .where(and(eq(clients.businessId, business.id), equalsAny(sql`lower(${clients.email})`, lookupEmails, 'text')))
       .orderBy(asc(clients.id));
     for (const c of rows) if (!byEmail.has(c.email!.toLowerCase())) byEmail.set(c.email!.toLowerCase(), c);
   }
@@ -487,7 +500,7 @@ async function planNewMessages(
 
   const planned: Planned[] = [];
   for (const { item, index } of fresh) {
-    let client: typeof clients.$inferSelect | undefined;
+    let client: ClientRow | undefined;
     if (item.client_id !== undefined) {
       client = known.get(item.client_id);
       if (!client) {
@@ -576,7 +589,7 @@ async function quietHoursFor(conn: Tx, businessId: number, body: SmsBody | Email
 }
 
 /** The recipient's window without where its clock came from (what the message stores). */
-function windowOf(rules: SendingRules, client: typeof clients.$inferSelect | undefined, phone: string): QuietHoursWindow {
+function windowOf(rules: SendingRules, client: ClientRow | undefined, phone: string): QuietHoursWindow {
   const { time_zone, start, end } = recipientWindow(rules, {
     timeZone: client?.timezone ?? null,
     phoneNumber: phone,

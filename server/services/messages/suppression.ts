@@ -1,4 +1,5 @@
-import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/db/client';
 import { optOuts, type OptOutChannel, type OptOutSource } from '@/db/schema';
 
@@ -71,7 +72,7 @@ export async function suppressedAddresses(
   const rows = await conn
     .select({ address: optOuts.address })
     .from(optOuts)
-    .where(and(eq(optOuts.businessId, businessId), eq(optOuts.channel, channel), inArray(optOuts.address, wanted)));
+    .where(and(eq(optOuts.businessId, businessId), eq(optOuts.channel, channel), equalsAny(optOuts.address, wanted, 'text')));
   return new Set(rows.map((r) => r.address));
 }
 

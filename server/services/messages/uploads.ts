@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
+import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/db/client';
 import { mediaUploads, type StoredAttachment, type Uploader } from '@/db/schema';
 import { AppError, type ValidationIssue } from '@/server/errors';
@@ -142,7 +143,7 @@ export async function mmsAttachments(
         filename: mediaUploads.filename,
       })
       .from(mediaUploads)
-      .where(and(eq(mediaUploads.businessId, businessId), inArray(mediaUploads.id, ids)));
+      .where(and(eq(mediaUploads.businessId, businessId), equalsAny(mediaUploads.id, ids, 'int')));
     rows.forEach((r) => found.set(r.id, r));
   }
   const result = new Map<number, StoredAttachment[]>();

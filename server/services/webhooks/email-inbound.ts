@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import busboy from 'busboy';
 import addressparser from 'nodemailer/lib/addressparser';
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
+import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/db/client';
 import { businessEmailSenders, businesses, messages, type StoredAttachment } from '@/db/schema';
 import { cleanJson } from '@/server/lib/pg-text';
@@ -131,11 +132,11 @@ async function businessesFor(recipients: string[], tx: Tx = db): Promise<number[
   const senders = await tx
     .select({ businessId: businessEmailSenders.businessId })
     .from(businessEmailSenders)
-    .where(inArray(sql`lower(${businessEmailSenders.email})`, recipients));
+    .where(equalsAny(sql`lower(${businessEmailSenders.email})`, recipients, 'text'));
   const owners = await tx
     .select({ businessId: businesses.id })
     .from(businesses)
-    .where(inArray(sql`lower(${businesses.fromEmail})`, recipients));
+    .where(equalsAny(sql`lower(${businesses.fromEmail})`, recipients, 'text'));
   return [...new Set([...senders, ...owners].map((r) => r.businessId))].sort((a, b) => a - b);
 }
 
@@ -207,7 +208,7 @@ export async function processInboundEmail(eventId: number, mail: InboundEmail, f
       const [thread] = await tx
         .select({ conversationId: messages.conversationId, clientId: messages.clientId })
         .from(messages)
-        .where(and(eq(messages.businessId, businessId), inArray(messages.emailMessageId, references)))
+        .where(and(eq(messages.businessId, businessId), equalsAny(messages.emailMessageId, references, 'text')))
         .orderBy(sql`${messages.sentAt} desc`)
         .limit(1);
       if (thread) ({ conversationId, clientId } = thread);

@@ -1,0 +1,16 @@
+import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+
+/**
+ * `column = any($1::type[])`: a list of ids or addresses bound as one array parameter. drizzle's
+ * `inArray` binds one parameter per value: a statement's text, and so its plan, changes with the
+ * list's length, and for a 1,000-item bulk request building, binding and planning the
+ * thousand-parameter statement took ~100 ms where this takes ~2 ms (bench:send). An empty list
+ * matches nothing.
+ */
+export function equalsAny(
+  column: SQLWrapper,
+  values: readonly (string | number)[],
+  type: 'int' | 'bigint' | 'text' | 'uuid',
+): SQL {
+  return sql`${column} = any(${sql.param(values)}::${sql.raw(type)}[])`;
+}
