@@ -134,7 +134,7 @@ export async function insertNote(
       sentAt: new Date(),
     },
   ]);
-  await touchConversations(tx, [row!.id]);
+  await touchConversations(tx, [row!]);
   await publish(tx, { type: 'message.created', businessId, conversationIds: [conversation.id], messageIds: [row!.id] });
   return row!.id;
 }

@@ -11,6 +11,7 @@ import type { ClientDetailsResponse, ConversationListQuery } from '@/server/sche
 import { requireStaff } from './directory';
 import { keptTotalSql, type KeptFilter } from './conversation-counts';
 import { clientOptedOutColumns } from './messages/suppression';
+import type { InsertedMessage } from './messages/insert';
 
 type Details = z.input<typeof ClientDetailsResponse>;
 
@@ -393,29 +394,38 @@ export async function ensureConversations(tx: Tx, businessId: number, clientIds:
 }
 
 /**
- * After new messages (their ids) were inserted: recomputes their conversations' last-message
- * fields from the newest message and adds the new unread inbound ones, in one statement; inbound
- * messages reopen a resolved or snoozed conversation (docs/api.md#conversation-statuses). Counting only the ids given,
- * with a relative update, keeps counts exact under concurrent writers.
+ * After new messages were inserted (what insertMessages returned for them): recomputes their
+ * conversations' last-message fields from the newest message and adds the new unread inbound ones,
+ * in one statement; inbound messages reopen a resolved or snoozed conversation
+ * (docs/api.md#conversation-statuses). Counting only the messages given, with a relative update,
+ * keeps counts exact under concurrent writers. What each message counts comes with it, so the
+ * messages are not read again (for a 1,000-SMS request: two scans of 1,000 ids fewer).
  */
-export async function touchConversations(tx: Tx, newMessageIds: number[]): Promise<void> {
-  if (newMessageIds.length === 0) return;
+export async function touchConversations(
+  tx: Tx,
+  newMessages: readonly Pick<InsertedMessage, 'conversationId' | 'direction' | 'unread'>[],
+): Promise<void> {
+  if (newMessages.length === 0) return;
+  const perConversation = new Map<number, { unread: number; inbound: number }>();
+  for (const m of newMessages) {
+    const counts = perConversation.get(m.conversationId) ?? { unread: 0, inbound: 0 };
+    if (m.unread) counts.unread++;
+    if (m.direction === 'inbound') counts.inbound++;
+    perConversation.set(m.conversationId, counts);
+  }
+  const ids = [...perConversation.keys()];
+  const column = (pick: (c: { unread: number; inbound: number }) => number) => sql.param([...perConversation.values()].map(pick));
   // Lock the conversations first (in id order), so the statement below reads the newest message
   // after any concurrent writer holding them has committed. NO KEY UPDATE, the lock the UPDATE
   // itself takes: it does not conflict with the KEY SHARE locks our own message inserts' foreign
   // keys hold, so two writers cannot deadlock upgrading them.
   await tx.execute(sql`
-    select c.id from conversations c
-    where c.id in (select conversation_id from messages where id = any(${sql.param(newMessageIds)}::bigint[]))
+    select c.id from conversations c where c.id = any(${sql.param(ids)}::int[])
     order by c.id for no key update`);
   await tx.execute(sql`
     with fresh as (
-      select m.conversation_id,
-        count(*) filter (where m.direction = 'inbound' and not m.is_read and m.message_type <> 'NOTE') as unread,
-        count(*) filter (where m.direction = 'inbound') as inbound
-      from messages m
-      where m.id = any(${sql.param(newMessageIds)}::bigint[])
-      group by m.conversation_id
+      select * from unnest(${sql.param(ids)}::int[], ${column((c) => c.unread)}::int[], ${column((c) => c.inbound)}::int[])
+        as f(conversation_id, unread, inbound)
     ), latest as (
       -- One index probe per conversation (messages_conversation_sent_idx), however long its history.
       select f.conversation_id, l.id, l.content, l.channel, l.sent_at

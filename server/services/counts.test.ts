@@ -254,7 +254,7 @@ async function interleavedWriters() {
 
   const writerB = db.transaction(async (tx) => {
     const [m] = await insertMessages(tx, [row('newer (B)', new Date(now))]);
-    await touchConversations(tx, [m!.id]);
+    await touchConversations(tx, [m!]);
     bTouched();
     await bMayCommit;
     return m!.id;
@@ -262,7 +262,7 @@ async function interleavedWriters() {
   await bHasLock;
   const writerA = db.transaction(async (tx) => {
     const [m] = await insertMessages(tx, [row('older (A)', new Date(now - 1000))]);
-    await touchConversations(tx, [m!.id]);
+    await touchConversations(tx, [m!]);
     return m!.id;
   });
   // Wait until A is blocked on B's conversation lock.

@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { getTableColumns, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { businesses, businessSmsNumbers, clients, conversations, locations, messages, staff } from '@/db/schema';
 import { createBusinessApiKey, issueSession } from '@/server/services/auth';
 import { clientOptedOutColumns, optOut } from '@/server/services/messages/suppression';
+import { COUNTS_AS_UNREAD } from '@/server/services/messages/insert';
 
 /** Test data builders: each makes a valid row with sensible defaults; pass only what a test cares about. */
 let counter = 0;
@@ -124,7 +125,8 @@ export async function createMessage(
       providerMessageId: `SM${randomBytes(16).toString('hex')}`,
       ...overrides,
     })
-    .returning();
+    // With what touchConversations needs to know of it, as insertMessages returns it.
+    .returning({ ...getTableColumns(messages), unread: sql<boolean>`${COUNTS_AS_UNREAD}` });
   return row!;
 }
 

@@ -125,7 +125,7 @@ export async function queueAutoReply(tx: Tx, inbound: InboundContext, kind: Auto
     },
   ]);
   const id = row!.id;
-  await touchConversations(tx, [id]);
+  await touchConversations(tx, [row!]);
   await enqueue(tx, QUEUES.smsSend, [{ data: { messageId: id, businessId: inbound.businessId } }]);
   await publish(tx, {
     type: 'message.created',

@@ -61,7 +61,13 @@ function json(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
 }
 
-export type InsertedMessage = { id: number; conversationId: number; status: string; direction: string };
+/**
+ * Whether a message row counts toward its conversation's unread_count (touchConversations): an
+ * inbound message not read yet; notes never do. Unqualified, for an INSERT's RETURNING.
+ */
+export const COUNTS_AS_UNREAD = sql.raw(`(direction = 'inbound' and not is_read and message_type <> 'NOTE')`);
+
+export type InsertedMessage = { id: number; conversationId: number; status: string; direction: string; unread: boolean };
 
 /** Inserts rows in the given order and returns their ids in that order. */
 export async function insertMessages(tx: Tx, rows: Row[]): Promise<InsertedMessage[]> {
@@ -74,15 +80,21 @@ export async function insertMessages(tx: Tx, rows: Row[]): Promise<InsertedMessa
   const casts = sql.raw(
     COLUMNS.map(([c, type]) => (c === 'sent_at' ? `coalesce(v.${c}::timestamptz, now())` : `v.${c}::${type}`)).join(', '),
   );
-  const result = await tx.execute<{ id: number; conversation_id: number; status: string; direction: string }>(sql`
+  const result = await tx.execute<{
+    id: number;
+    conversation_id: number;
+    status: string;
+    direction: string;
+    unread: boolean;
+  }>(sql`
     insert into messages (${names})
     select ${casts}
     from unnest(${sql.join(arrays, sql`, `)}) with ordinality as v(${names}, ord)
     order by v.ord
-    returning id, conversation_id, status, direction`);
+    returning id, conversation_id, status, direction, ${COUNTS_AS_UNREAD} as unread`);
   // INSERT … SELECT … ORDER BY assigns identity values in that order; RETURNING order is not
   // guaranteed, so sort by id to restore input order.
   return [...result]
     .sort((a, b) => a.id - b.id)
-    .map((r) => ({ id: r.id, conversationId: r.conversation_id, status: r.status, direction: r.direction }));
+    .map((r) => ({ id: r.id, conversationId: r.conversation_id, status: r.status, direction: r.direction, unread: r.unread }));
 }

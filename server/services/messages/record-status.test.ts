@@ -241,7 +241,7 @@ describe('POST /businesses/{id}/sms/record', () => {
         { direction: 'inbound', isRead: false, senderType: 'client', status: 'received' },
         tx,
       );
-      await touchConversations(tx, [note.id, sms.id]);
+      await touchConversations(tx, [note, sms]);
     });
     expect((await conversationOf(conv.id)).unreadCount).toBe(3);
   });

@@ -257,10 +257,7 @@ async function submit(
       }
     }
 
-    await touchConversations(
-      tx,
-      rows.map((r) => r.id),
-    );
+    await touchConversations(tx, rows);
     if (mode === 'send') {
       // A scheduled message's job starts after its send_at (the request's, or quiet hours' next
       // opening for its recipient), in the send-later queue (queues.ts); the claim checks send_at again.

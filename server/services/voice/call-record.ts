@@ -4,6 +4,7 @@ import { messages, type MessageStatus } from '@/db/schema';
 import { statusOnConflict } from '@/server/services/messages/lifecycle';
 import { publish } from '@/server/realtime/publish';
 import { touchConversations } from '@/server/services/conversations';
+import { COUNTS_AS_UNREAD } from '@/server/services/messages/insert';
 
 export type CallOutcome = 'missed' | 'voicemail';
 
@@ -122,9 +123,10 @@ export async function recordCall(tx: Tx, call: CallFacts): Promise<RecordedCall>
       businessId: messages.businessId,
       clientId: messages.clientId,
       conversationId: messages.conversationId,
+      unread: sql<boolean>`${COUNTS_AS_UNREAD}`,
     });
   const saved = row!;
-  if (saved.created) await touchConversations(tx, [saved.id]);
+  if (saved.created) await touchConversations(tx, [saved]);
   await publish(tx, {
     type: saved.created ? 'message.created' : 'message.status',
     businessId: saved.businessId,

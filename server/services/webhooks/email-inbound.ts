@@ -244,7 +244,7 @@ export async function processInboundEmail(eventId: number, mail: InboundEmail, f
         sentAt: new Date(),
       },
     ]);
-    await touchConversations(tx, [row!.id]);
+    await touchConversations(tx, [row!]);
     // docs/api.md#send-later: a reminder never crosses the client's own reply.
     await cancelScheduledOnReply(tx, businessId, conversationId!);
     await publish(tx, { type: 'message.created', businessId, conversationIds: [conversationId!], messageIds: [row!.id] });

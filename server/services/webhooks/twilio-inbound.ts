@@ -91,7 +91,7 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
           sentAt: new Date(),
         },
       ]);
-      await touchConversations(tx, [row!.id]);
+      await touchConversations(tx, [row!]);
       // docs/api.md#send-later: a reminder never crosses the client's own reply.
       await cancelScheduledOnReply(tx, business.businessId, conversationId);
       if (wording.class === 'likely_opt_out') {

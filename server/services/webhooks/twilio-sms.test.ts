@@ -241,9 +241,9 @@ describe('POST /webhooks/twilio/sms/incoming', () => {
         .where(eq(conversations.id, conv.id));
       // This transaction's message, then the bookkeeping processInboundSms does.
       const mine = await createMessage(conv, { ...inboundRow, providerMessageId: twilioSid('SM') }, tx);
-      // touchConversations takes the new messages' ids (it passed the conversation's id before, which
+      // touchConversations takes the new messages (it passed the conversation's id before, which
       // held only while conversation and message ids happened to line up).
-      await touchConversations(tx, [mine.id]);
+      await touchConversations(tx, [mine]);
     });
     expect((await conversationOf(conv.id)).unreadCount).toBe(2);
   });
