@@ -48,7 +48,7 @@ describe('migrations', () => {
       );
       const ext = await sql<{ extname: string }[]>`select extname from pg_extension order by extname`;
       expect(ext.map((e) => e.extname)).toEqual(expect.arrayContaining(['pg_trgm', 'btree_gin']));
-      const trgm = await sql`select indexname from pg_indexes where indexname = 'messages_content_trgm_idx'`;
+      const trgm = await sql`select indexname from pg_indexes where indexname = 'message_search_content_trgm_idx'`;
       expect(trgm).toHaveLength(1);
       const boss = await sql`select 1 from information_schema.tables where table_schema = 'pgboss' and table_name = 'job'`;
       expect(boss).toHaveLength(1);

@@ -159,9 +159,7 @@ export const messages = pgTable(
     index('messages_business_email_message_id_idx')
       .on(t.businessId, t.emailMessageId)
       .where(sql`${t.emailMessageId} is not null`),
-    // Trigram search over content and subject, scoped by business (btree_gin), docs/api.md#search.
-    index('messages_content_trgm_idx').using('gin', t.businessId, sql`${t.content} gin_trgm_ops`),
-    index('messages_subject_trgm_idx').using('gin', t.businessId, sql`${t.subject} gin_trgm_ops`),
+    // Trigram search over content and subject lives in message_search (below).
     check('messages_channel_check', sql`${t.channel} is null or ${oneOf(t.channel, CHANNELS)}`),
     check('messages_direction_check', oneOf(t.direction, DIRECTIONS)),
     check('messages_message_type_check', oneOf(t.messageType, MESSAGE_TYPES)),
@@ -177,5 +175,31 @@ export const messages = pgTable(
     check('messages_provider_check', sql`${t.provider} is null or ${oneOf(t.provider, PROVIDERS)}`),
     // Notes have no channel; every other message has one.
     check('messages_note_channel_check', sql`(${t.messageType} = 'NOTE') = (${t.channel} is null)`),
+  ],
+);
+
+/**
+ * The searchable text of every message, with the trigram indexes of business-wide search
+ * (docs/api.md#search, docs/architecture.md#search-texts). Kept by triggers on `messages` (migration
+ * 0017): a row is written when its message is, and again only when content or subject change. In a
+ * table of their own, the trigram indexes are not written again on every status change: any UPDATE
+ * of a message's status is a non-HOT update (status is in partial index predicates), which
+ * re-inserted ~60 trigram entries per message into the GIN on each of a send's two or more updates.
+ */
+export const messageSearch = pgTable(
+  'message_search',
+  {
+    messageId: bigint('message_id', { mode: 'number' }).primaryKey(),
+    businessId: integer('business_id').notNull(),
+    content: text('content'),
+    subject: text('subject'),
+  },
+  (t) => [
+    sameBusinessFk('message_search_message_fk', t.businessId, t.messageId, messages).onDelete('cascade'),
+    // Scoped by business (btree_gin); subjects only where there is one (emails): texts have none.
+    index('message_search_content_trgm_idx').using('gin', t.businessId, sql`${t.content} gin_trgm_ops`),
+    index('message_search_subject_trgm_idx')
+      .using('gin', t.businessId, sql`${t.subject} gin_trgm_ops`)
+      .where(sql`${t.subject} is not null`),
   ],
 );

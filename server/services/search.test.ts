@@ -319,6 +319,51 @@ async function bulkMessages(
 const explain = async (q: ReturnType<typeof matchQuery>) =>
   (await db.execute<{ 'QUERY PLAN': string }>(sql`explain ${q}`)).map((r) => r['QUERY PLAN']).join('\n');
 
+describe('searchable texts (message_search, kept by triggers on messages)', () => {
+  const searchRow = async (messageId: number) =>
+    (
+      await db.execute<{ xmin: string; content: string | null; subject: string | null }>(
+        sql`select xmin::text, content, subject from message_search where message_id = ${messageId}`,
+      )
+    )[0];
+
+  it('a message is found from its insert, after a content change, and not after it is deleted; status changes leave its text alone', async () => {
+    const t = await tenant();
+    const m = await text(t.conversation, 'The quokka party starts at noon');
+    expect(idsOf(await search(t, 'quokka'))).toEqual([m.id]);
+    const written = await searchRow(m.id);
+    expect(written).toMatchObject({ content: 'The quokka party starts at noon', subject: null });
+
+    // A send's status changes (the worker's claim and result, a delivery callback) do not write the
+    // text again: the row is the same row version (xmin) it was.
+    for (const status of ['sending', 'sent', 'delivered'] as const) {
+      await db.execute(
+        sql`update messages set status = ${status}, status_updated_at = now(), provider_message_id = ${`SM${status}`} where id = ${m.id}`,
+      );
+    }
+    expect((await searchRow(m.id))!.xmin).toBe(written!.xmin);
+
+    await db.execute(sql`update messages set content = 'The wombat party starts at noon' where id = ${m.id}`);
+    expect(idsOf(await search(t, 'wombat'))).toEqual([m.id]);
+    expect(idsOf(await search(t, 'quokka'))).toEqual([]);
+
+    await db.execute(sql`delete from messages where id = ${m.id}`);
+    expect(await searchRow(m.id)).toBeUndefined();
+    expect(idsOf(await search(t, 'wombat'))).toEqual([]);
+  });
+
+  it('every message of a bulk insert gets its text, an email its subject; a message without text has no row until it gets one', async () => {
+    const t = await tenant();
+    const mail = await email(t.conversation, 'Your platypus invoice', 'Attached.');
+    const call = await createMessage(t.conversation, { channel: 'voice', messageType: 'CALL', content: null });
+    expect(await searchRow(mail.id)).toMatchObject({ content: 'Attached.', subject: 'Your platypus invoice' });
+    expect(idsOf(await search(t, 'platypus'))).toEqual([mail.id]);
+    expect(await searchRow(call.id)).toBeUndefined();
+    await db.execute(sql`update messages set content = 'Voicemail: call back about the echidna' where id = ${call.id}`);
+    expect(idsOf(await search(t, 'echidna'))).toEqual([call.id]);
+  });
+});
+
 describe('query plans (20,000 messages)', () => {
   it('business-wide: a rare term through the trigram indexes, a common one by walking the newest messages; one conversation: its own index', async () => {
     const t = await tenant();
@@ -333,13 +378,14 @@ describe('query plans (20,000 messages)', () => {
     // What autovacuum does in production: flushes the GIN pending lists of the bulk insert and
     // refreshes statistics. Right after a bulk load the trigram indexes carry stale metapage stats
     // and, on a table this small, a sequential scan is then costed cheaper.
-    await db.execute(sql`vacuum analyze messages`);
+    await db.execute(sql`vacuum analyze messages, message_search`);
 
     const rareQuery = { businessId: t.business.id, term: 'zebrafish', limit: 25, offset: 0 };
     expect(await searchShape(rareQuery)).toBe('bitmap');
     const business = await explain(matchQuery(rareQuery, 'bitmap'));
-    expect(business).toMatch(/Bitmap Index Scan on messages_content_trgm_idx/);
-    expect(business).not.toMatch(/Seq Scan on messages/);
+    expect(business).toMatch(/Bitmap Index Scan on message_search_content_trgm_idx/);
+    expect(business).toMatch(/Bitmap Index Scan on message_search_subject_trgm_idx/);
+    expect(business).not.toMatch(/Seq Scan on message/);
     expect(business).not.toMatch(/messages_conversation_sent_idx|messages_business_sent_idx/);
 
     const commonQuery = { businessId: t.business.id, term: 'appointment number', limit: 25, offset: 0 };

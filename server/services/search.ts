@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { executePrepared, fixedStatement } from '@/db/prepared';
-import { conversations, messages } from '@/db/schema';
+import { conversations, messages, messageSearch } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
@@ -69,9 +69,9 @@ type MatchQuery = {
 /**
  * How the matches are found (all answer the same rows in the same order):
  * - `conversation`: one conversation's rows through messages_conversation_sent_idx, filtered.
- * - `bitmap`: the business's matches through its trigram indexes (a BitmapOr of the btree_gin
- *   (business_id, content) and (business_id, subject) indexes), then sorted: fast for rare terms,
- *   in proportion to the matches for common ones.
+ * - `bitmap`: the business's matches through the trigram indexes of message_search (a BitmapOr of
+ *   the btree_gin (business_id, content) and (business_id, subject) indexes), each joined to its
+ *   message, then sorted: fast for rare terms, in proportion to the matches for common ones.
  * - `walk`: the business's messages newest first through messages_business_sent_idx, filtered,
  *   stopping once it has the page and SEARCH_TOTAL_CAP + 1 matches: fast for common terms, and
  *   for a rare term it would read the whole business — the planner trap of docs/architecture.md#search-plans, which
@@ -79,11 +79,14 @@ type MatchQuery = {
  */
 export type SearchShape = 'conversation' | 'bitmap' | 'walk';
 
-/** The match on a row source aliased `m` (the pattern is a bound parameter; LIKE's escape is `\`). */
-function matches(q: MatchQuery): SQL {
+/**
+ * The match on a row source aliased `m` (the pattern is a bound parameter; LIKE's escape is `\`),
+ * its texts read from `m` too, or from `texts` (the bitmap reads them from message_search, `s`).
+ */
+function matches(q: MatchQuery, texts = sql`m`): SQL {
   const pattern = `%${escapeLike(q.term)}%`;
   const notes = q.includeNotes ? sql`` : sql` and m.message_type <> 'NOTE'`;
-  return sql`(m.content ilike ${pattern} or m.subject ilike ${pattern})${notes}`;
+  return sql`(${texts}.content ilike ${pattern} or ${texts}.subject ilike ${pattern})${notes}`;
 }
 
 /** Matches needed to answer a page and the capped total: the page, one more (next_page), the cap + 1. */
@@ -147,7 +150,8 @@ export function matchQuery(q: MatchQuery, shape: SearchShape): SQL {
   }
   const matched =
     shape === 'bitmap'
-      ? sql`select m.id, m.sent_at from ${messages} m where m.business_id = ${q.businessId} and ${matches(q)}`
+      ? sql`select m.id, m.sent_at from ${messageSearch} s join ${messages} m on m.id = s.message_id
+            where s.business_id = ${q.businessId} and ${matches(q, sql`s`)}`
       : // The conversation's rows through its index (the id comes from a lookup that also checks the
         // business, so another business's conversation reads nothing). The OFFSET 0 fence keeps the
         // ILIKE out of the scan: as an index condition it would become a BitmapAnd with the
