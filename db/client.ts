@@ -55,8 +55,11 @@ function handles(): Handles {
     // With named statements, their plan is generic (planned once per connection): they are the
     // fixed-shape hot reads of db/prepared.ts, whose best plan does not depend on the values, and
     // PostgreSQL's default would re-plan some of them on every run (the list's ~1 ms of planning
-    // cost more than its execution, bench:inbox). Unnamed statements (searches, writes) are still
-    // planned for their values.
+    // cost more than its execution, bench:inbox). PostgreSQL applies the setting to unnamed
+    // statements with parameters too (searches, writes): they are planned without their values,
+    // an array parameter as ~10 elements, so a statement over a list is written to be right
+    // whatever its length (a lateral probe per element, never a join of two lists:
+    // touchConversations). `conversations.test.ts` and `search.test.ts` check the generic plans.
     const prepare = env().databasePrepare;
     const sql = createSql(url, { prepare, ...(prepare ? { connection: { plan_cache_mode: 'force_generic_plan' } } : {}) });
     globalForDb.__db = { sql, db: drizzle(sql, { schema, casing: undefined }), url };

@@ -10,7 +10,7 @@ const dialect = new PgDialect();
  * PostgreSQL plans on every run; a prepared one is kept per connection (by its text), runs in one
  * round trip, and may use a cached generic plan: for a short lookup, planning costs more than
  * executing (bench:inbox). Only for hot statements whose plan does not depend on the values
- * (lookups by id, a business's pages and counts); searches stay unnamed, planned for their term.
+ * (lookups by id, a business's pages and counts); searches stay unnamed.
  * With DATABASE_PREPARE=false (PgBouncer in transaction mode) the pool's `prepare: false` overrides
  * the `prepare: true` below and the statement goes unnamed, like any other (db/client.ts).
  */

@@ -6,6 +6,7 @@ import {
   assignConversation,
   ensureConversations,
   loadConversation,
+  touchStatement,
   wakeSnoozedConversations,
 } from '@/server/services/conversations';
 import {
@@ -19,6 +20,7 @@ import {
   createTenant,
 } from '@/server/testing/factories';
 import { api, getJson, type Headers, locs, postJson, restTenant } from '@/server/testing/http';
+import { genericPlan } from '@/server/testing/plans';
 
 /**
  * Conversations through the real REST handlers (docs/api.md#conventions, #conversations, #conversation-statuses, #snooze):
@@ -914,6 +916,19 @@ describe('tenancy on every conversation, message and staff path', () => {
     expect((await api.get(`${b.base}/conversations`, { headers: platform })).status).toBe(200);
     expect((await api.get(`/api/v1/businesses/987654321/conversations`, { headers: platform })).status).toBe(404);
     expect((await api.get(`${b.base}/conversations`)).status).toBe(401);
+  });
+});
+
+describe('touchConversations', () => {
+  it('plans its update as one index probe per conversation whatever the number of them, not a join of two lists', async () => {
+    // A generic plan counts an array parameter as ~10 elements; a join of two such lists was
+    // planned as a nested loop, 1,000 × 1,000 rows for a bulk request.
+    const ids = Array.from({ length: 3 }, (_, i) => i + 1);
+    const plan = await genericPlan(touchStatement(ids, new Map(ids.map((id) => [id, { unread: 0, inbound: 0 }]))));
+    if (plan === null) return; // PostgreSQL 15: no EXPLAIN (GENERIC_PLAN)
+    expect(plan).toMatch(/messages_conversation_sent_idx/);
+    expect(plan).not.toMatch(/Join Filter/);
+    expect(plan.match(/Function Scan/g)).toHaveLength(1);
   });
 });
 

@@ -414,7 +414,6 @@ export async function touchConversations(
     perConversation.set(m.conversationId, counts);
   }
   const ids = [...perConversation.keys()];
-  const column = (pick: (c: { unread: number; inbound: number }) => number) => sql.param([...perConversation.values()].map(pick));
   // Lock the conversations first (in id order), so the statement below reads the newest message
   // after any concurrent writer holding them has committed. NO KEY UPDATE, the lock the UPDATE
   // itself takes: it does not conflict with the KEY SHARE locks our own message inserts' foreign
@@ -422,14 +421,24 @@ export async function touchConversations(
   await tx.execute(sql`
     select c.id from conversations c where c.id = any(${sql.param(ids)}::int[])
     order by c.id for no key update`);
-  await tx.execute(sql`
-    with fresh as (
-      select * from unnest(${sql.param(ids)}::int[], ${column((c) => c.unread)}::int[], ${column((c) => c.inbound)}::int[])
-        as f(conversation_id, unread, inbound)
-    ), latest as (
+  await tx.execute(touchStatement(ids, perConversation));
+}
+
+/**
+ * touchConversations' UPDATE: per conversation, its latest message and the counts of its new ones.
+ * One row per conversation from the lateral probe on, not a join of two lists on conversation_id:
+ * planned for an array of unknown length (a generic plan, db/client.ts), such a join became a
+ * nested loop over 1,000 × 1,000 rows, ~100 ms for a bulk request. Exported for its plan's test.
+ */
+export function touchStatement(ids: number[], counts: Map<number, { unread: number; inbound: number }>): SQL {
+  const column = (pick: (c: { unread: number; inbound: number }) => number) => sql.param(ids.map((id) => pick(counts.get(id)!)));
+  return sql`
+    with latest as (
       -- One index probe per conversation (messages_conversation_sent_idx), however long its history.
-      select f.conversation_id, l.id, l.content, l.channel, l.sent_at
-      from fresh f cross join lateral (
+      select f.conversation_id, f.unread, f.inbound, l.id, l.content, l.channel, l.sent_at
+      from unnest(${sql.param(ids)}::int[], ${column((c) => c.unread)}::int[], ${column((c) => c.inbound)}::int[])
+        as f(conversation_id, unread, inbound)
+      cross join lateral (
         select m.id, m.content, m.channel, m.sent_at from messages m
         where m.conversation_id = f.conversation_id
         order by m.sent_at desc, m.id desc limit 1
@@ -440,13 +449,13 @@ export async function touchConversations(
       last_message_content = latest.content,
       last_channel = coalesce(latest.channel, c.last_channel),
       last_activity_at = greatest(c.last_activity_at, latest.sent_at),
-      unread_count = c.unread_count + fresh.unread,
-      status = case when fresh.inbound > 0 and c.status in ('resolved', 'snoozed') then 'open' else c.status end,
-      snoozed_until = case when fresh.inbound > 0 and c.status = 'snoozed' then null else c.snoozed_until end,
+      unread_count = c.unread_count + latest.unread,
+      status = case when latest.inbound > 0 and c.status in ('resolved', 'snoozed') then 'open' else c.status end,
+      snoozed_until = case when latest.inbound > 0 and c.status = 'snoozed' then null else c.snoozed_until end,
       -- A reopened conversation is no longer resolved by anyone (docs/api.md#conversation-statuses: resolved records resolved_by).
-      resolved_by_staff_id = case when fresh.inbound > 0 and c.status = 'resolved' then null else c.resolved_by_staff_id end
-    from fresh join latest on latest.conversation_id = fresh.conversation_id
-    where c.id = fresh.conversation_id`);
+      resolved_by_staff_id = case when latest.inbound > 0 and c.status = 'resolved' then null else c.resolved_by_staff_id end
+    from latest
+    where c.id = latest.conversation_id`;
 }
 
 /**

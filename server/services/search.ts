@@ -150,7 +150,13 @@ export function matchQuery(q: MatchQuery, shape: SearchShape): SQL {
   }
   const matched =
     shape === 'bitmap'
-      ? sql`select m.id, m.sent_at from ${messageSearch} s join ${messages} m on m.id = s.message_id
+      ? // Each match's message by its primary key (the OFFSET 0 fence keeps it a probe per match:
+        // planned without the term, as the pool plans it, a join would hash the whole table).
+        sql`select m.id, m.sent_at from ${messageSearch} s
+            cross join lateral (
+              select ${messages.id} as id, ${messages.sentAt} as sent_at, ${messages.messageType} as message_type
+              from ${messages} where ${messages.id} = s.message_id offset 0
+            ) m
             where s.business_id = ${q.businessId} and ${matches(q, sql`s`)}`
       : // The conversation's rows through its index (the id comes from a lookup that also checks the
         // business, so another business's conversation reads nothing). The OFFSET 0 fence keeps the
@@ -181,7 +187,8 @@ export function matchQuery(q: MatchQuery, shape: SearchShape): SQL {
 /**
  * The probe, the walk and the conversation shape read the same index whatever the term (the ILIKE is
  * only a filter), so they run as prepared statements (db/prepared.ts) outside a transaction; the
- * trigram bitmap stays unnamed, planned for its term.
+ * trigram bitmap stays unnamed (its plan is generic all the same on the pool's connections,
+ * db/client.ts: search.test.ts checks that plan uses the trigram indexes).
  */
 async function run<T extends Record<string, unknown>>(query: SQL, planStable: boolean, tx: Tx): Promise<T[]> {
   if (planStable && tx === db) return executePrepared<T>(query);
