@@ -164,6 +164,28 @@ describe('quiet hours at queue time', () => {
     expect(lead.quietHours?.time_zone).toBe('America/New_York');
     expect(lead.sendAt?.toISOString()).toBe('2026-12-01T13:00:00.000Z');
   });
+
+  it('gives each recipient of one request the opening of its own window', async () => {
+    const nineToEight = await createLocation(t.business.id, { sendingWindowStart: 9 * 60, sendingWindowEnd: 20 * 60 });
+    at(CHICAGO_21_05);
+    const result = await submitSms(
+      t.business.id,
+      {
+        sender_type: 'system',
+        category: 'reminder',
+        messages: [
+          { client_id: (await chicagoClient()).id, message: 'a' },
+          { client_id: (await chicagoClient({ locationId: nineToEight.id })).id, message: 'b' },
+          { to_number: '+13055550112', message: 'c' },
+          { client_id: (await chicagoClient()).id, message: 'd' },
+        ],
+      } as never,
+      'send',
+    );
+    const sendAts = await Promise.all(result.message_ids.map(async (id) => (await messageOf(id)).sendAt?.toISOString()));
+    // 08:00 Chicago, 09:00 Chicago (the location's window), 08:00 New York, 08:00 Chicago.
+    expect(sendAts).toEqual([CHICAGO_OPENS, '2026-12-01T15:00:00.000Z', '2026-12-01T13:00:00.000Z', CHICAGO_OPENS]);
+  });
 });
 
 describe("the recipient's clock", () => {

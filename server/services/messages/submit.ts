@@ -495,6 +495,16 @@ async function planNewMessages(
       ])
     : new Set<number>();
 
+  // When each recipient's window next opens: the same for every recipient with the same window
+  // (a request's recipients share a few time zones), and reading a zone's clock is the costly part.
+  const openings = new Map<string, Date>();
+  const openingOf = (window: QuietHoursWindow, at: Date) => {
+    const key = `${window.time_zone} ${window.start} ${window.end}`;
+    let opening = openings.get(key);
+    if (opening === undefined) openings.set(key, (opening = holdUntil(window, at)));
+    return opening;
+  };
+
   const planned: Planned[] = [];
   for (const { item, index } of fresh) {
     let client: ClientRow | undefined;
@@ -527,7 +537,7 @@ async function planNewMessages(
     // (or scheduled) while that window is closed, it is scheduled for the next opening instead.
     const window = quiet ? windowOf(quiet.rules, client, to) : null;
     const at = sendAt ?? quiet?.now ?? null;
-    const opening = window && at ? holdUntil(window, at) : null;
+    const opening = window && at ? openingOf(window, at) : null;
     const held = opening !== null && opening.getTime() > at!.getTime();
     const optedOut = mode === 'send' && suppressed.has(suppressionAddress(channel, to));
     const refusal = optedOut
