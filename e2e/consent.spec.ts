@@ -1,6 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
-import { addClient, equipBusiness, inboundSms } from './support';
+import { clientTexted } from './support';
 
 /**
  * The client panel's consent section (docs/api.md#consent) in Chromium: staff record what the
@@ -24,9 +24,7 @@ async function recordConsent(page: Page, status: 'Given' | 'Withdrawn', how: str
 }
 
 test('staff record marketing consent in the client panel, and a campaign text follows it', async ({ page, tenant, request }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const zoe = await addClient(tenant.businessId, 'Zoe Park');
-  await inboundSms(request, zoe.phone, business.smsNumber, 'Do you have anything on Friday?');
+  const { client: zoe } = await clientTexted(request, tenant.businessId, 'Zoe Park', 'Do you have anything on Friday?');
   const campaign = async (text: string) => {
     const res = await request.post(`/api/v1/businesses/${tenant.businessId}/sms`, {
       headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },

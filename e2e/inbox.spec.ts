@@ -1,6 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
-import { addClient, addStaff, database, equipBusiness, inboundSms } from './support';
+import { addClient, addStaff, clientTexted, database, equipBusiness, inboundSms } from './support';
 
 /**
  * The staff inbox in Chromium against the production build: every client message arrives through
@@ -85,9 +85,7 @@ test('a reply from the sandbox phone appears live in the inbox, with the unread 
   tenant,
   request,
 }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'First question');
+  await clientTexted(request, tenant.businessId, 'Ana Lopez', 'First question');
   await page.goto(tenant.loginUrl);
   await expect(conversation(page, 'Ana Lopez')).toHaveAttribute('aria-label', /1 unread/);
   await expect(page).toHaveTitle('(1) Inbox');
@@ -134,9 +132,7 @@ test('reads that fail for a passing reason are tried again: counts and the unrea
   tenant,
   request,
 }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Are you open on Sunday?');
+  await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Are you open on Sunday?');
   // The first two answers to any batch carrying the filter counts or the unread title's list are a
   // 503, as from a server busy or restarting; a client without retries would keep "Counts unavailable".
   let refused = 0;
@@ -168,9 +164,7 @@ test('after the live stream drops, what happened meanwhile shows once it is back
       }
     };
   });
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Before the outage');
+  const { business, client: ana } = await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Before the outage');
   await page.goto(tenant.loginUrl);
   await conversation(page, 'Ana Lopez').click();
   await expect(timeline(page)).toContainText('Before the outage');
@@ -191,9 +185,7 @@ test('after the live stream drops, what happened meanwhile shows once it is back
 });
 
 test('the composer says why a channel cannot be used', async ({ page, tenant, request }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'STOP');
+  const { client: ana } = await clientTexted(request, tenant.businessId, 'Ana Lopez', 'STOP');
   const sql = database();
   // Opt-outs are kept by number (docs/api.md#opt-out): the STOP above recorded it; made sure of here.
   await sql`insert into opt_outs (business_id, channel, address, source)
@@ -229,9 +221,7 @@ test('the composer says why a channel cannot be used', async ({ page, tenant, re
 });
 
 test('notes, assignment, resolve, and an inbound message reopens the conversation', async ({ page, tenant, request }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Is Sarah in on Saturday?');
+  const { business, client: ana } = await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Is Sarah in on Saturday?');
   await page.goto(tenant.loginUrl);
   await conversation(page, 'Ana Lopez').click();
   await expect(heading(page)).toHaveText('Ana Lopez');
@@ -341,9 +331,7 @@ test('keyboard: j/k move, a assigns to me, e resolves, / searches, c composes, E
 
 test('phone layout: list, then conversation, then back', async ({ page, tenant, request }) => {
   await page.setViewportSize({ width: 390, height: 844 });
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Hi from my phone');
+  await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Hi from my phone');
   await page.goto(tenant.loginUrl);
   await conversation(page, 'Ana Lopez').click();
   await expect(heading(page)).toHaveText('Ana Lopez');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { expect, test } from './fixtures';
-import { addClient, database, equipBusiness, inboundSms } from './support';
+import { clientTexted, database } from './support';
 import { parseEnv } from '../server/env';
 import { MEDIA_URL_TTL_SECONDS, signedMediaUrl } from '../server/services/messages/media-links';
 
@@ -26,9 +26,7 @@ test('attach pictures in the composer, send them with the text, see them in the 
   tenant,
   request,
 }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Can I see the color before I come in?');
+  await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Can I see the color before I come in?');
 
   await page.goto(tenant.loginUrl);
   await page.getByRole('option', { name: /^Ana Lopez/ }).click();

@@ -1,6 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
-import { addClient, equipBusiness, inboundSms } from './support';
+import { addClient, clientTexted, equipBusiness, inboundSms } from './support';
 
 /**
  * Possible opt-outs in the inbox (docs/api.md#possible-opt-outs): a text that reads like "stop"
@@ -52,9 +52,7 @@ test('a likely opt-out shows a banner; "Opt out of texts" opts the client out an
 });
 
 test('the banner appears live on the open conversation; "Keep subscribed" dismisses it', async ({ page, tenant, request }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Can I come at 4 instead?');
+  const { business, client: ana } = await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Can I come at 4 instead?');
 
   await page.goto(tenant.loginUrl);
   await conversation(page, 'Ana Lopez').click();

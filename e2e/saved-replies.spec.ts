@@ -1,5 +1,5 @@
 import { expect, test } from './fixtures';
-import { addClient, database, equipBusiness, inboundSms } from './support';
+import { clientTexted, database, inboundSms } from './support';
 
 /**
  * Saved replies (docs/api.md#saved-replies): written on the settings page, inserted in the
@@ -12,9 +12,7 @@ test('write a saved reply, insert it with /, send it resolved; a missing value k
   tenant,
   request,
 }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Are you on time today?');
+  const { business } = await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Are you on time today?');
   // A client the business knows only by number: no first name to fill in.
   const sql = database();
   const unnamedPhone = '+1555' + String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0');

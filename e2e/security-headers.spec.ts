@@ -1,5 +1,5 @@
 import { expect, test } from './fixtures';
-import { addClient, equipBusiness, inboundSms } from './support';
+import { clientTexted } from './support';
 
 /**
  * Security headers as the browser meets them: the inbox works under its nonce-based CSP (no
@@ -11,9 +11,7 @@ test('the inbox runs under its CSP with no violation, and carries the security h
   page.on('console', (m) => {
     if (/Content Security Policy|Refused to (load|execute|apply|connect)/i.test(m.text())) violations.push(m.text());
   });
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Is Friday free?');
+  await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Is Friday free?');
 
   const response = await page.goto(tenant.loginUrl);
   await expect(page.getByTestId('signed-in-as')).toBeVisible();

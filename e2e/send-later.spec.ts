@@ -1,5 +1,5 @@
 import { expect, test } from './fixtures';
-import { addClient, database, equipBusiness, inboundSms } from './support';
+import { clientTexted, database } from './support';
 import { fromLocalInput } from '../server/shared/zoned-time';
 
 /**
@@ -7,9 +7,7 @@ import { fromLocalInput } from '../server/shared/zoned-time';
  * timeline as scheduled with its time, Cancel and Edit; Cancel makes it canceled, never sent.
  */
 test('schedule a text for tomorrow 9:00 from the composer, see it scheduled, cancel it', async ({ page, tenant, request }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Can you remind me tomorrow?');
+  await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Can you remind me tomorrow?');
 
   await page.goto(tenant.loginUrl);
   await page.goto('/inbox');
@@ -34,9 +32,7 @@ test('a quick pick waits for the conversation’s time zone: Tomorrow 9:00 is 9:
   tenant,
   request,
 }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Text me tomorrow morning');
+  await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Text me tomorrow morning');
   const sql = database();
   try {
     await sql`update businesses set timezone = 'America/Chicago' where id = ${tenant.businessId}`;
@@ -66,9 +62,7 @@ test('a quick pick waits for the conversation’s time zone: Tomorrow 9:00 is 9:
  * conversation's zone), and it stays scheduled.
  */
 test('reschedule a scheduled text from the timeline with Edit', async ({ page, tenant, request }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Please text me before my visit');
+  await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Please text me before my visit');
   const sql = database();
   try {
     await sql`update businesses set timezone = 'America/Chicago' where id = ${tenant.businessId}`;

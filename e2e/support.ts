@@ -84,6 +84,22 @@ export async function inboundSms(
   await postTwilio(request, TWILIO_WEBHOOK_PATHS.smsIncoming, params);
 }
 
+/**
+ * Where most inbox tests start: the business equipped (equipBusiness), a client of it, and a text
+ * from that client, so the conversation is in the inbox.
+ */
+export async function clientTexted(
+  request: APIRequestContext,
+  businessId: number,
+  name: string,
+  text: string,
+): Promise<{ business: Business; client: SeededClient }> {
+  const business = await equipBusiness(businessId);
+  const client = await addClient(businessId, name);
+  await inboundSms(request, client.phone, business.smsNumber, text);
+  return { business, client };
+}
+
 /** An inbound email, posted like SendGrid Inbound Parse (multipart) to the real endpoint. */
 export async function inboundEmail(
   request: APIRequestContext,

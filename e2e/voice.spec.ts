@@ -1,6 +1,6 @@
 import { expect, test } from './fixtures';
 import { twilioSid } from '../server/providers/webhook-requests';
-import { addClient, equipBusiness, inboundSms, postTwilio } from './support';
+import { clientTexted, postTwilio } from './support';
 
 /**
  * Voice in the browser. Twilio is never reached from here: the dialer must say it is offline, and
@@ -8,9 +8,7 @@ import { addClient, equipBusiness, inboundSms, postTwilio } from './support';
  */
 
 test('the dialer opens, obtains a token, and shows the offline state without network', async ({ page, tenant, request }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Can you call me back?');
+  await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Can you call me back?');
   // No network beyond this machine: Twilio's signalling servers are unreachable.
   await page.context().route(
     (url) => url.hostname !== 'localhost',
@@ -34,9 +32,7 @@ test('a completed call shows in the timeline once, with its duration and a recor
   tenant,
   request,
 }) => {
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Call me when you can');
+  const { client: ana } = await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Call me when you can');
   const account = { AccountSid: `AC${'0'.repeat(32)}`, ApiVersion: '2010-04-01' };
   const call = { CallSid: twilioSid('CA'), From: `client:staff-${tenant.staffId}`, To: ana.phone };
 
@@ -162,9 +158,7 @@ test('dialer states: an outgoing call rings, connects with a timer, mutes and en
     }
     (window as unknown as { __voiceSdkOverride: unknown }).__voiceSdkOverride = { Device: FakeDevice };
   });
-  const business = await equipBusiness(tenant.businessId);
-  const ana = await addClient(tenant.businessId, 'Ana Lopez');
-  await inboundSms(request, ana.phone, business.smsNumber, 'Please call me');
+  const { client: ana } = await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Please call me');
   await page.goto(tenant.loginUrl);
   await page.getByRole('option', { name: /^Ana Lopez/ }).click();
 

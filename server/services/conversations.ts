@@ -2,6 +2,7 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import { db, type Tx } from '@/db/client';
 import { executePrepared, fixedStatement, preparedQuery } from '@/db/prepared';
+import { equalsAny } from '@/db/sql-array';
 import { isoTimestamp } from '@/db/sql-json';
 import { conversations, type ConversationStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
@@ -393,6 +394,9 @@ export async function ensureConversations(tx: Tx, businessId: number, clientIds:
   return byClient;
 }
 
+/** Of a conversation's new messages: how many count as unread, how many are inbound. */
+type NewMessageCounts = { unread: number; inbound: number };
+
 /**
  * After new messages were inserted (what insertMessages returned for them): recomputes their
  * conversations' last-message fields from the newest message and adds the new unread inbound ones,
@@ -406,22 +410,21 @@ export async function touchConversations(
   newMessages: readonly Pick<InsertedMessage, 'conversationId' | 'direction' | 'unread'>[],
 ): Promise<void> {
   if (newMessages.length === 0) return;
-  const perConversation = new Map<number, { unread: number; inbound: number }>();
+  const perConversation = new Map<number, NewMessageCounts>();
   for (const m of newMessages) {
     const counts = perConversation.get(m.conversationId) ?? { unread: 0, inbound: 0 };
     if (m.unread) counts.unread++;
     if (m.direction === 'inbound') counts.inbound++;
     perConversation.set(m.conversationId, counts);
   }
-  const ids = [...perConversation.keys()];
   // Lock the conversations first (in id order), so the statement below reads the newest message
   // after any concurrent writer holding them has committed. NO KEY UPDATE, the lock the UPDATE
   // itself takes: it does not conflict with the KEY SHARE locks our own message inserts' foreign
   // keys hold, so two writers cannot deadlock upgrading them.
   await tx.execute(sql`
-    select c.id from conversations c where c.id = any(${sql.param(ids)}::int[])
+    select c.id from conversations c where ${equalsAny(sql`c.id`, [...perConversation.keys()], 'int')}
     order by c.id for no key update`);
-  await tx.execute(touchStatement(ids, perConversation));
+  await tx.execute(touchStatement(perConversation));
 }
 
 /**
@@ -430,13 +433,14 @@ export async function touchConversations(
  * planned for an array of unknown length (a generic plan, db/client.ts), such a join became a
  * nested loop over 1,000 × 1,000 rows, ~100 ms for a bulk request. Exported for its plan's test.
  */
-export function touchStatement(ids: number[], counts: Map<number, { unread: number; inbound: number }>): SQL {
-  const column = (pick: (c: { unread: number; inbound: number }) => number) => sql.param(ids.map((id) => pick(counts.get(id)!)));
+export function touchStatement(perConversation: Map<number, NewMessageCounts>): SQL {
+  const counts = [...perConversation.values()];
+  const column = (pick: (c: NewMessageCounts) => number) => sql.param(counts.map(pick));
   return sql`
     with latest as (
       -- One index probe per conversation (messages_conversation_sent_idx), however long its history.
       select f.conversation_id, f.unread, f.inbound, l.id, l.content, l.channel, l.sent_at
-      from unnest(${sql.param(ids)}::int[], ${column((c) => c.unread)}::int[], ${column((c) => c.inbound)}::int[])
+      from unnest(${sql.param([...perConversation.keys()])}::int[], ${column((c) => c.unread)}::int[], ${column((c) => c.inbound)}::int[])
         as f(conversation_id, unread, inbound)
       cross join lateral (
         select m.id, m.content, m.channel, m.sent_at from messages m

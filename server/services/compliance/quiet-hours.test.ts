@@ -63,6 +63,10 @@ async function send(clientId: number, envelope: Record<string, unknown>) {
   return messageOf(result.message_ids[0]!);
 }
 
+/** One request of automated reminders (held by quiet hours) to several recipients. */
+const sendReminders = (messages: ({ client_id: number; message: string } | { to_number: string; message: string })[]) =>
+  submitSms(t.business.id, { sender_type: 'system', category: 'reminder', messages } as never, 'send');
+
 async function jobsOf(messageId: number) {
   return db.execute<{ name: string; start_after: Date }>(
     sql`select name, start_after from pgboss.job where (data->>'messageId')::bigint = ${messageId} order by created_on`,
@@ -146,18 +150,10 @@ describe('quiet hours at queue time', () => {
 
   it('says in the answer how many texts wait for quiet hours', async () => {
     at(CHICAGO_21_05);
-    const result = await submitSms(
-      t.business.id,
-      {
-        sender_type: 'system',
-        category: 'reminder',
-        messages: [
-          { client_id: (await chicagoClient()).id, message: 'a' },
-          { to_number: '+13055550111', message: 'b' },
-        ],
-      } as never,
-      'send',
-    );
+    const result = await sendReminders([
+      { client_id: (await chicagoClient()).id, message: 'a' },
+      { to_number: '+13055550111', message: 'b' },
+    ]);
     // The new lead's number is a Miami one (Eastern): 22:05 there, held as well.
     expect(result.message).toMatch(/2 held for quiet hours/);
     const lead = await messageOf(result.message_ids[1]!);
@@ -168,20 +164,12 @@ describe('quiet hours at queue time', () => {
   it('gives each recipient of one request the opening of its own window', async () => {
     const nineToEight = await createLocation(t.business.id, { sendingWindowStart: 9 * 60, sendingWindowEnd: 20 * 60 });
     at(CHICAGO_21_05);
-    const result = await submitSms(
-      t.business.id,
-      {
-        sender_type: 'system',
-        category: 'reminder',
-        messages: [
-          { client_id: (await chicagoClient()).id, message: 'a' },
-          { client_id: (await chicagoClient({ locationId: nineToEight.id })).id, message: 'b' },
-          { to_number: '+13055550112', message: 'c' },
-          { client_id: (await chicagoClient()).id, message: 'd' },
-        ],
-      } as never,
-      'send',
-    );
+    const result = await sendReminders([
+      { client_id: (await chicagoClient()).id, message: 'a' },
+      { client_id: (await chicagoClient({ locationId: nineToEight.id })).id, message: 'b' },
+      { to_number: '+13055550112', message: 'c' },
+      { client_id: (await chicagoClient()).id, message: 'd' },
+    ]);
     const sendAts = await Promise.all(result.message_ids.map(async (id) => (await messageOf(id)).sendAt?.toISOString()));
     // 08:00 Chicago, 09:00 Chicago (the location's window), 08:00 New York, 08:00 Chicago.
     expect(sendAts).toEqual([CHICAGO_OPENS, '2026-12-01T15:00:00.000Z', '2026-12-01T13:00:00.000Z', CHICAGO_OPENS]);
