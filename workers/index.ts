@@ -9,6 +9,7 @@ import { compactConversationCounts } from '@/server/services/conversation-counts
 import { wakeSnoozedConversations } from '@/server/services/conversations';
 import { sweepExpiredRows } from '@/server/services/maintenance';
 import { requeueOrphanedSends, sweepUnprocessedEvents } from '@/server/services/recovery';
+import { mergeSearchIndexPendingLists } from '@/server/services/search';
 import { applyStatusUpdate } from '@/server/services/messages/lifecycle';
 import { failureReason } from '@/server/services/webhooks/events';
 import { reprocessEvent } from '@/server/services/webhooks/retry';
@@ -105,6 +106,16 @@ export async function startWorker() {
       log.warn({ err: { message: (err as Error).message } }, 'conversation counts compaction failed'),
     );
   }, 5_000);
+  // docs/architecture.md#search-texts: the search indexes' pending entries merged every second by
+  // the worker, not by whichever bulk insert finds the pending list full (one at a time per process).
+  let merging = false;
+  const mergeSearch = setInterval(() => {
+    if (merging) return;
+    merging = true;
+    mergeSearchIndexPendingLists()
+      .catch((err) => log.warn({ err: { message: (err as Error).message } }, 'search index merge failed'))
+      .finally(() => (merging = false));
+  }, 1_000);
   // Recovery (server/services/recovery.ts): webhook events stored but never processed, and
   // messages in flight whose send job is gone. Every 10 s, one sweep at a time per process.
   let sweeping = false;
@@ -132,6 +143,7 @@ export async function startWorker() {
       clearInterval(wake);
       clearInterval(compact);
       clearInterval(recover);
+      clearInterval(mergeSearch);
       await Promise.all(loops.map((l) => l.stop()));
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
       await closeProviders();

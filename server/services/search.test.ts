@@ -7,7 +7,8 @@ import { createClient, createConversation, createMessage, createTenant } from '@
 import { api, jsonOf } from '@/server/testing/http';
 import { genericPlan } from '@/server/testing/plans';
 import { SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
-import { matchQuery, searchMessages, searchShape } from './search';
+import { pendingSearchPages } from '@/server/testing/search-index';
+import { matchQuery, mergeSearchIndexPendingLists, searchMessages, searchShape } from './search';
 
 /**
  * docs/api.md#search: `GET /messages/{business_id}/conversations/{conversation_id}/messages/search`
@@ -362,6 +363,22 @@ describe('searchable texts (message_search, kept by triggers on messages)', () =
     expect(await searchRow(call.id)).toBeUndefined();
     await db.execute(sql`update messages set content = 'Voicemail: call back about the echidna' where id = ${call.id}`);
     expect(idsOf(await search(t, 'echidna'))).toEqual([call.id]);
+  });
+});
+
+describe("the search indexes' pending lists (merged by the worker, not by a bulk insert)", () => {
+  it('new texts wait in the pending list, found by search; the merge empties it and they are still found', async () => {
+    const t = await tenant();
+    // Only this test merges: autovacuum would too.
+    await db.execute(sql`alter table message_search set (autovacuum_enabled = false)`);
+    await bulkMessages(t, [t.conversation], 200, sql`'Pending lyrebird number ' || g`);
+    expect(await pendingSearchPages()).toBeGreaterThan(0);
+    expect((await search(t, 'lyrebird')).total_messages).toBe(200);
+    expect(await mergeSearchIndexPendingLists()).toBeGreaterThan(0);
+    expect(await pendingSearchPages()).toBe(0);
+    expect(await mergeSearchIndexPendingLists()).toBe(0);
+    expect((await search(t, 'lyrebird')).total_messages).toBe(200);
+    await db.execute(sql`alter table message_search reset (autovacuum_enabled)`);
   });
 });
 

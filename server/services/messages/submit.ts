@@ -28,9 +28,8 @@ import {
   type SendEmailRequest,
   type SendSmsRequest,
 } from '@/server/schemas/messages';
-import { ensureConversations, touchConversations } from '@/server/services/conversations';
 import { defaultSmsNumber, staffMember } from '@/server/services/directory';
-import { insertMessages } from './insert';
+import { fileMessages } from './insert';
 import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
 import { NO_MARKETING_CONSENT, OPTED_OUT, startNewAttempt } from './lifecycle';
 import { clientsWithMarketingConsent } from '@/server/services/compliance/consent';
@@ -215,7 +214,6 @@ async function submit(
   async function writeMessages(tx: Tx): Promise<number[]> {
     const leadIds = await createLeads(tx, businessId, planned);
     const clientIds = planned.map((p) => p.clientId ?? leadIds.get(leadKey(p.newLead!))!);
-    const conversationByClient = await ensureConversations(tx, businessId, [...new Set(clientIds)]);
     const provider =
       mode === 'send' ? (channel === 'sms' ? configuredSmsProvider() : configuredEmailProvider()) : (body.provider ?? null);
     // A scheduled message sits in the timeline where it was written until it goes (the claim then
@@ -224,8 +222,9 @@ async function submit(
     const sentAt = body.sent_at ?? new Date();
     const cancelOnReply = (body as { cancel_on_reply?: boolean }).cancel_on_reply ?? true;
 
-    const rows = await insertMessages(
+    const rows = await fileMessages(
       tx,
+      businessId,
       planned.map((p, i) =>
         messageRow(p, {
           businessId,
@@ -238,7 +237,6 @@ async function submit(
           cancelOnReply,
           mms: mms.get(p.index) ?? null,
           clientId: clientIds[i]!,
-          conversationId: conversationByClient.get(clientIds[i]!)!,
         }),
       ),
     );
@@ -257,7 +255,6 @@ async function submit(
       }
     }
 
-    await touchConversations(tx, rows);
     if (mode === 'send') {
       // A scheduled message's job starts after its send_at (the request's, or quiet hours' next
       // opening for its recipient), in the send-later queue (queues.ts); the claim checks send_at again.
@@ -672,9 +669,8 @@ function messageRow(
     cancelOnReply: boolean;
     mms: StoredAttachment[] | null;
     clientId: number;
-    conversationId: number;
   },
-): typeof messages.$inferInsert {
+): Omit<typeof messages.$inferInsert, 'conversationId'> & { clientId: number; sentAt: Date } {
   const { body, channel } = ctx;
   const inbound = p.direction === 'inbound';
   const segments = channel === 'sms' ? smsSegments(p.content) : null;
@@ -687,7 +683,6 @@ function messageRow(
     }>;
   return {
     businessId: ctx.businessId,
-    conversationId: ctx.conversationId,
     clientId: ctx.clientId,
     channel,
     direction: p.direction,

@@ -99,6 +99,8 @@ export async function recordCall(tx: Tx, call: CallFacts): Promise<RecordedCall>
     })
     .onConflictDoUpdate({
       target: [messages.provider, messages.providerMessageId, messages.businessId],
+      // messages_provider_id_key is partial (ids only): the conflict target says so.
+      targetWhere: sql`${messages.providerMessageId} is not null`,
       set: {
         ...statusSet,
         staffId: sql`coalesce(${messages.staffId}, excluded.staff_id)`,

@@ -1,0 +1,14 @@
+import { sql } from 'drizzle-orm';
+import { db } from '@/db/client';
+
+/**
+ * Pages waiting in the search indexes' GIN pending lists (docs/architecture.md#search-texts), read
+ * from their metapages without merging anything (pgstattuple, a contrib extension the tests install).
+ */
+export async function pendingSearchPages(): Promise<number> {
+  await db.execute(sql`create extension if not exists pgstattuple`);
+  const [row] = await db.execute<{ pages: number }>(sql`
+    select sum((pgstatginindex(i::regclass)).pending_pages)::int as pages
+    from unnest(array['message_search_content_trgm_idx', 'message_search_subject_trgm_idx']) i`);
+  return row!.pages;
+}
