@@ -22,7 +22,7 @@ import {
 /**
  * `npm run bench:send [-- --chaos]`: the outbound pipeline end to end on this machine.
  * Seeds a business with 10,000 clients, POSTs 10 bulk requests of 1,000 SMS to the production
- * server, and measures request latency, time until every SMS is `sent` against a local fake Twilio
+ * server (after one request, not counted, that warms the fresh server up), and measures request latency, time until every SMS is `sent` against a local fake Twilio
  * (≈5 ms per call), queue pickup, 2,000 emails into a local SMTP server, and pg-boss fetch time at
  * a 200,000-job backlog with and without our index. Beside the pipeline rate it prints the ceiling:
  * the same fake answering the real twilio client from one process, no database.
@@ -85,6 +85,34 @@ async function main() {
   const web = await startWebServer(env);
   let worker = startWorkerProcess(env);
   await sleep(1500);
+  // One bulk request first, not counted: a fresh server loads the route's modules, opens its pool's
+  // connections and plans its statements on the first request (the steady state is what is
+  // measured). Its business and clients are its own; its texts are all sent before the runs start.
+  {
+    const { businessId, clientIds } = await seedBusiness(REPEAT + 2);
+    const t0 = performance.now();
+    const res = await fetch(`${web.url}/api/v1/businesses/${businessId}/sms`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': PLATFORM_KEY },
+      body: JSON.stringify({
+        sender_type: 'system',
+        category: 'reminder',
+        messages: clientIds.slice(0, PER_REQUEST).map((id, i) => ({ client_id: id, message: `Warm-up ${i}` })),
+      }),
+    });
+    if (res.status !== 200) throw new Error(`warm-up request answered ${res.status}: ${await res.text()}`);
+    console.log(`warm-up: one bulk request on the fresh server, ${fmt(performance.now() - t0, 0)} ms (not counted)`);
+    await waitUntil(
+      async () =>
+        (
+          await sql<
+            { n: number }[]
+          >`select count(*)::int as n from messages where business_id = ${businessId} and status = 'sent'`
+        )[0]!.n >= PER_REQUEST,
+      120_000,
+      100,
+    );
+  }
   let allLost = 0;
   let allDuplicated = 0;
   let kills = 0;
@@ -215,6 +243,7 @@ async function main() {
       console.log(
         `  bulk 1,000-SMS request latency          p50 ${fmt(median(latencies), 0)} ms, p95 ${fmt(percentile(latencies, 95), 0)} ms (target p95 ≤ 300 ms)`,
       );
+      console.log(`  each bulk request, in order (ms)        ${latencies.map((l) => fmt(l, 0)).join(' ')}`);
       console.log(
         `  SMS queued → sent                       ${total} in ${fmt(smsSeconds)} s = ${fmt(rate, 0)} SMS/s (target ≥ 1,000)`,
       );
