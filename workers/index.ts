@@ -16,6 +16,7 @@ import { reprocessEvent } from '@/server/services/webhooks/retry';
 import { startBatchLoop, type JobOutcome } from './batch-loop';
 import { importClientsBatch } from './import-clients';
 import { refuseMalformed } from './job-payloads';
+import { every } from './periodic';
 import { sendEmailBatch } from './send-email';
 import { sendSmsBatch } from './send-sms';
 
@@ -107,15 +108,14 @@ export async function startWorker() {
     );
   }, 5_000);
   // docs/architecture.md#search-texts: the search indexes' pending entries merged every second by
-  // the worker, not by whichever bulk insert finds the pending list full (one at a time per process).
-  let merging = false;
-  const mergeSearch = setInterval(() => {
-    if (merging) return;
-    merging = true;
-    mergeSearchIndexPendingLists()
-      .catch((err) => log.warn({ err: { message: (err as Error).message } }, 'search index merge failed'))
-      .finally(() => (merging = false));
-  }, 1_000);
+  // the worker, not by whichever bulk insert finds the pending list full. A failure (typically: the
+  // worker's role does not own the indexes) pauses the merges for a minute: logged once a minute.
+  const mergeSearch = every(
+    1_000,
+    mergeSearchIndexPendingLists,
+    (err) => log.warn({ err: { message: (err as Error).message } }, 'search index merge failed; next attempt in a minute'),
+    60_000,
+  );
   // Recovery (server/services/recovery.ts): webhook events stored but never processed, and
   // messages in flight whose send job is gone. Every 10 s, one sweep at a time per process.
   let sweeping = false;
@@ -143,7 +143,7 @@ export async function startWorker() {
       clearInterval(wake);
       clearInterval(compact);
       clearInterval(recover);
-      clearInterval(mergeSearch);
+      mergeSearch.stop();
       await Promise.all(loops.map((l) => l.stop()));
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
       await closeProviders();
