@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
 import { db } from './client';
-import { equalsAny } from './sql-array';
+import { equalsAny, textArray } from './sql-array';
 
 const values = (query: ReturnType<typeof sql>) => new PgDialect().sqlToQuery(query);
 
@@ -39,6 +39,20 @@ describe('equalsAny', () => {
     const uuids = sql`(values ('6f1c7e0a-0000-4000-8000-000000000001'::uuid)) as t(v)`;
     expect(await matched(['6f1c7e0a-0000-4000-8000-000000000001'], 'uuid', uuids)).toEqual([
       '6f1c7e0a-0000-4000-8000-000000000001',
+    ]);
+  });
+});
+
+describe('textArray: values as one text[] parameter, cast per column', () => {
+  it('keeps NULLs (a leading one too), booleans, numbers and JSON through a cast per column', async () => {
+    const rows = await db.execute<{ n: number | null; b: boolean | null; j: unknown }>(sql`
+      select v.n::int as n, v.b::boolean as b, v.j::jsonb as j
+      from unnest(${textArray([null, 7, -1])}, ${textArray([undefined, true, false])},
+                  ${textArray([null, JSON.stringify({ a: [1, 'x'] }), '"s"'])}) as v(n, b, j)`);
+    expect([...rows]).toEqual([
+      { n: null, b: null, j: null },
+      { n: 7, b: true, j: { a: [1, 'x'] } },
+      { n: -1, b: false, j: 's' },
     ]);
   });
 });

@@ -14,3 +14,13 @@ export function equalsAny(
 ): SQL {
   return sql`${column} = any(${sql.param(values)}::${sql.raw(type)}[])`;
 }
+
+/** A value as PostgreSQL text, null (or undefined) as NULL: for a statement that casts it per column. */
+export const asText = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+
+/**
+ * Values as one `text[]` parameter, NULLs kept, for a statement that casts them per column
+ * (`unnest($1::text[]) … v.x::int`): postgres.js infers an array's type from its first element, so
+ * booleans, JSON or a leading null would not survive as such; text needs no inference.
+ */
+export const textArray = (values: readonly unknown[]): SQL => sql`${sql.param(values.map(asText))}::text[]`;

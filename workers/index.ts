@@ -92,43 +92,39 @@ export async function startWorker() {
       log,
     ),
   );
+  // Periodic work, each task one run at a time (./periodic.ts); a failed run is logged.
+  const warn = (what: string) => (err: unknown) => log.warn({ err: { message: (err as Error).message } }, what);
   // docs/api.md#snooze: a snoozed conversation is open again within 60 s after its time passes.
   // Every 15 s from each worker (an idempotent UPDATE over a partial index), which is tighter
   // than pg-boss's minute-grained cron.
-  const wake = setInterval(() => {
-    wakeSnoozedConversations()
-      .then((woken) => woken && log.info({ woken }, 'snoozed conversations reopened'))
-      .catch((err) => log.warn({ err: { message: (err as Error).message } }, 'wake snoozed failed'));
-  }, 15_000);
+  const wake = every(
+    15_000,
+    () => wakeSnoozedConversations().then((woken) => woken && log.info({ woken }, 'snoozed conversations reopened')),
+    warn('wake snoozed failed'),
+  );
   // docs/architecture.md#kept-counts: the filter counts' pending deltas folded every 5 s, so a
   // read sums a few seconds of changes at most (one compaction at a time across workers).
-  const compact = setInterval(() => {
-    compactConversationCounts().catch((err) =>
-      log.warn({ err: { message: (err as Error).message } }, 'conversation counts compaction failed'),
-    );
-  }, 5_000);
+  const compact = every(5_000, () => compactConversationCounts(), warn('conversation counts compaction failed'));
   // docs/architecture.md#search-texts: the search indexes' pending entries merged every second by
   // the worker, not by whichever bulk insert finds the pending list full. A failure (typically: the
   // worker's role does not own the indexes) pauses the merges for a minute: logged once a minute.
   const mergeSearch = every(
     1_000,
-    mergeSearchIndexPendingLists,
-    (err) => log.warn({ err: { message: (err as Error).message } }, 'search index merge failed; next attempt in a minute'),
+    () => mergeSearchIndexPendingLists(),
+    warn('search index merge failed; next attempt in a minute'),
     60_000,
   );
   // Recovery (server/services/recovery.ts): webhook events stored but never processed, and
   // messages in flight whose send job is gone. Every 10 s, one sweep at a time per process.
-  let sweeping = false;
-  const recover = setInterval(() => {
-    if (sweeping) return;
-    sweeping = true;
-    Promise.all([
-      sweepUnprocessedEvents(log).then((n) => n && log.info({ events: n }, 'unprocessed webhook events swept')),
-      requeueOrphanedSends(log),
-    ])
-      .catch((err) => log.warn({ err: { message: (err as Error).message } }, 'recovery sweep failed'))
-      .finally(() => (sweeping = false));
-  }, config.recoverySweepIntervalSeconds * 1000);
+  const recover = every(
+    config.recoverySweepIntervalSeconds * 1000,
+    () =>
+      Promise.all([
+        sweepUnprocessedEvents(log).then((n) => n && log.info({ events: n }, 'unprocessed webhook events swept')),
+        requeueOrphanedSends(log),
+      ]),
+    warn('recovery sweep failed'),
+  );
   await boss.work(QUEUES.maintenance, async (jobs) => {
     if ((await refuseMalformed(boss, QUEUES.maintenance, jobs, log)).length === 0) return;
     const swept = await sweepExpiredRows();
@@ -140,10 +136,7 @@ export async function startWorker() {
   return {
     boss,
     async stop() {
-      clearInterval(wake);
-      clearInterval(compact);
-      clearInterval(recover);
-      mergeSearch.stop();
+      for (const periodic of [wake, compact, mergeSearch, recover]) periodic.stop();
       await Promise.all(loops.map((l) => l.stop()));
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
       await closeProviders();

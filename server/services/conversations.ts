@@ -2,7 +2,7 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import { db, type Tx } from '@/db/client';
 import { executePrepared, fixedStatement, preparedQuery } from '@/db/prepared';
-import { equalsAny } from '@/db/sql-array';
+import { equalsAny, textArray } from '@/db/sql-array';
 import { isoTimestamp } from '@/db/sql-json';
 import { conversations, type ConversationStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
@@ -402,20 +402,20 @@ export async function ensureConversationsWith(
   const found = async (ids: number[]) =>
     tx.execute<{ id: number; client_id: number }>(sql`
       select id, client_id from conversations
-      where business_id = ${businessId} and client_id = any(${sql.param(ids)}::int[])`);
+      where business_id = ${businessId} and ${equalsAny(sql`client_id`, ids, 'int')}`);
   const byClient = new Map((await found(clientIds)).map((r) => [r.client_id, r.id]));
   const missing = clientIds.filter((id) => !byClient.has(id));
   if (missing.length === 0) return { byClient, created };
-  // Every column as a text array, cast in SQL (postgres.js infers an array's type from its first
-  // element, which may be null); greatest() skips a null sent_at, so a bare conversation starts now.
+  // Each column a text array cast in SQL (textArray); greatest() skips a null sent_at, so a bare
+  // conversation starts now.
   const column = (pick: (start: NewConversationStart | null) => unknown) =>
-    sql.param(missing.map((id) => pick(starts.get(id) ?? null) ?? null).map((v) => (v === null ? null : String(v))));
+    textArray(missing.map((id) => pick(starts.get(id) ?? null)));
   const inserted = await tx.execute<{ id: number; client_id: number }>(sql`
     insert into conversations (business_id, client_id, location_id, last_message_id, last_message_content, last_channel, last_activity_at, unread_count)
     select ${businessId}, c.id, c.location_id, v.message_id::bigint, v.content, v.channel,
       greatest(now(), v.sent_at::timestamptz), coalesce(v.unread::int, 0)
-    from unnest(${sql.param(missing)}::int[], ${column((s) => s?.latest.id)}::text[], ${column((s) => s?.latest.content)}::text[],
-      ${column((s) => s?.latest.channel)}::text[], ${column((s) => s?.latest.sentAt.toISOString())}::text[], ${column((s) => s?.unread)}::text[])
+    from unnest(${sql.param(missing)}::int[], ${column((s) => s?.latest.id)}, ${column((s) => s?.latest.content)},
+      ${column((s) => s?.latest.channel)}, ${column((s) => s?.latest.sentAt.toISOString())}, ${column((s) => s?.unread)})
       as v(client_id, message_id, content, channel, sent_at, unread)
     join clients c on c.business_id = ${businessId} and c.id = v.client_id
     on conflict (business_id, client_id) do nothing

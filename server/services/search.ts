@@ -268,7 +268,7 @@ async function searchPage(input: SearchMessagesInput, tx: Tx) {
 }
 
 /** The trigram indexes of message_search (migration 0017): GIN indexes with pending lists. */
-const SEARCH_GIN_INDEXES = ['message_search_content_trgm_idx', 'message_search_subject_trgm_idx'];
+export const SEARCH_GIN_INDEXES = ['message_search_content_trgm_idx', 'message_search_subject_trgm_idx'];
 
 /**
  * Moves the search indexes' pending entries into their trees (docs/architecture.md#search-texts),

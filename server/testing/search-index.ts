@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/client';
+import { SEARCH_GIN_INDEXES } from '@/server/services/search';
 
 /**
  * Pages waiting in the search indexes' GIN pending lists (docs/architecture.md#search-texts), read
@@ -9,6 +10,6 @@ export async function pendingSearchPages(): Promise<number> {
   await db.execute(sql`create extension if not exists pgstattuple`);
   const [row] = await db.execute<{ pages: number }>(sql`
     select sum((pgstatginindex(i::regclass)).pending_pages)::int as pages
-    from unnest(array['message_search_content_trgm_idx', 'message_search_subject_trgm_idx']) i`);
+    from unnest(${sql.param(SEARCH_GIN_INDEXES)}::text[]) i`);
   return row!.pages;
 }

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '@/db/client';
+import { asText, textArray } from '@/db/sql-array';
 import type { messages } from '@/db/schema';
 import { ensureConversationsWith, touchConversations, type NewConversationStart } from '@/server/services/conversations';
 
@@ -86,15 +87,13 @@ export async function insertMessages(tx: Tx, rows: Row[]): Promise<InsertedMessa
   if (rows.some((r) => (r.id !== undefined) !== reserved)) throw new Error('insertMessages: some rows carry an id, some do not');
   const columns = reserved ? COLUMNS : COLUMNS.filter(([c]) => c !== 'id');
   const names = sql.raw(columns.map(([c]) => c).join(', '));
-  // Every value travels as text and is cast per column: postgres.js infers array types from the
-  // first element (booleans and JSON would not survive), text needs no inference. A column with one
-  // value for every row (a bulk request's business, sender, category, request id…: most of them)
-  // is bound once, not as an array of 1,000 copies to serialise and parse (~14 ms a request).
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
-  const values = columns.map(([, , value]) => rows.map((r) => text(value(r))));
+  // Every value travels as text and is cast per column (textArray). A column with one value for
+  // every row (a bulk request's business, sender, category, request id…: most of them) is bound
+  // once, not as an array of 1,000 copies to serialise and parse (~14 ms a request).
+  const values = columns.map(([, , value]) => rows.map((r) => asText(value(r))));
   // The first column always goes as an array: unnest needs one, and it numbers the rows.
   const varies = values.map((v, i) => i === 0 || v.some((x) => x !== v[0]));
-  const arrays = values.flatMap((v, i) => (varies[i] ? [sql`${sql.param(v)}::text[]`] : []));
+  const arrays = values.flatMap((v, i) => (varies[i] ? [textArray(v)] : []));
   const arrayNames = sql.raw(columns.flatMap(([c], i) => (varies[i] ? [c] : [])).join(', '));
   const casts = sql.join(
     columns.map(([c, type], i) => {
