@@ -2,7 +2,7 @@ import PgBoss from 'pg-boss';
 import { closeDb } from '@/db/client';
 import { loadEnv } from '@/server/env';
 import { isDatabaseUnavailable } from '@/server/errors';
-import { createQueues, QUEUES } from '@/server/jobs/queues';
+import { BULK_CHUNK, createQueues, QUEUES } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
 import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
 import { compactConversationCounts } from '@/server/services/conversation-counts';
@@ -43,17 +43,23 @@ export async function startWorker() {
   const sms = smsProvider();
   const email = emailProvider();
   const statusCallback = smsStatusCallbackUrl();
-  // Send later (docs/api.md#send-later): the same senders on its own queues, jobs started after send_at.
-  const smsLoop = (queue: typeof QUEUES.smsSend | typeof QUEUES.smsSendLater, loops: number, idleMs: number) =>
-    startBatchLoop(boss, queue, { batchSize: 50, loops, idleMs }, (jobs) => sendSmsBatch(jobs, sms, statusCallback, log), log);
-  const emailLoop = (queue: typeof QUEUES.emailSend | typeof QUEUES.emailSendLater, loops: number, idleMs: number) =>
-    startBatchLoop(boss, queue, { batchSize: 20, loops, idleMs }, (jobs) => sendEmailBatch(jobs, email, log), log);
+  // The same senders on every send queue. A fetch from sms.send / email.send takes many one-message
+  // jobs; from the bulk queues one chunk job (BULK_CHUNK messages): either way a loop has at most
+  // 50 texts or 20 emails in flight. Send later (docs/api.md#send-later): jobs started after send_at.
+  type SmsQueue = typeof QUEUES.smsSend | typeof QUEUES.smsSendBulk | typeof QUEUES.smsSendLater;
+  type EmailQueue = typeof QUEUES.emailSend | typeof QUEUES.emailSendBulk | typeof QUEUES.emailSendLater;
+  const smsLoop = (queue: SmsQueue, batchSize: number, loops: number, idleMs: number) =>
+    startBatchLoop(boss, queue, { batchSize, loops, idleMs }, (jobs) => sendSmsBatch(jobs, sms, statusCallback, log), log);
+  const emailLoop = (queue: EmailQueue, batchSize: number, loops: number, idleMs: number) =>
+    startBatchLoop(boss, queue, { batchSize, loops, idleMs }, (jobs) => sendEmailBatch(jobs, email, log), log);
   const loops = [
-    smsLoop(QUEUES.smsSend, 4, 200),
-    emailLoop(QUEUES.emailSend, 2, 250),
+    smsLoop(QUEUES.smsSend, BULK_CHUNK.sms, 4, 200),
+    smsLoop(QUEUES.smsSendBulk, 1, 4, 250),
+    emailLoop(QUEUES.emailSend, BULK_CHUNK.email, 2, 250),
+    emailLoop(QUEUES.emailSendBulk, 1, 2, 250),
     // As many as the immediate queue: 10,000 texts scheduled for one moment all fall due at once.
-    smsLoop(QUEUES.smsSendLater, 4, 250),
-    emailLoop(QUEUES.emailSendLater, 1, 500),
+    smsLoop(QUEUES.smsSendLater, BULK_CHUNK.sms, 4, 250),
+    emailLoop(QUEUES.emailSendLater, BULK_CHUNK.email, 1, 500),
   ];
 
   await boss.work(QUEUES.sandboxStatus, { batchSize: 100, pollingIntervalSeconds: 0.5 }, async (jobs) => {

@@ -1,17 +1,16 @@
 import { sql, type SQL } from 'drizzle-orm';
 import pLimit from 'p-limit';
-import type PgBoss from 'pg-boss';
 import { db } from '@/db/client';
 import type { StoredAttachment } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
-import { QUEUES, type SendJob } from '@/server/jobs/queues';
+import { QUEUES } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
 import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
 import { newEmailMessageId } from '@/server/providers/smtp';
 import type { EmailProvider } from '@/server/providers/types';
 import type { JobOutcome } from './batch-loop';
 import { classify } from './send-sms';
-import { finishSends, type SendResult } from './send-results';
+import { finishSends, jobsByMessage, type AnySendJob, type SendResult } from './send-results';
 import {
   assignEmailMessageIds,
   claimForSendingCtes,
@@ -59,12 +58,8 @@ const UNKNOWN_OUTCOME =
  * with one may have, and SMTP cannot be asked, so it fails safe as `unknown_outcome` for a person
  * to review and retry (never twice).
  */
-export async function sendEmailBatch(
-  jobs: PgBoss.JobWithMetadata<SendJob>[],
-  provider: EmailProvider,
-  log: Logger,
-): Promise<Map<string, JobOutcome>> {
-  const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
+export async function sendEmailBatch(jobs: AnySendJob[], provider: EmailProvider, log: Logger): Promise<Map<string, JobOutcome>> {
+  const jobByMessage = jobsByMessage(jobs);
   const ids = [...jobByMessage.keys()];
   const rows = await db.execute<
     Claimed & { email_message_id: string | null; stuck_since: Date | null; went_later_in: number | null }
@@ -138,7 +133,8 @@ export async function sendEmailBatch(
     )),
   );
 
-  const outcomes = await finishSends(results, jobByMessage, provider.name);
+  // Messages neither claimed nor stuck were handled already: nothing to do, their job is done.
+  const outcomes = await finishSends(results, jobs, jobByMessage, provider.name);
   if (provider.name === 'sandbox') {
     const sids = results.flatMap((r) => (r.kind === 'sent' ? [r.providerMessageId] : []));
     const delivered = SANDBOX_PLAYBACK.filter((s) => s.status === 'delivered');
@@ -153,7 +149,5 @@ export async function sendEmailBatch(
       ),
     );
   }
-  const handled = new Set(results.map((r) => r.messageId));
-  for (const id of ids) if (!handled.has(id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });
   return outcomes;
 }

@@ -1,8 +1,26 @@
 import type PgBoss from 'pg-boss';
 import type { Provider } from '@/db/schema';
-import type { SendJob } from '@/server/jobs/queues';
+import { messageIdsOf, type BulkSendJob, type SendJob } from '@/server/jobs/queues';
 import { recordSendResults, type SentResult } from '@/server/services/messages/lifecycle';
 import type { JobOutcome } from './batch-loop';
+
+/** A job of any send queue: one message (sms.send, the send-later queues) or a chunk (the bulk queues). */
+export type AnySendJob = PgBoss.JobWithMetadata<SendJob | BulkSendJob>;
+
+/** Each message of a fetched batch → the job that carries it. */
+export const jobsByMessage = (jobs: AnySendJob[]): Map<number, AnySendJob> =>
+  new Map(jobs.flatMap((job) => messageIdsOf(job.data).map((id) => [id, job] as const)));
+
+/**
+ * Every job of the batch → its outcome. A job fails (and pg-boss retries it whole) when any of its
+ * messages is to be tried again; a job none of whose messages was attempted (all handled already)
+ * is done.
+ */
+export function jobOutcomes(jobs: AnySendJob[], retries: Map<number, string>, jobByMessage: Map<number, AnySendJob>) {
+  const outcomes = new Map<string, JobOutcome>(jobs.map((job) => [job.id, { ok: true }]));
+  for (const [messageId, error] of retries) outcomes.set(jobByMessage.get(messageId)!.id, { ok: false, error });
+  return outcomes;
+}
 
 export type SendResult =
   | (SentResult & { kind: 'sent' })
@@ -20,7 +38,8 @@ export type SendResult =
  */
 export async function finishSends(
   results: SendResult[],
-  jobByMessage: Map<number, PgBoss.JobWithMetadata<SendJob>>,
+  jobs: AnySendJob[],
+  jobByMessage: Map<number, AnySendJob>,
   provider: Provider,
 ): Promise<Map<string, JobOutcome>> {
   const givesUp = (r: SendResult): r is Exclude<SendResult, { kind: 'sent' }> =>
@@ -36,11 +55,12 @@ export async function finishSends(
     requeue: results.filter((r) => r.kind === 'transient' && !r.lastAttempt).map((r) => r.messageId),
   });
 
-  const outcomes = new Map<string, JobOutcome>();
-  for (const r of results) {
-    const job = jobByMessage.get(r.messageId)!;
-    const retry = (r.kind === 'transient' || r.kind === 'unknown') && !r.lastAttempt;
-    outcomes.set(job.id, retry ? { ok: false, error: `${r.code}: ${r.message}` } : { ok: true });
-  }
-  return outcomes;
+  const retries = new Map(
+    results.flatMap((r) =>
+      (r.kind === 'transient' || r.kind === 'unknown') && !r.lastAttempt
+        ? [[r.messageId, `${r.code}: ${r.message}`] as const]
+        : [],
+    ),
+  );
+  return jobOutcomes(jobs, retries, jobByMessage);
 }

@@ -1,15 +1,14 @@
 import { sql } from 'drizzle-orm';
 import pLimit from 'p-limit';
-import type PgBoss from 'pg-boss';
 import { db } from '@/db/client';
 import type { MessageStatus } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
-import { QUEUES, type SendJob } from '@/server/jobs/queues';
+import { QUEUES } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
 import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
 import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/providers/types';
 import type { JobOutcome } from './batch-loop';
-import { finishSends, type SendResult } from './send-results';
+import { finishSends, jobsByMessage, type AnySendJob, type SendResult } from './send-results';
 import {
   claimForSendingCtes,
   holdUntilWindowOpens,
@@ -51,12 +50,12 @@ type Claimed = {
  * provider is asked whether it went out (by To, From, body and time) before anything is resent.
  */
 export async function sendSmsBatch(
-  jobs: PgBoss.JobWithMetadata<SendJob>[],
+  jobs: AnySendJob[],
   provider: SmsProvider,
   statusCallback: string,
   log: Logger,
 ): Promise<Map<string, JobOutcome>> {
-  const jobByMessage = new Map(jobs.map((j) => [j.data.messageId, j]));
+  const jobByMessage = jobsByMessage(jobs);
   const ids = [...jobByMessage.keys()];
   // Scheduled texts (their jobs are in the send-later queue) keep to quiet hours at send time too.
   if (jobs.some((j) => j.name === QUEUES.smsSendLater)) {
@@ -119,11 +118,9 @@ export async function sendSmsBatch(
     }
   }
 
-  const outcomes = await finishSends(results, jobByMessage, provider.name);
+  // Messages neither claimed nor stuck were handled already: nothing to do, their job is done.
+  const outcomes = await finishSends(results, jobs, jobByMessage, provider.name);
   if (provider.name === 'sandbox') await playSandboxStatuses(results);
-  // Neither claimed nor stuck: handled already, nothing to do.
-  const attempted = new Set(rows.map((m) => m.id));
-  for (const id of ids) if (!attempted.has(id)) outcomes.set(jobByMessage.get(id)!.id, { ok: true });
   return outcomes;
 }
 
@@ -144,7 +141,7 @@ const sentResult = (messageId: number, sent: SmsSendResult): SendResult => ({
  * `sending`, so the next attempt looks it up before sending; timeouts of providers that do not
  * classify them (SMTP) count as unknown too; anything unexpected is unknown.
  */
-export function classify(err: unknown, messageId: number, job: PgBoss.JobWithMetadata<SendJob>): SendResult {
+export function classify(err: unknown, messageId: number, job: AnySendJob): SendResult {
   const lastAttempt = job.retryCount >= job.retryLimit;
   if (err instanceof ProviderError) {
     if (err.kind === 'permanent')

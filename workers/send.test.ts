@@ -127,12 +127,13 @@ function settled(ids: number[], timeoutMs = 15_000) {
   );
 }
 
-/** The message's pg-boss job(s), live or archived. */
+/** The message's pg-boss job(s) in `queue`, live or archived: a job of its own, or a bulk chunk that carries it. */
 async function jobsOf(queue: string, messageId: number) {
+  const carries = sql`(data->>'messageId' = ${String(messageId)} or data->'messageIds' @> to_jsonb(${messageId}::bigint))`;
   const rows = await db.execute<{ state: string; retry_count: number }>(sql`
-    select state::text as state, retry_count from pgboss.job where name = ${queue} and data->>'messageId' = ${String(messageId)}
+    select state::text as state, retry_count from pgboss.job where name = ${queue} and ${carries}
     union all
-    select state::text as state, retry_count from pgboss.archive where name = ${queue} and data->>'messageId' = ${String(messageId)}`);
+    select state::text as state, retry_count from pgboss.archive where name = ${queue} and ${carries}`);
   return [...rows];
 }
 
@@ -297,15 +298,39 @@ describe('send worker in process (twilio client → fake Twilio, nodemailer → 
     expect(creates.filter((c) => c.to === phone(501))).toHaveLength(1);
     expect(creates.filter((c) => c.body === `After STOP ${runId}`)).toHaveLength(0);
     expect(fake.messages.filter((m) => m.to === phone(500) || m.to === phone(501))).toHaveLength(0);
-    await until(
-      'the jobs to complete',
-      async () =>
-        (await jobsOf('sms.send', invalidId!))[0]?.state === 'completed' &&
-        (await jobsOf('sms.send', optOutId!))[0]?.state === 'completed',
-    );
-    expect(await jobsOf('sms.send', invalidId!)).toEqual([{ state: 'completed', retry_count: 0 }]);
-    expect(await jobsOf('sms.send', optOutId!)).toEqual([{ state: 'completed', retry_count: 0 }]);
+    // One chunk job carried both texts (one request); it completed without a retry.
+    await until('the job to complete', async () => (await jobsOf('sms.send.bulk', invalidId!))[0]?.state === 'completed');
+    expect(await jobsOf('sms.send.bulk', invalidId!)).toEqual([{ state: 'completed', retry_count: 0 }]);
+    expect(await jobsOf('sms.send.bulk', optOutId!)).toEqual([{ state: 'completed', retry_count: 0 }]);
     expect((await rowsOf([invalidId!, optOutId!, laterId!])).map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
+  });
+
+  it('a chunk job with one text refused for now (429) is retried whole, and the texts it already sent are not sent again', async () => {
+    const [busy, ok1, ok2] = [phone(610), phone(611), phone(612)];
+    replies.set(busy, { status: 429, code: 20429 });
+    let busyCalls = 0;
+    onCreate = (req) => {
+      // The second attempt finds Twilio willing.
+      if (req.to === busy && ++busyCalls > 1) replies.delete(busy);
+    };
+    try {
+      const ids = await post('sms', [
+        { to_number: busy, message: `Chunk busy ${runId}` },
+        { to_number: ok1, message: `Chunk one ${runId}` },
+        { to_number: ok2, message: `Chunk two ${runId}` },
+      ]);
+      const done = await settled(ids, 25_000);
+      expect(done.map((r) => r.status)).toEqual(['sent', 'sent', 'sent']);
+      for (const to of [ok1, ok2]) expect(creates.filter((c) => c.to === to)).toHaveLength(1);
+      expect(creates.filter((c) => c.to === busy)).toHaveLength(2);
+      for (const body of [`Chunk busy ${runId}`, `Chunk one ${runId}`, `Chunk two ${runId}`])
+        expect(atFake(body)).toHaveLength(1);
+      await until('the job to complete', async () => (await jobsOf('sms.send.bulk', ids[0]!))[0]?.state === 'completed');
+      for (const id of ids) expect(await jobsOf('sms.send.bulk', id)).toEqual([{ state: 'completed', retry_count: 1 }]);
+    } finally {
+      onCreate = null;
+      replies.delete(busy);
+    }
   });
 
   it('sends an automatic answer (HELP, a fresh opt-out confirmation) to an opted-out client, and nothing else', async () => {

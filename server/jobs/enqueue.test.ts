@@ -65,6 +65,8 @@ const SAMPLES: { [Q in QueueName]: JobPayload<Q> } = {
   'email.send.dead': { messageId: 1, businessId: 1 },
   'sms.send': { messageId: 1, businessId: 1 },
   'email.send': { messageId: 1, businessId: 1 },
+  'sms.send.bulk': { messageIds: [1, 2], businessId: 1 },
+  'email.send.bulk': { messageIds: [1, 2], businessId: 1 },
   'sms.send.later': { messageId: 1, businessId: 1 },
   'email.send.later': { messageId: 1, businessId: 1 },
   'sandbox.status': { provider: 'sandbox', providerMessageId: 'SM123', status: 'delivered' },

@@ -22,8 +22,25 @@ import {
  * job's data with them before handling it (what is stored in pgboss.job is not trusted).
  */
 
-/** sms.send / email.send (and their dead letters): one message to send. */
+/** sms.send / email.send and their send-later queues: one message to send. */
 const SendJob = z.object({ messageId: z.number().int(), businessId: z.number().int() });
+
+/**
+ * Messages per job of the bulk queues (sms.send.bulk / email.send.bulk): one job per chunk of a
+ * request's messages instead of one per message. A worker takes one chunk job at a time, so a
+ * chunk is also what one worker loop has in flight at once: each send attempt ends at its provider
+ * timeout, and the whole chunk well inside the queue's expiry.
+ */
+export const BULK_CHUNK = { sms: 50, email: 20 } as const;
+
+/** sms.send.bulk / email.send.bulk: a chunk of one business's messages, each sent as by a SendJob. */
+const BulkSendJob = z.object({
+  messageIds: z.array(z.number().int()).min(1).max(BULK_CHUNK.sms),
+  businessId: z.number().int(),
+});
+
+/** A send job that ran out of attempts, as its queue held it. Dead letters are kept, never worked. */
+const DeadSendJob = z.union([SendJob, BulkSendJob]);
 
 /** A sandbox provider's simulated status callback, played back as a delayed job. */
 const SandboxStatusJob = z.object({
@@ -94,8 +111,8 @@ type QueueDefinition<N extends string, S extends z.ZodType> = { name: N; options
 const queue = <const N extends string, S extends z.ZodType>(name: N, payload: S, options: QueueOptions) =>
   ({ name, options, payload }) satisfies QueueDefinition<N, S>;
 
-const smsSendDead = queue('sms.send.dead', SendJob, { retryLimit: 0 });
-const emailSendDead = queue('email.send.dead', SendJob, { retryLimit: 0 });
+const smsSendDead = queue('sms.send.dead', DeadSendJob, { retryLimit: 0 });
+const emailSendDead = queue('email.send.dead', DeadSendJob, { retryLimit: 0 });
 
 /**
  * In creation order: a dead-letter queue comes before the queues that name it (`createQueues`
@@ -114,6 +131,24 @@ export const QUEUE_DEFINITIONS = {
     deadLetter: smsSendDead.name,
   }),
   emailSend: queue('email.send', SendJob, {
+    retryLimit: 5,
+    retryDelay: 5,
+    retryBackoff: true,
+    expireInSeconds: 120,
+    deadLetter: emailSendDead.name,
+  }),
+  // A request of several messages (a campaign, a bulk API call) is sent from queues of its own, one
+  // job per chunk (BULK_CHUNK): a thousand-message request writes twenty jobs, not a thousand, and
+  // a staff member's reply in sms.send never waits behind a campaign's backlog. Same retry policy:
+  // a chunk job that failed is retried whole, and the claim skips the messages already handled.
+  smsSendBulk: queue('sms.send.bulk', BulkSendJob, {
+    retryLimit: 5,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: 60,
+    deadLetter: smsSendDead.name,
+  }),
+  emailSendBulk: queue('email.send.bulk', BulkSendJob, {
     retryLimit: 5,
     retryDelay: 5,
     retryBackoff: true,
@@ -169,6 +204,10 @@ export type QueueName = Definition['name'];
 export type JobPayload<Q extends QueueName> = z.output<Extract<Definition, { name: Q }>['payload']>;
 
 export type SendJob = JobPayload<typeof QUEUES.smsSend>;
+export type BulkSendJob = JobPayload<typeof QUEUES.smsSendBulk>;
+/** The ids a send job's handler sends: its one message, or its chunk's. */
+export const messageIdsOf = (data: SendJob | BulkSendJob): number[] =>
+  'messageIds' in data ? data.messageIds : [data.messageId];
 export type SandboxStatusJob = JobPayload<typeof QUEUES.sandboxStatus>;
 export type WebhookRetryJob = JobPayload<typeof QUEUES.webhookRetry>;
 export type ClientsImportJob = JobPayload<typeof QUEUES.clientsImport>;

@@ -5,11 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { messages, webhookEvents } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
-import type { SendJob } from '@/server/jobs/queues';
+import { QUEUES, type BulkSendJob, type SendJob } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
 import { createTwilioProvider } from '@/server/providers/twilio';
 import { createClient, createConversation, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
+import { sendJobsFor } from '@/server/testing/send-jobs';
 import { jobsWhere, postTwilio, TWILIO_PATHS, twilioSid } from '@/server/testing/webhooks';
 import { sendSmsBatch } from '@/workers/send-sms';
 import { retryMessages } from './messages/requests';
@@ -53,6 +54,16 @@ const job = (messageId: number, retryCount = 0, retryLimit = 5) =>
     retryCount,
     retryLimit,
   }) as unknown as PgBoss.JobWithMetadata<SendJob>;
+
+/** A bulk queue's chunk job carrying `messageIds`, built by hand like `job`. */
+const chunkJob = (messageIds: number[], retryCount = 0, retryLimit = 5) =>
+  ({
+    id: randomUUID(),
+    name: QUEUES.smsSendBulk,
+    data: { messageIds, businessId: tenant.business.id },
+    retryCount,
+    retryLimit,
+  }) as unknown as PgBoss.JobWithMetadata<BulkSendJob>;
 
 const messageOf = async (id: number) => (await db.select().from(messages).where(eq(messages.id, id)))[0]!;
 const atFake = (to: string) => fake.messages.filter((m) => m.to === to);
@@ -217,6 +228,66 @@ describe('a retried message never sticks in sending', () => {
     await enqueue(db, 'sms.send', [{ data: { messageId: m.id, businessId: tenant.business.id } }]);
     await requeueOrphanedSends(log);
     expect(await jobsWhere('sms.send', 'messageId', m.id)).toHaveLength(1);
+  });
+
+  it('messages carried by a live chunk job are left alone; once the chunk is given up they are re-enqueued together', async () => {
+    const [a, b] = [await queuedSms(), await queuedSms()];
+    const ids = [a.id, b.id];
+    await db.execute(
+      sql`update messages set status_updated_at = now() - interval '5 minutes' where id = any(${sql.param(ids)}::bigint[])`,
+    );
+    await enqueue(db, QUEUES.smsSendBulk, [{ data: { messageIds: ids, businessId: tenant.business.id } }]);
+    await requeueOrphanedSends(log);
+    const [chunk] = await sendJobsFor([a.id]);
+    expect((await sendJobsFor(ids)).map((j) => [j.id, j.message_id])).toEqual([
+      [chunk!.id, a.id],
+      [chunk!.id, b.id],
+    ]);
+
+    await db.execute(sql`update pgboss.job set state = 'failed' where id = ${chunk!.id}::uuid`);
+    expect(await requeueOrphanedSends(log)).toBeGreaterThanOrEqual(2);
+    const live = (await sendJobsFor(ids)).filter((j) => j.state === 'created');
+    expect(live.map((j) => [j.name, j.message_id])).toEqual([
+      ['sms.send.bulk', a.id],
+      ['sms.send.bulk', b.id],
+    ]);
+    expect(live[0]!.id).toBe(live[1]!.id);
+  });
+});
+
+describe('a chunk job (the bulk queues) has one outcome for all its messages', () => {
+  it('fails, to be retried whole, when one of its messages is refused for now, even beside one handled already', async () => {
+    const [done, busy] = [await queuedSms(), await queuedSms()];
+    await sendSmsBatch([job(done.id)], provider, CALLBACK, log);
+    expect((await messageOf(done.id)).status).toBe('sent');
+
+    fake.failNext(1, { status: 429, code: 20429 });
+    const chunk = chunkJob([done.id, busy.id]);
+    const outcomes = await sendSmsBatch([chunk], provider, CALLBACK, log);
+    expect(outcomes.get(chunk.id)).toMatchObject({ ok: false, error: expect.stringMatching(/^20429: /) });
+    expect((await messageOf(busy.id)).status).toBe('queued');
+    expect(atFake(done.toAddress!)).toHaveLength(1);
+
+    // The retry sends only what is left, and the job is done.
+    const retry = chunkJob([done.id, busy.id], 1);
+    expect((await sendSmsBatch([retry], provider, CALLBACK, log)).get(retry.id)).toEqual({ ok: true });
+    expect((await messageOf(busy.id)).status).toBe('sent');
+    expect(atFake(done.toAddress!)).toHaveLength(1);
+    expect(atFake(busy.toAddress!)).toHaveLength(1);
+  });
+
+  it('a batch of single and chunk jobs: each job gets its own outcome', async () => {
+    const [single, c1, c2] = [await queuedSms(), await queuedSms(), await queuedSms()];
+    const one = job(single.id);
+    const chunk = chunkJob([c1.id, c2.id]);
+    const outcomes = await sendSmsBatch([one, chunk], provider, CALLBACK, log);
+    expect(outcomes).toEqual(
+      new Map([
+        [one.id, { ok: true }],
+        [chunk.id, { ok: true }],
+      ]),
+    );
+    for (const m of [single, c1, c2]) expect((await messageOf(m.id)).status).toBe('sent');
   });
 });
 

@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/client';
-import { enqueue } from '@/server/jobs/enqueue';
-import { QUEUES } from '@/server/jobs/queues';
+import { enqueueSends, liveSendJobMessageIds } from './messages/send-jobs';
 import type { Logger } from '@/server/logger';
 import { EVENT_LEASE_SECONDS } from './webhooks/events';
 import { reprocessEvent } from './webhooks/retry';
@@ -61,17 +60,14 @@ export async function requeueOrphanedSends(log: Logger, olderThanSeconds = ORPHA
       select m.id, m.business_id, m.channel from messages m
       where m.status in ('queued', 'sending') and m.status_updated_at < now() - make_interval(secs => ${olderThanSeconds})
         and m.direction = 'outbound' and m.channel in ('sms', 'email')
-        and m.id not in (
-          select (j.data->>'messageId')::bigint from pgboss.job j
-          where j.name in (${QUEUES.smsSend}, ${QUEUES.emailSend}, ${QUEUES.smsSendLater}, ${QUEUES.emailSendLater})
-            and j.state < 'completed')
+        and m.id not in (${liveSendJobMessageIds})
       order by m.status_updated_at
       limit 500`);
     if (orphans.length === 0) return 0;
-    const jobs = (channel: string) =>
-      orphans.filter((m) => m.channel === channel).map((m) => ({ data: { messageId: m.id, businessId: m.business_id } }));
-    await enqueue(tx, QUEUES.smsSend, jobs('sms'));
-    await enqueue(tx, QUEUES.emailSend, jobs('email'));
+    const toSend = (channel: string) =>
+      orphans.filter((m) => m.channel === channel).map((m) => ({ id: m.id, businessId: m.business_id }));
+    await enqueueSends(tx, 'sms', toSend('sms'));
+    await enqueueSends(tx, 'email', toSend('email'));
     log.warn({ message_ids: orphans.map((m) => m.id) }, 'messages in flight without a send job; re-enqueued');
     return orphans.length;
   });

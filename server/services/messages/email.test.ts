@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { businessEmailSenders, clients, messages } from '@/db/schema';
@@ -6,6 +6,7 @@ import { createBusinessApiKey } from '@/server/services/auth';
 import { createBusiness, createClient, createTenant } from '@/server/testing/factories';
 import { api, jsonOf, locsOf } from '@/server/testing/http';
 import { expectAccepted, messageCount as countFor, messageOf as rowOf } from '@/server/testing/messages';
+import { sendJobsFor } from '@/server/testing/send-jobs';
 
 /** docs/api.md#sending-messages, #queue-mode, #limits: `POST /businesses/{id}/email`. */
 
@@ -16,12 +17,8 @@ async function tenant() {
   return { ...t, headers, send };
 }
 
-async function jobsFor(ids: number[]) {
-  const rows = await db.execute<{ name: string; message_id: number }>(sql`
-    select name, (data->>'messageId')::int as message_id from pgboss.job
-    where (data->>'messageId')::bigint = any(${sql.param(ids)}::bigint[]) order by message_id`);
-  return [...rows];
-}
+/** The messages' send jobs as { queue, message id }, in message id order. */
+const jobsFor = async (ids: number[]) => (await sendJobsFor(ids)).map((j) => ({ name: j.name, message_id: j.message_id }));
 
 const MiB = 1024 * 1024;
 
@@ -307,7 +304,7 @@ describe('POST /businesses/{id}/email', () => {
     expect(await jobsFor(message_ids)).toEqual([{ name: 'email.send', message_id: message_ids[1] }]);
   });
 
-  it('one email.send job per queued email, none in sms.send, all under one request', async () => {
+  it('one email.send.bulk chunk job for a request of three emails, nothing in the SMS queues, all under one request', async () => {
     const t = await tenant();
     const cs = await Promise.all([createClient(t.business.id), createClient(t.business.id), createClient(t.business.id)]);
     const res = await t.send({
@@ -326,11 +323,11 @@ describe('POST /businesses/{id}/email', () => {
         (r) => r.requestId === request_id && r.status === 'queued' && r.category === 'transactional' && r.senderType === 'system',
       ),
     ).toBe(true);
-    const jobs = await jobsFor(message_ids);
-    expect(jobs).toEqual(message_ids.map((id: number) => ({ name: 'email.send', message_id: id })));
-    const perQueue = await db.execute<{ name: string; n: number }>(sql`
-      select name, count(*)::int as n from pgboss.job where (data->>'messageId')::bigint = any(${sql.param(message_ids)}::bigint[]) group by name`);
-    expect([...perQueue]).toEqual([{ name: 'email.send', n: 3 }]);
+    const jobs = await sendJobsFor(message_ids);
+    expect(jobs.map((j) => ({ name: j.name, message_id: j.message_id }))).toEqual(
+      message_ids.map((id: number) => ({ name: 'email.send.bulk', message_id: id })),
+    );
+    expect(new Set(jobs.map((j) => j.id)).size).toBe(1);
   });
 
   it('an email to a client of another business by id is a 422; the other business is untouched', async () => {

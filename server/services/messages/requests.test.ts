@@ -1,4 +1,4 @@
-import { eq, inArray, sql } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
@@ -12,6 +12,7 @@ import {
   PLATFORM_KEY,
 } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
+import { sendJobsFor } from '@/server/testing/send-jobs';
 
 /**
  * docs/api.md#bulk-requests: `GET /messages/{business_id}/requests/{request_id}`, the platform
@@ -51,9 +52,7 @@ const setStatus = (ids: number[], status: MessageStatus, error?: { code: string;
 
 /** Jobs per message id (any queue), as a map id → [queue names]. */
 async function jobsByMessage(ids: number[]) {
-  const rows = await db.execute<{ name: string; message_id: number }>(sql`
-    select name, (data->>'messageId')::int as message_id from pgboss.job
-    where (data->>'messageId')::bigint = any(${sql.param(ids)}::bigint[])`);
+  const rows = await sendJobsFor(ids);
   const out = new Map<number, string[]>(ids.map((id) => [id, []]));
   for (const r of rows) out.get(r.message_id)!.push(r.name);
   return out;
@@ -270,7 +269,7 @@ async function retryFixture(t: Tenant) {
 }
 
 describe('POST /messages/{business_id}/retry', () => {
-  it('re-queues only outbound failed/undelivered messages (error cleared, attempts + 1, one new job each); the rest are skipped with a reason', async () => {
+  it('re-queues only outbound failed/undelivered messages (error cleared, attempts + 1, a send job each); the rest are skipped with a reason', async () => {
     const t = await tenant();
     const f = await retryFixture(t);
     const all = [f.failed, f.undelivered, f.delivered, f.queued, f.inbound, f.failedEmail, f.note];
@@ -305,8 +304,9 @@ describe('POST /messages/{business_id}/retry', () => {
       expect(rows.get(m.id)).toMatchObject({ status: m.status, attempts: m.attempts, errorCode: m.errorCode });
     }
     const jobs = await jobsByMessage(ids);
-    expect(jobs.get(f.failed.id)).toEqual(['sms.send']);
-    expect(jobs.get(f.undelivered.id)).toEqual(['sms.send']);
+    // Two texts: one chunk job carries both; the one email has a job of its own.
+    expect(jobs.get(f.failed.id)).toEqual(['sms.send.bulk']);
+    expect(jobs.get(f.undelivered.id)).toEqual(['sms.send.bulk']);
     expect(jobs.get(f.failedEmail.id)).toEqual(['email.send']);
     for (const m of [f.delivered, f.queued, f.inbound, f.note]) expect(jobs.get(m.id)).toEqual([]);
 
@@ -319,7 +319,7 @@ describe('POST /messages/{business_id}/retry', () => {
       message_ids: [],
       skipped: [{ message_id: f.failed.id, reason: expect.stringMatching(/queued/) }],
     });
-    expect((await jobsByMessage([f.failed.id])).get(f.failed.id)).toEqual(['sms.send']);
+    expect((await jobsByMessage([f.failed.id])).get(f.failed.id)).toEqual(['sms.send.bulk']);
   });
 
   it('an id of another business is a 422 at body.message_ids[i], and nothing is re-queued', async () => {

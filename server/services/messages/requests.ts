@@ -3,8 +3,7 @@ import { equalsAny } from '@/db/sql-array';
 import { db } from '@/db/client';
 import { messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { enqueue } from '@/server/jobs/enqueue';
-import { QUEUES } from '@/server/jobs/queues';
+import { enqueueSends } from './send-jobs';
 import { selectMessageItems, toMessageItem } from './serialize';
 import { startNewAttempt } from './lifecycle';
 import { isStatusIn, RETRYABLE_STATUSES } from '@/server/shared/message-statuses';
@@ -87,10 +86,9 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
   const requeued = await db.transaction(async (tx) => {
     if (candidates.length === 0) return [];
     const rows = await startNewAttempt(tx, businessId, candidates, RETRYABLE_STATUSES);
-    const jobs = (channel: string) =>
-      rows.filter((r) => r.channel === channel).map((r) => ({ data: { messageId: r.id, businessId } }));
-    await enqueue(tx, QUEUES.smsSend, jobs('sms'));
-    await enqueue(tx, QUEUES.emailSend, jobs('email'));
+    const toSend = (channel: string) => rows.filter((r) => r.channel === channel).map((r) => ({ id: r.id, businessId }));
+    await enqueueSends(tx, 'sms', toSend('sms'));
+    await enqueueSends(tx, 'email', toSend('email'));
     return rows.map((r) => r.id);
   });
   for (const id of candidates)

@@ -5,6 +5,7 @@ import { clients, conversations, idempotencyKeys, messages } from '@/db/schema';
 import { createClient, createSmsNumber, createStaff, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 import { expectAccepted } from '@/server/testing/messages';
+import { sendJobsFor } from '@/server/testing/send-jobs';
 
 async function tenantWithNumber() {
   const t = await createTenant();
@@ -14,10 +15,8 @@ async function tenantWithNumber() {
   return { ...t, number, headers, sendSms };
 }
 
-const jobsFor = async (ids: number[]) =>
-  db.execute<{ n: number }>(
-    sql`select count(*)::int as n from pgboss.job where name = 'sms.send' and (data->>'messageId')::bigint = any(${sql.param(ids)}::bigint[])`,
-  );
+/** Each message's send jobs as `queue:job` strings, in message id order. */
+const jobsFor = async (ids: number[]) => (await sendJobsFor(ids)).map((j) => `${j.name}:${j.id}`);
 
 describe('POST /businesses/{id}/sms (queue)', () => {
   it('stores one queued message per item under one request id, with its job, and creates leads', async () => {
@@ -57,7 +56,31 @@ describe('POST /businesses/{id}/sms (queue)', () => {
     const convs = await db.select().from(conversations).where(eq(conversations.businessId, t.business.id));
     expect(convs).toHaveLength(2);
     expect(convs.find((c) => c.clientId === known.id)!.lastMessageId).toBe(rows[0]!.id);
-    expect((await jobsFor(body.message_ids))[0]!.n).toBe(2);
+    // Two messages: one chunk job in the bulk queue carries both.
+    const jobs = await jobsFor(body.message_ids);
+    expect(jobs).toHaveLength(2);
+    expect(jobs[0]).toMatch(/^sms\.send\.bulk:/);
+    expect(jobs[1]).toBe(jobs[0]);
+  });
+
+  it('a request of one message gets a job of its own in sms.send; one of 120 gets chunks of 50, 50 and 20 in the bulk queue, in item order', async () => {
+    const t = await tenantWithNumber();
+    const one = await expectAccepted(
+      await t.sendSms({ sender_type: 'staff', messages: [{ message: 'Hi', to_number: '+14155550170' }] }),
+      1,
+    );
+    expect(await sendJobsFor(one.message_ids)).toMatchObject([
+      { name: 'sms.send', message_id: one.message_ids[0], state: 'created' },
+    ]);
+
+    const items = Array.from({ length: 120 }, (_, i) => ({ message: `Hello ${i}`, to_number: `+1415555${String(1000 + i)}` }));
+    const bulk = await expectAccepted(await t.sendSms({ sender_type: 'system', messages: items }), 120);
+    const jobs = await sendJobsFor(bulk.message_ids);
+    expect(jobs.map((j) => j.message_id)).toEqual(bulk.message_ids);
+    expect(new Set(jobs.map((j) => j.name))).toEqual(new Set(['sms.send.bulk']));
+    const chunks = [...new Set(jobs.map((j) => j.id))].map((id) => jobs.filter((j) => j.id === id).map((j) => j.message_id));
+    expect(chunks.map((c) => c.length)).toEqual([50, 50, 20]);
+    expect(chunks.flat()).toEqual(bulk.message_ids);
   });
 
   it('one bad item is a 422 naming its index, and nothing of the request is stored or queued', async () => {
@@ -102,7 +125,7 @@ describe('POST /businesses/{id}/sms (queue)', () => {
     const { message_ids } = await jsonOf(res);
     const [row] = await db.select().from(messages).where(eq(messages.id, message_ids[0]));
     expect(row).toMatchObject({ status: 'failed', errorCode: 'opted_out' });
-    expect((await jobsFor(message_ids))[0]!.n).toBe(0);
+    expect(await jobsFor(message_ids)).toEqual([]);
   });
 
   it('413 over 1000 items; 422 for an empty list', async () => {
@@ -128,7 +151,8 @@ describe('POST /businesses/{id}/sms (queue)', () => {
     expect((await jsonOf(requeue)).message_ids).toEqual([id]);
     const [row] = await db.select().from(messages).where(eq(messages.id, id));
     expect(row).toMatchObject({ status: 'queued', errorCode: null, content: 'Hello', attempts: 2 });
-    expect((await jobsFor([id]))[0]!.n).toBe(2);
+    // The first attempt's job and the re-queue's, each of its own.
+    expect((await jobsFor([id])).map((j) => j.split(':')[0])).toEqual(['sms.send', 'sms.send']);
     const unknown = await t.sendSms({ sender_type: 'staff', messages: [{ message_id: 99999999 }] });
     expect(unknown.status).toBe(422);
     expect((await jsonOf(unknown)).detail[0].loc).toEqual(['body', 'messages', 0, 'message_id']);

@@ -15,6 +15,7 @@ import {
 } from '@/db/schema';
 import { AppError, type ValidationIssue } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
+import { enqueueSends } from './send-jobs';
 import { QUEUES } from '@/server/jobs/queues';
 import { normalizePhone } from '@/server/lib/phone';
 import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
@@ -263,7 +264,11 @@ async function submit(
       const now = [...rows.filter((r) => r.status === 'queued'), ...requeued];
       const job = (r: { id: number }) => ({ data: { messageId: r.id, businessId }, startAt: sendAtOf.get(r.id) ?? undefined });
       if (later.length) await enqueue(tx, channel === 'sms' ? QUEUES.smsSendLater : QUEUES.emailSendLater, later.map(job));
-      if (now.length) await enqueue(tx, channel === 'sms' ? QUEUES.smsSend : QUEUES.emailSend, now.map(job));
+      await enqueueSends(
+        tx,
+        channel,
+        now.map((r) => ({ id: r.id, businessId })),
+      );
     }
     const conversationIds = [...rows, ...requeued].map((r) => r.conversationId);
     await publish(tx, { type: 'message.created', businessId, conversationIds, messageIds: rows.map((r) => r.id) });

@@ -1,0 +1,51 @@
+import { sql } from 'drizzle-orm';
+import type { Tx } from '@/db/client';
+import { enqueue } from '@/server/jobs/enqueue';
+import { BULK_CHUNK, QUEUES } from '@/server/jobs/queues';
+
+type ToSend = { id: number; businessId: number };
+
+/**
+ * Enqueues the sending of messages that are `queued` now, inside the caller's transaction. One
+ * message gets a job of its own in sms.send / email.send: a staff member's reply or a single API
+ * send never waits behind a campaign. Several get chunk jobs in the bulk queue (BULK_CHUNK messages
+ * each, one business per job, in the order given), so a bulk request writes a job per chunk, not
+ * per message, and the worker's fetch and completion touch as few jobs.
+ */
+export async function enqueueSends(tx: Tx, channel: 'sms' | 'email', messages: ToSend[]): Promise<void> {
+  if (messages.length === 0) return;
+  if (messages.length === 1) {
+    const [m] = messages;
+    await enqueue(tx, channel === 'sms' ? QUEUES.smsSend : QUEUES.emailSend, [
+      { data: { messageId: m!.id, businessId: m!.businessId } },
+    ]);
+    return;
+  }
+  const byBusiness = new Map<number, ToSend[]>();
+  for (const m of messages) {
+    const list = byBusiness.get(m.businessId);
+    if (list) list.push(m);
+    else byBusiness.set(m.businessId, [m]);
+  }
+  const size = BULK_CHUNK[channel];
+  const jobs = [...byBusiness].flatMap(([businessId, ms]) =>
+    Array.from({ length: Math.ceil(ms.length / size) }, (_, i) => ({
+      data: { messageIds: ms.slice(i * size, (i + 1) * size).map((m) => m.id), businessId },
+    })),
+  );
+  await enqueue(tx, channel === 'sms' ? QUEUES.smsSendBulk : QUEUES.emailSendBulk, jobs);
+}
+
+/**
+ * The ids of the messages a send job will still handle (a job created, waiting for its retry or
+ * active, in any send queue), as a subquery: a one-message job's `messageId`, a chunk job's
+ * `messageIds`. It never yields null, so `id not in (…)` over it stays exact (one null would make
+ * the predicate null for every row).
+ */
+export const liveSendJobMessageIds = sql`
+  select (j.data->>'messageId')::bigint from pgboss.job j
+  where j.name in (${QUEUES.smsSend}, ${QUEUES.emailSend}, ${QUEUES.smsSendLater}, ${QUEUES.emailSendLater})
+    and j.state < 'completed' and j.data->>'messageId' is not null
+  union all
+  select x::bigint from pgboss.job j cross join lateral jsonb_array_elements_text(j.data->'messageIds') x
+  where j.name in (${QUEUES.smsSendBulk}, ${QUEUES.emailSendBulk}) and j.state < 'completed'`;
