@@ -60,6 +60,8 @@ const schema = z
     /** How long a web process drains on SIGTERM before it force-closes connections and exits 1. */
     SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(20),
     RECOVERY_SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(10),
+    /** The worker's CPU priority (nice, 0 = as the web processes): background sending yields to requests on shared cores. */
+    WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((v, ctx) => {
@@ -131,6 +133,7 @@ function derive(raw: z.output<typeof schema>) {
     workerMaintenanceIntervalSeconds: raw.WORKER_MAINTENANCE_INTERVAL_SECONDS,
     shutdownTimeoutSeconds: raw.SHUTDOWN_TIMEOUT_SECONDS,
     recoverySweepIntervalSeconds: raw.RECOVERY_SWEEP_INTERVAL_SECONDS,
+    workerNice: raw.WORKER_NICE,
   } as const;
 }
 

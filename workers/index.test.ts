@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
@@ -12,7 +13,7 @@ import { pendingSearchPages } from '@/server/testing/search-index';
 describe('worker process', () => {
   it('starts pg-boss, creates every known queue, and drains and exits 0 on SIGTERM', async () => {
     const child = spawn('node_modules/.bin/tsx', ['workers/index.ts'], {
-      env: { ...process.env, LOG_LEVEL: 'info' },
+      env: { ...process.env, LOG_LEVEL: 'info', WORKER_NICE: '7' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -23,6 +24,9 @@ describe('worker process', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(out).toContain('worker started');
+    // The worker process (the one that logged, not the tsx wrapper) yields the CPU: nice 7, as asked.
+    const startedLine = JSON.parse(out.split('\n').find((l) => l.includes('"worker started"'))!) as { pid: number };
+    expect(os.getPriority(startedLine.pid)).toBe(7);
     const queues = await db.execute<{ name: string }>(sql`select name from pgboss.queue order by name`);
     expect(queues.map((q) => q.name)).toEqual(expect.arrayContaining(Object.keys(QUEUE_OPTIONS)));
     const dead = await db.execute<{ dead_letter: string | null }>(

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import PgBoss from 'pg-boss';
 import { closeDb } from '@/db/client';
 import { loadEnv } from '@/server/env';
@@ -150,6 +151,22 @@ export async function startWorker() {
   };
 }
 
+/**
+ * Background sending yields the CPU to interactive work: on cores shared with web processes (one
+ * machine, `npm run dev`, a small deployment) a bulk send's worker would otherwise take the cycles
+ * an API request or the inbox is waiting for (bench:send). At nice 10 the worker still gets every
+ * cycle nobody else wants; on a machine of its own the setting changes nothing. Raising one's own
+ * nice value needs no privilege; where the platform refuses it anyway, the worker runs as it is.
+ */
+function lowerPriority(nice: number) {
+  if (nice === 0) return;
+  try {
+    os.setPriority(nice);
+  } catch (err) {
+    logger.warn({ nice, err: { message: (err as Error).message } }, 'could not lower the worker priority; running as it is');
+  }
+}
+
 async function main() {
   // postgres.js loads array types on each new connection and drops that query's promise; when the
   // connection breaks mid-query (a PostgreSQL restart) the rejection is unhandled (porsager/postgres
@@ -165,6 +182,7 @@ async function main() {
     logger.fatal({ err }, 'unhandled rejection');
     process.exit(1);
   });
+  lowerPriority(loadEnv().workerNice);
   const worker = await startWorker();
   let stopping = false;
   const stop = async (signal: string) => {
