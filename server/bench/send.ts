@@ -143,7 +143,7 @@ async function main() {
               kills++;
               // A killed worker's jobs stay active until they expire (60 s in production); let them
               // expire now so the run does not wait a minute. Recovery logic is unchanged.
-              await sql`update pgboss.job set expire_in = interval '1 second' where name = 'sms.send' and state = 'active'`;
+              await sql`update pgboss.job set expire_in = interval '1 second' where name in ('sms.send', 'sms.send.bulk') and state = 'active'`;
               worker = startWorkerProcess(env);
             }
           })()
