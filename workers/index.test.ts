@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -27,6 +28,12 @@ describe('worker process', () => {
     // The worker process (the one that logged, not the tsx wrapper) yields the CPU: nice 7, as asked.
     const startedLine = JSON.parse(out.split('\n').find((l) => l.includes('"worker started"'))!) as { pid: number };
     expect(os.getPriority(startedLine.pid)).toBe(7);
+    // Every thread of it (Linux keeps nice per thread: V8's helper threads started before main()).
+    if (process.platform === 'linux') {
+      const threads = readdirSync(`/proc/${startedLine.pid}/task`).map(Number);
+      expect(threads.length).toBeGreaterThan(1);
+      expect(threads.map((t) => os.getPriority(t))).toEqual(threads.map(() => 7));
+    }
     const queues = await db.execute<{ name: string }>(sql`select name from pgboss.queue order by name`);
     expect(queues.map((q) => q.name)).toEqual(expect.arrayContaining(Object.keys(QUEUE_OPTIONS)));
     const dead = await db.execute<{ dead_letter: string | null }>(

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import PgBoss from 'pg-boss';
 import { closeDb } from '@/db/client';
@@ -46,7 +47,8 @@ export async function startWorker() {
   const statusCallback = smsStatusCallbackUrl();
   // The same senders on every send queue. A fetch from sms.send / email.send takes many one-message
   // jobs; from the bulk queues one chunk job (BULK_CHUNK messages): either way a loop has at most
-  // 50 texts or 20 emails in flight. Send later (docs/api.md#send-later): jobs started after send_at.
+  // 50 texts or 20 emails in flight. An idle bulk loop looks again every 500 ms (a campaign can
+  // wait that long to start; a reply cannot). Send later (docs/api.md#send-later): jobs started after send_at.
   type SmsQueue = typeof QUEUES.smsSend | typeof QUEUES.smsSendBulk | typeof QUEUES.smsSendLater;
   type EmailQueue = typeof QUEUES.emailSend | typeof QUEUES.emailSendBulk | typeof QUEUES.emailSendLater;
   const smsLoop = (queue: SmsQueue, batchSize: number, loops: number, idleMs: number) =>
@@ -55,9 +57,9 @@ export async function startWorker() {
     startBatchLoop(boss, queue, { batchSize, loops, idleMs }, (jobs) => sendEmailBatch(jobs, email, log), log);
   const loops = [
     smsLoop(QUEUES.smsSend, BULK_CHUNK.sms, 4, 200),
-    smsLoop(QUEUES.smsSendBulk, 1, 4, 250),
+    smsLoop(QUEUES.smsSendBulk, 1, 4, 500),
     emailLoop(QUEUES.emailSend, BULK_CHUNK.email, 2, 250),
-    emailLoop(QUEUES.emailSendBulk, 1, 2, 250),
+    emailLoop(QUEUES.emailSendBulk, 1, 2, 500),
     // As many as the immediate queue: 10,000 texts scheduled for one moment all fall due at once.
     smsLoop(QUEUES.smsSendLater, BULK_CHUNK.sms, 4, 250),
     emailLoop(QUEUES.emailSendLater, BULK_CHUNK.email, 1, 500),
@@ -161,7 +163,10 @@ export async function startWorker() {
 function lowerPriority(nice: number) {
   if (nice === 0) return;
   try {
-    os.setPriority(nice);
+    // Linux keeps a nice value per thread: the threads V8 and libuv started before this call (the
+    // garbage collector's, the compiler's) are lowered one by one; threads started later inherit it.
+    const threads = process.platform === 'linux' ? readdirSync('/proc/self/task').map(Number) : [0];
+    for (const thread of threads) os.setPriority(thread, nice);
   } catch (err) {
     logger.warn({ nice, err: { message: (err as Error).message } }, 'could not lower the worker priority; running as it is');
   }

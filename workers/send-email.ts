@@ -10,7 +10,7 @@ import { newEmailMessageId } from '@/server/providers/smtp';
 import type { EmailProvider } from '@/server/providers/types';
 import type { JobOutcome } from './batch-loop';
 import { classify } from './send-sms';
-import { finishSends, jobsByMessage, type AnySendJob, type SendResult } from './send-results';
+import { finishSends, sendTargets, type AnySendJob, type SendResult } from './send-results';
 import {
   assignEmailMessageIds,
   claimForSendingCtes,
@@ -59,12 +59,11 @@ const UNKNOWN_OUTCOME =
  * to review and retry (never twice).
  */
 export async function sendEmailBatch(jobs: AnySendJob[], provider: EmailProvider, log: Logger): Promise<Map<string, JobOutcome>> {
-  const jobByMessage = jobsByMessage(jobs);
-  const ids = [...jobByMessage.keys()];
+  const { targets, jobByMessage } = sendTargets(jobs);
   const rows = await db.execute<
     Claimed & { email_message_id: string | null; stuck_since: Date | null; went_later_in: number | null }
   >(sql`
-    with ${claimForSendingCtes(ids)}
+    with ${claimForSendingCtes(targets)}
     select m.id, m.business_id, m.from_address, b.from_name, m.to_address,
            ${withoutSuppressed(sql`m.cc`)} as cc, ${withoutSuppressed(sql`m.bcc`)} as bcc, m.subject, m.content,
            m.provider_metadata->>'html' as html, m.attachments, m.in_reply_to,

@@ -1,15 +1,19 @@
 import type PgBoss from 'pg-boss';
 import type { Provider } from '@/db/schema';
-import { messageIdsOf, type BulkSendJob, type SendJob } from '@/server/jobs/queues';
+import { sendTargetsOf, type BulkSendJob, type SendJob } from '@/server/jobs/queues';
+import type { SendTarget } from '@/server/services/messages/lifecycle';
 import { recordSendResults, type SentResult } from '@/server/services/messages/lifecycle';
 import type { JobOutcome } from './batch-loop';
 
 /** A job of any send queue: one message (sms.send, the send-later queues) or a chunk (the bulk queues). */
 export type AnySendJob = PgBoss.JobWithMetadata<SendJob | BulkSendJob>;
 
-/** Each message of a fetched batch → the job that carries it. */
-export const jobsByMessage = (jobs: AnySendJob[]): Map<number, AnySendJob> =>
-  new Map(jobs.flatMap((job) => messageIdsOf(job.data).map((id) => [id, job] as const)));
+/** A fetched batch's messages: what to claim (each at its job's attempt), and each one's job. */
+export function sendTargets(jobs: AnySendJob[]): { targets: SendTarget[]; jobByMessage: Map<number, AnySendJob> } {
+  const targets = jobs.flatMap((job) => sendTargetsOf(job.data));
+  const jobByMessage = new Map(jobs.flatMap((job) => sendTargetsOf(job.data).map((t) => [t.id, job] as const)));
+  return { targets, jobByMessage };
+}
 
 /**
  * Every job of the batch → its outcome. A job fails (and pg-boss retries it whole) when any of its

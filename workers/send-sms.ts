@@ -8,7 +8,7 @@ import type { Logger } from '@/server/logger';
 import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
 import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/providers/types';
 import type { JobOutcome } from './batch-loop';
-import { finishSends, jobsByMessage, type AnySendJob, type SendResult } from './send-results';
+import { finishSends, sendTargets, type AnySendJob, type SendResult } from './send-results';
 import {
   claimForSendingCtes,
   holdUntilWindowOpens,
@@ -55,14 +55,14 @@ export async function sendSmsBatch(
   statusCallback: string,
   log: Logger,
 ): Promise<Map<string, JobOutcome>> {
-  const jobByMessage = jobsByMessage(jobs);
+  const { targets, jobByMessage } = sendTargets(jobs);
   const ids = [...jobByMessage.keys()];
   // Scheduled texts (their jobs are in the send-later queue) keep to quiet hours at send time too.
   if (jobs.some((j) => j.name === QUEUES.smsSendLater)) {
     await db.transaction((tx) => holdUntilWindowOpens(ids, tx));
   }
   const rows = await db.execute<Claimed & { stuck_since: Date | null; went_later_in: number | null }>(sql`
-    with ${claimForSendingCtes(ids)}
+    with ${claimForSendingCtes(targets)}
     select m.id, m.business_id, m.to_address, m.from_address, m.content,
            (select jsonb_agg(case when a.value->>'media_id' is not null
                                   then jsonb_build_object('url', null, 'media_id', (a.value->>'media_id')::int)

@@ -33,14 +33,28 @@ const SendJob = z.object({ messageId: z.number().int(), businessId: z.number().i
  */
 export const BULK_CHUNK = { sms: 50, email: 20 } as const;
 
-/** sms.send.bulk / email.send.bulk: a chunk of one business's messages, each sent as by a SendJob. */
-const BulkSendJob = z.object({
-  messageIds: z.array(z.number().int()).min(1).max(BULK_CHUNK.sms),
-  businessId: z.number().int(),
-});
+/**
+ * sms.send.bulk / email.send.bulk: a chunk of one business's messages, each sent as by a SendJob,
+ * and the attempt of each it was enqueued for (`messages.attempts`, same order). A chunk job can
+ * outlive one of its messages' attempts (it waits to retry another message): a message failed and
+ * then retried meanwhile has a job of its own for its new attempt, and this job leaves it alone.
+ */
+const bulkSendJob = (max: number) =>
+  z
+    .object({
+      messageIds: z.array(z.number().int()).min(1).max(max),
+      attempts: z.array(z.number().int().nonnegative()),
+      businessId: z.number().int(),
+    })
+    .refine((j) => j.attempts.length === j.messageIds.length, {
+      message: 'attempts must name one attempt per message id',
+      path: ['attempts'],
+    });
+const BulkSmsSendJob = bulkSendJob(BULK_CHUNK.sms);
+const BulkEmailSendJob = bulkSendJob(BULK_CHUNK.email);
 
 /** A send job that ran out of attempts, as its queue held it. Dead letters are kept, never worked. */
-const DeadSendJob = z.union([SendJob, BulkSendJob]);
+const DeadSendJob = z.union([SendJob, BulkSmsSendJob]);
 
 /** A sandbox provider's simulated status callback, played back as a delayed job. */
 const SandboxStatusJob = z.object({
@@ -141,14 +155,14 @@ export const QUEUE_DEFINITIONS = {
   // job per chunk (BULK_CHUNK): a thousand-message request writes twenty jobs, not a thousand, and
   // a staff member's reply in sms.send never waits behind a campaign's backlog. Same retry policy:
   // a chunk job that failed is retried whole, and the claim skips the messages already handled.
-  smsSendBulk: queue('sms.send.bulk', BulkSendJob, {
+  smsSendBulk: queue('sms.send.bulk', BulkSmsSendJob, {
     retryLimit: 5,
     retryDelay: 2,
     retryBackoff: true,
     expireInSeconds: 60,
     deadLetter: smsSendDead.name,
   }),
-  emailSendBulk: queue('email.send.bulk', BulkSendJob, {
+  emailSendBulk: queue('email.send.bulk', BulkEmailSendJob, {
     retryLimit: 5,
     retryDelay: 5,
     retryBackoff: true,
@@ -205,9 +219,14 @@ export type JobPayload<Q extends QueueName> = z.output<Extract<Definition, { nam
 
 export type SendJob = JobPayload<typeof QUEUES.smsSend>;
 export type BulkSendJob = JobPayload<typeof QUEUES.smsSendBulk>;
-/** The ids a send job's handler sends: its one message, or its chunk's. */
-export const messageIdsOf = (data: SendJob | BulkSendJob): number[] =>
-  'messageIds' in data ? data.messageIds : [data.messageId];
+/**
+ * What a send job's handler sends: its one message (whatever its attempt), or its chunk's messages,
+ * each at the attempt the chunk was enqueued for.
+ */
+export const sendTargetsOf = (data: SendJob | BulkSendJob): { id: number; attempts: number | null }[] =>
+  'messageIds' in data
+    ? data.messageIds.map((id, i) => ({ id, attempts: data.attempts[i]! }))
+    : [{ id: data.messageId, attempts: null }];
 export type SandboxStatusJob = JobPayload<typeof QUEUES.sandboxStatus>;
 export type WebhookRetryJob = JobPayload<typeof QUEUES.webhookRetry>;
 export type ClientsImportJob = JobPayload<typeof QUEUES.clientsImport>;

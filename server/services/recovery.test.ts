@@ -55,12 +55,12 @@ const job = (messageId: number, retryCount = 0, retryLimit = 5) =>
     retryLimit,
   }) as unknown as PgBoss.JobWithMetadata<SendJob>;
 
-/** A bulk queue's chunk job carrying `messageIds`, built by hand like `job`. */
+/** A bulk queue's chunk job carrying `messageIds` at their first attempt, built by hand like `job`. */
 const chunkJob = (messageIds: number[], retryCount = 0, retryLimit = 5) =>
   ({
     id: randomUUID(),
     name: QUEUES.smsSendBulk,
-    data: { messageIds, businessId: tenant.business.id },
+    data: { messageIds, attempts: messageIds.map(() => 1), businessId: tenant.business.id },
     retryCount,
     retryLimit,
   }) as unknown as PgBoss.JobWithMetadata<BulkSendJob>;
@@ -86,6 +86,7 @@ async function queuedSms(body = `hello ${randomUUID().slice(0, 8)}`) {
       toAddress: client.phoneNumber!,
       fromAddress: fromNumber,
       status: 'queued',
+      attempts: 1,
       provider: 'twilio',
     })
     .returning();
@@ -236,7 +237,7 @@ describe('a retried message never sticks in sending', () => {
     await db.execute(
       sql`update messages set status_updated_at = now() - interval '5 minutes' where id = any(${sql.param(ids)}::bigint[])`,
     );
-    await enqueue(db, QUEUES.smsSendBulk, [{ data: { messageIds: ids, businessId: tenant.business.id } }]);
+    await enqueue(db, QUEUES.smsSendBulk, [{ data: { messageIds: ids, attempts: [1, 1], businessId: tenant.business.id } }]);
     await requeueOrphanedSends(log);
     const [chunk] = await sendJobsFor([a.id]);
     expect((await sendJobsFor(ids)).map((j) => [j.id, j.message_id])).toEqual([
@@ -252,6 +253,21 @@ describe('a retried message never sticks in sending', () => {
       ['sms.send.bulk', b.id],
     ]);
     expect(live[0]!.id).toBe(live[1]!.id);
+  });
+  it('a malformed live chunk job (ids not an array, or null) neither breaks the sweep nor hides an orphan', async () => {
+    const orphan = await queuedSms();
+    await db.update(messages).set({ statusUpdatedAt: sql`now() - interval '5 minutes'` }).where(eq(messages.id, orphan.id));
+    const malformed = [{ messageIds: { not: 'a list' } }, { messageIds: [null] }, { messageIds: ['x'] }];
+    const ids = await db.execute<{ id: string }>(sql`
+      insert into pgboss.job (name, data)
+      select ${QUEUES.smsSendBulk}, d from jsonb_array_elements(${JSON.stringify(malformed)}::jsonb) d
+      returning id::text`);
+    try {
+      expect(await requeueOrphanedSends(log)).toBeGreaterThanOrEqual(1);
+      expect((await sendJobsFor([orphan.id])).filter((j) => j.state === 'created')).toHaveLength(1);
+    } finally {
+      await db.execute(sql`delete from pgboss.job where id = any(${sql.param(ids.map((r) => r.id))}::uuid[])`);
+    }
   });
 });
 
@@ -274,6 +290,31 @@ describe('a chunk job (the bulk queues) has one outcome for all its messages', (
     expect((await messageOf(busy.id)).status).toBe('sent');
     expect(atFake(done.toAddress!)).toHaveLength(1);
     expect(atFake(busy.toAddress!)).toHaveLength(1);
+  });
+
+  it('leaves alone a message failed and retried since it was enqueued: its new attempt has a job of its own, even while that one is in flight', async () => {
+    const [retried, other] = [await queuedSms(), await queuedSms()];
+    // A chunk's first run: `retried` fails for good (the chunk waits to retry another message, not shown).
+    fake.failNext(1, { status: 400, code: 21211 });
+    const first = chunkJob([retried.id]);
+    await sendSmsBatch([first], provider, CALLBACK, log);
+    expect(await messageOf(retried.id)).toMatchObject({ status: 'failed', errorCode: '21211' });
+    // Staff retry it: attempt 2, a job of its own, whose worker has just claimed it (sending, no provider id yet).
+    expect((await retryMessages(tenant.business.id, { messageIds: [retried.id] })).message_ids).toEqual([retried.id]);
+    await db
+      .update(messages)
+      .set({ status: 'sending', statusUpdatedAt: sql`now()` })
+      .where(eq(messages.id, retried.id));
+    const before = fake.requests;
+
+    // The chunk's retry (enqueued for attempt 1 of both) sends `other` and does not touch `retried`:
+    // no lookup, no send, no status change.
+    const retry = chunkJob([retried.id, other.id], 1);
+    expect((await sendSmsBatch([retry], provider, CALLBACK, log)).get(retry.id)).toEqual({ ok: true });
+    expect(fake.requests - before).toBe(1);
+    expect(atFake(other.toAddress!)).toHaveLength(1);
+    expect(atFake(retried.toAddress!)).toHaveLength(0);
+    expect(await messageOf(retried.id)).toMatchObject({ status: 'sending', providerMessageId: null, attempts: 2 });
   });
 
   it('a batch of single and chunk jobs: each job gets its own outcome', async () => {

@@ -56,8 +56,8 @@ export async function requeueOrphanedSends(log: Logger, olderThanSeconds = ORPHA
     const [lock] = await tx.execute<{ locked: boolean }>(sql`select pg_try_advisory_xact_lock(${SEND_SWEEP_LOCK}) as locked`);
     if (!lock?.locked) return 0;
     // `not in` over the live jobs is hashed: one pass over them, whatever the backlog.
-    const orphans = await tx.execute<{ id: number; business_id: number; channel: 'sms' | 'email' }>(sql`
-      select m.id, m.business_id, m.channel from messages m
+    const orphans = await tx.execute<{ id: number; business_id: number; channel: 'sms' | 'email'; attempts: number }>(sql`
+      select m.id, m.business_id, m.channel, m.attempts from messages m
       where m.status in ('queued', 'sending') and m.status_updated_at < now() - make_interval(secs => ${olderThanSeconds})
         and m.direction = 'outbound' and m.channel in ('sms', 'email')
         and m.id not in (${liveSendJobMessageIds})
@@ -65,7 +65,7 @@ export async function requeueOrphanedSends(log: Logger, olderThanSeconds = ORPHA
       limit 500`);
     if (orphans.length === 0) return 0;
     const toSend = (channel: string) =>
-      orphans.filter((m) => m.channel === channel).map((m) => ({ id: m.id, businessId: m.business_id }));
+      orphans.filter((m) => m.channel === channel).map((m) => ({ id: m.id, businessId: m.business_id, attempts: m.attempts }));
     await enqueueSends(tx, 'sms', toSend('sms'));
     await enqueueSends(tx, 'email', toSend('email'));
     log.warn({ message_ids: orphans.map((m) => m.id) }, 'messages in flight without a send job; re-enqueued');

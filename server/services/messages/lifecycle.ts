@@ -75,6 +75,9 @@ async function publishStatus(tx: Tx, rows: readonly Touched[]): Promise<void> {
 
 // ─── Sending ─────────────────────────────────────────────────────────────────────────────────────
 
+/** A message a send job sends: any attempt of it (a one-message job), or attempt `attempts` only (a bulk chunk's). */
+export type SendTarget = { id: number; attempts: number | null };
+
 /**
  * Claims messages for sending, as common table expressions for the worker's one statement that
  * also reads what it sends (one round trip per batch). Adds `attempt (id, stuck_since)`:
@@ -86,16 +89,22 @@ async function publishStatus(tx: Tx, rows: readonly Touched[]): Promise<void> {
  * Ids in neither were handled already (or are no longer sendable). The statement's other reads see
  * the rows as they were before the claim, which is all a sender needs (recipient, content).
  */
-export function claimForSendingCtes(ids: number[]): SQL {
+export function claimForSendingCtes(targets: SendTarget[]): SQL {
   // A `scheduled` message is claimed too, once due (docs/api.md#send-later): its job was started
   // after send_at, but a job of an earlier send_at (rescheduled later since) must find nothing.
   // Its sent_at becomes the moment it goes, so sent_at − send_at shows any delay (a worker down).
-  return sql`claimed as (
-      update messages set status = 'sending', status_updated_at = now(),
-        sent_at = case when status = 'scheduled' then now() else sent_at end
-      where id = any(${sql.param(ids)}::bigint[])
-        and (status = 'queued' or (status = 'scheduled' and send_at <= now()))
-      returning id
+  // A target with an attempt number (a bulk chunk's) is only that attempt of its message: retried
+  // since, the message has a job of its own for its new attempt, and this one must not touch it.
+  return sql`target as (
+      select t.id, t.attempts
+      from unnest(${sql.param(targets.map((t) => t.id))}::bigint[], ${sql.param(targets.map((t) => t.attempts))}::int[]) t(id, attempts)
+    ), claimed as (
+      update messages m set status = 'sending', status_updated_at = now(),
+        sent_at = case when m.status = 'scheduled' then now() else m.sent_at end
+      from target t
+      where m.id = t.id and (t.attempts is null or m.attempts = t.attempts)
+        and (m.status = 'queued' or (m.status = 'scheduled' and m.send_at <= now()))
+      returning m.id
     ), attempt as (
       -- went_later_in: the conversation of a message claimed from scheduled (this statement reads
       -- the rows as they were before the claim): it is now that conversation's latest message, and
@@ -103,8 +112,8 @@ export function claimForSendingCtes(ids: number[]): SQL {
       select c.id, null::timestamptz as stuck_since, case when m.status = 'scheduled' then m.conversation_id end as went_later_in
       from claimed c join messages m on m.id = c.id
       union all
-      select id, status_updated_at, null from messages
-      where id = any(${sql.param(ids)}::bigint[]) and status = 'sending' and provider_message_id is null
+      select m.id, m.status_updated_at, null from messages m join target t on m.id = t.id
+      where (t.attempts is null or m.attempts = t.attempts) and m.status = 'sending' and m.provider_message_id is null
     )`;
 }
 
@@ -216,7 +225,7 @@ export async function startNewAttempt(
   ids: number[],
   from: readonly MessageStatus[],
   extra: { requestId?: string } = {},
-): Promise<{ id: number; channel: Channel | null; conversationId: number }[]> {
+): Promise<{ id: number; channel: Channel | null; conversationId: number; attempts: number }[]> {
   if (ids.length === 0) return [];
   const rows = await tx
     .update(messages)
@@ -239,7 +248,12 @@ export async function startNewAttempt(
         equalsAny(messages.status, [...from], 'text'),
       ),
     )
-    .returning({ id: messages.id, channel: messages.channel, conversationId: messages.conversationId });
+    .returning({
+      id: messages.id,
+      channel: messages.channel,
+      conversationId: messages.conversationId,
+      attempts: messages.attempts,
+    });
   await publishStatus(
     tx,
     rows.map((r) => ({ id: r.id, business_id: businessId, conversation_id: r.conversationId })),

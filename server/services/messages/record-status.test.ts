@@ -1,4 +1,4 @@
-import { eq, inArray, sql } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { conversations, messages, type MessageStatus } from '@/db/schema';
@@ -11,6 +11,7 @@ import {
   createSmsNumber,
   createTenant,
 } from '@/server/testing/factories';
+import { sendJobsFor } from '@/server/testing/send-jobs';
 import { api, jsonOf, locsOf } from '@/server/testing/http';
 import { expectAccepted, messageCount, messageOf as rowOf } from '@/server/testing/messages';
 
@@ -30,14 +31,9 @@ async function tenant() {
   return { ...t, number, headers, post, postAny };
 }
 
-/** pg-boss jobs (any queue) whose payload names one of these messages. */
-async function jobsFor(ids: number[], queue?: string) {
-  const rows = await db.execute<{ name: string; message_id: string }>(sql`
-    select name, data->>'messageId' as message_id from pgboss.job
-    where (data->>'messageId')::bigint = any(${sql.param(ids)}::bigint[])
-    ${queue ? sql`and name = ${queue}` : sql``}`);
-  return [...rows];
-}
+/** pg-boss jobs (any queue, a job of their own or a bulk chunk) that carry one of these messages. */
+const jobsFor = async (ids: number[]) =>
+  (await sendJobsFor(ids)).map((j) => ({ name: j.name, message_id: String(j.message_id) }));
 
 const conversationOf = async (id: number) => (await db.select().from(conversations).where(eq(conversations.id, id)))[0]!;
 const sid = () => `SM${crypto.randomUUID().replaceAll('-', '')}`;

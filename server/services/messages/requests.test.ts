@@ -306,6 +306,11 @@ describe('POST /messages/{business_id}/retry', () => {
     const jobs = await jobsByMessage(ids);
     // Two texts: one chunk job carries both; the one email has a job of its own.
     expect(jobs.get(f.failed.id)).toEqual(['sms.send.bulk']);
+    // The chunk sends the new attempt of each (the retry counted it), no other.
+    const chunk = await sendJobsFor([f.failed.id, f.undelivered.id]);
+    expect(chunk.map((j) => [j.message_id, j.attempt])).toEqual(
+      [f.failed, f.undelivered].map((m) => [m.id, m.attempts + 1]).sort((a, b) => a[0]! - b[0]!),
+    );
     expect(jobs.get(f.undelivered.id)).toEqual(['sms.send.bulk']);
     expect(jobs.get(f.failedEmail.id)).toEqual(['email.send']);
     for (const m of [f.delivered, f.queued, f.inbound, f.note]) expect(jobs.get(m.id)).toEqual([]);

@@ -86,7 +86,8 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
   const requeued = await db.transaction(async (tx) => {
     if (candidates.length === 0) return [];
     const rows = await startNewAttempt(tx, businessId, candidates, RETRYABLE_STATUSES);
-    const toSend = (channel: string) => rows.filter((r) => r.channel === channel).map((r) => ({ id: r.id, businessId }));
+    const toSend = (channel: string) =>
+      rows.filter((r) => r.channel === channel).map((r) => ({ id: r.id, businessId, attempts: r.attempts }));
     await enqueueSends(tx, 'sms', toSend('sms'));
     await enqueueSends(tx, 'email', toSend('email'));
     return rows.map((r) => r.id);

@@ -3,7 +3,8 @@ import type { Tx } from '@/db/client';
 import { enqueue } from '@/server/jobs/enqueue';
 import { BULK_CHUNK, QUEUES } from '@/server/jobs/queues';
 
-type ToSend = { id: number; businessId: number };
+/** A message made `queued` for its attempt number `attempts` (messages.attempts). */
+type ToSend = { id: number; businessId: number; attempts: number };
 
 /**
  * Enqueues the sending of messages that are `queued` now, inside the caller's transaction. One
@@ -30,7 +31,11 @@ export async function enqueueSends(tx: Tx, channel: 'sms' | 'email', messages: T
   const size = BULK_CHUNK[channel];
   const jobs = [...byBusiness].flatMap(([businessId, ms]) =>
     Array.from({ length: Math.ceil(ms.length / size) }, (_, i) => ({
-      data: { messageIds: ms.slice(i * size, (i + 1) * size).map((m) => m.id), businessId },
+      data: {
+        messageIds: ms.slice(i * size, (i + 1) * size).map((m) => m.id),
+        attempts: ms.slice(i * size, (i + 1) * size).map((m) => m.attempts),
+        businessId,
+      },
     })),
   );
   await enqueue(tx, channel === 'sms' ? QUEUES.smsSendBulk : QUEUES.emailSendBulk, jobs);
@@ -39,13 +44,17 @@ export async function enqueueSends(tx: Tx, channel: 'sms' | 'email', messages: T
 /**
  * The ids of the messages a send job will still handle (a job created, waiting for its retry or
  * active, in any send queue), as a subquery: a one-message job's `messageId`, a chunk job's
- * `messageIds`. It never yields null, so `id not in (…)` over it stays exact (one null would make
- * the predicate null for every row).
+ * `messageIds`. Only ids that are numbers are read (a stored payload is not trusted: the worker
+ * fails a malformed job, but it may wait in the queue until then), so the subquery never fails a
+ * cast and never yields null: `id not in (…)` over it stays exact (one null would make the
+ * predicate null for every row).
  */
 export const liveSendJobMessageIds = sql`
   select (j.data->>'messageId')::bigint from pgboss.job j
   where j.name in (${QUEUES.smsSend}, ${QUEUES.emailSend}, ${QUEUES.smsSendLater}, ${QUEUES.emailSendLater})
-    and j.state < 'completed' and j.data->>'messageId' is not null
+    and j.state < 'completed' and j.data->>'messageId' ~ '^[0-9]{1,18}$'
   union all
-  select x::bigint from pgboss.job j cross join lateral jsonb_array_elements_text(j.data->'messageIds') x
-  where j.name in (${QUEUES.smsSendBulk}, ${QUEUES.emailSendBulk}) and j.state < 'completed'`;
+  select x::bigint from pgboss.job j
+  cross join lateral jsonb_array_elements_text(
+    case when jsonb_typeof(j.data->'messageIds') = 'array' then j.data->'messageIds' else '[]' end) x
+  where j.name in (${QUEUES.smsSendBulk}, ${QUEUES.emailSendBulk}) and j.state < 'completed' and x ~ '^[0-9]{1,18}$'`;

@@ -44,7 +44,7 @@ async function jobsOf(messageId: number) {
 /** Runs the worker's claim for one message; true when it was claimed for sending now. */
 async function claim(messageId: number): Promise<boolean> {
   const rows = await db.execute<{ id: number; stuck_since: Date | null }>(
-    sql`with ${claimForSendingCtes([messageId])} select id, stuck_since from attempt`,
+    sql`with ${claimForSendingCtes([{ id: messageId, attempts: null }])} select id, stuck_since from attempt`,
   );
   return rows.some((r) => r.stuck_since === null);
 }

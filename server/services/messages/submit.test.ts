@@ -81,6 +81,8 @@ describe('POST /businesses/{id}/sms (queue)', () => {
     const chunks = [...new Set(jobs.map((j) => j.id))].map((id) => jobs.filter((j) => j.id === id).map((j) => j.message_id));
     expect(chunks.map((c) => c.length)).toEqual([50, 50, 20]);
     expect(chunks.flat()).toEqual(bulk.message_ids);
+    // Each chunk names the attempt it sends: the first, for new messages.
+    expect(new Set(jobs.map((j) => j.attempt))).toEqual(new Set([1]));
   });
 
   it('one bad item is a 422 naming its index, and nothing of the request is stored or queued', async () => {

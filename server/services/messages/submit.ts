@@ -223,26 +223,23 @@ async function submit(
     const sentAt = body.sent_at ?? new Date();
     const cancelOnReply = (body as { cancel_on_reply?: boolean }).cancel_on_reply ?? true;
 
-    const rows = await fileMessages(
-      tx,
-      businessId,
-      planned.map((p, i) =>
-        messageRow(p, {
-          businessId,
-          channel,
-          mode,
-          body,
-          requestId,
-          provider,
-          sentAt,
-          cancelOnReply,
-          mms: mms.get(p.index) ?? null,
-          clientId: clientIds[i]!,
-        }),
-      ),
+    const newRows = planned.map((p, i) =>
+      messageRow(p, {
+        businessId,
+        channel,
+        mode,
+        body,
+        requestId,
+        provider,
+        sentAt,
+        cancelOnReply,
+        mms: mms.get(p.index) ?? null,
+        clientId: clientIds[i]!,
+      }),
     );
+    const rows = await fileMessages(tx, businessId, newRows);
 
-    let requeued: { id: number; conversationId: number }[] = [];
+    let requeued: { id: number; conversationId: number; attempts: number }[] = [];
     if (requeueIds.length) {
       requeued = await startNewAttempt(
         tx,
@@ -261,13 +258,17 @@ async function submit(
       // opening for its recipient), in the send-later queue (queues.ts); the claim checks send_at again.
       const sendAtOf = new Map(planned.map((p, i) => [rows[i]!.id, p.sendAt]));
       const later = rows.filter((r) => r.status === 'scheduled');
-      const now = [...rows.filter((r) => r.status === 'queued'), ...requeued];
+      // Each with the attempt it is queued for (a bulk chunk sends that attempt only).
+      const now = [
+        ...rows.flatMap((r, i) => (r.status === 'queued' ? [{ id: r.id, attempts: newRows[i]!.attempts ?? 0 }] : [])),
+        ...requeued,
+      ];
       const job = (r: { id: number }) => ({ data: { messageId: r.id, businessId }, startAt: sendAtOf.get(r.id) ?? undefined });
       if (later.length) await enqueue(tx, channel === 'sms' ? QUEUES.smsSendLater : QUEUES.emailSendLater, later.map(job));
       await enqueueSends(
         tx,
         channel,
-        now.map((r) => ({ id: r.id, businessId })),
+        now.map((r) => ({ id: r.id, businessId, attempts: r.attempts })),
       );
     }
     const conversationIds = [...rows, ...requeued].map((r) => r.conversationId);

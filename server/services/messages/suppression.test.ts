@@ -11,6 +11,7 @@ import {
   createTenant,
 } from '@/server/testing/factories';
 import { api, getJson, jsonOf } from '@/server/testing/http';
+import { sendJobsFor } from '@/server/testing/send-jobs';
 import { callStatus, newCall } from '@/server/testing/voice';
 import { inboundSmsForm, jobsWhere, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';
 import { recordSendResults } from './lifecycle';
@@ -69,7 +70,7 @@ describe('opt-outs by number', () => {
     );
     for (const id of ids) {
       expect(await messageOf(id)).toMatchObject({ status: 'failed', errorCode: 'opted_out', toAddress: phone });
-      expect(await jobsWhere('sms.send', 'messageId', id)).toHaveLength(0);
+      expect(await sendJobsFor([id])).toEqual([]);
     }
     // The API and the inbox show both rows opted out.
     expect(await clientOptOuts(child.id)).toEqual({ sms: true, email: false });
