@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import { eq, sql } from 'drizzle-orm';
@@ -10,69 +9,69 @@ import { sweepExpiredRows } from '@/server/services/maintenance';
 import { insertMessages } from '@/server/services/messages/insert';
 import { createClient, createConversation, createTenant } from '@/server/testing/factories';
 import { pendingSearchPages } from '@/server/testing/search-index';
+import { startWorkerProcess } from '@/server/testing/worker-process';
 
 describe('worker process', () => {
   it('starts pg-boss, creates every known queue, and drains and exits 0 on SIGTERM', async () => {
-    const child = spawn('node_modules/.bin/tsx', ['workers/index.ts'], {
-      env: { ...process.env, LOG_LEVEL: 'info', WORKER_NICE: '7' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const started = Date.now();
-    while (!out.includes('worker started') && Date.now() - started < 20_000 && child.exitCode === null) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(out).toContain('worker started');
-    // The worker process (the one that logged, not the tsx wrapper) yields the CPU: nice 7, as asked.
-    const startedLine = JSON.parse(out.split('\n').find((l) => l.includes('"worker started"'))!) as { pid: number };
-    expect(os.getPriority(startedLine.pid)).toBe(7);
-    // Every thread of it (Linux keeps nice per thread: V8's helper threads started before main()).
-    if (process.platform === 'linux') {
-      const threads = readdirSync(`/proc/${startedLine.pid}/task`).map(Number);
-      expect(threads.length).toBeGreaterThan(1);
-      expect(threads.map((t) => os.getPriority(t))).toEqual(threads.map(() => 7));
-    }
-    const queues = await db.execute<{ name: string }>(sql`select name from pgboss.queue order by name`);
-    expect(queues.map((q) => q.name)).toEqual(expect.arrayContaining(Object.keys(QUEUE_OPTIONS)));
-    const dead = await db.execute<{ dead_letter: string | null }>(
-      sql`select dead_letter from pgboss.queue where name = 'sms.send'`,
-    );
-    expect(dead[0]!.dead_letter).toBe('sms.send.dead');
+    // A process group of its own: a failed assertion below kills the worker too (finally), never
+    // leaving it running after the test.
+    const worker = await startWorkerProcess({ WORKER_NICE: '7' }, { readyTimeoutMs: 20_000 });
+    try {
+      const out = () => worker.output();
+      // The worker process (the one that logged, not the tsx wrapper) yields the CPU: nice 7, as asked.
+      const startedLine = JSON.parse(
+        out()
+          .split('\n')
+          .find((l) => l.includes('"worker started"'))!,
+      ) as { pid: number };
+      expect(os.getPriority(startedLine.pid)).toBe(7);
+      // Every thread of it (Linux keeps nice per thread: V8's helper threads started before main()).
+      if (process.platform === 'linux') {
+        const threads = readdirSync(`/proc/${startedLine.pid}/task`).map(Number);
+        expect(threads.length).toBeGreaterThan(1);
+        expect(threads.map((t) => os.getPriority(t))).toEqual(threads.map(() => 7));
+      }
+      const queues = await db.execute<{ name: string }>(sql`select name from pgboss.queue order by name`);
+      expect(queues.map((q) => q.name)).toEqual(expect.arrayContaining(Object.keys(QUEUE_OPTIONS)));
+      const dead = await db.execute<{ dead_letter: string | null }>(
+        sql`select dead_letter from pgboss.queue where name = 'sms.send'`,
+      );
+      expect(dead[0]!.dead_letter).toBe('sms.send.dead');
 
-    // docs/architecture.md#search-texts: the worker merges the search indexes' pending lists (every
-    // second), so a bulk insert does not. Autovacuum, which would too, is off for the check.
-    await db.execute(sql`alter table message_search set (autovacuum_enabled = false)`);
-    const t = await createTenant();
-    const conversation = await createConversation(t.business.id, (await createClient(t.business.id)).id);
-    await insertMessages(
-      db,
-      Array.from({ length: 100 }, (_, i) => ({
-        businessId: t.business.id,
-        conversationId: conversation.id,
-        clientId: conversation.clientId,
-        channel: 'sms' as const,
-        direction: 'outbound' as const,
-        messageType: 'TEXT' as const,
-        senderType: 'system' as const,
-        content: `Waiting for the worker's merge, number ${i}`,
-        status: 'sent' as const,
-      })),
-    );
-    const merged = Date.now();
-    let pending = await pendingSearchPages();
-    while (pending > 0 && Date.now() - merged < 10_000) {
-      await new Promise((r) => setTimeout(r, 200));
-      pending = await pendingSearchPages();
-    }
-    expect(pending).toBe(0);
-    await db.execute(sql`alter table message_search reset (autovacuum_enabled)`);
+      // docs/architecture.md#search-texts: the worker merges the search indexes' pending lists (every
+      // second), so a bulk insert does not. Autovacuum, which would too, is off for the check.
+      await db.execute(sql`alter table message_search set (autovacuum_enabled = false)`);
+      const t = await createTenant();
+      const conversation = await createConversation(t.business.id, (await createClient(t.business.id)).id);
+      await insertMessages(
+        db,
+        Array.from({ length: 100 }, (_, i) => ({
+          businessId: t.business.id,
+          conversationId: conversation.id,
+          clientId: conversation.clientId,
+          channel: 'sms' as const,
+          direction: 'outbound' as const,
+          messageType: 'TEXT' as const,
+          senderType: 'system' as const,
+          content: `Waiting for the worker's merge, number ${i}`,
+          status: 'sent' as const,
+        })),
+      );
+      const merged = Date.now();
+      let pending = await pendingSearchPages();
+      while (pending > 0 && Date.now() - merged < 10_000) {
+        await new Promise((r) => setTimeout(r, 200));
+        pending = await pendingSearchPages();
+      }
+      expect(pending).toBe(0);
+      await db.execute(sql`alter table message_search reset (autovacuum_enabled)`);
 
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(out).toContain('worker stopped');
+      worker.kill('SIGTERM', 'leader');
+      expect((await worker.exited).code).toBe(0);
+      expect(out()).toContain('worker stopped');
+    } finally {
+      if (worker.alive()) await worker.stop(2_000, 'SIGKILL');
+    }
   });
 });
 

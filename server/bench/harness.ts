@@ -90,8 +90,16 @@ export async function startWebServer(
   return { url, child, stop: () => stopChild(child) };
 }
 
+/**
+ * The worker as one process (`node --import tsx`, as `npm start` runs it), so that stopChild's
+ * signal reaches the worker itself: through the `tsx` command a SIGKILL would kill only its
+ * wrapper and leave the worker running, unseen, for the rest of the run (--chaos) and after it.
+ */
 export function startWorkerProcess(env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(bin('tsx'), ['workers/index.ts'], { env: { ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, ['--import', 'tsx', 'workers/index.ts'], {
+    env: { ...env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
