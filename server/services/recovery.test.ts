@@ -256,7 +256,10 @@ describe('a retried message never sticks in sending', () => {
   });
   it('a malformed live chunk job (ids not an array, or null) neither breaks the sweep nor hides an orphan', async () => {
     const orphan = await queuedSms();
-    await db.update(messages).set({ statusUpdatedAt: sql`now() - interval '5 minutes'` }).where(eq(messages.id, orphan.id));
+    await db
+      .update(messages)
+      .set({ statusUpdatedAt: sql`now() - interval '5 minutes'` })
+      .where(eq(messages.id, orphan.id));
     const malformed = [{ messageIds: { not: 'a list' } }, { messageIds: [null] }, { messageIds: ['x'] }];
     const ids = await db.execute<{ id: string }>(sql`
       insert into pgboss.job (name, data)
