@@ -186,13 +186,19 @@ function operations(b: Business, random: () => number) {
     },
     // Changes made through the services and in plain SQL, then rolled back: their deltas must go with them.
     // One conversation, its rows locked in the order the services lock them (messages, then the
-    // conversation), so this transaction cannot deadlock with the single calls beside it.
+    // conversation), so this transaction cannot deadlock with the single calls beside it. All its
+    // messages are locked first: the steps below lock some, then the conversation, then others (the
+    // flag's); a read-status call beside it holding those others and waiting for the conversation
+    // would otherwise close a cycle (seen once in CI as a deadlock, a 500 of the read status call).
     'rolled back': async () => {
       const id = await conversationId();
       const [message] = await db.execute<{ id: number }>(
         sql`select id from messages where business_id = ${b.t.business.id} and conversation_id = ${id} order by random() limit 1`,
       );
       await inAmbientTransaction(async () => {
+        await db.execute(
+          sql`select id from messages where business_id = ${b.t.business.id} and conversation_id = ${id} order by id for update`,
+        );
         await markMessagesRead(b.t.business.id, { conversation_id: id, is_read: false });
         if (message) await flagMessage(b.t.business.id, message.id, true);
         await setConversationStatus(b.t.business.id, id, statusBody(), null);
