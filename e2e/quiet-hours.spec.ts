@@ -5,12 +5,17 @@ import { addClient, database, equipBusiness } from './support';
  * Quiet hours (docs/api.md#quiet-hours) in the inbox: the window is set on the settings page; an
  * automated reminder queued outside it shows in the timeline as held for quiet hours and goes after
  * "Send now" is confirmed; the composer warns before a staff text to a conversation that is not live
- * would wait, and "Send now anyway" sends it at once. The window is placed two hours from now (UTC,
- * the client's clock here), so it is closed whenever the test runs.
+ * would wait, and "Send now anyway" sends it at once. The window is placed two hours from now, or
+ * ended two hours ago late in the day (UTC, the client's clock here), so it is closed whenever the
+ * test runs.
  */
 function closedWindow() {
   const now = new Date();
-  const start = Math.min((now.getUTCHours() * 60 + now.getUTCMinutes() + 120) % 1440, 1380);
+  const minute = now.getUTCHours() * 60 + now.getUTCMinutes();
+  // Two hours ahead when the whole hour fits in the day, else ending two hours back: closed now
+  // either way, and within 00:00–23:59, which the time inputs can show (from 21:00 UTC the old
+  // rule made the end 24:00, which they cannot, and Save stayed enabled).
+  const start = minute + 180 <= 1439 ? minute + 120 : minute - 180;
   const clock = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
   return { start: clock(start), end: clock(start + 60) };
 }
