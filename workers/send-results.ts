@@ -1,7 +1,6 @@
 import type PgBoss from 'pg-boss';
 import type { Provider } from '@/db/schema';
-import { sendTargetsOf, type BulkSendJob, type SendJob } from '@/server/jobs/queues';
-import type { SendTarget } from '@/server/services/messages/lifecycle';
+import { sendTargetsOf, type BulkSendJob, type SendJob, type SendTarget } from '@/server/jobs/queues';
 import { recordSendResults, type SentResult } from '@/server/services/messages/lifecycle';
 import type { JobOutcome } from './batch-loop';
 
@@ -10,20 +9,8 @@ export type AnySendJob = PgBoss.JobWithMetadata<SendJob | BulkSendJob>;
 
 /** A fetched batch's messages: what to claim (each at its job's attempt), and each one's job. */
 export function sendTargets(jobs: AnySendJob[]): { targets: SendTarget[]; jobByMessage: Map<number, AnySendJob> } {
-  const targets = jobs.flatMap((job) => sendTargetsOf(job.data));
-  const jobByMessage = new Map(jobs.flatMap((job) => sendTargetsOf(job.data).map((t) => [t.id, job] as const)));
-  return { targets, jobByMessage };
-}
-
-/**
- * Every job of the batch → its outcome. A job fails (and pg-boss retries it whole) when any of its
- * messages is to be tried again; a job none of whose messages was attempted (all handled already)
- * is done.
- */
-export function jobOutcomes(jobs: AnySendJob[], retries: Map<number, string>, jobByMessage: Map<number, AnySendJob>) {
-  const outcomes = new Map<string, JobOutcome>(jobs.map((job) => [job.id, { ok: true }]));
-  for (const [messageId, error] of retries) outcomes.set(jobByMessage.get(messageId)!.id, { ok: false, error });
-  return outcomes;
+  const carried = jobs.flatMap((job) => sendTargetsOf(job.data).map((target) => ({ target, job })));
+  return { targets: carried.map((c) => c.target), jobByMessage: new Map(carried.map((c) => [c.target.id, c.job])) };
 }
 
 export type SendResult =
@@ -59,12 +46,13 @@ export async function finishSends(
     requeue: results.filter((r) => r.kind === 'transient' && !r.lastAttempt).map((r) => r.messageId),
   });
 
-  const retries = new Map(
-    results.flatMap((r) =>
-      (r.kind === 'transient' || r.kind === 'unknown') && !r.lastAttempt
-        ? [[r.messageId, `${r.code}: ${r.message}`] as const]
-        : [],
-    ),
-  );
-  return jobOutcomes(jobs, retries, jobByMessage);
+  // Every job of the batch is done unless one of its messages is to be tried again: then it fails,
+  // and pg-boss retries it whole (a job none of whose messages was attempted, all handled already, is done).
+  const outcomes = new Map<string, JobOutcome>(jobs.map((job) => [job.id, { ok: true }]));
+  for (const r of results) {
+    if ((r.kind === 'transient' || r.kind === 'unknown') && !r.lastAttempt) {
+      outcomes.set(jobByMessage.get(r.messageId)!.id, { ok: false, error: `${r.code}: ${r.message}` });
+    }
+  }
+  return outcomes;
 }

@@ -219,11 +219,13 @@ export type JobPayload<Q extends QueueName> = z.output<Extract<Definition, { nam
 
 export type SendJob = JobPayload<typeof QUEUES.smsSend>;
 export type BulkSendJob = JobPayload<typeof QUEUES.smsSendBulk>;
+/** A message a send job sends: any attempt of it (a one-message job), or attempt `attempts` only (a bulk chunk's). */
+export type SendTarget = { id: number; attempts: number | null };
 /**
  * What a send job's handler sends: its one message (whatever its attempt), or its chunk's messages,
  * each at the attempt the chunk was enqueued for.
  */
-export const sendTargetsOf = (data: SendJob | BulkSendJob): { id: number; attempts: number | null }[] =>
+export const sendTargetsOf = (data: SendJob | BulkSendJob): SendTarget[] =>
   'messageIds' in data
     ? data.messageIds.map((id, i) => ({ id, attempts: data.attempts[i]! }))
     : [{ id: data.messageId, attempts: null }];

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import type PgBoss from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
@@ -64,6 +64,13 @@ const chunkJob = (messageIds: number[], retryCount = 0, retryLimit = 5) =>
     retryCount,
     retryLimit,
   }) as unknown as PgBoss.JobWithMetadata<BulkSendJob>;
+
+/** Past the sweep's minute: the messages' status last changed five minutes ago. */
+const inFlightSince5MinutesAgo = (ids: number[]) =>
+  db
+    .update(messages)
+    .set({ statusUpdatedAt: sql`now() - interval '5 minutes'` })
+    .where(inArray(messages.id, ids));
 
 const messageOf = async (id: number) => (await db.select().from(messages).where(eq(messages.id, id)))[0]!;
 const atFake = (to: string) => fake.messages.filter((m) => m.to === to);
@@ -222,10 +229,7 @@ describe('a retried message never sticks in sending', () => {
 
   it('a message queued a minute ago with a live job is left alone', async () => {
     const m = await queuedSms();
-    await db
-      .update(messages)
-      .set({ statusUpdatedAt: sql`now() - interval '5 minutes'` })
-      .where(eq(messages.id, m.id));
+    await inFlightSince5MinutesAgo([m.id]);
     await enqueue(db, 'sms.send', [{ data: { messageId: m.id, businessId: tenant.business.id } }]);
     await requeueOrphanedSends(log);
     expect(await jobsWhere('sms.send', 'messageId', m.id)).toHaveLength(1);
@@ -234,9 +238,7 @@ describe('a retried message never sticks in sending', () => {
   it('messages carried by a live chunk job are left alone; once the chunk is given up they are re-enqueued together', async () => {
     const [a, b] = [await queuedSms(), await queuedSms()];
     const ids = [a.id, b.id];
-    await db.execute(
-      sql`update messages set status_updated_at = now() - interval '5 minutes' where id = any(${sql.param(ids)}::bigint[])`,
-    );
+    await inFlightSince5MinutesAgo(ids);
     await enqueue(db, QUEUES.smsSendBulk, [{ data: { messageIds: ids, attempts: [1, 1], businessId: tenant.business.id } }]);
     await requeueOrphanedSends(log);
     const [chunk] = await sendJobsFor([a.id]);
@@ -254,12 +256,10 @@ describe('a retried message never sticks in sending', () => {
     ]);
     expect(live[0]!.id).toBe(live[1]!.id);
   });
+
   it('a malformed live chunk job (ids not an array, or null) neither breaks the sweep nor hides an orphan', async () => {
     const orphan = await queuedSms();
-    await db
-      .update(messages)
-      .set({ statusUpdatedAt: sql`now() - interval '5 minutes'` })
-      .where(eq(messages.id, orphan.id));
+    await inFlightSince5MinutesAgo([orphan.id]);
     const malformed = [{ messageIds: { not: 'a list' } }, { messageIds: [null] }, { messageIds: ['x'] }];
     const ids = await db.execute<{ id: string }>(sql`
       insert into pgboss.job (name, data)

@@ -64,10 +64,10 @@ export async function requeueOrphanedSends(log: Logger, olderThanSeconds = ORPHA
       order by m.status_updated_at
       limit 500`);
     if (orphans.length === 0) return 0;
-    const toSend = (channel: string) =>
-      orphans.filter((m) => m.channel === channel).map((m) => ({ id: m.id, businessId: m.business_id, attempts: m.attempts }));
-    await enqueueSends(tx, 'sms', toSend('sms'));
-    await enqueueSends(tx, 'email', toSend('email'));
+    await enqueueSends(
+      tx,
+      orphans.map((m) => ({ id: m.id, businessId: m.business_id, channel: m.channel, attempts: m.attempts })),
+    );
     log.warn({ message_ids: orphans.map((m) => m.id) }, 'messages in flight without a send job; re-enqueued');
     return orphans.length;
   });

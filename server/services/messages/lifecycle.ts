@@ -3,7 +3,7 @@ import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/db/client';
 import { messages, type Channel, type MessageStatus, type Provider } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
-import { QUEUES } from '@/server/jobs/queues';
+import { QUEUES, type SendTarget } from '@/server/jobs/queues';
 import { messageStatusNotifySql, publish } from '@/server/realtime/publish';
 import { ERROR_STATUSES, IN_FLIGHT_STATUSES, isStatusIn } from '@/server/shared/message-statuses';
 import { twilioErrorMessage } from '@/server/shared/provider-errors';
@@ -74,9 +74,6 @@ async function publishStatus(tx: Tx, rows: readonly Touched[]): Promise<void> {
 }
 
 // ─── Sending ─────────────────────────────────────────────────────────────────────────────────────
-
-/** A message a send job sends: any attempt of it (a one-message job), or attempt `attempts` only (a bulk chunk's). */
-export type SendTarget = { id: number; attempts: number | null };
 
 /**
  * Claims messages for sending, as common table expressions for the worker's one statement that

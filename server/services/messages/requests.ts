@@ -86,10 +86,12 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
   const requeued = await db.transaction(async (tx) => {
     if (candidates.length === 0) return [];
     const rows = await startNewAttempt(tx, businessId, candidates, RETRYABLE_STATUSES);
-    const toSend = (channel: string) =>
-      rows.filter((r) => r.channel === channel).map((r) => ({ id: r.id, businessId, attempts: r.attempts }));
-    await enqueueSends(tx, 'sms', toSend('sms'));
-    await enqueueSends(tx, 'email', toSend('email'));
+    await enqueueSends(
+      tx,
+      rows.flatMap((r) =>
+        r.channel === 'sms' || r.channel === 'email' ? [{ id: r.id, businessId, channel: r.channel, attempts: r.attempts }] : [],
+      ),
+    );
     return rows.map((r) => r.id);
   });
   for (const id of candidates)

@@ -4,41 +4,43 @@ import { enqueue } from '@/server/jobs/enqueue';
 import { BULK_CHUNK, QUEUES } from '@/server/jobs/queues';
 
 /** A message made `queued` for its attempt number `attempts` (messages.attempts). */
-type ToSend = { id: number; businessId: number; attempts: number };
+type ToSend = { id: number; businessId: number; channel: 'sms' | 'email'; attempts: number };
 
 /**
- * Enqueues the sending of messages that are `queued` now, inside the caller's transaction. One
- * message gets a job of its own in sms.send / email.send: a staff member's reply or a single API
- * send never waits behind a campaign. Several get chunk jobs in the bulk queue (BULK_CHUNK messages
- * each, one business per job, in the order given), so a bulk request writes a job per chunk, not
- * per message, and the worker's fetch and completion touch as few jobs.
+ * Enqueues the sending of messages that are `queued` now, inside the caller's transaction, per
+ * channel. One message gets a job of its own in sms.send / email.send: a staff member's reply or a
+ * single API send never waits behind a campaign. Several get chunk jobs in the bulk queue
+ * (BULK_CHUNK messages each, one business per job, in the order given), so a bulk request writes a
+ * job per chunk, not per message, and the worker's fetch and completion touch as few jobs.
  */
-export async function enqueueSends(tx: Tx, channel: 'sms' | 'email', messages: ToSend[]): Promise<void> {
-  if (messages.length === 0) return;
-  if (messages.length === 1) {
-    const [m] = messages;
-    await enqueue(tx, channel === 'sms' ? QUEUES.smsSend : QUEUES.emailSend, [
-      { data: { messageId: m!.id, businessId: m!.businessId } },
-    ]);
-    return;
+export async function enqueueSends(tx: Tx, messages: ToSend[]): Promise<void> {
+  for (const channel of ['sms', 'email'] as const) {
+    const ofChannel = messages.filter((m) => m.channel === channel);
+    if (ofChannel.length === 1) {
+      const [m] = ofChannel;
+      await enqueue(tx, channel === 'sms' ? QUEUES.smsSend : QUEUES.emailSend, [
+        { data: { messageId: m!.id, businessId: m!.businessId } },
+      ]);
+    } else if (ofChannel.length > 1) {
+      await enqueue(tx, channel === 'sms' ? QUEUES.smsSendBulk : QUEUES.emailSendBulk, chunkJobs(ofChannel, BULK_CHUNK[channel]));
+    }
   }
+}
+
+/** Chunk jobs of at most `size` messages, one business each, in the order given. */
+function chunkJobs(messages: ToSend[], size: number) {
   const byBusiness = new Map<number, ToSend[]>();
   for (const m of messages) {
     const list = byBusiness.get(m.businessId);
     if (list) list.push(m);
     else byBusiness.set(m.businessId, [m]);
   }
-  const size = BULK_CHUNK[channel];
-  const jobs = [...byBusiness].flatMap(([businessId, ms]) =>
-    Array.from({ length: Math.ceil(ms.length / size) }, (_, i) => ({
-      data: {
-        messageIds: ms.slice(i * size, (i + 1) * size).map((m) => m.id),
-        attempts: ms.slice(i * size, (i + 1) * size).map((m) => m.attempts),
-        businessId,
-      },
-    })),
+  return [...byBusiness].flatMap(([businessId, ms]) =>
+    Array.from({ length: Math.ceil(ms.length / size) }, (_, i) => {
+      const chunk = ms.slice(i * size, (i + 1) * size);
+      return { data: { messageIds: chunk.map((m) => m.id), attempts: chunk.map((m) => m.attempts), businessId } };
+    }),
   );
-  await enqueue(tx, channel === 'sms' ? QUEUES.smsSendBulk : QUEUES.emailSendBulk, jobs);
 }
 
 /**

@@ -262,14 +262,10 @@ async function submit(
       const now = [
         ...rows.flatMap((r, i) => (r.status === 'queued' ? [{ id: r.id, attempts: newRows[i]!.attempts ?? 0 }] : [])),
         ...requeued,
-      ];
+      ].map((r) => ({ id: r.id, businessId, channel, attempts: r.attempts }));
       const job = (r: { id: number }) => ({ data: { messageId: r.id, businessId }, startAt: sendAtOf.get(r.id) ?? undefined });
       if (later.length) await enqueue(tx, channel === 'sms' ? QUEUES.smsSendLater : QUEUES.emailSendLater, later.map(job));
-      await enqueueSends(
-        tx,
-        channel,
-        now.map((r) => ({ id: r.id, businessId, attempts: r.attempts })),
-      );
+      await enqueueSends(tx, now);
     }
     const conversationIds = [...rows, ...requeued].map((r) => r.conversationId);
     await publish(tx, { type: 'message.created', businessId, conversationIds, messageIds: rows.map((r) => r.id) });
