@@ -129,9 +129,6 @@ export const messages = pgTable(
   (t) => [
     // A conversation's timeline, newest first; also serves search within one conversation.
     index('messages_conversation_sent_idx').on(t.conversationId, t.sentAt.desc(), t.id.desc()),
-    // A business's messages newest first: business-wide search walks it for common terms
-    // (server/services/search.ts, shape `walk`), stopping once it has a page and the capped total.
-    index('messages_business_sent_idx').on(t.businessId, t.sentAt.desc(), t.id.desc()),
     index('messages_request_idx')
       .on(t.requestId)
       .where(sql`${t.requestId} is not null`),
@@ -183,28 +180,40 @@ export const messages = pgTable(
 );
 
 /**
- * The searchable text of every message, with the trigram indexes of business-wide search
- * (docs/api.md#search, docs/architecture.md#search-texts). Kept by triggers on `messages` (migrations
- * 0017, 0018): a row is written when its message is, again only when content or subject change, and
+ * The searchable text of every message, with the indexes of business-wide search (docs/api.md#search,
+ * docs/architecture.md#search-texts). Kept by triggers on `messages` (migrations 0017–0019): a row
+ * is written when its message is, again only when its content, subject, sent_at or type change, and
  * deleted with its message (a trigger, not a foreign key: its check on every row of a 1,000-message
- * insert cost ~4 ms, for rows the trigger itself just took from the new messages). In a
- * table of their own, the trigram indexes are not written again on every status change: any UPDATE
- * of a message's status is a non-HOT update (status is in partial index predicates), which
- * re-inserted ~60 trigram entries per message into the GIN on each of a send's two or more updates.
+ * insert cost ~4 ms, for rows the trigger itself just took from the new messages). In a table of
+ * their own, the search indexes are not written again on every status change: any UPDATE of a
+ * message's status is a non-HOT update (status is in partial index predicates), which re-inserted
+ * ~60 trigram entries per message into the GIN on each of a send's two or more updates.
+ *
+ * The texts are stored folded (`lower()`, as ILIKE folds both sides): a search compares with LIKE
+ * and does not fold each row it reads again, which was most of the cost of walking a common term.
  */
 export const messageSearch = pgTable(
   'message_search',
   {
     messageId: bigint('message_id', { mode: 'number' }).primaryKey(),
     businessId: integer('business_id').notNull(),
-    content: text('content'),
-    subject: text('subject'),
+    /** The message's sent_at: search answers newest first. */
+    sentAt: timestamp('sent_at', { withTimezone: true }).notNull(),
+    /** An internal note (message_type NOTE): the REST search leaves notes out. */
+    isNote: boolean('is_note').notNull(),
+    /** lower(messages.content). */
+    contentLower: text('content_lower'),
+    /** lower(messages.subject). */
+    subjectLower: text('subject_lower'),
   },
   (t) => [
     // Scoped by business (btree_gin); subjects only where there is one (emails): texts have none.
-    index('message_search_content_trgm_idx').using('gin', t.businessId, sql`${t.content} gin_trgm_ops`),
+    index('message_search_content_trgm_idx').using('gin', t.businessId, sql`${t.contentLower} gin_trgm_ops`),
     index('message_search_subject_trgm_idx')
-      .using('gin', t.businessId, sql`${t.subject} gin_trgm_ops`)
-      .where(sql`${t.subject} is not null`),
+      .using('gin', t.businessId, sql`${t.subjectLower} gin_trgm_ops`)
+      .where(sql`${t.subjectLower} is not null`),
+    // A business's texts newest first: the search walks it for common terms (server/services/search.ts,
+    // shape `walk`), stopping once it has a page and the capped total.
+    index('message_search_business_sent_idx').on(t.businessId, t.sentAt.desc(), t.messageId.desc()),
   ],
 );

@@ -282,8 +282,9 @@ async function seed(url: string): Promise<Seeded> {
       // Their searchable texts, as the insert trigger would have written them (it is off with the
       // FK triggers; without a superuser it ran, and this finds every text already there).
       await a`
-        insert into message_search (message_id, business_id, content, subject)
-        select id, business_id, content, subject from messages where content is not null or subject is not null
+        insert into message_search (message_id, business_id, sent_at, is_note, content_lower, subject_lower)
+        select id, business_id, sent_at, message_type = 'NOTE', lower(content), lower(subject)
+        from messages where content is not null or subject is not null
         on conflict (message_id) do nothing`;
       if (replica) await a`set session_replication_role = origin`;
       if (!replica) console.log('    (not a superuser: FK triggers stayed on during the load)');

@@ -8,7 +8,7 @@ import { api, jsonOf } from '@/server/testing/http';
 import { genericPlan } from '@/server/testing/plans';
 import { SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
 import { pendingSearchPages } from '@/server/testing/search-index';
-import { matchQuery, mergeSearchIndexPendingLists, searchMessages, searchShape } from './search';
+import { matchQuery, mergeSearchIndexPendingLists, probeQuery, searchMessages, searchShape } from './search';
 
 /**
  * docs/api.md#search: `GET /messages/{business_id}/conversations/{conversation_id}/messages/search`
@@ -118,6 +118,69 @@ describe('matching', () => {
     expect(idsOf(await search(t, 'appointment is confirmed'))).toEqual([m.id]);
     expect(idsOf(await search(t, 'FRIDAY'))).toEqual([m.id]);
     expect(idsOf(await getPage(t, businessUrl(t, 'search_term=aPpOiNtMeNt')))).toEqual([m.id]);
+  });
+
+  it('answers exactly what ILIKE on the messages answers, whatever the shape, for terms in other alphabets and cases too', async () => {
+    // The business-wide shapes compare folded texts (message_search) with LIKE; the conversation
+    // shape and the definition (docs/api.md#search) use ILIKE on the messages themselves.
+    const t = await tenant();
+    const texts = [
+      'ÉTÉ à Paris: Crème Brûlée',
+      'été en été',
+      'STRASSE und Straße',
+      'ΣΊΣΥΦΟΣ ο Σίσυφος',
+      'İstanbul ve IŞIK ışık',
+      'ÅNGSTRÖM Ångström',
+      'Kelvin 5K and 5K sign',
+      '日本語のメッセージ',
+      'emoji 🎉 PARTY 🎉',
+      'mixed CaSe ǅemal',
+    ];
+    for (const [i, content] of texts.entries()) await text(t.conversation, content, at(100 - i));
+    await email(t.conversation, 'ÜBER Größe', 'body', at(1));
+    const terms = [
+      'été',
+      'ÉTÉ',
+      'crème brûlée',
+      'straße',
+      'STRASSE',
+      'σίσυφος',
+      'ΣΊΣΥΦΟΣ',
+      'ıșı',
+      'işık',
+      'IŞIK',
+      'istanbul',
+      'İstanbul',
+      'ångström',
+      '5k ',
+      'メッセージ',
+      '🎉 party',
+      'ǆemal',
+      'ǅEMAL',
+      'über größe',
+      'GRÖSSE',
+    ];
+    for (const term of terms) {
+      const pattern = `%${term}%`;
+      const expected = (
+        await db.execute<{
+          id: string;
+        }>(sql`select id from messages where business_id = ${t.business.id} and message_type <> 'NOTE'
+          and (content ilike ${pattern} or subject ilike ${pattern}) order by sent_at desc, id desc`)
+      ).map((r) => Number(r.id));
+      const q = { businessId: t.business.id, term, limit: 25, offset: 0 };
+      for (const shape of ['walk', 'bitmap'] as const) {
+        const [row] = await db.execute<{ ids: string[] }>(matchQuery({ ...q, walkRows: 100 }, shape));
+        expect(row!.ids.map(Number), `${term} (${shape})`).toEqual(expected);
+      }
+      const [inConversation] = await db.execute<{ ids: string[] }>(
+        matchQuery({ ...q, conversationId: t.conversation.id }, 'conversation'),
+      );
+      expect(inConversation!.ids.map(Number), `${term} (conversation)`).toEqual(expected);
+    }
+    // Not vacuous: most terms match something.
+    expect(idsOf(await search(t, 'ÉTÉ'))).toHaveLength(2);
+    expect(idsOf(await search(t, 'über größe'))).toHaveLength(1);
   });
 
   it('matches an email by its subject alone, and by its body', async () => {
@@ -322,10 +385,13 @@ const explain = async (q: ReturnType<typeof matchQuery>) =>
   (await db.execute<{ 'QUERY PLAN': string }>(sql`explain ${q}`)).map((r) => r['QUERY PLAN']).join('\n');
 
 describe('searchable texts (message_search, kept by triggers on messages)', () => {
+  type SearchRow = { xmin: string; content: string | null; subject: string | null; is_note: boolean; same_sent_at: boolean };
   const searchRow = async (messageId: number) =>
     (
-      await db.execute<{ xmin: string; content: string | null; subject: string | null }>(
-        sql`select xmin::text, content, subject from message_search where message_id = ${messageId}`,
+      await db.execute<SearchRow>(
+        sql`select s.xmin::text, s.content_lower as content, s.subject_lower as subject, s.is_note,
+                   s.sent_at = (select m.sent_at from messages m where m.id = s.message_id) as same_sent_at
+            from message_search s where s.message_id = ${messageId}`,
       )
     )[0];
 
@@ -334,7 +400,13 @@ describe('searchable texts (message_search, kept by triggers on messages)', () =
     const m = await text(t.conversation, 'The quokka party starts at noon');
     expect(idsOf(await search(t, 'quokka'))).toEqual([m.id]);
     const written = await searchRow(m.id);
-    expect(written).toMatchObject({ content: 'The quokka party starts at noon', subject: null });
+    // Stored folded (lower()), with the message's sent_at.
+    expect(written).toMatchObject({
+      content: 'the quokka party starts at noon',
+      subject: null,
+      is_note: false,
+      same_sent_at: true,
+    });
 
     // A send's status changes (the worker's claim and result, a delivery callback) do not write the
     // text again: the row is the same row version (xmin) it was.
@@ -358,11 +430,40 @@ describe('searchable texts (message_search, kept by triggers on messages)', () =
     const t = await tenant();
     const mail = await email(t.conversation, 'Your platypus invoice', 'Attached.');
     const call = await createMessage(t.conversation, { channel: 'voice', messageType: 'CALL', content: null });
-    expect(await searchRow(mail.id)).toMatchObject({ content: 'Attached.', subject: 'Your platypus invoice' });
+    expect(await searchRow(mail.id)).toMatchObject({ content: 'attached.', subject: 'your platypus invoice' });
     expect(idsOf(await search(t, 'platypus'))).toEqual([mail.id]);
     expect(await searchRow(call.id)).toBeUndefined();
     await db.execute(sql`update messages set content = 'Voicemail: call back about the echidna' where id = ${call.id}`);
     expect(idsOf(await search(t, 'echidna'))).toEqual([call.id]);
+    expect(await searchRow(call.id)).toMatchObject({ content: 'voicemail: call back about the echidna', same_sent_at: true });
+    // Losing both texts loses the row.
+    await db.execute(sql`update messages set content = null where id = ${call.id}`);
+    expect(await searchRow(call.id)).toBeUndefined();
+  });
+
+  it("a scheduled message's row follows its sent_at when it is sent, so the walk and the bitmap keep answering newest first; a note is marked", async () => {
+    const t = await tenant();
+    const older = await text(t.conversation, 'Kookaburra one', at(30));
+    const later = await createMessage(t.conversation, { content: 'Kookaburra later', status: 'scheduled', sentAt: at(60) });
+    const newer = await text(t.conversation, 'Kookaburra two', at(20));
+    const staffNote = await note(t.conversation, 'Kookaburra note', at(25));
+    expect(await searchRow(staffNote.id)).toMatchObject({ is_note: true });
+    const order = async () => {
+      const q = { businessId: t.business.id, term: 'kookaburra', limit: 25, offset: 0 };
+      const walk = (await db.execute<{ ids: string[] }>(matchQuery({ ...q, walkRows: 100 }, 'walk')))[0]!.ids.map(Number);
+      const bitmap = (await db.execute<{ ids: string[] }>(matchQuery(q, 'bitmap')))[0]!.ids.map(Number);
+      expect(walk).toEqual(bitmap);
+      expect(idsOf(await search(t, 'kookaburra'))).toEqual(walk);
+      return walk;
+    };
+    expect(await order()).toEqual([newer.id, older.id, later.id]);
+    // The worker's claim of a scheduled message stamps it with the moment it is sent (lifecycle.ts).
+    const before = (await searchRow(older.id))!.xmin;
+    await db.execute(sql`update messages set status = 'sending', sent_at = now() where id = ${later.id}`);
+    expect(await searchRow(later.id)).toMatchObject({ same_sent_at: true });
+    expect(await order()).toEqual([later.id, newer.id, older.id]);
+    // Other rows untouched.
+    expect((await searchRow(older.id))!.xmin).toBe(before);
   });
 });
 
@@ -404,20 +505,20 @@ describe('query plans (20,000 messages)', () => {
     expect(business).toMatch(/Bitmap Index Scan on message_search_content_trgm_idx/);
     expect(business).toMatch(/Bitmap Index Scan on message_search_subject_trgm_idx/);
     expect(business).not.toMatch(/Seq Scan on message/);
-    expect(business).not.toMatch(/messages_conversation_sent_idx|messages_business_sent_idx/);
+    expect(business).not.toMatch(/messages_conversation_sent_idx|message_search_business_sent_idx|on messages/);
     // As the pool runs it: without its values (db/client.ts), the term unknown.
     const generic = await genericPlan(matchQuery(rareQuery, 'bitmap'));
     if (generic !== null) {
       expect(generic).toMatch(/Bitmap Index Scan on message_search_content_trgm_idx/);
-      expect(generic).toMatch(/Index Scan using messages_pkey/);
-      expect(generic).not.toMatch(/Seq Scan on message/);
+      expect(generic).not.toMatch(/Seq Scan on message|messages_pkey/);
     }
 
     const commonQuery = { businessId: t.business.id, term: 'appointment number', limit: 25, offset: 0 };
     expect(await searchShape(commonQuery)).toBe('walk');
     const walk = await explain(matchQuery(commonQuery, 'walk'));
-    expect(walk).toMatch(/Index Scan using messages_business_sent_idx/);
-    expect(walk).not.toMatch(/trgm_idx|Seq Scan on messages|Sort Key: messages/);
+    expect(walk).toMatch(/Index Scan using message_search_business_sent_idx/);
+    expect(walk).not.toMatch(/trgm_idx|Seq Scan|Sort Key: message|on messages/);
+    expect(await explain(probeQuery(commonQuery))).toMatch(/Index Scan using message_search_business_sent_idx/);
 
     const conversationQuery = { ...rareQuery, conversationId: t.conversation.id };
     expect(await searchShape(conversationQuery)).toBe('conversation');

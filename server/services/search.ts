@@ -44,12 +44,12 @@ export function normaliseSearchTerm(raw: string): string {
 // Totals are counted up to SEARCH_TOTAL_CAP matches (server/schemas/messages.ts): an exact count of
 // a common term costs in proportion to its matches (~50,000 in the largest bench business: ~300 ms).
 
-/** Newest messages of the business the probe looks at to tell a common term from a rare one. */
+/** Newest texts of the business the probe looks at to tell a common term from a rare one. */
 const PROBE_ROWS = 500;
 /**
- * Probe hits (of PROBE_ROWS) from which the term counts as common: 4%. Reading ~2 µs per row (the
- * ILIKE), the walk to the cap's 1,001 matches costs ~50 ms at 4% in the largest bench business, about
- * what the trigram bitmap costs there (index scan, then a recheck per match): the break-even.
+ * Probe hits (of PROBE_ROWS) from which the term counts as common: 4%. At 4% the walk to the cap's
+ * 1,001 matches reads ~25,000 texts, about what the trigram bitmap costs there (index scan, then a
+ * recheck per match): the break-even.
  */
 const COMMON_PROBE_HITS = 20;
 /** The time-ordered walk gives up after this many rows per match it needs (below 4% of matches). */
@@ -70,9 +70,9 @@ type MatchQuery = {
  * How the matches are found (all answer the same rows in the same order):
  * - `conversation`: one conversation's rows through messages_conversation_sent_idx, filtered.
  * - `bitmap`: the business's matches through the trigram indexes of message_search (a BitmapOr of
- *   the btree_gin (business_id, content) and (business_id, subject) indexes), each joined to its
- *   message, then sorted: fast for rare terms, in proportion to the matches for common ones.
- * - `walk`: the business's messages newest first through messages_business_sent_idx, filtered,
+ *   the btree_gin (business_id, content_lower) and (business_id, subject_lower) indexes), then
+ *   sorted: fast for rare terms, in proportion to the matches for common ones.
+ * - `walk`: the business's texts newest first through message_search_business_sent_idx, filtered,
  *   stopping once it has the page and SEARCH_TOTAL_CAP + 1 matches: fast for common terms, and
  *   for a rare term it would read the whole business — the planner trap of docs/architecture.md#search-plans, which
  *   is why the shape is chosen here (searchShape), not left to the planner's estimates.
@@ -80,26 +80,41 @@ type MatchQuery = {
 export type SearchShape = 'conversation' | 'bitmap' | 'walk';
 
 /**
- * The match on a row source aliased `m` (the pattern is a bound parameter; LIKE's escape is `\`),
- * its texts read from `m` too, or from `texts` (the bitmap reads them from message_search, `s`).
+ * The match on one conversation's messages (aliased `m`): ILIKE, as docs/api.md#search defines it.
+ * The pattern is a bound parameter; LIKE's escape is `\`.
  */
-function matches(q: MatchQuery, texts = sql`m`): SQL {
+function matchesMessage(q: MatchQuery): SQL {
   const pattern = `%${escapeLike(q.term)}%`;
   const notes = q.includeNotes ? sql`` : sql` and m.message_type <> 'NOTE'`;
-  return sql`(${texts}.content ilike ${pattern} or ${texts}.subject ilike ${pattern})${notes}`;
+  return sql`(m.content ilike ${pattern} or m.subject ilike ${pattern})${notes}`;
 }
+
+/**
+ * The same match on message_search rows (aliased `s`), whose texts are stored folded: ILIKE folds
+ * text and pattern with lower() and compares them with LIKE, so LIKE against lower(pattern) answers
+ * the same rows without folding each row again. lower() runs once per statement (an InitPlan).
+ */
+function matchesText(q: MatchQuery): SQL {
+  const folded = sql`(select lower(${`%${escapeLike(q.term)}%`}))`;
+  const notes = q.includeNotes ? sql`` : sql` and not s.is_note`;
+  return sql`(s.content_lower like ${folded} or s.subject_lower like ${folded})${notes}`;
+}
+
+/** The business's texts newest first (message_search_business_sent_idx), at most `limit`. */
+const newestTexts = (q: MatchQuery, limit: number, numbered: boolean) => sql`
+  select ${messageSearch.messageId} as message_id, ${messageSearch.contentLower} as content_lower,
+         ${messageSearch.subjectLower} as subject_lower, ${messageSearch.isNote} as is_note
+         ${numbered ? sql`, row_number() over (order by ${messageSearch.sentAt} desc nulls last, ${messageSearch.messageId} desc nulls last) as k` : sql``}
+  from ${messageSearch} where ${messageSearch.businessId} = ${q.businessId}
+  order by ${messageSearch.sentAt} desc nulls last, ${messageSearch.messageId} desc nulls last
+  limit ${limit}`;
 
 /** Matches needed to answer a page and the capped total: the page, one more (next_page), the cap + 1. */
 const needed = (q: MatchQuery) => Math.max(SEARCH_TOTAL_CAP + 1, q.offset + q.limit + 1);
 
-/** Matches among the business's PROBE_ROWS newest messages (one short index walk). */
+/** Matches among the business's PROBE_ROWS newest texts (one short index walk). */
 export function probeQuery(q: MatchQuery): SQL {
-  return sql`
-    select count(*) filter (where ${matches(q)})::int as hits
-    from (select ${messages.content} as content, ${messages.subject} as subject, ${messages.messageType} as message_type
-          from ${messages} where ${messages.businessId} = ${q.businessId}
-          order by ${messages.sentAt} desc nulls last, ${messages.id} desc nulls last
-          limit ${PROBE_ROWS}) m`;
+  return sql`select count(*) filter (where ${matchesText(q)})::int as hits from (${newestTexts(q, PROBE_ROWS, false)}) s`;
 }
 
 /** Business-wide: the walk for a term common among the newest messages, else the trigram bitmap. */
@@ -133,15 +148,8 @@ export function matchQuery(q: MatchQuery, shape: SearchShape): SQL {
         coalesce((array_agg(h.id order by h.k) filter (where h.hit))${page}, '{}') as ids
       from (
         select w.id, w.k, w.hit from (
-          select m.id, m.k, ${matches(q)} as hit
-          from (
-            select ${messages.id} as id, ${messages.content} as content, ${messages.subject} as subject,
-                   ${messages.messageType} as message_type,
-                   row_number() over (order by ${messages.sentAt} desc nulls last, ${messages.id} desc nulls last) as k
-            from ${messages} where ${messages.businessId} = ${q.businessId}
-            order by ${messages.sentAt} desc nulls last, ${messages.id} desc nulls last
-            limit ${budget}
-          ) m
+          select s.message_id as id, s.k, ${matchesText(q)} as hit
+          from (${newestTexts(q, budget, true)}) s
           offset 0
         ) w
         where w.hit or w.k = ${budget}
@@ -150,14 +158,8 @@ export function matchQuery(q: MatchQuery, shape: SearchShape): SQL {
   }
   const matched =
     shape === 'bitmap'
-      ? // Each match's message by its primary key (the OFFSET 0 fence keeps it a probe per match:
-        // planned without the term, as the pool plans it, a join would hash the whole table).
-        sql`select m.id, m.sent_at from ${messageSearch} s
-            cross join lateral (
-              select ${messages.id} as id, ${messages.sentAt} as sent_at, ${messages.messageType} as message_type
-              from ${messages} where ${messages.id} = s.message_id offset 0
-            ) m
-            where s.business_id = ${q.businessId} and ${matches(q, sql`s`)}`
+      ? sql`select s.message_id as id, s.sent_at from ${messageSearch} s
+            where s.business_id = ${q.businessId} and ${matchesText(q)}`
       : // The conversation's rows through its index (the id comes from a lookup that also checks the
         // business, so another business's conversation reads nothing). The OFFSET 0 fence keeps the
         // ILIKE out of the scan: as an index condition it would become a BitmapAnd with the
@@ -169,7 +171,7 @@ export function matchQuery(q: MatchQuery, shape: SearchShape): SQL {
           where ${messages.conversationId} = (select ${conversations.id} from ${conversations}
                                               where ${conversations.id} = ${q.conversationId} and ${conversations.businessId} = ${q.businessId})
           offset 0
-        ) m where ${matches(q)}`;
+        ) m where ${matchesMessage(q)}`;
   const found =
     shape === 'bitmap'
       ? sql`true`
