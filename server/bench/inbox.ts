@@ -18,8 +18,8 @@ import { benchDatabase, fmt, median, percentile, repeatCount, repeatRuns, startW
  *    filter counts' deltas the load left are folded, as the worker would.
  * 2. Sequential requests (one keep-alive connection), p50/p95 per endpoint against the targets.
  * 3. EXPLAIN (ANALYZE, BUFFERS) of the searches exactly as the service issues them (its exported
- *    probeQuery/matchQuery for the shape its searchShape picks, rendered by drizzle's dialect, run with
- *    the same parameters, unprepared like drizzle).
+ *    searchQuery, one statement whatever the shape, rendered by drizzle's dialect, run with
+ *    the same parameters).
  * 4. 16 concurrent clients: the bare route handler, then a mixed inbox workload; rates and ratio.
  *
  * Knobs (for quick runs; the issue's figures use the defaults): BENCH_MESSAGES, BENCH_CLIENTS,
@@ -666,28 +666,19 @@ async function main() {
       rows.push(await sequential(client, 'client details', clientPages, null));
       client.close();
 
-      // EXPLAIN of the searches, exactly as the service builds them: for a business-wide search the
-      // probe, then the shape it chose (searchShape runs the same probe, through drizzle like the service).
+      // EXPLAIN of the searches, exactly as the service builds them: one statement, in which the
+      // probe picks the business-wide shape (the branch not taken shows as never executed).
       // Once: plans do not change between runs.
       if (run === 1)
         try {
-          const { matchQuery, probeQuery, searchShape } = await import('@/server/services/search');
-          type Q = Parameters<typeof matchQuery>[0];
+          const { searchQuery } = await import('@/server/services/search');
+          type Q = Parameters<typeof searchQuery>[0];
           const dialect = new PgDialect();
-          const tx = drizzle(sql) as unknown as Parameters<typeof searchShape>[1];
           const explain = async (title: string, q: Q) => {
-            const shape = await searchShape(q, tx);
-            const statements = shape === 'conversation' ? [matchQuery(q, shape)] : [probeQuery(q), matchQuery(q, shape)];
-            const plans: string[] = [];
-            for (const statement of statements) {
-              const query = dialect.sqlToQuery(statement);
-              const plan = await sql.unsafe(`explain (analyze, buffers) ${query.sql}`, query.params as never[]);
-              plans.push(plan.map((r) => r['QUERY PLAN']).join('\n'));
-            }
-            explains.push({
-              title: `${title} — shape '${shape}'${shape === 'conversation' ? '' : ': the probe, then the search'}`,
-              plan: plans.join('\n\n'),
-            });
+            const query = dialect.sqlToQuery(searchQuery(q));
+            const [chosen] = await sql.unsafe<{ shape: string }[]>(query.sql, query.params as never[]);
+            const plan = await sql.unsafe(`explain (analyze, buffers) ${query.sql}`, query.params as never[]);
+            explains.push({ title: `${title} — shape '${chosen!.shape}'`, plan: plan.map((r) => r['QUERY PLAN']).join('\n') });
           };
           const top = bySize[0]!;
           await explain(

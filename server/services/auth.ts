@@ -7,6 +7,7 @@ import { apiKeys, businesses, loginCodes, sessions, staff } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { SESSION_TTL } from '@/server/schemas/auth';
+import { TTL_CACHE_MS, TtlCache } from '@/server/lib/ttl-cache';
 import { isActiveStaff, requireStaff } from './directory';
 
 /** Who is calling: resolved once per request by the transport, then passed to services. */
@@ -35,25 +36,9 @@ function sameHash(a: string, b: string): boolean {
  * Per-process memory of lookups every authenticated request repeats: which business an API key
  * belongs to, and which businesses exist. Only positive answers are kept, for AUTH_CACHE_TTL_MS, so
  * a key revoked in the database (or a business removed) is refused at most that long after; an
- * unknown key is looked up every time. Bounded: past AUTH_CACHE_MAX entries the oldest go first.
+ * unknown key is looked up every time.
  */
-export const AUTH_CACHE_TTL_MS = 10_000;
-const AUTH_CACHE_MAX = 10_000;
-
-class TtlCache<V> {
-  private readonly entries = new Map<string, { value: V; until: number }>();
-  get(key: string): V | undefined {
-    const hit = this.entries.get(key);
-    if (!hit) return undefined;
-    if (hit.until > Date.now()) return hit.value;
-    this.entries.delete(key);
-    return undefined;
-  }
-  set(key: string, value: V): void {
-    if (this.entries.size >= AUTH_CACHE_MAX) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { value, until: Date.now() + AUTH_CACHE_TTL_MS });
-  }
-}
+export const AUTH_CACHE_TTL_MS = TTL_CACHE_MS;
 
 const businessKeys = new TtlCache<Extract<Caller, { kind: 'business_key' }>>();
 const existingBusinesses = new TtlCache<true>();

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import { executePrepared, fixedStatement } from '@/db/prepared';
+import { executePrepared } from '@/db/prepared';
 import { conversations, messages, messageSearch } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
@@ -117,23 +117,14 @@ export function probeQuery(q: MatchQuery): SQL {
   return sql`select count(*) filter (where ${matchesText(q)})::int as hits from (${newestTexts(q, PROBE_ROWS, false)}) s`;
 }
 
-/** Business-wide: the walk for a term common among the newest messages, else the trigram bitmap. */
-export async function searchShape(q: MatchQuery, tx: Tx = db): Promise<SearchShape> {
-  if (q.conversationId !== undefined) return 'conversation';
-  const [probe] = await run<{ hits: number }>(probeQuery(q), true, tx);
-  return (probe?.hits ?? 0) >= COMMON_PROBE_HITS ? 'walk' : 'bitmap';
-}
-
 /** One row: how many matches were found, whether that is all of them, and the page's ids in order. */
 type MatchRow = { found: boolean; n: number; complete: boolean; ids: (number | string)[] };
 
 /**
- * One statement answering MatchRow for a shape. `n` is exact when `complete`; the walk stops at
+ * A query answering MatchRow for a shape. `n` is exact when `complete`; the walk stops at
  * needed(q) matches (then n ≥ needed and the total is capped anyway) or when it has read its row
- * budget (n < needed, not complete: the caller asks the bitmap instead). `found` is false only for
- * a conversation that is not in the business.
- *
- * Exported so tests and bench:inbox can EXPLAIN exactly what the service runs.
+ * budget (n < needed, not complete: searchQuery then asks the bitmap). `found` is false only for a
+ * conversation that is not in the business. Exported for tests, which compare the shapes' answers.
  */
 export function matchQuery(q: MatchQuery, shape: SearchShape): SQL {
   const page = sql`[${q.offset + 1}::int : ${q.offset + q.limit}::int]`;
@@ -186,26 +177,56 @@ export function matchQuery(q: MatchQuery, shape: SearchShape): SQL {
       ) as ids`;
 }
 
+/** What the search statement answers: the shape that answered, its MatchRow, the page as JSON. */
+type SearchRow = MatchRow & { shape: SearchShape; items: string };
+
 /**
- * The probe, the walk and the conversation shape read the same index whatever the term (the ILIKE is
- * only a filter), so they run as prepared statements (db/prepared.ts) outside a transaction; the
- * trigram bitmap stays unnamed (its plan is generic all the same on the pool's connections,
- * db/client.ts: search.test.ts checks that plan uses the trigram indexes).
+ * The whole search in one statement, so one round trip (one round trip more cost an API request as
+ * much as the rest of it under load: bench:inbox). Within a conversation: its match. Across the
+ * business: the probe decides, in PostgreSQL, between the walk (a term in at least COMMON_PROBE_HITS
+ * of the PROBE_ROWS newest texts) and the trigram bitmap, which also answers when the walk ran out
+ * of its row budget. Each branch is gated by a condition on the probe or the walk (an InitPlan):
+ * PostgreSQL does not run the branch whose condition is false. Then the page's messages as JSON.
+ *
+ * Exported so tests and bench:inbox can run and EXPLAIN exactly what the service runs.
  */
-async function run<T extends Record<string, unknown>>(query: SQL, planStable: boolean, tx: Tx): Promise<T[]> {
-  if (planStable && tx === db) return executePrepared<T>(query);
-  return [...(await tx.execute(query))] as T[];
+export function searchQuery(q: MatchQuery): SQL {
+  const items = messageItemsJson(
+    sql`select id, sent_at from messages where business_id = ${q.businessId} and id = any(r.ids::bigint[])`,
+  );
+  if (q.conversationId !== undefined) {
+    return sql`select 'conversation' as shape, r.found, r.n, r.complete, r.ids, ${items} as items
+      from (${matchQuery(q, 'conversation')}) r`;
+  }
+  const need = needed(q);
+  // OFFSET 0 keeps each gate above its branch (not pushed into the aggregate, where it would filter
+  // the aggregate's one row after computing it).
+  return sql`
+    with probe as materialized (${probeQuery(q)}),
+    walk as materialized (
+      select w.* from (${matchQuery(q, 'walk')} offset 0) w
+      where (select hits from probe) >= ${COMMON_PROBE_HITS}
+    ),
+    bitmap as materialized (
+      select b.* from (${matchQuery(q, 'bitmap')} offset 0) b
+      where not coalesce((select w.complete or w.n >= ${need} from walk w), false)
+    )
+    select r.shape, r.found, r.n, r.complete, r.ids, ${items} as items
+    from (select 'walk' as shape, * from walk where complete or n >= ${need}
+          union all
+          select 'bitmap', * from bitmap) r`;
 }
 
-async function runMatch(q: MatchQuery, shape: SearchShape, tx: Tx): Promise<MatchRow> {
-  const [row] = await run<MatchRow>(matchQuery(q, shape), shape !== 'bitmap', tx);
+/**
+ * Runs as a prepared statement (db/prepared.ts) outside a transaction: its text depends only on
+ * the scope and includeNotes, and its plan on neither the term nor the business (generic plans on
+ * the pool's connections, db/client.ts: search.test.ts checks that plan).
+ */
+async function runSearch(q: MatchQuery, tx: Tx): Promise<SearchRow> {
+  const query = searchQuery(q);
+  const [row] = tx === db ? await executePrepared<SearchRow>(query) : ((await tx.execute(query)) as unknown as SearchRow[]);
   return row!;
 }
-
-/** The found messages (ids of one business) as a JSON array of MessageItems, newest first. */
-const searchItemsQuery = (p: { businessId: unknown; ids: unknown }) =>
-  sql`select ${messageItemsJson(sql`select id, sent_at from messages where business_id = ${p.businessId} and id = any(${sql.param(p.ids)}::bigint[])`)} as items`;
-const searchItemsStatement = fixedStatement<{ businessId: number; ids: number[] }>(searchItemsQuery);
 
 /**
  * docs/api.md#search: case-insensitive substring match of the trimmed term (≥ 3 characters, LIKE
@@ -238,29 +259,16 @@ async function searchPage(input: SearchMessagesInput, tx: Tx) {
     walkRows: input.walkRows,
   };
 
-  const shape = await searchShape(q, tx);
-  let result = await runMatch(q, shape, tx);
+  const result = await runSearch(q, tx);
   if (!result.found) {
     if (input.conversationFrom === 'query') {
       throw AppError.invalid(['query', 'conversation_id'], `Conversation ${conversationId} not found in this business`);
     }
     throw AppError.notFound('Conversation');
   }
-  if (!result.complete && result.n < needed(q)) result = await runMatch(q, 'bitmap', tx);
   const n = Number(result.n);
-  const ids = result.ids.map(Number);
-
-  let items = '[]';
-  if (ids.length) {
-    const [row] =
-      tx === db
-        ? await searchItemsStatement<{ items: string }>({ businessId, ids })
-        : await tx.execute<{ items: string }>(searchItemsQuery({ businessId, ids }));
-    items = row!.items;
-  }
-
   return {
-    items,
+    items: result.items,
     total_messages: Math.min(n, SEARCH_TOTAL_CAP),
     total_capped: n > SEARCH_TOTAL_CAP,
     page,
