@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
-import { executePrepared } from '@/db/prepared';
+import { fixedStatement } from '@/db/prepared';
 import { conversations, messages, messageSearch } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
@@ -75,18 +75,66 @@ type MatchQuery = {
  * - `walk`: the business's texts newest first through message_search_business_sent_idx, filtered,
  *   stopping once it has the page and SEARCH_TOTAL_CAP + 1 matches: fast for common terms, and
  *   for a rare term it would read the whole business — the planner trap of docs/architecture.md#search-plans, which
- *   is why the shape is chosen here (searchShape), not left to the planner's estimates.
+ *   is why the shape is chosen by the statement (searchQuery), not left to the planner's estimates.
  */
 export type SearchShape = 'conversation' | 'bitmap' | 'walk';
+
+/**
+ * What a search statement binds, derived from a MatchQuery (valuesOf). The builders below only
+ * interpolate these, so the statement can be rendered once per form with drizzle placeholders
+ * (db/prepared.ts fixedStatement): rendering its ~60 fragments cost ~70 µs per request.
+ */
+type SearchValues = {
+  businessId: number;
+  /** 0 across the business (not bound there). */
+  conversationId: number;
+  /** The LIKE pattern of the term: `%term%`, wildcards escaped. */
+  pattern: string;
+  limit: number;
+  offset: number;
+  /** The page's first and last match (1-based). */
+  first: number;
+  last: number;
+  need: number;
+  needAndOne: number;
+  budget: number;
+};
+/** The values as the builders see them: numbers and strings, or placeholders standing for them. */
+type Bound = { [K in keyof SearchValues]: unknown };
+/** What changes the statement's text. */
+type Form = { scope: 'conversation' | 'business'; includeNotes: boolean };
+
+const formOf = (q: MatchQuery): Form => ({
+  scope: q.conversationId === undefined ? 'business' : 'conversation',
+  includeNotes: q.includeNotes ?? false,
+});
+
+/** Matches needed to answer a page and the capped total: the page, one more (next_page), the cap + 1. */
+const needed = (q: MatchQuery) => Math.max(SEARCH_TOTAL_CAP + 1, q.offset + q.limit + 1);
+
+function valuesOf(q: MatchQuery): SearchValues {
+  const need = needed(q);
+  return {
+    businessId: q.businessId,
+    conversationId: q.conversationId ?? 0,
+    pattern: `%${escapeLike(q.term)}%`,
+    limit: q.limit,
+    offset: q.offset,
+    first: q.offset + 1,
+    last: q.offset + q.limit,
+    need,
+    needAndOne: need + 1,
+    budget: q.walkRows ?? need * WALK_ROWS_PER_MATCH,
+  };
+}
 
 /**
  * The match on one conversation's messages (aliased `m`): ILIKE, as docs/api.md#search defines it.
  * The pattern is a bound parameter; LIKE's escape is `\`.
  */
-function matchesMessage(q: MatchQuery): SQL {
-  const pattern = `%${escapeLike(q.term)}%`;
-  const notes = q.includeNotes ? sql`` : sql` and m.message_type <> 'NOTE'`;
-  return sql`(m.content ilike ${pattern} or m.subject ilike ${pattern})${notes}`;
+function matchesMessage(v: Bound, f: Form): SQL {
+  const notes = f.includeNotes ? sql`` : sql` and m.message_type <> 'NOTE'`;
+  return sql`(m.content ilike ${v.pattern} or m.subject ilike ${v.pattern})${notes}`;
 }
 
 /**
@@ -94,28 +142,24 @@ function matchesMessage(q: MatchQuery): SQL {
  * text and pattern with lower() and compares them with LIKE, so LIKE against lower(pattern) answers
  * the same rows without folding each row again. lower() runs once per statement (an InitPlan).
  */
-function matchesText(q: MatchQuery): SQL {
-  const folded = sql`(select lower(${`%${escapeLike(q.term)}%`}))`;
-  const notes = q.includeNotes ? sql`` : sql` and not s.is_note`;
+function matchesText(v: Bound, f: Form): SQL {
+  const folded = sql`(select lower(${v.pattern}::text))`;
+  const notes = f.includeNotes ? sql`` : sql` and not s.is_note`;
   return sql`(s.content_lower like ${folded} or s.subject_lower like ${folded})${notes}`;
 }
 
 /** The business's texts newest first (message_search_business_sent_idx), at most `limit`. */
-const newestTexts = (q: MatchQuery, limit: number, numbered: boolean) => sql`
+const newestTexts = (v: Bound, limit: unknown, numbered: boolean) => sql`
   select ${messageSearch.messageId} as message_id, ${messageSearch.contentLower} as content_lower,
          ${messageSearch.subjectLower} as subject_lower, ${messageSearch.isNote} as is_note
          ${numbered ? sql`, row_number() over (order by ${messageSearch.sentAt} desc nulls last, ${messageSearch.messageId} desc nulls last) as k` : sql``}
-  from ${messageSearch} where ${messageSearch.businessId} = ${q.businessId}
+  from ${messageSearch} where ${messageSearch.businessId} = ${v.businessId}
   order by ${messageSearch.sentAt} desc nulls last, ${messageSearch.messageId} desc nulls last
   limit ${limit}`;
 
-/** Matches needed to answer a page and the capped total: the page, one more (next_page), the cap + 1. */
-const needed = (q: MatchQuery) => Math.max(SEARCH_TOTAL_CAP + 1, q.offset + q.limit + 1);
-
 /** Matches among the business's PROBE_ROWS newest texts (one short index walk). */
-export function probeQuery(q: MatchQuery): SQL {
-  return sql`select count(*) filter (where ${matchesText(q)})::int as hits from (${newestTexts(q, PROBE_ROWS, false)}) s`;
-}
+const probeQuery = (v: Bound, f: Form): SQL =>
+  sql`select count(*) filter (where ${matchesText(v, f)})::int as hits from (${newestTexts(v, PROBE_ROWS, false)}) s`;
 
 /** One row: how many matches were found, whether that is all of them, and the page's ids in order. */
 type MatchRow = { found: boolean; n: number; complete: boolean; ids: (number | string)[] };
@@ -126,31 +170,31 @@ type MatchRow = { found: boolean; n: number; complete: boolean; ids: (number | s
  * budget (n < needed, not complete: searchQuery then asks the bitmap). `found` is false only for a
  * conversation that is not in the business. Exported for tests, which compare the shapes' answers.
  */
-export function matchQuery(q: MatchQuery, shape: SearchShape): SQL {
-  const page = sql`[${q.offset + 1}::int : ${q.offset + q.limit}::int]`;
+export const matchQuery = (q: MatchQuery, shape: SearchShape): SQL => matchStatement(valuesOf(q), formOf(q), shape);
+
+function matchStatement(v: Bound, f: Form, shape: SearchShape): SQL {
+  const page = sql`[${v.first}::int : ${v.last}::int]`;
   if (shape === 'walk') {
-    const need = needed(q);
-    const budget = q.walkRows ?? need * WALK_ROWS_PER_MATCH;
     // The walk numbers its rows (k); the row at k = budget is kept even when it does not match, so
     // the answer tells "ran out of budget" (look again with the bitmap) from "read the whole business".
     return sql`
       select true as found, count(*) filter (where h.hit)::int as n,
-        not coalesce(bool_or(h.k = ${budget}), false) and count(*) filter (where h.hit) < ${need} as complete,
+        not coalesce(bool_or(h.k = ${v.budget}), false) and count(*) filter (where h.hit) < ${v.need} as complete,
         coalesce((array_agg(h.id order by h.k) filter (where h.hit))${page}, '{}') as ids
       from (
         select w.id, w.k, w.hit from (
-          select s.message_id as id, s.k, ${matchesText(q)} as hit
-          from (${newestTexts(q, budget, true)}) s
+          select s.message_id as id, s.k, ${matchesText(v, f)} as hit
+          from (${newestTexts(v, v.budget, true)}) s
           offset 0
         ) w
-        where w.hit or w.k = ${budget}
-        limit ${need + 1}
+        where w.hit or w.k = ${v.budget}
+        limit ${v.needAndOne}
       ) h`;
   }
   const matched =
     shape === 'bitmap'
       ? sql`select s.message_id as id, s.sent_at from ${messageSearch} s
-            where s.business_id = ${q.businessId} and ${matchesText(q)}`
+            where s.business_id = ${v.businessId} and ${matchesText(v, f)}`
       : // The conversation's rows through its index (the id comes from a lookup that also checks the
         // business, so another business's conversation reads nothing). The OFFSET 0 fence keeps the
         // ILIKE out of the scan: as an index condition it would become a BitmapAnd with the
@@ -160,19 +204,19 @@ export function matchQuery(q: MatchQuery, shape: SearchShape): SQL {
                  ${messages.subject} as subject, ${messages.messageType} as message_type
           from ${messages}
           where ${messages.conversationId} = (select ${conversations.id} from ${conversations}
-                                              where ${conversations.id} = ${q.conversationId} and ${conversations.businessId} = ${q.businessId})
+                                              where ${conversations.id} = ${v.conversationId} and ${conversations.businessId} = ${v.businessId})
           offset 0
-        ) m where ${matchesMessage(q)}`;
+        ) m where ${matchesMessage(v, f)}`;
   const found =
     shape === 'bitmap'
       ? sql`true`
-      : sql`exists (select 1 from ${conversations} where ${conversations.id} = ${q.conversationId} and ${conversations.businessId} = ${q.businessId})`;
+      : sql`exists (select 1 from ${conversations} where ${conversations.id} = ${v.conversationId} and ${conversations.businessId} = ${v.businessId})`;
   return sql`
     with matched as materialized (${matched})
     select ${found} as found, (select count(*) from matched)::int as n, true as complete,
       coalesce(
         (select array_agg(p.id order by p.sent_at desc, p.id desc)
-         from (select id, sent_at from matched order by sent_at desc, id desc limit ${q.limit} offset ${q.offset}) p),
+         from (select id, sent_at from matched order by sent_at desc, id desc limit ${v.limit} offset ${v.offset}) p),
         '{}'
       ) as ids`;
 }
@@ -190,41 +234,46 @@ type SearchRow = MatchRow & { shape: SearchShape; items: string };
  *
  * Exported so tests and bench:inbox can run and EXPLAIN exactly what the service runs.
  */
-export function searchQuery(q: MatchQuery): SQL {
+export const searchQuery = (q: MatchQuery): SQL => searchStatement(valuesOf(q), formOf(q));
+
+function searchStatement(v: Bound, f: Form): SQL {
   const items = messageItemsJson(
-    sql`select id, sent_at from messages where business_id = ${q.businessId} and id = any(r.ids::bigint[])`,
+    sql`select id, sent_at from messages where business_id = ${v.businessId} and id = any(r.ids::bigint[])`,
   );
-  if (q.conversationId !== undefined) {
+  if (f.scope === 'conversation') {
     return sql`select 'conversation' as shape, r.found, r.n, r.complete, r.ids, ${items} as items
-      from (${matchQuery(q, 'conversation')}) r`;
+      from (${matchStatement(v, f, 'conversation')}) r`;
   }
-  const need = needed(q);
   // OFFSET 0 keeps each gate above its branch (not pushed into the aggregate, where it would filter
   // the aggregate's one row after computing it).
   return sql`
-    with probe as materialized (${probeQuery(q)}),
+    with probe as materialized (${probeQuery(v, f)}),
     walk as materialized (
-      select w.* from (${matchQuery(q, 'walk')} offset 0) w
+      select w.* from (${matchStatement(v, f, 'walk')} offset 0) w
       where (select hits from probe) >= ${COMMON_PROBE_HITS}
     ),
     bitmap as materialized (
-      select b.* from (${matchQuery(q, 'bitmap')} offset 0) b
-      where not coalesce((select w.complete or w.n >= ${need} from walk w), false)
+      select b.* from (${matchStatement(v, f, 'bitmap')} offset 0) b
+      where not coalesce((select w.complete or w.n >= ${v.need} from walk w), false)
     )
     select r.shape, r.found, r.n, r.complete, r.ids, ${items} as items
-    from (select 'walk' as shape, * from walk where complete or n >= ${need}
+    from (select 'walk' as shape, * from walk where complete or n >= ${v.need}
           union all
           select 'bitmap', * from bitmap) r`;
 }
 
 /**
- * Runs as a prepared statement (db/prepared.ts) outside a transaction: its text depends only on
- * the scope and includeNotes, and its plan on neither the term nor the business (generic plans on
- * the pool's connections, db/client.ts: search.test.ts checks that plan).
+ * Rendered once per form (scope, notes) and run as a prepared statement (db/prepared.ts) outside a
+ * transaction: its plan depends on neither the term nor the business (generic plans on the pool's
+ * connections, db/client.ts: search.test.ts checks that plan).
  */
+const searchStatementOnce = fixedStatement<SearchValues>((p, key) => searchStatement(p, JSON.parse(key) as Form));
+
 async function runSearch(q: MatchQuery, tx: Tx): Promise<SearchRow> {
-  const query = searchQuery(q);
-  const [row] = tx === db ? await executePrepared<SearchRow>(query) : ((await tx.execute(query)) as unknown as SearchRow[]);
+  const [row] =
+    tx === db
+      ? await searchStatementOnce<SearchRow>(valuesOf(q), JSON.stringify(formOf(q)))
+      : ((await tx.execute(searchQuery(q))) as unknown as SearchRow[]);
   return row!;
 }
 
