@@ -92,11 +92,7 @@ type SearchValues = {
   pattern: string;
   limit: number;
   offset: number;
-  /** The page's first and last match (1-based). */
-  first: number;
-  last: number;
   need: number;
-  needAndOne: number;
   budget: number;
 };
 /** The values as the builders see them: numbers and strings, or placeholders standing for them. */
@@ -120,10 +116,7 @@ function valuesOf(q: MatchQuery): SearchValues {
     pattern: `%${escapeLike(q.term)}%`,
     limit: q.limit,
     offset: q.offset,
-    first: q.offset + 1,
-    last: q.offset + q.limit,
     need,
-    needAndOne: need + 1,
     budget: q.walkRows ?? need * WALK_ROWS_PER_MATCH,
   };
 }
@@ -173,7 +166,8 @@ type MatchRow = { found: boolean; n: number; complete: boolean; ids: (number | s
 export const matchQuery = (q: MatchQuery, shape: SearchShape): SQL => matchStatement(valuesOf(q), formOf(q), shape);
 
 function matchStatement(v: Bound, f: Form, shape: SearchShape): SQL {
-  const page = sql`[${v.first}::int : ${v.last}::int]`;
+  // The page's first and last match (1-based).
+  const page = sql`[${v.offset}::int + 1 : ${v.offset}::int + ${v.limit}::int]`;
   if (shape === 'walk') {
     // The walk numbers its rows (k); the row at k = budget is kept even when it does not match, so
     // the answer tells "ran out of budget" (look again with the bitmap) from "read the whole business".
@@ -188,7 +182,7 @@ function matchStatement(v: Bound, f: Form, shape: SearchShape): SQL {
           offset 0
         ) w
         where w.hit or w.k = ${v.budget}
-        limit ${v.needAndOne}
+        limit ${v.need}::int + 1
       ) h`;
   }
   const matched =
