@@ -21,6 +21,20 @@ describe('the pool', () => {
     expect(new Set(answers)).toEqual(new Set(['force_generic_plan']));
   });
 
+  it('opens at most DATABASE_POOL_SIZE connections and pipelines further statements on them, each answered', async () => {
+    // The tests run with the default, 6 (server/env.ts).
+    expect(env().databasePoolSize).toBe(6);
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        executePrepared<{ pid: number; i: number }>(sql`select pg_backend_pid() as pid, ${i}::int as i from pg_sleep(0.02)`),
+      ),
+    );
+    expect(answers.map(([row]) => row!.i)).toEqual(Array.from({ length: 24 }, (_, i) => i));
+    const pids = new Set(answers.map(([row]) => row!.pid));
+    expect(pids.size).toBeGreaterThan(1);
+    expect(pids.size).toBeLessThanOrEqual(6);
+  });
+
   it('leaves a client created for other uses (migrations, benchmarks, tests) at PostgreSQL’s default', async () => {
     const other = createSql(env().databaseUrl!, { max: 1 });
     try {

@@ -61,7 +61,11 @@ function handles(): Handles {
     // whatever its length (a lateral probe per element, never a join of two lists:
     // touchConversations). `conversations.test.ts` and `search.test.ts` check the generic plans.
     const prepare = env().databasePrepare;
-    const sql = createSql(url, { prepare, ...(prepare ? { connection: { plan_cache_mode: 'force_generic_plan' } } : {}) });
+    const sql = createSql(url, {
+      max: env().databasePoolSize,
+      prepare,
+      ...(prepare ? { connection: { plan_cache_mode: 'force_generic_plan' } } : {}),
+    });
     globalForDb.__db = { sql, db: drizzle(sql, { schema, casing: undefined }), url };
   }
   return globalForDb.__db;

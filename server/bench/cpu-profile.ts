@@ -7,14 +7,16 @@ import path from 'node:path';
  *   npx tsx server/bench/cpu-profile.ts [--last S] <file.cpuprofile> [top]
  *     the share of the sampled time spent in our code, in node_modules by package, in Node.js itself,
  *     in garbage collection and idle, then the functions with the most self time.
- *   npx tsx server/bench/cpu-profile.ts [--last S] --diff <before> <requests> <after> <requests> [top]
+ *   npx tsx server/bench/cpu-profile.ts [--last S] [--skip T] --diff <before>[@T] <requests> <after>[@T] <requests> [top]
  *     two profiles side by side in microseconds per request (each profile's time divided by the
  *     requests it served in the window), by area and by function, largest change first: what one
  *     request of a workload costs beyond another's (a mix against the bare handler), or before and
- *     after a change.
+ *     after a change. `file@T` gives that side its own `--skip` (two phases of one profile).
  *
  * `--last S` keeps only the samples of the profile's last S seconds (the web server's profile is
- * written when it stops, so its last seconds are the benchmark's last phase), less the final 0.3 s.
+ * written when it stops, so its last seconds are the benchmark's last phase), less the final 0.3 s;
+ * `--skip T` moves that window T seconds earlier (an earlier phase: bench:inbox runs the bare
+ * handler, the mix and client details for 3 + BENCH_DURATION_S seconds each, in that order).
  */
 type Node = {
   id: number;
@@ -35,10 +37,10 @@ function area(url: string): string {
 }
 
 /** Self time (µs) by area and by function over the window. */
-function selfTimes(file: string, lastSeconds: number | undefined) {
+function selfTimes(file: string, lastSeconds: number | undefined, skipSeconds = 0) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const to = profile.endTime - (lastSeconds === undefined ? 0 : 0.3e6);
+  const to = profile.endTime - (lastSeconds === undefined ? 0 : 0.3e6) - skipSeconds * 1e6;
   const from = lastSeconds === undefined ? -Infinity : to - lastSeconds * 1e6;
   const byArea = new Map<string, number>();
   const byFunction = new Map<string, number>();
@@ -64,14 +66,21 @@ function selfTimes(file: string, lastSeconds: number | undefined) {
 const args = process.argv.slice(2);
 const lastAt = args.indexOf('--last');
 const last = lastAt >= 0 ? Number(args.splice(lastAt, 2)[1]) : undefined;
+const skipAt = args.indexOf('--skip');
+const skip = skipAt >= 0 ? Number(args.splice(skipAt, 2)[1]) : 0;
 const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
 
 if (args[0] === '--diff') {
   const [, before, beforeRequests, after, afterRequests, topArg] = args;
   if (!before || !after || !Number(beforeRequests) || !Number(afterRequests))
     throw new Error('usage: tsx server/bench/cpu-profile.ts [--last S] --diff <before> <requests> <after> <requests> [top]');
-  const a = selfTimes(before, last);
-  const b = selfTimes(after, last);
+  // `file@T`: that side's window T seconds earlier (two phases of one profile, side by side).
+  const side = (arg: string) => {
+    const [file, at] = arg.split(/@(?=[\d.]+$)/);
+    return selfTimes(file!, last, at === undefined ? skip : Number(at));
+  };
+  const a = side(before);
+  const b = side(after);
   const perRequest = (m: Map<string, number>, n: number) => new Map([...m].map(([k, v]) => [k, v / n]));
   const show = (title: string, x: Map<string, number>, y: Map<string, number>, top: number) => {
     console.log(`\n${title}: µs per request, before → after (change)`);
@@ -92,7 +101,7 @@ if (args[0] === '--diff') {
 } else {
   const [file, topArg] = args;
   if (!file) throw new Error('usage: tsx server/bench/cpu-profile.ts [--last S] <file.cpuprofile> [top]');
-  const { byArea, byFunction, total } = selfTimes(file, last);
+  const { byArea, byFunction, total } = selfTimes(file, last, skip);
   const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
   console.log(`${file}: ${(total / 1e6).toFixed(1)} s sampled`);
   console.log('\nself time by area');

@@ -33,6 +33,26 @@ describe('LISTEN fan-out', () => {
     done.abort();
   });
 
+  it('splits a long id list into parts under the NOTIFY cap, each id delivered once and in order', async () => {
+    const done = new AbortController();
+    const stream = businessEvents(904, done.signal)[Symbol.asyncIterator]();
+    const first = next(stream);
+    await new Promise((r) => setTimeout(r, 300));
+    // Ids of 19 digits (the longest a bigint has) make the largest payloads.
+    const messageIds = Array.from({ length: 400 }, (_, i) => 9_000_000_000_000_000_000 + i * 1024);
+    const conversationIds = Array.from({ length: 400 }, (_, i) => 1_000_000 + i);
+    await publish(db, { type: 'message.created', businessId: 904, conversationIds, messageIds });
+    const parts = [(await first).value as { messageIds: number[]; conversationIds: number[] }];
+    while (parts.length < 3) parts.push((await next(stream)).value as (typeof parts)[number]);
+    expect(parts.map((p) => p.messageIds.length)).toEqual([150, 150, 100]);
+    expect(parts.flatMap((p) => p.messageIds)).toEqual(messageIds);
+    expect(parts.flatMap((p) => p.conversationIds)).toEqual(conversationIds);
+    for (const p of parts)
+      expect(Buffer.byteLength(JSON.stringify({ type: 'message.created', businessId: 904, ...p }))).toBeLessThan(8000);
+    await expect(next(stream, 1000)).rejects.toThrow('no event in time');
+    done.abort();
+  });
+
   it('interrupts every open stream when the LISTEN connection comes back after a loss', async () => {
     const stream = businessEvents(903)[Symbol.asyncIterator]();
     const pending = next(stream, 20_000);
