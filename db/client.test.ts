@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createSql, rawSql } from './client';
-import { executePrepared } from './prepared';
+import { createSql, db, inAmbientTransaction, rawSql } from './client';
+import { executePrepared, fixedStatement } from './prepared';
 import { sql } from 'drizzle-orm';
 import { env } from '@/server/env';
 
@@ -42,5 +42,23 @@ describe('the pool', () => {
     } finally {
       await other.end();
     }
+  });
+
+  it('runs a fixed statement on the pool, or on the transaction it is given or runs inside (seeing what that transaction set)', async () => {
+    const statement = fixedStatement<{ n: number }>(
+      (p) => sql`select ${p.n}::int as n, coalesce(current_setting('test.marker', true), '') as marker`,
+    );
+    const mark = (tx: { execute: typeof db.execute }) => tx.execute(sql`select set_config('test.marker', 'in-tx', true)`);
+    expect(await statement<{ n: number; marker: string }>({ n: 1 })).toEqual([{ n: 1, marker: '' }]);
+    const onGiven = await db.transaction(async (tx) => {
+      await mark(tx);
+      return statement<{ n: number; marker: string }>({ n: 2 }, '', tx);
+    });
+    expect(onGiven).toEqual([{ n: 2, marker: 'in-tx' }]);
+    const onAmbient = await inAmbientTransaction(async (tx) => {
+      await mark(tx);
+      return statement<{ n: number; marker: string }>({ n: 3 });
+    });
+    expect(onAmbient).toEqual([{ n: 3, marker: 'in-tx' }]);
   });
 });

@@ -35,13 +35,14 @@ const placeholdersFor = <P>() =>
  * that changes the text (an optional filter, a different ORDER BY) goes into `shape`, which keys
  * the rendered text. Rendering a statement of a few joined subqueries costs tens of microseconds
  * of drizzle's tree walk per request (bench:inbox's profile), which this does once.
+ * On a transaction (`tx`, or the ambient one) the statement is built with the values and runs on it.
  */
 export function fixedStatement<P extends Record<string, unknown>>(build: (p: Placeholders<P>, shape: string) => SQL) {
   const rendered = new Map<string, { sql: string; params: unknown[] }>();
   const placeholders = placeholdersFor<P>();
-  return async function run<T extends Record<string, unknown>>(values: P, shape = ''): Promise<T[]> {
-    const tx = ambientTransaction();
-    if (tx) return (await tx.execute(build(values, shape))) as unknown as T[];
+  return async function run<T extends Record<string, unknown>>(values: P, shape = '', tx: Tx = db): Promise<T[]> {
+    const on = tx === db ? ambientTransaction() : tx;
+    if (on) return (await on.execute(build(values, shape))) as unknown as T[];
     let query = rendered.get(shape);
     if (!query) rendered.set(shape, (query = dialect.sqlToQuery(build(placeholders, shape))));
     const params = fillPlaceholders(query.params, values);

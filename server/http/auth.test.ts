@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { db } from '@/db/client';
 import { apiKeys, loginCodes, sessions, staff } from '@/db/schema';
-import { AUTH_CACHE_TTL_MS } from '@/server/services/auth';
+import { TTL_CACHE_MS } from '@/server/lib/ttl-cache';
 import { createStaff, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 
@@ -300,7 +300,7 @@ describe('GET /login', () => {
 describe('API key cache', () => {
   afterEach(() => vi.restoreAllMocks());
 
-  it('a business key revoked in the database is refused once the cache entry expires (within AUTH_CACHE_TTL_MS)', async () => {
+  it('a business key revoked in the database is refused once the cache entry expires (within TTL_CACHE_MS)', async () => {
     const { business, apiKey } = await createTenant();
     const path = `/api/v1/businesses/${business.id}/locations`;
     expect((await api.get(path, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
@@ -312,7 +312,7 @@ describe('API key cache', () => {
     expect((await api.get(path, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
     // …then looked up again, and refused.
     const now = Date.now();
-    vi.spyOn(Date, 'now').mockReturnValue(now + AUTH_CACHE_TTL_MS + 1);
+    vi.spyOn(Date, 'now').mockReturnValue(now + TTL_CACHE_MS + 1);
     expect((await api.get(path, { headers: { 'x-api-key': apiKey } })).status).toBe(401);
   });
 

@@ -55,9 +55,5 @@ export async function publish(tx: Tx, event: InboxEvent): Promise<void> {
   }
   // Every part in one statement: a 1,000-message bulk send's seven parts were seven round trips
   // inside its transaction.
-  await tx.execute(
-    parts.length === 1
-      ? sql`select pg_notify(${EVENTS_CHANNEL}, ${parts[0]})`
-      : sql`select pg_notify(${EVENTS_CHANNEL}, p) from unnest(${textArray(parts)}) as p`,
-  );
+  await tx.execute(sql`select pg_notify(${EVENTS_CHANNEL}, p) from unnest(${textArray(parts)}) as p`);
 }

@@ -7,7 +7,7 @@ import { apiKeys, businesses, loginCodes, sessions, staff } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { SESSION_TTL } from '@/server/schemas/auth';
-import { TTL_CACHE_MS, TtlCache } from '@/server/lib/ttl-cache';
+import { TtlCache } from '@/server/lib/ttl-cache';
 import { isActiveStaff, requireStaff } from './directory';
 
 /** Who is calling: resolved once per request by the transport, then passed to services. */
@@ -34,11 +34,10 @@ function sameHash(a: string, b: string): boolean {
 
 /**
  * Per-process memory of lookups every authenticated request repeats: which business an API key
- * belongs to, and which businesses exist. Only positive answers are kept, for AUTH_CACHE_TTL_MS, so
+ * belongs to, and which businesses exist. Only positive answers are kept, for TTL_CACHE_MS, so
  * a key revoked in the database (or a business removed) is refused at most that long after; an
  * unknown key is looked up every time.
  */
-export const AUTH_CACHE_TTL_MS = TTL_CACHE_MS;
 
 const businessKeys = new TtlCache<Extract<Caller, { kind: 'business_key' }>>();
 const existingBusinesses = new TtlCache<true>();
@@ -101,8 +100,7 @@ const slideStatement = fixedStatement<{ tokenHash: string }>((p) => slideLiveSes
  */
 export async function resolveSession(token: string, viaCookie: boolean, tx: Tx = db): Promise<Caller | null> {
   const tokenHash = hashSessionToken(token);
-  const [row] =
-    tx === db ? await slideStatement<SlidSession>({ tokenHash }) : await tx.execute<SlidSession>(slideLiveSession(tokenHash));
+  const [row] = await slideStatement<SlidSession>({ tokenHash }, '', tx);
   return row ? sessionCaller(row, viaCookie) : null;
 }
 

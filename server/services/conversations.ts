@@ -49,9 +49,10 @@ function toDetails(row: Row): Details {
 }
 
 type ById = { businessId: number; id: number };
-const detailsQuery = (p: ById) => sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
-    where c.business_id = ${p.businessId} and c.id = ${p.id}`;
-const detailsStatement = fixedStatement<ById>(detailsQuery);
+const detailsStatement = fixedStatement<ById>(
+  (p) => sql`${DETAILS} from conversations c join clients cl on cl.id = c.client_id ${JOINS}
+    where c.business_id = ${p.businessId} and c.id = ${p.id}`,
+);
 const clientDetailsStatement = fixedStatement<ById>(
   (
     p,
@@ -61,10 +62,7 @@ const clientDetailsStatement = fixedStatement<ById>(
 
 export async function conversationDetails(businessId: number, conversationId: number, tx: Tx = db): Promise<Details> {
   // Outside a transaction as a prepared statement rendered once (db/prepared.ts); inside one, on it.
-  const [row] =
-    tx === db
-      ? await detailsStatement<Row>({ businessId, id: conversationId })
-      : await tx.execute<Row>(detailsQuery({ businessId, id: conversationId }));
+  const [row] = await detailsStatement<Row>({ businessId, id: conversationId }, '', tx);
   if (!row) throw AppError.notFound('Conversation');
   return toDetails(row);
 }

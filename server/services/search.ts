@@ -264,10 +264,7 @@ function searchStatement(v: Bound, f: Form): SQL {
 const searchStatementOnce = fixedStatement<SearchValues>((p, key) => searchStatement(p, JSON.parse(key) as Form));
 
 async function runSearch(q: MatchQuery, tx: Tx): Promise<SearchRow> {
-  const [row] =
-    tx === db
-      ? await searchStatementOnce<SearchRow>(valuesOf(q), JSON.stringify(formOf(q)))
-      : ((await tx.execute(searchQuery(q))) as unknown as SearchRow[]);
+  const [row] = await searchStatementOnce<SearchRow>(valuesOf(q), JSON.stringify(formOf(q)), tx);
   return row!;
 }
 
