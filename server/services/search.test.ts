@@ -481,6 +481,24 @@ describe("the search indexes' pending lists (merged by the worker, not by a bulk
     expect((await search(t, 'lyrebird')).total_messages).toBe(200);
     await db.execute(sql`alter table message_search reset (autovacuum_enabled)`);
   });
+
+  it('an insert past PostgreSQL’s default 4 MB of pending entries leaves them pending: the request does not merge them (migration 0020)', async () => {
+    const t = await tenant();
+    await db.execute(sql`alter table message_search set (autovacuum_enabled = false)`);
+    await mergeSearchIndexPendingLists();
+    // ~130 distinct trigrams per text: 3,000 texts are well over 4 MB of pending entries.
+    await bulkMessages(
+      t,
+      [t.conversation],
+      3000,
+      sql`'Pending ' || md5(g::text) || md5((-g)::text) || md5((g * 7)::text) || md5((g * 13)::text)`,
+    );
+    const fourMegabytesOfPages = (4 * 1024 * 1024) / 8192;
+    expect(await pendingSearchPages()).toBeGreaterThan(fourMegabytesOfPages);
+    expect(await mergeSearchIndexPendingLists()).toBeGreaterThan(fourMegabytesOfPages);
+    expect(await search(t, 'pending')).toMatchObject({ total_messages: 1000, total_capped: true });
+    await db.execute(sql`alter table message_search reset (autovacuum_enabled)`);
+  });
 });
 
 describe('query plans (20,000 messages)', () => {

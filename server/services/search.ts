@@ -323,9 +323,10 @@ export const SEARCH_GIN_INDEXES = ['message_search_content_trgm_idx', 'message_s
 /**
  * Moves the search indexes' pending entries into their trees (docs/architecture.md#search-texts),
  * off the request path. A GIN index takes new entries into a pending list first, and whichever
- * insert finds that list over `gin_pending_list_limit` (4 MB: about three 1,000-SMS requests)
- * merges all of it before it returns: ~30 ms in one bulk request out of three. The worker calls
- * this every second, so writers rarely find the list full and searches scan a short one.
+ * insert finds that list over `gin_pending_list_limit` merges all of it before it returns: at the
+ * default 4 MB (about three 1,000-SMS requests), ~30 ms in one bulk request out of three. The
+ * indexes hold 16 MB (SEARCH_PENDING_LIST_KB) and the worker calls this every second, so writers do
+ * not find the list full and searches scan a short one.
  * Returns the pending pages merged.
  */
 export async function mergeSearchIndexPendingLists(tx: Tx = db): Promise<number> {

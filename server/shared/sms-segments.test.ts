@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isGsm7, smsSegments } from './sms-segments';
+import { countedSegments, isGsm7, smsSegments } from './sms-segments';
 
 const EMOJI = '😀'; // U+1F600, a surrogate pair: 2 UTF-16 units
 
@@ -96,5 +96,25 @@ describe('smsSegments: character sets', () => {
       expect(smsSegments(`Hi ${c}`).encoding).toBe('UCS-2');
     }
     expect(smsSegments(`Hi ${EMOJI}`).units).toBe(5);
+  });
+});
+
+describe('smsSegments: the ASCII shortcut', () => {
+  it('answers what counting character by character answers, for every ASCII character and for mixed texts around the part limits', () => {
+    const ascii = Array.from({ length: 128 }, (_, code) => String.fromCharCode(code));
+    for (const c of ascii) expect(smsSegments(c), JSON.stringify(c)).toEqual(countedSegments(c));
+    // Deterministic pseudo-random texts of ASCII plus a few extension and non-GSM characters,
+    // at lengths around 153, 160, 306 and 459.
+    let seed = 17;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const plainPool = [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,:;!?@$#%&\'"()*+-/<=>_\n\r'];
+    const mixedPool = [...ascii.slice(32, 127), '\n', '\r', '€', 'é', EMOJI];
+    for (const length of [0, 1, 70, 152, 153, 154, 159, 160, 161, 305, 306, 307, 459, 460]) {
+      for (let n = 0; n < 40; n++) {
+        const pool = n % 2 === 0 ? plainPool : mixedPool;
+        const text = Array.from({ length }, () => pool[next() % pool.length]).join('');
+        expect(smsSegments(text), JSON.stringify(text)).toEqual(countedSegments(text));
+      }
+    }
   });
 });

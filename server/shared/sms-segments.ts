@@ -95,7 +95,24 @@ function* gsmCosts(text: string): Generator<number> {
   for (const char of text) yield gsmSeptets(char);
 }
 
+/**
+ * Text made only of GSM-7 basic characters that are also ASCII (letters, digits, space, line breaks
+ * and the punctuation the basic set shares with ASCII; not `[\]^{|}~` or the backtick): one septet
+ * per character, so its parts are plain division. Most texts are; a bulk request counts a thousand.
+ */
+const ASCII_GSM7_BASIC = /^[\n\r -Z_a-z]*$/;
+
 export function smsSegments(text: string): SmsSegmentInfo {
+  if (ASCII_GSM7_BASIC.test(text)) {
+    const units = text.length;
+    const segments = units <= GSM7_SINGLE_LIMIT ? 1 : Math.ceil(units / GSM7_PART_LIMIT);
+    return { encoding: 'GSM-7', segments, units };
+  }
+  return countedSegments(text);
+}
+
+/** smsSegments of any text, character by character (exported for the test of the ASCII shortcut). */
+export function countedSegments(text: string): SmsSegmentInfo {
   if (isGsm7(text)) {
     let units = 0;
     for (const cost of gsmCosts(text)) units += cost;
