@@ -27,19 +27,21 @@ export type SendingRules = {
 };
 
 export async function sendingRules(businessId: number, tx: Tx = db): Promise<SendingRules> {
-  const [business] = await tx
-    .select({ timeZone: businesses.timezone, start: businesses.sendingWindowStart, end: businesses.sendingWindowEnd })
-    .from(businesses)
-    .where(eq(businesses.id, businessId));
-  const rows = await tx
-    .select({
-      id: locations.id,
-      timeZone: locations.timezone,
-      start: locations.sendingWindowStart,
-      end: locations.sendingWindowEnd,
-    })
-    .from(locations)
-    .where(eq(locations.businessId, businessId));
+  const [[business], rows] = await Promise.all([
+    tx
+      .select({ timeZone: businesses.timezone, start: businesses.sendingWindowStart, end: businesses.sendingWindowEnd })
+      .from(businesses)
+      .where(eq(businesses.id, businessId)),
+    tx
+      .select({
+        id: locations.id,
+        timeZone: locations.timezone,
+        start: locations.sendingWindowStart,
+        end: locations.sendingWindowEnd,
+      })
+      .from(locations)
+      .where(eq(locations.businessId, businessId)),
+  ]);
   return {
     business: {
       timeZone: business?.timeZone || 'UTC',

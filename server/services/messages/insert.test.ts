@@ -77,6 +77,15 @@ describe('fileMessages: a bulk write into new and existing conversations', () =>
     expect(inserted.map((m) => m.id)).toEqual([...inserted.map((m) => m.id)].sort((a, b) => a - b));
     const stored = await db.select().from(messages).where(eq(messages.businessId, businessId));
     const contentOf = new Map(stored.map((m) => [m.id, m.content]));
+    // What it answers (from the rows given: the insert returns nothing) is what was stored.
+    const storedById = new Map(stored.map((m) => [m.id, m]));
+    expect(inserted).toEqual(
+      inserted.map(({ id }) => {
+        const m = storedById.get(id)!;
+        return { id, conversationId: m.conversationId, status: m.status, direction: m.direction, unread: countsAsUnread(m) };
+      }),
+    );
+    expect(inserted.filter((m) => m.unread)).toHaveLength(2);
     expect(inserted.map((m) => contentOf.get(m.id))).toEqual([
       'Second, sent later',
       'Reminder for the known client',

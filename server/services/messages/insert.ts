@@ -102,18 +102,30 @@ export async function insertMessages(tx: Tx, rows: Row[]): Promise<InsertedMessa
     }),
     sql`, `,
   );
+  const insert = sql`
+    insert into messages (${names}) ${reserved ? sql`overriding system value` : sql``}
+    select ${casts}
+    from unnest(${sql.join(arrays, sql`, `)}) with ordinality as v(${arrayNames}, ord)
+    order by v.ord`;
+  if (reserved) {
+    // Every value RETURNING would answer is already here: not sending a bulk request's 1,000 rows
+    // back to be parsed (the statement changes none of them; insert.test.ts checks the two agree).
+    await tx.execute(insert);
+    return rows.map((r) => ({
+      id: r.id!,
+      conversationId: r.conversationId,
+      status: r.status,
+      direction: r.direction,
+      unread: countsAsUnread(r),
+    }));
+  }
   const result = await tx.execute<{
     id: number;
     conversation_id: number;
     status: string;
     direction: string;
     unread: boolean;
-  }>(sql`
-    insert into messages (${names}) ${reserved ? sql`overriding system value` : sql``}
-    select ${casts}
-    from unnest(${sql.join(arrays, sql`, `)}) with ordinality as v(${arrayNames}, ord)
-    order by v.ord
-    returning id, conversation_id, status, direction, ${COUNTS_AS_UNREAD} as unread`);
+  }>(sql`${insert} returning id, conversation_id, status, direction, ${COUNTS_AS_UNREAD} as unread`);
   // INSERT … SELECT … ORDER BY assigns identity values in that order; RETURNING order is not
   // guaranteed, so sort by id to restore input order.
   return [...result]
@@ -145,24 +157,23 @@ export async function fileMessages(
 ): Promise<InsertedMessage[]> {
   if (rows.length === 0) return [];
   const ids = await reserveMessageIds(tx, rows.length);
-  const withIds = rows.map((r, i) => ({ ...r, id: ids[i]! }));
   // Each client's start if its conversation is new: its latest message (sent_at, then id, as
   // touchConversations orders them) and how many of its messages count as unread.
   const starts = new Map<number, NewConversationStart>();
-  for (const r of withIds) {
+  rows.forEach((r, i) => {
     const start = starts.get(r.clientId);
     const { sentAt } = r;
     const unread = (start?.unread ?? 0) + (countsAsUnread(r) ? 1 : 0);
     const newer = !start || sentAt.getTime() >= start.latest.sentAt.getTime();
     starts.set(r.clientId, {
-      latest: newer ? { id: r.id, content: r.content ?? null, channel: r.channel ?? null, sentAt } : start.latest,
+      latest: newer ? { id: ids[i]!, content: r.content ?? null, channel: r.channel ?? null, sentAt } : start.latest,
       unread,
     });
-  }
+  });
   const { byClient, created } = await ensureConversationsWith(tx, businessId, starts);
   const inserted = await insertMessages(
     tx,
-    withIds.map((r) => ({ ...r, conversationId: byClient.get(r.clientId)! })),
+    rows.map((r, i) => ({ ...r, id: ids[i]!, conversationId: byClient.get(r.clientId)! })),
   );
   await touchConversations(
     tx,

@@ -125,17 +125,24 @@ async function submit(
   options: SubmitOptions = {},
 ): Promise<SubmitResult> {
   const issues: ValidationIssue[] = [];
-  const [business] = await conn.select().from(businesses).where(eq(businesses.id, businessId)).limit(1);
+  // The reads that need only the business id go out together (one wait, not three: each is a
+  // round trip of a bulk request's latency; on one transaction's connection they are pipelined).
+  const [[business], staffFound, quiet, defaultNumber] = await Promise.all([
+    conn.select().from(businesses).where(eq(businesses.id, businessId)).limit(1),
+    body.staff_id !== undefined ? staffMember(businessId, body.staff_id, conn) : null,
+    mode === 'send' && channel === 'sms' ? quietHoursFor(conn, businessId, body, options) : null,
+    channel === 'sms' && !(body as SmsBody).from_number ? defaultSmsNumber(businessId, conn) : null,
+  ]);
   if (!business) throw AppError.notFound('Business');
 
   // staff_id must be staff of this business, active or not (unlike requireStaff): record mode files
   // history, whose staff may have left since, and a send's staff_id only attributes a message an
   // API caller queues; the inbox sends as its session's staff member, active by resolveSession.
-  if (body.staff_id !== undefined && !(await staffMember(businessId, body.staff_id, conn))) {
+  if (body.staff_id !== undefined && !staffFound) {
     issues.push({ loc: ['body', 'staff_id'], msg: `Staff ${body.staff_id} not found in this business`, type: 'value_error' });
   }
 
-  const from = await resolveSender(conn, business, channel, body, issues);
+  const from = await resolveSender(conn, business, channel, body, issues, defaultNumber);
   const items = body.messages as AnyItem[];
 
   // Re-queues of stored messages (send mode only; record mode ignores message_id).
@@ -172,7 +179,6 @@ async function submit(
   const fresh = items.flatMap((item, index) => (mode === 'record' || item.message_id === undefined ? [{ item, index }] : []));
   // docs/api.md#consent: a campaign, marketing or review request needs each client's marketing consent.
   const marketing = mode === 'send' && needsMarketingConsent(body.category, body.notification_type);
-  const quiet = mode === 'send' && channel === 'sms' ? await quietHoursFor(conn, businessId, body, options) : null;
   const planned = await planNewMessages(conn, business, channel, mode, from, fresh, issues, marketing, sendAt, quiet);
   if (mode === 'send') await fillFromSavedReplies(conn, businessId, channel, body.staff_id ?? null, planned, issues);
   if (mode === 'record') await refuseForeignProviderIds(conn, businessId, body.provider ?? null, fresh, issues);
@@ -299,6 +305,8 @@ async function resolveSender(
   channel: Channel,
   body: SmsBody | EmailBody,
   issues: ValidationIssue[],
+  /** The business's default SMS number, read beforehand when no from_number is given. */
+  defaultNumber: string | null,
 ): Promise<string> {
   if (channel === 'email') {
     const given = (body as EmailBody).from_email;
@@ -321,10 +329,9 @@ async function resolveSender(
     }
     return normalised ?? '';
   }
-  const number = await defaultSmsNumber(business.id, conn);
-  if (!number)
+  if (!defaultNumber)
     issues.push({ loc: ['body', 'from_number'], msg: 'The business has no SMS number; give from_number', type: 'missing' });
-  return number ?? '';
+  return defaultNumber ?? '';
 }
 
 async function ownsSmsNumber(conn: Tx, businessId: number, phone: string): Promise<boolean> {
@@ -473,26 +480,26 @@ async function planNewMessages(
     for (const c of rows) if (!byEmail.has(c.email!.toLowerCase())) byEmail.set(c.email!.toLowerCase(), c);
   }
 
-  // Opt-outs go by the recipient's address, whichever client row carries it: one query for every
-  // address this request can send to (the given destinations and the named clients').
-  const suppressed =
+  const [suppressed, consenting] = await Promise.all([
+    // Opt-outs go by the recipient's address, whichever client row carries it: one query for every
+    // address this request can send to (the given destinations and the named clients').
     mode === 'send'
-      ? await suppressedAddresses(conn, business.id, channel, [
+      ? suppressedAddresses(conn, business.id, channel, [
           ...(channel === 'sms' ? lookupPhones : lookupEmails),
           ...[...known.values()].flatMap((c) => {
             const own = channel === 'sms' ? c.phoneNumber : c.email?.toLowerCase();
             return own ? [own] : [];
           }),
         ])
-      : new Set<string>();
-
-  // Marketing consent goes by client (a new lead has none): one query for the clients known so far.
-  const consenting = marketing
-    ? await clientsWithMarketingConsent(conn, business.id, channel, [
-        ...known.keys(),
-        ...[...byPhone.values(), ...byEmail.values()].map((c) => c.id),
-      ])
-    : new Set<number>();
+      : new Set<string>(),
+    // Marketing consent goes by client (a new lead has none): one query for the clients known so far.
+    marketing
+      ? clientsWithMarketingConsent(conn, business.id, channel, [
+          ...known.keys(),
+          ...[...byPhone.values(), ...byEmail.values()].map((c) => c.id),
+        ])
+      : new Set<number>(),
+  ]);
 
   // When each recipient's window next opens: the same for every recipient with the same window
   // (a request's recipients share a few time zones), and reading a zone's clock is the costly part.
