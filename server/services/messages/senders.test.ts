@@ -1,7 +1,7 @@
 import { count, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { businessEmailSenders, messages } from '@/db/schema';
+import { businessEmailSenders, businessSmsNumbers, messages } from '@/db/schema';
 import { createClient, createSmsNumber } from '@/server/testing/factories';
 import { locs, postJson, restTenant } from '@/server/testing/http';
 
@@ -36,6 +36,23 @@ describe('senders belong to the business', () => {
       messages: [{ client_id: client.id, message: 'Hi' }],
     });
     expect(ok.status).toBe(200);
+  });
+
+  it('without from_number the business default number sends; with no SMS number at all, a 422 on body.from_number and nothing stored', async () => {
+    const a = await restTenant();
+    const client = await createClient(a.business.id, { phoneNumber: '+14155550124' });
+    const send = () =>
+      postJson(`${a.base}/sms`, a.key, { sender_type: 'system', messages: [{ client_id: client.id, message: 'Hi' }] });
+    await db.delete(businessSmsNumbers).where(eq(businessSmsNumbers.businessId, a.business.id));
+    const none = await send();
+    expect(none.status).toBe(422);
+    expect(locs(none.body)).toEqual([['body', 'from_number']]);
+    expect(await storedFor(a.business.id)).toBe(0);
+    const own = await createSmsNumber(a.business.id);
+    const ok = await send();
+    expect(ok.status).toBe(200);
+    const [stored] = await db.select().from(messages).where(eq(messages.businessId, a.business.id));
+    expect(stored!.fromAddress).toBe(own.phoneNumber);
   });
 
   it('from_email of another business (or any address it has not declared) is a 422; a declared sender works', async () => {
