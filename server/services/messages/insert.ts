@@ -1,11 +1,17 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '@/db/client';
-import { asText, textArray } from '@/db/sql-array';
+import { asText, textArrayOfTexts } from '@/db/sql-array';
 import type { messages } from '@/db/schema';
 import { ensureConversationsWith, touchConversations, type NewConversationStart } from '@/server/services/conversations';
 
-/** A row to insert; `id` only when reserved beforehand (reserveMessageIds). */
-type Row = typeof messages.$inferInsert & { id?: number };
+type Row = typeof messages.$inferInsert;
+/** A row of fileMessages: its id and conversation come beside it (Assigned), not in it. */
+type UnassignedRow = Omit<Row, 'conversationId'>;
+/**
+ * Per row, in order: its id, reserved beforehand (reserveMessageIds), and its conversation. Given
+ * beside the rows, so a bulk request's 1,000 rows of ~45 fields are not copied to add two.
+ */
+type Assigned = { ids: readonly number[]; conversationIds: readonly number[] };
 
 /**
  * Bulk message insert as `INSERT … SELECT FROM unnest(col1[], col2[], …)`: one bound array per
@@ -13,7 +19,6 @@ type Row = typeof messages.$inferInsert & { id?: number };
  * builder alone took ~100 ms of CPU; this takes ~1 ms and PostgreSQL plans one statement.
  */
 const COLUMNS: [column: string, type: string, value: (r: Row) => unknown][] = [
-  ['id', 'bigint', (r) => r.id ?? null],
   ['business_id', 'int', (r) => r.businessId],
   ['conversation_id', 'int', (r) => r.conversationId],
   ['client_id', 'int', (r) => r.clientId],
@@ -77,60 +82,75 @@ export const countsAsUnread = (r: Pick<Row, 'direction' | 'isRead' | 'messageTyp
 
 export type InsertedMessage = { id: number; conversationId: number; status: string; direction: string; unread: boolean };
 
-/**
- * Inserts rows in the given order and returns their ids in that order. Rows either all carry an id
- * reserved by reserveMessageIds, or none does (the identity assigns them).
- */
+/** Inserts rows in the given order (ids from the identity) and returns them, with their ids, in that order. */
 export async function insertMessages(tx: Tx, rows: Row[]): Promise<InsertedMessage[]> {
   if (rows.length === 0) return [];
-  const reserved = rows[0]!.id !== undefined;
-  if (rows.some((r) => (r.id !== undefined) !== reserved)) throw new Error('insertMessages: some rows carry an id, some do not');
-  const columns = reserved ? COLUMNS : COLUMNS.filter(([c]) => c !== 'id');
-  const names = sql.raw(columns.map(([c]) => c).join(', '));
-  // Every value travels as text and is cast per column (textArray). A column with one value for
-  // every row (a bulk request's business, sender, category, request id…: most of them) is bound
-  // once, not as an array of 1,000 copies to serialise and parse (~14 ms a request).
-  const values = columns.map(([, , value]) => rows.map((r) => asText(value(r))));
-  // The first column always goes as an array: unnest needs one, and it numbers the rows.
-  const varies = values.map((v, i) => i === 0 || v.some((x) => x !== v[0]));
-  const arrays = values.flatMap((v, i) => (varies[i] ? [textArray(v)] : []));
-  const arrayNames = sql.raw(columns.flatMap(([c], i) => (varies[i] ? [c] : [])).join(', '));
-  const casts = sql.join(
-    columns.map(([c, type], i) => {
-      const raw = varies[i] ? sql.raw(`v.${c}`) : sql`${values[i]![0]}::text`;
-      return c === 'sent_at' ? sql`coalesce(${raw}::timestamptz, now())` : sql`${raw}::${sql.raw(type)}`;
-    }),
-    sql`, `,
-  );
-  const insert = sql`
-    insert into messages (${names}) ${reserved ? sql`overriding system value` : sql``}
-    select ${casts}
-    from unnest(${sql.join(arrays, sql`, `)}) with ordinality as v(${arrayNames}, ord)
-    order by v.ord`;
-  if (reserved) {
-    // Every value RETURNING would answer is already here: not sending a bulk request's 1,000 rows
-    // back to be parsed (the statement changes none of them; insert.test.ts checks the two agree).
-    await tx.execute(insert);
-    return rows.map((r) => ({
-      id: r.id!,
-      conversationId: r.conversationId,
-      status: r.status,
-      direction: r.direction,
-      unread: countsAsUnread(r),
-    }));
-  }
   const result = await tx.execute<{
     id: number;
     conversation_id: number;
     status: string;
     direction: string;
     unread: boolean;
-  }>(sql`${insert} returning id, conversation_id, status, direction, ${COUNTS_AS_UNREAD} as unread`);
+  }>(sql`${insertStatement(rows)} returning id, conversation_id, status, direction, ${COUNTS_AS_UNREAD} as unread`);
   // INSERT … SELECT … ORDER BY assigns identity values in that order; RETURNING order is not
   // guaranteed, so sort by id to restore input order.
   return [...result]
     .sort((a, b) => a.id - b.id)
     .map((r) => ({ id: r.id, conversationId: r.conversation_id, status: r.status, direction: r.direction, unread: r.unread }));
+}
+
+/**
+ * Inserts rows with the ids and conversations assigned to them. Every value RETURNING would answer
+ * is already here: nothing comes back (a bulk request's 1,000 rows not sent back to be parsed; the
+ * statement changes none of them, insert.test.ts checks the two agree).
+ */
+async function insertAssigned(tx: Tx, rows: UnassignedRow[], assigned: Assigned): Promise<InsertedMessage[]> {
+  await tx.execute(insertStatement(rows, assigned));
+  return rows.map((r, i) => ({
+    id: assigned.ids[i]!,
+    conversationId: assigned.conversationIds[i]!,
+    status: r.status,
+    direction: r.direction,
+    unread: countsAsUnread(r),
+  }));
+}
+
+function insertStatement(rows: (Row | UnassignedRow)[], assigned?: Assigned): SQL {
+  // Each column's value of row i: id and conversation_id from `assigned` when given.
+  const columns: [name: string, type: string, value: (r: Row, i: number) => unknown][] = assigned
+    ? [
+        ['id', 'bigint', (_r, i) => assigned.ids[i]],
+        ...COLUMNS.map(([c, type, value]): [string, string, (r: Row, i: number) => unknown] =>
+          c === 'conversation_id' ? [c, type, (_r, i) => assigned.conversationIds[i]] : [c, type, value],
+        ),
+      ]
+    : COLUMNS;
+  const names = sql.raw(columns.map(([c]) => c).join(', '));
+  const all = rows as Row[];
+  // Every value travels as text and is cast per column (textArray). A column with one value for
+  // every row (a bulk request's business, sender, category, request id…: most of them) is bound
+  // once, not as an array of 1,000 copies to serialise and parse (~14 ms a request). Its values are
+  // compared without being kept; only a column that varies becomes an array. The first column
+  // always goes as an array: unnest needs one, and it numbers the rows.
+  const arrays: SQL[] = [];
+  const arrayNames: string[] = [];
+  const casts = columns.map(([c, type, value], ci) => {
+    const first = asText(value(all[0]!, 0));
+    let varies = ci === 0;
+    for (let i = 1; i < all.length && !varies; i++) varies = asText(value(all[i]!, i)) !== first;
+    let raw: SQL;
+    if (varies) {
+      arrays.push(textArrayOfTexts(all.map((r, i) => asText(value(r, i)))));
+      arrayNames.push(c);
+      raw = sql.raw(`v.${c}`);
+    } else raw = sql`${first}::text`;
+    return c === 'sent_at' ? sql`coalesce(${raw}::timestamptz, now())` : sql`${raw}::${sql.raw(type)}`;
+  });
+  return sql`
+    insert into messages (${names}) ${assigned ? sql`overriding system value` : sql``}
+    select ${sql.join(casts, sql`, `)}
+    from unnest(${sql.join(arrays, sql`, `)}) with ordinality as v(${sql.raw(arrayNames.join(', '))}, ord)
+    order by v.ord`;
 }
 
 /**
@@ -171,10 +191,7 @@ export async function fileMessages(
     });
   });
   const { byClient, created } = await ensureConversationsWith(tx, businessId, starts);
-  const inserted = await insertMessages(
-    tx,
-    rows.map((r, i) => ({ ...r, id: ids[i]!, conversationId: byClient.get(r.clientId)! })),
-  );
+  const inserted = await insertAssigned(tx, rows, { ids, conversationIds: rows.map((r) => byClient.get(r.clientId)!) });
   await touchConversations(
     tx,
     inserted.filter((m) => !created.has(m.conversationId)),
