@@ -24,6 +24,3 @@ export const asText = (value: unknown): string | null => (value === null || valu
  * booleans, JSON or a leading null would not survive as such; text needs no inference.
  */
 export const textArray = (values: readonly unknown[]): SQL => sql`${sql.param(values.map(asText))}::text[]`;
-
-/** textArray of values that are text (or NULL) already (asText): bound as they are, not mapped again. */
-export const textArrayOfTexts = (texts: readonly (string | null)[]): SQL => sql`${sql.param(texts)}::text[]`;

@@ -38,7 +38,6 @@ function sameHash(a: string, b: string): boolean {
  * a key revoked in the database (or a business removed) is refused at most that long after; an
  * unknown key is looked up every time.
  */
-
 const businessKeys = new TtlCache<Extract<Caller, { kind: 'business_key' }>>();
 const existingBusinesses = new TtlCache<true>();
 let platformKeyHash: { key: string; hash: string } | undefined;

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '@/db/client';
-import { asText, textArrayOfTexts } from '@/db/sql-array';
+import { asText, textArray } from '@/db/sql-array';
 import type { messages } from '@/db/schema';
 import { ensureConversationsWith, touchConversations, type NewConversationStart } from '@/server/services/conversations';
 
@@ -140,7 +140,7 @@ function insertStatement(rows: (Row | UnassignedRow)[], assigned?: Assigned): SQ
     for (let i = 1; i < all.length && !varies; i++) varies = asText(value(all[i]!, i)) !== first;
     let raw: SQL;
     if (varies) {
-      arrays.push(textArrayOfTexts(all.map((r, i) => asText(value(r, i)))));
+      arrays.push(textArray(all.map((r, i) => value(r, i))));
       arrayNames.push(c);
       raw = sql.raw(`v.${c}`);
     } else raw = sql`${first}::text`;

@@ -125,7 +125,7 @@ async function submit(
   options: SubmitOptions = {},
 ): Promise<SubmitResult> {
   const issues: ValidationIssue[] = [];
-  // The reads that need only the business id go out together (one wait, not three: each is a
+  // The reads that need only the business id go out together (one wait, not four: each is a
   // round trip of a bulk request's latency; on one transaction's connection they are pipelined).
   const [[business], staffFound, quiet, defaultNumber] = await Promise.all([
     conn.select().from(businesses).where(eq(businesses.id, businessId)).limit(1),
