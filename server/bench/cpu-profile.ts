@@ -15,8 +15,9 @@ import path from 'node:path';
  *
  * `--last S` keeps only the samples of the profile's last S seconds (the web server's profile is
  * written when it stops, so its last seconds are the benchmark's last phase), less the final 0.3 s;
- * `--skip T` moves that window T seconds earlier (an earlier phase: bench:inbox runs the bare
- * handler, the mix and client details for 3 + BENCH_DURATION_S seconds each, in that order).
+ * `--skip T` moves that window T seconds earlier (an earlier phase: with BENCH_SLICES=1, bench:inbox
+ * warms the bare handler, the mix and client details 3 s each, then runs each for BENCH_DURATION_S
+ * seconds in that order, so the mix is `--last D --skip D` and the bare handler `--skip 2D`).
  */
 type Node = {
   id: number;

@@ -3,6 +3,7 @@ import os from 'node:os';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { createSql } from '@/db/client';
+import { loadConnection } from './http-load';
 import { benchDatabase, fmt, median, percentile, repeatCount, repeatRuns, startWebServer, type Figure } from './harness';
 
 /**
@@ -20,11 +21,13 @@ import { benchDatabase, fmt, median, percentile, repeatCount, repeatRuns, startW
  * 3. EXPLAIN (ANALYZE, BUFFERS) of the searches exactly as the service issues them (its exported
  *    searchQuery, one statement whatever the shape, rendered by drizzle's dialect, run with
  *    the same parameters).
- * 4. 16 concurrent clients: the bare route handler, then a mixed inbox workload; rates and ratio.
+ * 4. 16 concurrent clients: the bare route handler, a mixed inbox workload and client details alone,
+ *    in alternating slices; rates and ratio.
  *
  * Knobs (for quick runs; the issue's figures use the defaults): BENCH_MESSAGES, BENCH_CLIENTS,
  * BENCH_BUSINESSES, BENCH_REQUESTS (per endpoint), BENCH_BUDGET_S (time cap per endpoint),
- * BENCH_DURATION_S (each concurrent phase), BENCH_CONCURRENCY, BENCH_SKIP_BUILD=1; BENCH_SEED_ONLY=1 with
+ * BENCH_DURATION_S (each concurrent workload), BENCH_SLICES (5; 1 for one phase per workload, as CPU
+ * profiles want: cpu-profile.ts), BENCH_CONCURRENCY, BENCH_SKIP_BUILD=1; BENCH_SEED_ONLY=1 with
  * BENCH_DATABASE_URL (an empty database) seeds and stops there, leaving the data to EXPLAIN by hand;
  * BENCH_REUSE=1 with BENCH_DATABASE_URL measures a database an earlier BENCH_SEED_ONLY run left (no seeding).
  */
@@ -37,6 +40,8 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1000);
 const BUDGET_S = Number(process.env.BENCH_BUDGET_S ?? 60);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+/** Alternating slices of each concurrent workload (see concurrent); 1 runs them one after another. */
+const SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 5));
 const PLATFORM_KEY = 'bench-platform-key-0123456789';
 /** The mixed workload's share of the bare handler's rate it must reach (the median across --repeat runs). */
 const RATIO_TARGET = 50;
@@ -445,41 +450,67 @@ async function sequential(
   return row;
 }
 
-async function concurrent(base: string, pick: () => { kind: string; path: string }) {
-  const client = makeClient(base, CONCURRENCY);
-  const run = async (seconds: number) => {
-    const latencies: number[] = [];
-    const byKind = new Map<string, number[]>();
-    let errors = 0;
-    const deadline = performance.now() + seconds * 1000;
-    const t0 = performance.now();
+type Pick = () => { kind: string; path: string };
+type Load = { requests: number; seconds: number; latencies: number[]; byKind: Map<string, number[]>; errors: number };
+const emptyLoad = (): Load => ({ requests: 0, seconds: 0, latencies: [], byKind: new Map(), errors: 0 });
+
+/** CONCURRENCY connections (http-load.ts) requesting `pick()` one after another for `seconds`. */
+async function load(base: string, pick: Pick, seconds: number, into?: Load): Promise<Load> {
+  const result: Load = into ?? emptyLoad();
+  const connections = Array.from({ length: CONCURRENCY }, () => loadConnection(base, HEADERS));
+  const t0 = performance.now();
+  const deadline = t0 + seconds * 1000;
+  try {
     await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
+      connections.map(async (connection) => {
         while (performance.now() < deadline) {
           const { kind, path } = pick();
-          const r = await client.get(path);
-          if (r.status !== 200) errors++;
-          latencies.push(r.ms);
-          const list = byKind.get(kind);
-          if (list) list.push(r.ms);
-          else byKind.set(kind, [r.ms]);
+          const started = performance.now();
+          const status = await connection.get(path);
+          const ms = performance.now() - started;
+          if (status !== 200) result.errors++;
+          result.requests++;
+          result.latencies.push(ms);
+          const list = result.byKind.get(kind);
+          if (list) list.push(ms);
+          else result.byKind.set(kind, [ms]);
         }
       }),
     );
-    const elapsed = (performance.now() - t0) / 1000;
-    return {
-      rate: latencies.length / elapsed,
-      n: latencies.length,
-      p50: median(latencies),
-      p95: percentile(latencies, 95),
-      errors,
-      byKind,
-    };
-  };
-  await run(3); // warm
-  const result = await run(DURATION_S);
-  client.close();
+  } finally {
+    for (const c of connections) c.close();
+  }
+  result.seconds += (performance.now() - t0) / 1000;
   return result;
+}
+
+/**
+ * The concurrent workloads measured in SLICES alternating slices (each warmed 3 s first), not one
+ * long phase after another: on shared cores the machine changes within a minute, and two phases
+ * a minute apart measured different machines. Each rate is its requests over its own slices' time.
+ */
+async function concurrent<K extends string>(base: string, picks: Record<K, Pick>) {
+  const names = Object.keys(picks) as K[];
+  for (const name of names) await load(base, picks[name], 3);
+  const loads = new Map(names.map((name) => [name, emptyLoad()]));
+  for (let slice = 0; slice < SLICES; slice++) {
+    for (const name of names) await load(base, picks[name], DURATION_S / SLICES, loads.get(name));
+  }
+  const rates = {} as Record<
+    K,
+    { rate: number; n: number; p50: number; p95: number; errors: number; byKind: Map<string, number[]> }
+  >;
+  for (const [name, l] of loads) {
+    rates[name] = {
+      rate: l.requests / l.seconds,
+      n: l.requests,
+      p50: median(l.latencies),
+      p95: percentile(l.latencies, 95),
+      errors: l.errors,
+      byKind: l.byKind,
+    };
+  }
+  return rates;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -710,16 +741,20 @@ async function main() {
           });
         }
 
-      // 16 concurrent clients: the bare route handler, then the mixed inbox workload.
-      console.log(`\n${CONCURRENCY} concurrent clients, ${DURATION_S} s each (after 3 s of warm-up)`);
-      const bare = await concurrent(web.url, () => ({ kind: 'bare', path: '/api/v1/health/live' }));
+      // 16 concurrent clients: the bare route handler, the mixed inbox workload, client details alone.
+      console.log(
+        `\n${CONCURRENCY} concurrent clients, ${DURATION_S} s each in ${SLICES} alternating slices (after 3 s of warm-up each)`,
+      );
+      // The third workload, client details alone, is the floor of an authenticated API request
+      // (credentials, rate limit and business check — in process memory after the first request —
+      // and one primary-key read): how close any endpoint can get to the bare handler.
+      const { bare, mixed, cheapest } = await concurrent(web.url, {
+        bare: () => ({ kind: 'bare', path: '/api/v1/health/live' }),
+        mixed: pickMixed,
+        cheapest: () => ({ kind: 'client details', path: pickOne(clientPages) }),
+      });
       console.log(`  bare route handler: ${fmt(bare.rate, 0)} req/s`);
-      const mixed = await concurrent(web.url, pickMixed);
       console.log(`  mixed inbox workload: ${fmt(mixed.rate, 0)} req/s`);
-      // The floor of an authenticated API request (credentials, rate limit and business check — in
-      // process memory after the first request — and one primary-key read): how close any endpoint can
-      // get to the bare handler.
-      const cheapest = await concurrent(web.url, () => ({ kind: 'client details', path: pickOne(clientPages) }));
       console.log(`  client details only: ${fmt(cheapest.rate, 0)} req/s`);
 
       // Report.
@@ -744,7 +779,7 @@ async function main() {
       if (!searchAvailable) console.log('(search in one conversation and business-wide search: skipped, routes not deployed)');
       console.log(line);
       const ratio = (100 * mixed.rate) / bare.rate;
-      console.log(`${CONCURRENCY} concurrent clients, ${DURATION_S} s each`);
+      console.log(`${CONCURRENCY} concurrent clients, ${DURATION_S} s each in ${SLICES} alternating slices`);
       console.log(
         `  bare route handler (/api/v1/health/live)  ${fmt(bare.rate, 0).padStart(6)} req/s  p50 ${fmt(bare.p50)} ms  p95 ${fmt(bare.p95)} ms  non-200 ${bare.errors}`,
       );

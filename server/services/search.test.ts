@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { AppError } from '@/server/errors';
+import { escapeLike } from '@/server/lib/pg-text';
 import { PaginatedMessages } from '@/server/schemas/messages';
 import { createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
@@ -133,6 +134,8 @@ describe('matching', () => {
       'ÅNGSTRÖM Ångström',
       'Kelvin 5K and 5K sign',
       '日本語のメッセージ',
+      'Spring sale: 100% off, 1000 points',
+      'tag a_b and axb, saved in C:\\new\\dir and C:new',
       'emoji 🎉 PARTY 🎉',
       'mixed CaSe ǅemal',
     ];
@@ -159,9 +162,13 @@ describe('matching', () => {
       'ǅEMAL',
       'über größe',
       'GRÖSSE',
+      // LIKE's wildcards and escape, literal here (the walk tests with strpos, the others with LIKE).
+      '100%',
+      'a_b',
+      'C:\\new',
     ];
     for (const term of terms) {
-      const pattern = `%${term}%`;
+      const pattern = `%${escapeLike(term)}%`;
       const expected = (
         await db.execute<{
           id: string;
@@ -181,6 +188,7 @@ describe('matching', () => {
     // Not vacuous: most terms match something.
     expect(idsOf(await search(t, 'ÉTÉ'))).toHaveLength(2);
     expect(idsOf(await search(t, 'über größe'))).toHaveLength(1);
+    expect(idsOf(await search(t, 'a_b'))).toHaveLength(1);
   });
 
   it('matches an email by its subject alone, and by its body', async () => {

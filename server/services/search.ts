@@ -90,6 +90,8 @@ type SearchValues = {
   conversationId: number;
   /** The LIKE pattern of the term: `%term%`, wildcards escaped. */
   pattern: string;
+  /** The term itself, for the substring tests that need no index (strpos). */
+  term: string;
   limit: number;
   offset: number;
   need: number;
@@ -114,6 +116,7 @@ function valuesOf(q: MatchQuery): SearchValues {
     businessId: q.businessId,
     conversationId: q.conversationId ?? 0,
     pattern: `%${escapeLike(q.term)}%`,
+    term: q.term,
     limit: q.limit,
     offset: q.offset,
     need,
@@ -134,10 +137,17 @@ function matchesMessage(v: Bound, f: Form): SQL {
  * The same match on message_search rows (aliased `s`), whose texts are stored folded: ILIKE folds
  * text and pattern with lower() and compares them with LIKE, so LIKE against lower(pattern) answers
  * the same rows without folding each row again. lower() runs once per statement (an InitPlan).
+ * `scan`: rows read one by one (the probe, the walk), where no index is used and strpos(), the
+ * same test on the lowered term, costs less than LIKE's matcher (the common-term walk tests ~5,600
+ * rows: ~1.5 ms less); otherwise LIKE, which the trigram indexes serve.
  */
-function matchesText(v: Bound, f: Form): SQL {
-  const folded = sql`(select lower(${v.pattern}::text))`;
+function matchesText(v: Bound, f: Form, scan = false): SQL {
   const notes = f.includeNotes ? sql`` : sql` and not s.is_note`;
+  if (scan) {
+    const folded = sql`(select lower(${v.term}::text))`;
+    return sql`(strpos(s.content_lower, ${folded}) > 0 or strpos(s.subject_lower, ${folded}) > 0)${notes}`;
+  }
+  const folded = sql`(select lower(${v.pattern}::text))`;
   return sql`(s.content_lower like ${folded} or s.subject_lower like ${folded})${notes}`;
 }
 
@@ -152,7 +162,7 @@ const newestTexts = (v: Bound, limit: unknown, numbered: boolean) => sql`
 
 /** Matches among the business's PROBE_ROWS newest texts (one short index walk). */
 const probeQuery = (v: Bound, f: Form): SQL =>
-  sql`select count(*) filter (where ${matchesText(v, f)})::int as hits from (${newestTexts(v, PROBE_ROWS, false)}) s`;
+  sql`select count(*) filter (where ${matchesText(v, f, true)})::int as hits from (${newestTexts(v, PROBE_ROWS, false)}) s`;
 
 /** One row: how many matches were found, whether that is all of them, and the page's ids in order. */
 type MatchRow = { found: boolean; n: number; complete: boolean; ids: (number | string)[] };
@@ -177,7 +187,7 @@ function matchStatement(v: Bound, f: Form, shape: SearchShape): SQL {
         coalesce((array_agg(h.id order by h.k) filter (where h.hit))${page}, '{}') as ids
       from (
         select w.id, w.k, w.hit from (
-          select s.message_id as id, s.k, ${matchesText(v, f)} as hit
+          select s.message_id as id, s.k, ${matchesText(v, f, true)} as hit
           from (${newestTexts(v, v.budget, true)}) s
           offset 0
         ) w
