@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { PgDialect } from 'drizzle-orm/pg-core';
@@ -451,13 +452,45 @@ async function sequential(
 }
 
 type Pick = () => { kind: string; path: string };
-type Load = { requests: number; seconds: number; latencies: number[]; byKind: Map<string, number[]>; errors: number };
-const emptyLoad = (): Load => ({ requests: 0, seconds: 0, latencies: [], byKind: new Map(), errors: 0 });
+type Load = {
+  requests: number;
+  seconds: number;
+  latencies: number[];
+  byKind: Map<string, number[]>;
+  errors: number;
+  /** The web server's main thread: nanoseconds on a core, and runnable but waiting for one. */
+  webCpuNs: number;
+  webWaitNs: number;
+};
+const emptyLoad = (): Load => ({
+  requests: 0,
+  seconds: 0,
+  latencies: [],
+  byKind: new Map(),
+  errors: 0,
+  webCpuNs: 0,
+  webWaitNs: 0,
+});
+
+/**
+ * The main thread's [time on a core, time runnable but waiting], in ns, from Linux's schedstat
+ * (zeros elsewhere): the web process's one JavaScript thread is what bounds its rate, and on shared
+ * cores what it waits for counts as much as what it runs.
+ */
+function threadTimes(pid: number | undefined): [number, number] {
+  try {
+    const [cpu, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return [cpu ?? 0, wait ?? 0];
+  } catch {
+    return [0, 0];
+  }
+}
 
 /** CONCURRENCY connections (http-load.ts) requesting `pick()` one after another for `seconds`. */
-async function load(base: string, pick: Pick, seconds: number, into?: Load): Promise<Load> {
+async function load(base: string, webPid: number | undefined, pick: Pick, seconds: number, into?: Load): Promise<Load> {
   const result: Load = into ?? emptyLoad();
   const connections = Array.from({ length: CONCURRENCY }, () => loadConnection(base, HEADERS));
+  const [cpu0, wait0] = threadTimes(webPid);
   const t0 = performance.now();
   const deadline = t0 + seconds * 1000;
   try {
@@ -481,6 +514,9 @@ async function load(base: string, pick: Pick, seconds: number, into?: Load): Pro
     for (const c of connections) c.close();
   }
   result.seconds += (performance.now() - t0) / 1000;
+  const [cpu1, wait1] = threadTimes(webPid);
+  result.webCpuNs += cpu1 - cpu0;
+  result.webWaitNs += wait1 - wait0;
   return result;
 }
 
@@ -489,16 +525,26 @@ async function load(base: string, pick: Pick, seconds: number, into?: Load): Pro
  * long phase after another: on shared cores the machine changes within a minute, and two phases
  * a minute apart measured different machines. Each rate is its requests over its own slices' time.
  */
-async function concurrent<K extends string>(base: string, picks: Record<K, Pick>) {
+async function concurrent<K extends string>(base: string, webPid: number | undefined, picks: Record<K, Pick>) {
   const names = Object.keys(picks) as K[];
-  for (const name of names) await load(base, picks[name], 3);
+  for (const name of names) await load(base, webPid, picks[name], 3);
   const loads = new Map(names.map((name) => [name, emptyLoad()]));
   for (let slice = 0; slice < SLICES; slice++) {
-    for (const name of names) await load(base, picks[name], DURATION_S / SLICES, loads.get(name));
+    for (const name of names) await load(base, webPid, picks[name], DURATION_S / SLICES, loads.get(name));
   }
   const rates = {} as Record<
     K,
-    { rate: number; n: number; p50: number; p95: number; errors: number; byKind: Map<string, number[]> }
+    {
+      rate: number;
+      n: number;
+      p50: number;
+      p95: number;
+      errors: number;
+      byKind: Map<string, number[]>;
+      /** Per request, µs: the web process's main thread on a core, and waiting for one. */
+      webCpuUs: number;
+      webWaitUs: number;
+    }
   >;
   for (const [name, l] of loads) {
     rates[name] = {
@@ -508,6 +554,8 @@ async function concurrent<K extends string>(base: string, picks: Record<K, Pick>
       p95: percentile(l.latencies, 95),
       errors: l.errors,
       byKind: l.byKind,
+      webCpuUs: l.webCpuNs / 1000 / l.requests,
+      webWaitUs: l.webWaitNs / 1000 / l.requests,
     };
   }
   return rates;
@@ -748,7 +796,7 @@ async function main() {
       // The third workload, client details alone, is the floor of an authenticated API request
       // (credentials, rate limit and business check — in process memory after the first request —
       // and one primary-key read): how close any endpoint can get to the bare handler.
-      const { bare, mixed, cheapest } = await concurrent(web.url, {
+      const { bare, mixed, cheapest } = await concurrent(web.url, web.child.pid, {
         bare: () => ({ kind: 'bare', path: '/api/v1/health/live' }),
         mixed: pickMixed,
         cheapest: () => ({ kind: 'client details', path: pickOne(clientPages) }),
@@ -792,6 +840,13 @@ async function main() {
       console.log(
         `  for reference: client details only        ${fmt(cheapest.rate, 0).padStart(6)} req/s  p50 ${fmt(cheapest.p50)} ms  p95 ${fmt(cheapest.p95)} ms  (${fmt((100 * cheapest.rate) / bare.rate, 0)}% of bare: the cheapest authenticated request)`,
       );
+      if (bare.webCpuUs > 0) {
+        const thread = (r: typeof bare) => `${fmt(r.webCpuUs, 0)} µs on a core, ${fmt(r.webWaitUs, 0)} µs waiting for one`;
+        console.log(`  the web process's main thread, per request (Linux schedstat):`);
+        console.log(`    bare route handler        ${thread(bare)}`);
+        console.log(`    mixed inbox workload      ${thread(mixed)}`);
+        console.log(`    client details only       ${thread(cheapest)}`);
+      }
       console.log(`  mix (weight %, n, p50/p95 ms under load):`);
       for (const [kind, w] of mix) {
         const l = mixed.byKind.get(kind) ?? [];
