@@ -47,7 +47,7 @@ export async function benchDatabase(): Promise<{ url: string; stop: () => Promis
 
 const bin = (name: string) => path.resolve('node_modules', '.bin', name);
 
-/** `next build` into .next-bench (skipped with BENCH_SKIP_BUILD=1), then `next start` on a free port. */
+/** `next build` into .next-bench (skipped with BENCH_SKIP_BUILD=1), then the production web server on a free port. */
 export async function startWebServer(
   env: NodeJS.ProcessEnv,
   extraEnv: (url: string) => Record<string, string> = () => ({}),
@@ -67,16 +67,17 @@ export async function startWebServer(
     const build = spawnSync(bin('next'), ['build'], { env: serverEnv, stdio: ['ignore', 'ignore', 'inherit'] });
     if (build.status !== 0) throw new Error('next build failed');
   }
-  // BENCH_CPU_PROF=<dir>: the server runs under `node --cpu-prof` (not allowed in NODE_OPTIONS),
-  // writing a .cpuprofile into <dir> when it stops (summarised by server/bench/cpu-profile.ts).
+  // The production web server as `npm start` runs it (server/cli/web-server.ts: Next.js's handler in
+  // a plain Node server), directly under node, so the spawned process is the one that serves (its
+  // pid is the one whose thread bench:inbox reads). BENCH_CPU_PROF=<dir>: under `node --cpu-prof`
+  // (not allowed in NODE_OPTIONS), writing a .cpuprofile into <dir> when it stops (cpu-profile.ts).
   const profileDir = process.env.BENCH_CPU_PROF;
-  const args = ['start', '--port', String(port)];
-  const child = profileDir
-    ? spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`, bin('next'), ...args], {
-        env: serverEnv,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      })
-    : spawn(bin('next'), args, { env: serverEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
+  const child = spawn(
+    process.execPath,
+    [...profile, '--import', 'tsx', 'server/cli/web-server.ts', '--port', String(port), '--hostname', '127.0.0.1'],
+    { env: serverEnv, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   const up = await waitUntil(
     async () =>
       fetch(`${url}/api/v1/health`).then(
