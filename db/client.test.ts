@@ -21,18 +21,21 @@ describe('the pool', () => {
     expect(new Set(answers)).toEqual(new Set(['force_generic_plan']));
   });
 
-  it('opens at most DATABASE_POOL_SIZE connections and pipelines further statements on them, each answered', async () => {
-    // The tests run with the default, 6 (server/env.ts).
+  it('pipelines the hot statements on at most DATABASE_HOT_POOL_SIZE connections of their own, the rest on at most DATABASE_POOL_SIZE, each answered', async () => {
+    // The tests run with the defaults, 2 and 6 (server/env.ts).
+    expect(env().databaseHotPoolSize).toBe(2);
     expect(env().databasePoolSize).toBe(6);
-    const answers = await Promise.all(
-      Array.from({ length: 24 }, (_, i) =>
-        executePrepared<{ pid: number; i: number }>(sql`select pg_backend_pid() as pid, ${i}::int as i from pg_sleep(0.02)`),
-      ),
-    );
-    expect(answers.map(([row]) => row!.i)).toEqual(Array.from({ length: 24 }, (_, i) => i));
-    const pids = new Set(answers.map(([row]) => row!.pid));
-    expect(pids.size).toBeGreaterThan(1);
-    expect(pids.size).toBeLessThanOrEqual(6);
+    const slow = (i: number) => sql`select pg_backend_pid() as pid, ${i}::int as i from pg_sleep(0.02)`;
+    const indexes = Array.from({ length: 24 }, (_, i) => i);
+    const hot = await Promise.all(indexes.map((i) => executePrepared<{ pid: number; i: number }>(slow(i))));
+    const pool = await Promise.all(indexes.map((i) => db.execute<{ pid: number; i: number }>(slow(i))));
+    for (const answers of [hot, pool]) expect(answers.map(([row]) => row!.i)).toEqual(indexes);
+    const hotPids = new Set(hot.map(([row]) => row!.pid));
+    const poolPids = new Set(pool.map(([row]) => row!.pid));
+    expect(hotPids.size).toBe(2);
+    expect(poolPids.size).toBeGreaterThan(2);
+    expect(poolPids.size).toBeLessThanOrEqual(6);
+    expect([...hotPids].filter((pid) => poolPids.has(pid))).toEqual([]);
   });
 
   it('leaves a client created for other uses (migrations, benchmarks, tests) at PostgreSQL’s default', async () => {

@@ -8,7 +8,7 @@ export type Database = PostgresJsDatabase<typeof schema>;
 /** A transaction or the database itself: every service function takes `tx = db`. */
 export type Tx = Parameters<Parameters<Database['transaction']>[0]>[0] | Database;
 
-type Handles = { sql: postgres.Sql; db: Database; url: string };
+type Handles = { sql: postgres.Sql; hotSql: postgres.Sql; db: Database; url: string };
 
 // One pool per process, kept on globalThis so Next.js dev reloads do not open a new pool each time.
 const globalForDb = globalThis as unknown as { __db?: Handles };
@@ -61,12 +61,12 @@ function handles(): Handles {
     // whatever its length (a lateral probe per element, never a join of two lists:
     // touchConversations). `conversations.test.ts` and `search.test.ts` check the generic plans.
     const prepare = env().databasePrepare;
-    const sql = createSql(url, {
-      max: env().databasePoolSize,
-      prepare,
-      ...(prepare ? { connection: { plan_cache_mode: 'force_generic_plan' } } : {}),
-    });
-    globalForDb.__db = { sql, db: drizzle(sql, { schema, casing: undefined }), url };
+    const options = { prepare, ...(prepare ? { connection: { plan_cache_mode: 'force_generic_plan' } } : {}) };
+    const sql = createSql(url, { max: env().databasePoolSize, ...options });
+    // The hot statements' own few connections (hotSql); postgres.js connects lazily, so a process
+    // that runs none of them opens none.
+    const hotSql = createSql(url, { max: env().databaseHotPoolSize, ...options });
+    globalForDb.__db = { sql, hotSql, db: drizzle(sql, { schema, casing: undefined }), url };
   }
   return globalForDb.__db;
 }
@@ -107,8 +107,20 @@ export function rawSql(): postgres.Sql {
   return handles().sql;
 }
 
+/**
+ * The connections of the hot one-statement reads (db/prepared.ts, outside transactions):
+ * DATABASE_HOT_POOL_SIZE of them, 2 by default. postgres.js gives a statement an idle connection
+ * when there is one, so with the whole pool (6) a statement under load mostly found one and woke its
+ * sleeping backend; on 2 cores that backend then often ran on the web thread's core, which waited
+ * (bench:inbox: ~240 µs per mixed request). On 2 connections the statements are pipelined on
+ * backends that are already running, and a long transaction (a bulk send) never holds them.
+ */
+export function hotSql(): postgres.Sql {
+  return handles().hotSql;
+}
+
 export async function closeDb(): Promise<void> {
   const h = globalForDb.__db;
   globalForDb.__db = undefined;
-  await h?.sql.end({ timeout: 5 });
+  await Promise.all([h?.sql.end({ timeout: 5 }), h?.hotSql.end({ timeout: 5 })]);
 }

@@ -1,6 +1,6 @@
 import { fillPlaceholders, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { ambientTransaction, db, poolDb, rawSql, type Database, type Tx } from './client';
+import { ambientTransaction, db, hotSql, poolDb, type Database, type Tx } from './client';
 
 const dialect = new PgDialect();
 
@@ -19,7 +19,7 @@ export async function executePrepared<T extends Record<string, unknown>>(query: 
   const tx = ambientTransaction();
   if (tx) return (await tx.execute(query)) as unknown as T[];
   const { sql, params } = dialect.sqlToQuery(query);
-  return (await rawSql().unsafe(sql, params as never[], { prepare: true })) as unknown as T[];
+  return (await hotSql().unsafe(sql, params as never[], { prepare: true })) as unknown as T[];
 }
 
 type Placeholders<P> = { [K in keyof P]: P[K] };
@@ -46,7 +46,7 @@ export function fixedStatement<P extends Record<string, unknown>>(build: (p: Pla
     let query = rendered.get(shape);
     if (!query) rendered.set(shape, (query = dialect.sqlToQuery(build(placeholders, shape))));
     const params = fillPlaceholders(query.params, values);
-    return (await rawSql().unsafe(query.sql, params as never[], { prepare: true })) as unknown as T[];
+    return (await hotSql().unsafe(query.sql, params as never[], { prepare: true })) as unknown as T[];
   };
 }
 
