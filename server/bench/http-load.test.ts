@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConnection } from './http-load';
 
@@ -54,6 +54,33 @@ describe('loadConnection', () => {
       expect(new Set(seenHeaders.map((h) => h.host))).toEqual(new Set([base.slice('http://'.length)]));
     } finally {
       connection.close();
+    }
+  });
+
+  it('reads answers that arrive a byte at a time (a head or a chunk-size line split across packets)', async () => {
+    const answers = [
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1a\r\n{"a":"' + 'b'.repeat(18) + '"}\r\n3\r\n[1]\r\n0\r\n\r\n',
+      'HTTP/1.1 404 Not Found\r\ncontent-length: 5\r\n\r\n{"x"}',
+    ];
+    let next = 0;
+    const raw = net.createServer((socket) => {
+      socket.setNoDelay(true);
+      socket.on('data', () => {
+        const bytes = Buffer.from(answers[next++ % answers.length]!);
+        let i = 0;
+        const drip = () => {
+          if (i < bytes.length) socket.write(bytes.subarray(i, ++i), () => setImmediate(drip));
+        };
+        drip();
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    const connection = loadConnection(`http://127.0.0.1:${(raw.address() as AddressInfo).port}`, {});
+    try {
+      expect([await connection.get('/'), await connection.get('/'), await connection.get('/')]).toEqual([200, 404, 200]);
+    } finally {
+      connection.close();
+      await new Promise((resolve) => raw.close(resolve));
     }
   });
 

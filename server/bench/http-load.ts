@@ -21,32 +21,59 @@ export function loadConnection(base: string, headers: Record<string, string>): L
   const head = Object.entries({ host: url.host, ...headers })
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('');
-  let buffered: Buffer = Buffer.alloc(0);
   let waiting: { resolve: (status: number) => void; reject: (err: Error) => void } | null = null;
 
-  /** One whole answer at the front of the buffer → its status (and the buffer moves past it); else null. */
-  const takeAnswer = (): number | null => {
-    const headEnd = buffered.indexOf('\r\n\r\n');
-    if (headEnd < 0) return null;
-    const headers = buffered.toString('latin1', 0, headEnd);
-    const status = Number(headers.slice(9, 12));
-    let end = headEnd + 4;
-    const length = /\r\ncontent-length: *(\d+)/i.exec(headers);
-    if (length) {
-      end += Number(length[1]);
-      if (buffered.length < end) return null;
-    } else if (/\r\ntransfer-encoding: *chunked/i.test(headers)) {
-      for (;;) {
-        const lineEnd = buffered.indexOf('\r\n', end);
-        if (lineEnd < 0) return null;
-        const size = parseInt(buffered.toString('latin1', end, lineEnd), 16);
-        end = lineEnd + 2 + size + 2;
-        if (buffered.length < end) return null;
-        if (size === 0) break;
+  // The answer is read as it streams in, in one pass: only an unfinished head or chunk-size line is
+  // kept between packets; a body's bytes are counted off (`skip`) and dropped, never gathered.
+  let readingHead = true;
+  let status = 0;
+  let skip = 0;
+  /** The bytes being skipped are the answer's last (a sized body, or the final chunk's CRLF). */
+  let lastPart = false;
+  let partialLine: Buffer = Buffer.alloc(0);
+
+  const answered = () => {
+    readingHead = true;
+    lastPart = false;
+    const w = waiting;
+    waiting = null;
+    w?.resolve(status);
+  };
+  const read = (chunk: Buffer) => {
+    const data = partialLine.length ? Buffer.concat([partialLine, chunk]) : chunk;
+    partialLine = Buffer.alloc(0);
+    let at = 0;
+    while (at < data.length) {
+      if (skip > 0) {
+        const n = Math.min(skip, data.length - at);
+        skip -= n;
+        at += n;
+        if (skip === 0 && lastPart) answered();
+        continue;
+      }
+      const end = data.indexOf(readingHead ? '\r\n\r\n' : '\r\n', at);
+      if (end < 0) {
+        partialLine = data.subarray(at);
+        return;
+      }
+      if (readingHead) {
+        const head = data.toString('latin1', at, end);
+        at = end + 4;
+        status = Number(head.slice(9, 12));
+        readingHead = false;
+        // Chunked: size lines follow. Otherwise the body is Content-Length bytes (none without it).
+        if (!/\r\ntransfer-encoding: *chunked/i.test(head)) {
+          skip = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+          lastPart = true;
+          if (skip === 0) answered();
+        }
+      } else {
+        const size = parseInt(data.toString('latin1', at, end), 16);
+        at = end + 2;
+        skip = size + 2; // the chunk and its CRLF; the last (size 0) is that CRLF alone
+        lastPart = size === 0;
       }
     }
-    buffered = buffered.subarray(end);
-    return status;
   };
 
   const fail = (err: Error) => {
@@ -54,15 +81,7 @@ export function loadConnection(base: string, headers: Record<string, string>): L
     waiting = null;
     w?.reject(err);
   };
-  socket.on('data', (chunk: Buffer) => {
-    buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
-    if (!waiting) return;
-    const status = takeAnswer();
-    if (status === null) return;
-    const w = waiting;
-    waiting = null;
-    w.resolve(status);
-  });
+  socket.on('data', read);
   socket.on('error', fail);
   socket.on('close', () => fail(new Error('connection closed by the server')));
 
