@@ -1357,6 +1357,7 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
         statusUpdatedAt: new Date(d.at),
         attempts: 0,
         status: 'sent',
+        origin: inbound || d.kind === 'CALL' ? 'webhook' : isNote ? 'system' : 'send',
       };
       let status: MessageStatus;
       if (isNote) {

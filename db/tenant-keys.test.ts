@@ -28,6 +28,7 @@ describe('references stay inside the business', () => {
         clientId: clientOfB.id,
         direction: 'outbound',
         messageType: 'NOTE',
+        origin: 'system',
         senderType: 'staff',
         status: 'sent',
       }),

@@ -74,6 +74,10 @@ const schema = z
     /** How long a web process drains on SIGTERM before it force-closes connections and exits 1. */
     SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(20),
     RECOVERY_SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(10),
+    /** The sweep takes a message in flight for orphaned once it has gone this long without a live send job. */
+    RECOVERY_ORPHANED_SEND_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+    /** The sweep processes a stored webhook event at most this many times; after that it stays as it is, visible. */
+    RECOVERY_EVENT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(20),
     /** The worker's CPU priority (nice, 0 = as the web processes): background sending yields to requests on shared cores. */
     WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -149,6 +153,8 @@ function derive(raw: z.output<typeof schema>) {
     workerMaintenanceIntervalSeconds: raw.WORKER_MAINTENANCE_INTERVAL_SECONDS,
     shutdownTimeoutSeconds: raw.SHUTDOWN_TIMEOUT_SECONDS,
     recoverySweepIntervalSeconds: raw.RECOVERY_SWEEP_INTERVAL_SECONDS,
+    recoveryOrphanedSendSeconds: raw.RECOVERY_ORPHANED_SEND_SECONDS,
+    recoveryEventMaxAttempts: raw.RECOVERY_EVENT_MAX_ATTEMPTS,
     workerNice: raw.WORKER_NICE,
   } as const;
 }

@@ -55,6 +55,7 @@ describe('worker process', () => {
           senderType: 'system' as const,
           content: `Waiting for the worker's merge, number ${i}`,
           status: 'sent' as const,
+          origin: 'send' as const,
         })),
       );
       const merged = Date.now();

@@ -24,6 +24,15 @@ export const ASSIGNMENT_FILTERS = ['all', 'mine', 'unassigned', 'assigned'] as c
 export const MESSAGE_FILTERS = ['all', 'sms', 'email', 'voice', 'notes', 'flagged', 'unread'] as const;
 export const MESSAGE_TYPES = ['TEXT', 'EMAIL', 'CALL', 'NOTE'] as const;
 export const DIRECTIONS = ['inbound', 'outbound'] as const;
+/**
+ * How a message came to be (docs/api.md#record-mode): `send` a send request (the API's queue mode,
+ * the inbox composer, a re-queue or retry), `system` the product itself (automatic answers, notes),
+ * `record` record mode (a mirror of what another system already did), `webhook` a provider's
+ * webhook (inbound texts and emails, calls). Only `send` and `system` messages are ever sent.
+ */
+export const MESSAGE_ORIGINS = ['send', 'system', 'record', 'webhook'] as const;
+/** The origins whose messages a send worker may claim and the recovery sweep may re-enqueue. */
+export const SENDABLE_ORIGINS = ['send', 'system'] as const satisfies readonly (typeof MESSAGE_ORIGINS)[number][];
 export const STAFF_ROLES = ['owner', 'manager', 'staff'] as const;
 export const MESSAGE_STATUSES = [
   'initiated',
@@ -74,6 +83,7 @@ export type UserType = (typeof USER_TYPES)[number];
 export type ClientType = (typeof CLIENT_TYPES)[number];
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 export type Direction = (typeof DIRECTIONS)[number];
+export type MessageOrigin = (typeof MESSAGE_ORIGINS)[number];
 export type StaffRole = (typeof STAFF_ROLES)[number];
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 export type OnboardingStatus = (typeof ONBOARDING_STATUSES)[number];

@@ -20,6 +20,7 @@ import {
   CHANNELS,
   DIRECTIONS,
   MESSAGE_CATEGORIES,
+  MESSAGE_ORIGINS,
   MESSAGE_STATUSES,
   MESSAGE_TYPES,
   NOTIFICATION_TYPES,
@@ -29,6 +30,7 @@ import {
   type Channel,
   type Direction,
   type MessageCategory,
+  type MessageOrigin,
   type MessageStatus,
   type MessageType,
   type NotificationType,
@@ -81,6 +83,11 @@ export const messages = pgTable(
     bcc: jsonb('bcc').$type<string[]>(),
     attachments: jsonb('attachments').$type<StoredAttachment[]>(),
     status: text('status').$type<MessageStatus>().notNull(),
+    /**
+     * How it came to be (enums.ts MESSAGE_ORIGINS). No default: every writer says. The send claim and
+     * the recovery sweep take only SENDABLE_ORIGINS, so a recorded message never becomes a send.
+     */
+    origin: text('origin').$type<MessageOrigin>().notNull(),
     provider: text('provider').$type<Provider>(),
     providerMessageId: text('provider_message_id'),
     /**
@@ -172,6 +179,7 @@ export const messages = pgTable(
     check('messages_sender_type_check', oneOf(t.senderType, USER_TYPES)),
     check('messages_receiver_type_check', sql`${t.receiverType} is null or ${oneOf(t.receiverType, USER_TYPES)}`),
     check('messages_status_check', oneOf(t.status, MESSAGE_STATUSES)),
+    check('messages_origin_check', oneOf(t.origin, MESSAGE_ORIGINS)),
     check('messages_hold_reason_check', sql`${t.holdReason} is null or ${t.holdReason} = 'quiet_hours'`),
     check('messages_provider_check', sql`${t.provider} is null or ${oneOf(t.provider, PROVIDERS)}`),
     // Notes have no channel; every other message has one.

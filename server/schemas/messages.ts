@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isStatusIn } from '@/server/shared/message-statuses';
+import { REPORTABLE_STATUSES } from '@/server/shared/message-statuses';
 import { isBase64 } from '@/server/lib/text';
 import { MAX_SMS_LENGTH, MMS_MAX_BYTES, MMS_MAX_MEDIA, MMS_UPLOAD_TYPES } from '@/server/shared/limits';
 import {
@@ -35,22 +35,12 @@ const UserType = z.enum(USER_TYPES).meta({ id: 'UserType' });
 const MessageStatus = z.enum(MESSAGE_STATUSES).meta({ id: 'MessageStatus' });
 const Direction = z.enum(DIRECTIONS);
 
-/**
- * Statuses only a CALL holds; `received` is an inbound message's, set when it is stored; `scheduled`
- * only a queue request with send_at sets (docs/api.md#send-later).
- */
-const NOT_DELIVERY = new Set<MessageStatusValue>([
-  'received',
-  'scheduled',
-  'ringing',
-  'in_progress',
-  'completed',
-  'busy',
-  'no_answer',
-]);
-
-/** Statuses a text or email can hold, and that a caller may record or report for one. */
-export const DELIVERY_STATUSES: readonly MessageStatusValue[] = MESSAGE_STATUSES.filter((s) => !NOT_DELIVERY.has(s));
+/** A status a caller may record or report for a text or email (server/shared/message-statuses.ts). */
+const ReportableStatus = z.enum(REPORTABLE_STATUSES).meta({
+  id: 'ReportableStatus',
+  description:
+    'What already happened to the message elsewhere. `queued` and `sending` are not accepted: a recorded message is never sent (docs: Record mode).',
+});
 
 /** Caller-defined JSON kept with a message: at most 50 keys and 16 KiB once serialised. */
 const METADATA_LIMITS = { keys: 50, bytes: 16 * 1024 } as const;
@@ -247,6 +237,7 @@ const EmailMessageItem = z
   .meta({ id: 'EmailMessageItem' });
 
 const recordFields = {
+  status: ReportableStatus.optional(),
   direction: Direction.default('outbound'),
   provider_message_id: z.string().trim().min(1).max(200).optional(),
 };
@@ -302,7 +293,7 @@ const statusUpdate = (name: string) =>
     .object({
       message_id: id.optional(),
       provider_message_id: z.string().trim().min(1).max(200).optional(),
-      status: MessageStatus,
+      status: ReportableStatus,
       error_code: z.string().trim().max(100).optional(),
       error_message: z.string().trim().max(2000).optional(),
       provider_metadata: metadata.optional(),
@@ -310,9 +301,6 @@ const statusUpdate = (name: string) =>
     .superRefine((v, ctx) => {
       if (v.message_id === undefined && v.provider_message_id === undefined) {
         ctx.addIssue({ code: 'custom', path: ['message_id'], message: 'One of message_id or provider_message_id is required' });
-      }
-      if (!isStatusIn(DELIVERY_STATUSES, v.status)) {
-        ctx.addIssue({ code: 'custom', path: ['status'], message: `must be one of ${DELIVERY_STATUSES.join(', ')}` });
       }
     })
     .meta({ id: name });

@@ -130,6 +130,7 @@ export async function insertNote(
       staffId,
       content,
       status: 'sent',
+      origin: 'system',
       isRead: true,
       sentAt: new Date(),
     },

@@ -167,6 +167,7 @@ const unreadInboundSms = (
   businessId: conv.businessId,
   conversationId: conv.id,
   clientId: conv.clientId,
+  origin: 'webhook',
   channel: 'sms',
   direction: 'inbound',
   messageType: 'TEXT',

@@ -93,6 +93,7 @@ async function queuedSms(body = `hello ${randomUUID().slice(0, 8)}`) {
       toAddress: client.phoneNumber!,
       fromAddress: fromNumber,
       status: 'queued',
+      origin: 'send',
       attempts: 1,
       provider: 'twilio',
     })

@@ -15,6 +15,23 @@ export const PROBLEM_STATUSES = [...ERROR_STATUSES, 'canceled'] as const satisfi
 /** A text or email on its way out: the send pipeline owns it until the provider accepts or refuses it. */
 export const IN_FLIGHT_STATUSES = ['queued', 'sending'] as const satisfies readonly MessageStatus[];
 
+/**
+ * What a caller may record (record mode) or report (the status endpoints) of a text or email: what
+ * already happened elsewhere. Never `queued` or `sending`, which would hand the message to a send
+ * worker, nor `scheduled` (send later's own), nor the statuses only calls and inbound messages hold
+ * (docs/api.md#record-mode).
+ */
+export const REPORTABLE_STATUSES = [
+  'initiated',
+  'sent',
+  'delivered',
+  'read',
+  'undelivered',
+  'failed',
+  'bounced',
+  'canceled',
+] as const satisfies readonly MessageStatus[];
+
 /** The retry operations start a new attempt of an outbound message in these statuses. */
 export const RETRYABLE_STATUSES = ['failed', 'undelivered'] as const satisfies readonly MessageStatus[];
 

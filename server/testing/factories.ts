@@ -124,6 +124,8 @@ export async function createMessage(
       provider: 'sandbox',
       providerMessageId: `SM${randomBytes(16).toString('hex')}`,
       ...overrides,
+      // As the product's writers set it: an inbound message came by webhook, an outbound one was sent.
+      origin: overrides.origin ?? (overrides.direction === 'inbound' ? 'webhook' : 'send'),
     })
     // With what touchConversations needs to know of it, as insertMessages returns it.
     .returning({ ...getTableColumns(messages), unread: sql<boolean>`${COUNTS_AS_UNREAD}` });

@@ -40,12 +40,17 @@ export const queueSms = defineOperation({
   ...creates,
 });
 
+/** docs/api.md#record-mode */
+const RECORD_RULES =
+  'Files messages another system already sent or received; nothing is ever sent from here. An item `status` says what already happened (`queued` and `sending` are not accepted); a recorded message is never claimed by a send worker. Re-queue one on purpose with `message_id` in a send request, or retry it: that is a send, with every check a send has.';
+
 export const recordSms = defineOperation({
   operationId: 'recordSms',
   method: 'post',
   path: '/businesses/{business_id}/sms/record',
   tag: 'sms',
   summary: 'Record SMS message in database without sending',
+  description: RECORD_RULES,
   auth: 'any',
   params: businessPath,
   body: RecordSmsRequest,
@@ -53,18 +58,23 @@ export const recordSms = defineOperation({
   ...creates,
 });
 
+/** The rules of the status endpoints (docs/api.md#record-mode, #monotonic-updates). */
+const STATUS_UPDATE_RULES =
+  'Statuses only move forward: an update that does not rank higher is accepted and ignored (`updated: 0`). ' +
+  '`queued` and `sending` are not accepted (422): a status reported here never sends a message. 409 for a `scheduled` message: cancel, reschedule or send it now instead.';
+
 export const updateSmsStatus = defineOperation({
   operationId: 'updateSmsStatus',
   method: 'post',
   path: '/businesses/{business_id}/sms/status',
   tag: 'sms',
   summary: 'Update SMS delivery status',
-  description: 'Statuses only move forward: an update that does not rank higher is accepted and ignored (`updated: 0`).',
+  description: STATUS_UPDATE_RULES,
   auth: 'any',
   params: businessPath,
   body: UpdateSmsStatusRequest,
   response: UpdateSuccessResponse,
-  errors: [403, 404],
+  errors: [403, 404, 409],
 });
 
 export const queueEmail = defineOperation({
@@ -88,6 +98,7 @@ export const recordEmail = defineOperation({
   path: '/businesses/{business_id}/email/record',
   tag: 'email',
   summary: 'Record email without sending',
+  description: RECORD_RULES,
   auth: 'any',
   params: businessPath,
   body: RecordEmailRequest,
@@ -101,11 +112,12 @@ export const updateEmailStatus = defineOperation({
   path: '/businesses/{business_id}/email/status',
   tag: 'email',
   summary: 'Update email delivery status',
+  description: STATUS_UPDATE_RULES,
   auth: 'any',
   params: businessPath,
   body: UpdateEmailStatusRequest,
   response: UpdateSuccessResponse,
-  errors: [403, 404],
+  errors: [403, 404, 409],
 });
 
 export const processMessages = defineOperation({

@@ -112,6 +112,7 @@ export async function queueAutoReply(tx: Tx, inbound: InboundContext, kind: Auto
       fromAddress: inbound.businessPhone,
       toAddress: inbound.clientPhone,
       status: 'queued',
+      origin: 'system',
       provider: configuredSmsProvider(),
       providerMetadata: { auto_reply: kind, in_reply_to_sid: inbound.messageSid },
       responseId: inbound.messageId,

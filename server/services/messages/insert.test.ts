@@ -17,6 +17,7 @@ const row = (businessId: number, clientId: number, overrides: Partial<NewRow> = 
   senderType: 'system',
   content: 'Your appointment is confirmed',
   status: 'queued',
+  origin: 'send',
   sentAt: new Date(),
   ...overrides,
 });

@@ -42,6 +42,7 @@ const COLUMNS: [column: string, type: string, value: (r: Row) => unknown][] = [
   ['bcc', 'jsonb', (r) => json(r.bcc)],
   ['attachments', 'jsonb', (r) => json(r.attachments)],
   ['status', 'text', (r) => r.status],
+  ['origin', 'text', (r) => r.origin],
   ['provider', 'text', (r) => r.provider ?? null],
   ['provider_message_id', 'text', (r) => r.providerMessageId ?? null],
   ['provider_metadata', 'jsonb', (r) => json(r.providerMetadata)],

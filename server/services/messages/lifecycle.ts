@@ -1,7 +1,7 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/db/client';
-import { messages, type Channel, type MessageStatus, type Provider } from '@/db/schema';
+import { messages, SENDABLE_ORIGINS, type Channel, type MessageStatus, type Provider } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES, type SendTarget } from '@/server/jobs/queues';
 import { messageStatusNotifySql, publish } from '@/server/realtime/publish';
@@ -92,6 +92,9 @@ export function claimForSendingCtes(targets: SendTarget[]): SQL {
   // Its sent_at becomes the moment it goes, so sent_at − send_at shows any delay (a worker down).
   // A target with an attempt number (a bulk chunk's) is only that attempt of its message: retried
   // since, the message has a job of its own for its new attempt, and this one must not touch it.
+  // Only a message the product queued itself is ever sent (SENDABLE_ORIGINS): a recorded one whose
+  // status reads `queued` or `sending` mirrors another system's send (docs/api.md#record-mode).
+  const sendable = sql.raw(`m.origin in (${SENDABLE_ORIGINS.map((o) => `'${o}'`).join(', ')})`);
   return sql`target as (
       select t.id, t.attempts
       from unnest(${sql.param(targets.map((t) => t.id))}::bigint[], ${sql.param(targets.map((t) => t.attempts))}::int[]) t(id, attempts)
@@ -99,7 +102,7 @@ export function claimForSendingCtes(targets: SendTarget[]): SQL {
       update messages m set status = 'sending', status_updated_at = now(),
         sent_at = case when m.status = 'scheduled' then now() else m.sent_at end
       from target t
-      where m.id = t.id and (t.attempts is null or m.attempts = t.attempts)
+      where m.id = t.id and (t.attempts is null or m.attempts = t.attempts) and ${sendable}
         and (m.status = 'queued' or (m.status = 'scheduled' and m.send_at <= now()))
       returning m.id
     ), attempt as (
@@ -110,7 +113,8 @@ export function claimForSendingCtes(targets: SendTarget[]): SQL {
       from claimed c join messages m on m.id = c.id
       union all
       select m.id, m.status_updated_at, null from messages m join target t on m.id = t.id
-      where (t.attempts is null or m.attempts = t.attempts) and m.status = 'sending' and m.provider_message_id is null
+      where (t.attempts is null or m.attempts = t.attempts) and ${sendable}
+        and m.status = 'sending' and m.provider_message_id is null
     )`;
 }
 
@@ -211,7 +215,8 @@ async function writeSendResults(provider: Provider, outcomes: SendOutcomes, tx: 
 /**
  * A new attempt of stored outbound messages (retry, or a send request naming them): back to
  * `queued` when their status is one of `from`, in one conditional UPDATE, so concurrent callers
- * never queue a message twice. The earlier attempt's provider id is moved aside: its late callbacks
+ * never queue a message twice. A recorded message re-queued so becomes a send (origin `send`): the
+ * caller asked for it to go, and the send worker's checks apply to it as to any send. The earlier attempt's provider id is moved aside: its late callbacks
  * no longer match the message, a crash of the new attempt is recognised (`sending` without a
  * provider id) and reconciliation never takes the earlier attempt for the new one. The caller
  * enqueues the send jobs for the rows returned, in the same transaction.
@@ -228,6 +233,7 @@ export async function startNewAttempt(
     .update(messages)
     .set({
       status: 'queued',
+      origin: 'send',
       errorCode: null,
       errorMessage: null,
       attempts: sql`${messages.attempts} + 1`,

@@ -4,7 +4,11 @@ import { messages, type MessageStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { applyStatusUpdate } from './lifecycle';
 
-/** REST `POST /businesses/{id}/sms/status` and `/email/status`: by our id or the provider's. */
+/**
+ * REST `POST /businesses/{id}/sms/status` and `/email/status`: by our id or the provider's. The
+ * status is one of REPORTABLE_STATUSES (the schema), so this never hands a message to a send
+ * worker (docs/api.md#record-mode).
+ */
 export async function updateStatusFromApi(
   businessId: number,
   channel: 'sms' | 'email',
@@ -19,7 +23,7 @@ export async function updateStatusFromApi(
 ) {
   const field = body.message_id !== undefined ? 'message_id' : 'provider_message_id';
   const [found] = await db
-    .select({ id: messages.id, channel: messages.channel })
+    .select({ id: messages.id, status: messages.status })
     .from(messages)
     .where(
       body.message_id !== undefined
@@ -33,6 +37,15 @@ export async function updateStatusFromApi(
     .limit(1);
   if (!found) {
     throw AppError.invalid(['body', field], `${channel === 'sms' ? 'SMS' : 'Email'} message not found in this business`);
+  }
+  // docs/api.md#send-later: a scheduled message is moved by cancel, reschedule and send-now only. A
+  // status reported for it would skip their checks (a `sent` one could never be canceled). Nothing
+  // moves a message back to `scheduled`, so the check cannot go stale before the update.
+  if (found.status === 'scheduled') {
+    throw new AppError(
+      'conflict',
+      'The message is scheduled: cancel, reschedule or send it now instead (its status is not reported)',
+    );
   }
   const result = await db.transaction((tx) =>
     applyStatusUpdate(

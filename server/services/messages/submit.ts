@@ -22,7 +22,6 @@ import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
 import { smsSegments } from '@/server/shared/sms-segments';
 import { publish } from '@/server/realtime/publish';
 import {
-  DELIVERY_STATUSES,
   MAX_ITEMS,
   type RecordEmailRequest,
   type RecordSmsRequest,
@@ -440,14 +439,6 @@ async function planNewMessages(
         }
       });
     }
-    if (
-      mode === 'record' &&
-      item.status !== undefined &&
-      item.direction !== 'inbound' &&
-      !isStatusIn(DELIVERY_STATUSES, item.status)
-    ) {
-      issues.push({ loc: loc(index, 'status'), msg: `must be one of ${DELIVERY_STATUSES.join(', ')}`, type: 'value_error' });
-    }
   }
 
   const known = new Map<number, ClientRow>();
@@ -721,6 +712,8 @@ function messageRow(
       })) ?? ctx.mms,
     providerMetadata: { ...(item.provider_metadata ?? {}), ...(item.html ? { html: item.html } : {}) },
     status: p.status,
+    // docs/api.md#record-mode: a recorded message is never claimed by a send worker nor swept.
+    origin: ctx.mode === 'record' ? 'record' : 'send',
     provider: ctx.provider,
     providerMessageId: ctx.mode === 'record' ? (item.provider_message_id ?? null) : null,
     requestId: ctx.requestId,

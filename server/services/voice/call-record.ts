@@ -90,6 +90,7 @@ export async function recordCall(tx: Tx, call: CallFacts): Promise<RecordedCall>
       fromAddress: call.from,
       toAddress: call.to,
       status: call.status,
+      origin: 'webhook',
       provider: 'twilio',
       providerMessageId: call.callSid,
       callDurationSeconds: call.durationSeconds ?? null,

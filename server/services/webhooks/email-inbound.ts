@@ -235,6 +235,7 @@ export async function processInboundEmail(eventId: number, mail: InboundEmail, f
         toAddress: recipients[0] ?? null,
         attachments: attachments.length ? attachments : null,
         status: 'received',
+        origin: 'webhook',
         provider: 'sendgrid',
         providerMessageId: dedupeKey,
         providerMetadata: mail.html ? { html: mail.html } : {},

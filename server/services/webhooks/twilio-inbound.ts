@@ -76,6 +76,7 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
           toAddress: to,
           attachments: media.length ? media : null,
           status: 'received',
+          origin: 'webhook',
           provider: 'twilio',
           providerMessageId: sid,
           providerMetadata: {
