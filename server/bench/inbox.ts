@@ -248,7 +248,7 @@ async function seed(url: string): Promise<Seeded> {
       // Conversation k of n gets a share ∝ 1/√k-ish (k = n·u²): a few hold thousands of messages.
       await a`
         insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, category, sender_type,
-                              sender_id, staff_id, content, subject, status, provider, is_read, flagged, sent_at, status_updated_at, created_at)
+                              sender_id, staff_id, content, subject, status, origin, provider, is_read, flagged, sent_at, status_updated_at, created_at)
         select x.business_id, c.conversation_id, c.client_id,
                case when kind = 'note' then null else kind end,
                dir,
@@ -260,6 +260,7 @@ async function seed(url: string): Promise<Seeded> {
                case kind when 'voice' then null when 'note' then note || ' ' || words else phrase || ' ' || words end,
                case when kind = 'email' then subject end,
                case when kind = 'note' then 'sent' when kind = 'voice' then 'completed' when dir = 'inbound' then 'received' else 'delivered' end,
+               case when kind = 'note' then 'system' when kind = 'voice' or dir = 'inbound' then 'webhook' else 'send' end,
                case kind when 'sms' then 'twilio' when 'voice' then 'twilio' when 'email' then 'smtp' end,
                true, flagged, sent_at, sent_at, sent_at
         from (

@@ -112,8 +112,8 @@ async function main() {
         select ${businessId}, 'Client ' || g, '+1415' || lpad((3000000 + g)::text, 7, '0'), 'returning' from generate_series(1, ${MESSAGES}) g`;
       await sql`insert into conversations (business_id, client_id) select business_id, id from clients where business_id = ${businessId}`;
       await sql`
-        insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, provider, provider_message_id)
-        select c.business_id, c.id, c.client_id, 'sms', 'outbound', 'TEXT', 'system', 'Your appointment is confirmed', 'sending', 'twilio',
+        insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, origin, provider, provider_message_id)
+        select c.business_id, c.id, c.client_id, 'sms', 'outbound', 'TEXT', 'system', 'Your appointment is confirmed', 'sending', 'system', 'twilio',
                'SM' || lpad(to_hex(c.id), 32, '0')
         from conversations c where c.business_id = ${businessId}`;
       const sids = (

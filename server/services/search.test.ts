@@ -381,11 +381,11 @@ async function bulkMessages(
 ) {
   const note = extra.type === 'NOTE';
   await db.execute(sql`
-    insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, sent_at)
+    insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, origin, sent_at)
     select ${t.business.id},
            (${sql.param(conversations.map((c) => c.id))}::int[])[1 + g % ${conversations.length}],
            (${sql.param(conversations.map((c) => c.clientId))}::int[])[1 + g % ${conversations.length}],
-           ${note ? null : 'sms'}, 'outbound', ${note ? 'NOTE' : 'TEXT'}, 'staff', ${content}, 'sent', now() - make_interval(secs => g)
+           ${note ? null : 'sms'}, 'outbound', ${note ? 'NOTE' : 'TEXT'}, 'staff', ${content}, 'sent', ${note ? 'system' : 'send'}, now() - make_interval(secs => g)
     from generate_series(1, ${n}) g`);
 }
 
@@ -625,11 +625,11 @@ describe('capped totals (SEARCH_TOTAL_CAP)', () => {
     const conversations = [t.conversation, await anotherConversation(t), await anotherConversation(t)];
     // 3,000 messages: 'common' in two of three, 'sparse' in one of 97; ties on sent_at every 7 rows.
     await db.execute(sql`
-      insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, sent_at)
+      insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, origin, sent_at)
       select ${t.business.id}, (${sql.param(conversations.map((c) => c.id))}::int[])[1 + g % 3], (${sql.param(conversations.map((c) => c.clientId))}::int[])[1 + g % 3],
              case when g % 11 = 0 then null else 'sms' end, 'outbound', case when g % 11 = 0 then 'NOTE' else 'TEXT' end, 'staff',
              'msg ' || g || case when g % 3 <> 0 then ' common' else '' end || case when g % 97 = 0 then ' sparse' else '' end,
-             'sent', now() - make_interval(secs => g - g % 7)
+             'sent', 'send', now() - make_interval(secs => g - g % 7)
       from generate_series(1, 3000) g`);
     await db.execute(sql`vacuum analyze messages`);
     for (const term of ['common', 'sparse', 'msg 1']) {

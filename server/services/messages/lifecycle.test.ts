@@ -47,8 +47,8 @@ describe('message lifecycle', () => {
       ), conv as (
         insert into conversations (business_id, client_id) select ${t.business.id}, id from c returning id, client_id
       )
-      insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status)
-      select ${t.business.id}, id, client_id, 'sms', 'outbound', 'TEXT', 'staff', 'See you Friday', 'sent' from conv
+      insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, content, status, origin)
+      select ${t.business.id}, id, client_id, 'sms', 'outbound', 'TEXT', 'staff', 'See you Friday', 'sent', 'send' from conv
       returning id`);
     const ids = created.map((r) => Number(r.id));
 

@@ -82,7 +82,7 @@ describe('POST /businesses/{id}/sms/record', () => {
         sender_type: 'staff',
         messages: [
           { message: 'outbound, default status', client_id: c.id },
-          { message: 'outbound, queued status given', client_id: c.id, status: 'queued' },
+          { message: 'outbound, initiated status given', client_id: c.id, status: 'initiated' },
           { message: 'inbound', client_id: c.id, direction: 'inbound' },
           { message: 'new lead', to_number: '+14155550142' },
         ],
@@ -91,7 +91,7 @@ describe('POST /businesses/{id}/sms/record', () => {
     expect(recorded.message_ids).toHaveLength(4);
     const rows = await db.select().from(messages).where(inArray(messages.id, recorded.message_ids)).orderBy(messages.id);
     // The item's status is used by record operations (docs/api.md#record-mode).
-    expect(rows.map((r) => r.status)).toEqual(['sent', 'queued', 'received', 'sent']);
+    expect(rows.map((r) => r.status)).toEqual(['sent', 'initiated', 'received', 'sent']);
     expect(await jobsFor(recorded.message_ids)).toEqual([]);
 
     const queued = await jsonOf(
@@ -292,15 +292,21 @@ describe('POST /businesses/{id}/sms/record', () => {
   });
 
   // docs/api.md#status-ranks (inbound messages are `received` and stay so): an inbound item's status is ignored.
-  it('an inbound record item is stored received whatever status it names', async () => {
+  it('an inbound record item is stored received whatever recordable status it names; a status no record may name is a 422', async () => {
     const t = await tenant();
     const c = await createClient(t.business.id);
     const res = await t.post('/sms/record', {
       sender_type: 'client',
-      messages: [{ message: 'hi', client_id: c.id, direction: 'inbound', status: 'ringing' }],
+      messages: [{ message: 'hi', client_id: c.id, direction: 'inbound', status: 'failed' }],
     });
     expect(res.status).toBe(200);
     expect((await rowOf((await jsonOf(res)).message_ids[0])).status).toBe('received');
+    const ringing = await t.post('/sms/record', {
+      sender_type: 'client',
+      messages: [{ message: 'hi', client_id: c.id, direction: 'inbound', status: 'ringing' }],
+    });
+    expect(ringing.status).toBe(422);
+    expect(await locsOf(ringing)).toEqual([['body', 'messages', 0, 'status']]);
   });
 
   it('validates record items: direction enum, message required, call statuses refused for outbound', async () => {
@@ -366,9 +372,9 @@ async function expectSmsStatus(t: Awaited<ReturnType<typeof tenant>>, update: Re
 }
 
 describe('POST /businesses/{id}/sms/status (docs/api.md#monotonic-updates)', () => {
-  it('all 24 orders of queued/sending/sent/delivered end delivered; each step applies exactly when it ranks higher', async () => {
+  it('all 24 orders of initiated/sent/delivered/read end read; each step applies exactly when it ranks higher', async () => {
     const t = await tenant();
-    const orders = permutations<MessageStatus>(['queued', 'sending', 'sent', 'delivered']);
+    const orders = permutations<MessageStatus>(['initiated', 'sent', 'delivered', 'read']);
     expect(orders).toHaveLength(24);
     expect(new Set(orders.map((o) => o.join())).size).toBe(24);
     const rows = await recordOutbound(
@@ -406,7 +412,7 @@ describe('POST /businesses/{id}/sms/status (docs/api.md#monotonic-updates)', () 
           rows.map((r) => r.id),
         ),
       );
-    expect(after.map((r) => r.status)).toEqual(rows.map(() => 'delivered'));
+    expect(after.map((r) => r.status)).toEqual(rows.map(() => 'read'));
     expect(after.every((r) => r.errorCode === null && r.errorMessage === null)).toBe(true);
   });
 
@@ -452,11 +458,11 @@ describe('POST /businesses/{id}/sms/status (docs/api.md#monotonic-updates)', () 
     expect((await rowOf(row!.id)).status).toBe('read');
   });
 
-  it('queued after sent is accepted and ignored (updated 0); a duplicate of the current status too', async () => {
+  it('initiated after sent is accepted and ignored (updated 0); a duplicate of the current status too', async () => {
     const t = await tenant();
     const [row] = await recordOutbound(t, ['sent']);
     const before = await rowOf(row!.id);
-    expect(await jsonOf(await t.post('/sms/status', { message_id: row!.id, status: 'queued' }))).toMatchObject({
+    expect(await jsonOf(await t.post('/sms/status', { message_id: row!.id, status: 'initiated' }))).toMatchObject({
       success: true,
       updated: 0,
     });
