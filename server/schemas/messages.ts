@@ -10,7 +10,6 @@ import {
   NOTIFICATION_TYPES,
   PROVIDERS,
   USER_TYPES,
-  type MessageStatus as MessageStatusValue,
 } from '@/db/schema/enums';
 import { email, id, int32, isoTimestamp, MAX_PAGE, paginationQuery, timestampOut, UpdateSuccessResponse } from './common';
 
