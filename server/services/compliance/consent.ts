@@ -112,18 +112,52 @@ export async function importConsents(
   return inserted.length;
 }
 
+/** A client's latest marketing record's status for the channel (null without one): a probe of consents_current_idx. */
+const latestMarketingStatusSql = (channel: ConsentChannel, businessId: SQL, clientId: SQL) =>
+  sql`(select k.status from consents k
+       where k.business_id = ${businessId} and k.client_id = ${clientId}
+         and k.channel = ${sql.raw(`'${channel}'`)} and k.purpose = 'marketing'
+       order by k.recorded_at desc, k.id desc limit 1)`;
+
+/** The clients of business `businessId` whose address on the channel is `address` (clients_business_phone_idx / _email_idx). */
+const clientsAtAddressSql = (channel: ConsentChannel, businessId: SQL, address: SQL) =>
+  channel === 'sms'
+    ? sql`c.business_id = ${businessId} and c.phone_number = ${address}`
+    : sql`c.business_id = ${businessId} and lower(c.email) = lower(${address})`;
+
 /**
  * The send-time check, for a caller's own statement over `messages m`: true when the message needs
- * marketing consent (server/shared/consent.ts) and the client's latest marketing record for the
- * channel is not `given`. One probe of consents_current_idx per message that needs it.
+ * marketing consent (server/shared/consent.ts) and either the client's latest marketing record for
+ * the channel is not `given`, or a client of the business with the address the message goes to
+ * has withdrawn it (docs/api.md#consent: consent follows the destination, so a number shared by a
+ * family, or another client's number, is not texted on one client's word while another said no).
  */
 export function marketingConsentMissingSql(channel: ConsentChannel): SQL {
   const list = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
   return sql`((m.category in (${list(MARKETING_CATEGORIES)}) or m.notification_type in (${list(MARKETING_NOTIFICATION_TYPES)}))
-    and coalesce((select k.status = 'given' from consents k
-                  where k.business_id = m.business_id and k.client_id = m.client_id
-                    and k.channel = ${sql.raw(`'${channel}'`)} and k.purpose = 'marketing'
-                  order by k.recorded_at desc, k.id desc limit 1), false) = false)`;
+    and (coalesce(${latestMarketingStatusSql(channel, sql`m.business_id`, sql`m.client_id`)} = 'given', false) = false
+         or exists (select 1 from clients c
+                    where ${clientsAtAddressSql(channel, sql`m.business_id`, sql`m.to_address`)}
+                      and ${latestMarketingStatusSql(channel, sql`c.business_id`, sql`c.id`)} = 'withdrawn')))`;
+}
+
+/**
+ * Of these destination addresses (E.164 phones, or lower-case emails), those a client of the
+ * business has withdrawn marketing consent for on the channel (their latest record): submission's
+ * half of the rule marketingConsentMissingSql applies at send time. One query.
+ */
+export async function addressesWithMarketingWithdrawn(
+  conn: Tx,
+  businessId: number,
+  channel: ConsentChannel,
+  addresses: readonly string[],
+): Promise<Set<string>> {
+  if (addresses.length === 0) return new Set();
+  const rows = await conn.execute<{ address: string }>(sql`
+    select distinct a.address from unnest(${sql.param([...new Set(addresses)])}::text[]) a(address)
+    join clients c on ${clientsAtAddressSql(channel, sql`${businessId}`, sql`a.address`)}
+    where ${latestMarketingStatusSql(channel, sql`c.business_id`, sql`c.id`)} = 'withdrawn'`);
+  return new Set(rows.map((r) => (channel === 'email' ? r.address.toLowerCase() : r.address)));
 }
 
 /** Of these clients, those whose latest marketing consent for the channel is `given` (one query). */

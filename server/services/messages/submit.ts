@@ -32,7 +32,7 @@ import { defaultSmsNumber, staffMember } from '@/server/services/directory';
 import { fileMessages } from './insert';
 import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
 import { NO_MARKETING_CONSENT, OPTED_OUT, startNewAttempt } from './lifecycle';
-import { clientsWithMarketingConsent } from '@/server/services/compliance/consent';
+import { addressesWithMarketingWithdrawn, clientsWithMarketingConsent } from '@/server/services/compliance/consent';
 import { needsMarketingConsent } from '@/server/shared/consent';
 import { fillFromSavedReplies } from './saved-reply-content';
 import { suppressedAddresses, suppressionAddress } from './suppression';
@@ -471,7 +471,7 @@ async function planNewMessages(
     for (const c of rows) if (!byEmail.has(c.email!.toLowerCase())) byEmail.set(c.email!.toLowerCase(), c);
   }
 
-  const [suppressed, consenting] = await Promise.all([
+  const [suppressed, consenting, withdrawn] = await Promise.all([
     // Opt-outs go by the recipient's address, whichever client row carries it: one query for every
     // address this request can send to (the given destinations and the named clients').
     mode === 'send'
@@ -483,13 +483,23 @@ async function planNewMessages(
           }),
         ])
       : new Set<string>(),
-    // Marketing consent goes by client (a new lead has none): one query for the clients known so far.
+    // Marketing consent is the recipient client's (a new lead has none): one query for the clients known so far.
     marketing
       ? clientsWithMarketingConsent(conn, business.id, channel, [
           ...known.keys(),
           ...[...byPhone.values(), ...byEmail.values()].map((c) => c.id),
         ])
       : new Set<number>(),
+    // ...and no client of the business with the destination address has withdrawn it (docs/api.md#consent).
+    marketing
+      ? addressesWithMarketingWithdrawn(conn, business.id, channel, [
+          ...(channel === 'sms' ? lookupPhones : lookupEmails),
+          ...[...known.values()].flatMap((c) => {
+            const own = channel === 'sms' ? c.phoneNumber : c.email?.toLowerCase();
+            return own ? [own] : [];
+          }),
+        ])
+      : new Set<string>(),
   ]);
 
   // When each recipient's window next opens: the same for every recipient with the same window
@@ -517,6 +527,21 @@ async function planNewMessages(
       }
     }
     const givenTo = channel === 'sms' ? phones.get(index) : emails.get(index);
+    // docs/api.md#recipients: a send to a named client goes to that client's own address. Another
+    // address with it would be sent on the named client's opt-outs, consent and quiet hours, and
+    // filed in their conversation. Record mode files history as given (the number may have changed since).
+    if (mode === 'send' && client && givenTo !== undefined) {
+      const own = channel === 'sms' ? client.phoneNumber : (client.email?.toLowerCase() ?? null);
+      if (own !== givenTo) {
+        const field = channel === 'sms' ? 'to_number' : 'to_email';
+        issues.push({
+          loc: loc(index, field),
+          msg: `is not the ${channel === 'sms' ? 'phone number' : 'email address'} of client ${client.id}; give ${field} alone to send elsewhere`,
+          type: 'value_error',
+        });
+        continue;
+      }
+    }
     if (!client && givenTo) client = channel === 'sms' ? byPhone.get(givenTo) : byEmail.get(givenTo);
     const to = givenTo ?? (channel === 'sms' ? client?.phoneNumber : client?.email?.toLowerCase()) ?? null;
     if (!to) {
@@ -539,7 +564,7 @@ async function planNewMessages(
     const optedOut = mode === 'send' && suppressed.has(suppressionAddress(channel, to));
     const refusal = optedOut
       ? { code: OPTED_OUT.code, reason: OPTED_OUT.reason[channel] }
-      : marketing && !(client && consenting.has(client.id))
+      : marketing && !(client && consenting.has(client.id) && !withdrawn.has(to))
         ? { code: NO_MARKETING_CONSENT.code, reason: NO_MARKETING_CONSENT.reason[channel] }
         : null;
     const status: MessageStatus =

@@ -3,6 +3,8 @@ import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql } from '@/db/client';
+import { MESSAGE_STATUSES } from '@/db/schema/enums';
+import { twilioWebhookRequest } from '@/server/providers/webhook-requests';
 import { mutate, mutationArb, type Mutation, type Parts } from './hostile';
 import { SchemaArbitraries, type Pools, type Schema } from './schema-arbitrary';
 import { startFuzzStack, type FuzzStack } from './stack';
@@ -458,4 +460,152 @@ describe('attacks replayed against the production build', () => {
     // Nothing was ever sent from the other business's number to the attacker's client.
     expect(stack.twilio.messages.filter((m) => m.from === '+14155550900' && m.to === '+14155550801')).toEqual([]);
   }, 120_000);
+});
+
+/**
+ * Record mode never sends (docs/api.md#record-mode), as stateful sequences against the production
+ * build and its worker, whose recovery sweep runs every second here (stack.ts): record messages in
+ * any status (the refused ones included), move them through the status endpoints and Twilio's
+ * signed status callbacks in any order, and let sweeps pass. Every recorded text and email carries
+ * a token of its own; none may ever reach the fake Twilio or the SMTP sink.
+ */
+const SEQUENCES = Number(process.env.FUZZ_SEQUENCES ?? 25);
+const TWILIO_CALLBACK_STATUSES = [
+  'accepted',
+  'scheduled',
+  'queued',
+  'sending',
+  'sent',
+  'delivered',
+  'undelivered',
+  'failed',
+  'read',
+  'canceled',
+];
+
+type RecordStep =
+  | { kind: 'record'; channel: 'sms' | 'email'; status: string | undefined; inbound: boolean }
+  | { kind: 'status'; target: number; status: string; byProviderId: boolean }
+  | { kind: 'callback'; target: number; status: string }
+  | { kind: 'sweep' };
+
+const recordStepArb: fc.Arbitrary<RecordStep> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('record' as const),
+      channel: fc.constantFrom<'sms' | 'email'>('sms', 'email'),
+      status: fc.option(fc.constantFrom(...MESSAGE_STATUSES), { nil: undefined }),
+      inbound: fc.constantFrom(false, false, false, false, true),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('status' as const),
+      target: fc.nat(),
+      status: fc.constantFrom(...MESSAGE_STATUSES),
+      byProviderId: fc.boolean(),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('callback' as const),
+      target: fc.nat(),
+      status: fc.constantFrom(...TWILIO_CALLBACK_STATUSES),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: 'sweep' as const }) },
+);
+
+describe('record mode never sends (stateful sequences against the production build)', () => {
+  it(`${SEQUENCES} sequences of record → status updates → sweeps: nothing recorded reaches Twilio or SMTP`, async () => {
+    const onboarded = await onboardSmallBusiness('recorder', '+14155550700', '+14155550701');
+    expect(onboarded.status).toBe(200);
+    const b = onboarded.body.business_id as number;
+    const key = { 'x-api-key': onboarded.body.api_key as string };
+    const tokens: string[] = [];
+    let seq = 0;
+    const accepted = { recorded: 0, statuses: 0, callbacks: 0, sweeps: 0 };
+
+    await fc.assert(
+      fc.asyncProperty(fc.array(recordStepArb, { minLength: 1, maxLength: 8 }), async (steps) => {
+        seq++;
+        const recorded: { id: number; channel: 'sms' | 'email'; sid: string; to: string }[] = [];
+        for (const step of steps) {
+          if (step.kind === 'record') {
+            const token = `rec-${seq}-${recorded.length}-${Math.random().toString(36).slice(2, 8)}`;
+            const sid = `SM${Buffer.from(token).toString('hex').padEnd(32, '0').slice(0, 32)}`;
+            const to =
+              step.channel === 'sms'
+                ? `+1415556${String(1000 + (tokens.length % 9000)).padStart(4, '0')}`
+                : `${token}@client.example`;
+            const item =
+              step.channel === 'sms'
+                ? { to_number: to, message: token, provider_message_id: sid }
+                : { to_email: to, subject: token, message: token, provider_message_id: sid };
+            const res = await api(
+              'POST',
+              `/businesses/${b}/${step.channel}/record`,
+              {
+                sender_type: 'system',
+                provider: step.channel === 'sms' ? 'twilio' : 'smtp',
+                messages: [
+                  { ...item, ...(step.status ? { status: step.status } : {}), ...(step.inbound ? { direction: 'inbound' } : {}) },
+                ],
+              },
+              key,
+            );
+            expect([200, 422], JSON.stringify(res.body)).toContain(res.status);
+            if (res.status === 200) {
+              tokens.push(token);
+              recorded.push({ id: res.body.message_ids[0], channel: step.channel, sid, to });
+              accepted.recorded++;
+            }
+          } else if (step.kind === 'status' && recorded.length) {
+            const m = recorded[step.target % recorded.length]!;
+            const target = step.byProviderId ? { provider_message_id: m.sid } : { message_id: m.id };
+            const res = await api('POST', `/businesses/${b}/${m.channel}/status`, { ...target, status: step.status }, key);
+            expect([200, 409, 422], JSON.stringify(res.body)).toContain(res.status);
+            if (res.status === 200) accepted.statuses++;
+          } else if (step.kind === 'callback' && recorded.length) {
+            const m = recorded[step.target % recorded.length]!;
+            const url = `${stack.baseUrl}/api/v1/webhooks/twilio/sms/status`;
+            const form = {
+              MessageSid: m.sid,
+              MessageStatus: step.status,
+              AccountSid: stack.twilio.accountSid,
+              From: '+14155550700',
+              To: m.to,
+            };
+            const { headers, body } = twilioWebhookRequest(url, form, stack.twilio.authToken);
+            const res = await fetch(url, { method: 'POST', headers, body });
+            expect(res.status).toBeLessThan(500);
+            if (res.status === 200) accepted.callbacks++;
+          } else if (step.kind === 'sweep') {
+            // The sweep runs every second and takes what has been in flight for a second.
+            await new Promise((r) => setTimeout(r, 2_500));
+            accepted.sweeps++;
+          }
+        }
+      }),
+      { numRuns: SEQUENCES, seed: SEED, endOnFailure: true, verbose: 1 },
+    );
+    // Past the sweep's threshold and a few of its passes; and until the worker's queues are idle.
+    await new Promise((r) => setTimeout(r, 3_500));
+    await waitForWorker();
+
+    const reached = [
+      ...stack.twilio.messages.filter((m) => tokens.some((t) => m.body.includes(t))).map((m) => `SMS ${m.to}: ${m.body}`),
+      ...stack.sink.messages
+        .filter((m) => tokens.some((t) => (m.parsed.subject ?? '').includes(t)))
+        .map((m) => `mail ${m.envelope.to[0]}: ${m.parsed.subject}`),
+    ];
+    console.log(
+      `record sequences: ${SEQUENCES} (${accepted.recorded} recorded, ${accepted.statuses} statuses and ${accepted.callbacks} callbacks accepted, ${accepted.sweeps} sweep waits); recorded messages sent: ${reached.length}`,
+    );
+    expect(reached, 'recorded messages sent').toEqual([]);
+    expect(accepted.recorded).toBeGreaterThan(0);
+  }, 600_000);
 });

@@ -57,6 +57,10 @@ export async function startFuzzStack(): Promise<FuzzStack> {
     EMAIL_INBOUND_SECRET: 'fuzz-inbound-secret',
     // The fuzzer is not testing the rate limit (its own tests do).
     RATE_LIMIT_PER_MINUTE: '10000000',
+    // The worker's recovery sweep within seconds, so the stateful sequences (record → status → a
+    // sweep) see it run: a recorded message must survive it unsent.
+    RECOVERY_SWEEP_INTERVAL_SECONDS: '1',
+    RECOVERY_ORPHANED_SEND_SECONDS: '1',
     LOG_LEVEL: process.env.FUZZ_LOG_LEVEL ?? 'fatal',
   };
   if (
