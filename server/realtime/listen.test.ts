@@ -21,8 +21,8 @@ async function listenBackends() {
 describe('LISTEN fan-out', () => {
   it('delivers an event to the streams of its business only', async () => {
     const done = new AbortController(); // ends the streams (a pending next() blocks return())
-    const mine = businessEvents(901, done.signal)[Symbol.asyncIterator]();
-    const other = businessEvents(902, done.signal)[Symbol.asyncIterator]();
+    const mine = businessEvents({ businessId: 901, sessionId: 901 }, done.signal)[Symbol.asyncIterator]();
+    const other = businessEvents({ businessId: 902, sessionId: 902 }, done.signal)[Symbol.asyncIterator]();
     const first = next(mine);
     const foreign = next(other, 1500);
     // Subscribed once the hub is listening: publish after the first turn of the generators.
@@ -35,7 +35,7 @@ describe('LISTEN fan-out', () => {
 
   it('splits a long id list into parts under the NOTIFY cap, each id delivered once and in order', async () => {
     const done = new AbortController();
-    const stream = businessEvents(904, done.signal)[Symbol.asyncIterator]();
+    const stream = businessEvents({ businessId: 904, sessionId: 904 }, done.signal)[Symbol.asyncIterator]();
     const first = next(stream);
     await new Promise((r) => setTimeout(r, 300));
     // Ids of 19 digits (the longest a bigint has) make the largest payloads.
@@ -54,7 +54,7 @@ describe('LISTEN fan-out', () => {
   });
 
   it('interrupts every open stream when the LISTEN connection comes back after a loss', async () => {
-    const stream = businessEvents(903)[Symbol.asyncIterator]();
+    const stream = businessEvents({ businessId: 903, sessionId: 903 })[Symbol.asyncIterator]();
     const pending = next(stream, 20_000);
     await new Promise((r) => setTimeout(r, 300));
     const [backend] = await listenBackends();
@@ -64,7 +64,7 @@ describe('LISTEN fan-out', () => {
 
     // A new stream, on the re-established LISTEN, gets what is published afterwards.
     const done = new AbortController();
-    const fresh = businessEvents(903, done.signal)[Symbol.asyncIterator]();
+    const fresh = businessEvents({ businessId: 903, sessionId: 903 }, done.signal)[Symbol.asyncIterator]();
     const got = next(fresh);
     await new Promise((r) => setTimeout(r, 300));
     await publish(db, { type: 'conversation.updated', businessId: 903, conversationIds: [8] });
