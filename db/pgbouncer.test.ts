@@ -117,7 +117,7 @@ describe.skipIf(!binary)(
       const client = await createClient(t.business.id);
       const conv = await createConversation(t.business.id, client.id);
       const stop = new AbortController();
-      const events = businessEvents(t.business.id, stop.signal);
+      const events = businessEvents({ businessId: t.business.id, sessionId: 1 }, stop.signal); // the meter counts by id only
       const first = events.next(); // subscribes, then waits for the LISTEN to be in place
       // The LISTEN runs on a backend of its own, none of PgBouncer's server connections.
       const check = createSql(direct, { max: 1 });

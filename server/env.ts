@@ -70,6 +70,19 @@ const schema = z
     EMAIL_INBOUND_SECRET: optionalString,
     SANDBOX_ENABLED: z.enum(['true', 'false']).optional(),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+    /**
+     * Live event streams (the inbox's `inbox.events`) one session may hold open on a web process: a
+     * staff member's tabs. One more ends the session's oldest (server/realtime/stream-meter.ts).
+     */
+    EVENT_STREAMS_PER_SESSION: z.coerce.number().int().min(1).max(50).default(5),
+    /** Live event streams one business may hold open on a web process; past it a new one is refused. */
+    EVENT_STREAMS_PER_BUSINESS: z.coerce.number().int().min(1).max(100_000).default(200),
+    /**
+     * What a live event stream may have waiting unsent in the web process, in KiB; a reader that
+     * falls further behind is cut (it reconnects and refetches). At most 256: the memory an open
+     * inbox may cost is part of what the per-business cap bounds.
+     */
+    EVENT_STREAM_MAX_UNSENT_KIB: z.coerce.number().int().min(16).max(256).default(256),
     WORKER_MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),
     /** How long a web process drains on SIGTERM before it force-closes connections and exits 1. */
     SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(20),
@@ -149,6 +162,9 @@ function derive(raw: z.output<typeof schema>) {
     /** /sandbox outside production, or in production only when asked for (docs/api.md#sandbox). */
     sandboxAllowed: !production || raw.SANDBOX_ENABLED === 'true',
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
+    eventStreamsPerSession: raw.EVENT_STREAMS_PER_SESSION,
+    eventStreamsPerBusiness: raw.EVENT_STREAMS_PER_BUSINESS,
+    eventStreamMaxUnsentBytes: raw.EVENT_STREAM_MAX_UNSENT_KIB * 1024,
     logLevel: raw.LOG_LEVEL,
     workerMaintenanceIntervalSeconds: raw.WORKER_MAINTENANCE_INTERVAL_SECONDS,
     shutdownTimeoutSeconds: raw.SHUTDOWN_TIMEOUT_SECONDS,

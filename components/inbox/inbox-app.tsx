@@ -48,7 +48,7 @@ export function InboxApp() {
     setSearchTerm(null);
   }, []);
 
-  const { signedOut } = useLiveInbox(selectedId);
+  const { signedOut, superseded, reconnect } = useLiveInbox(selectedId);
   useUnreadTitle();
 
   const utils = trpc.useUtils();
@@ -155,6 +155,15 @@ export function InboxApp() {
         {selectedId ? <ClientPanel conversationId={selectedId} /> : null}
       </aside>
       <IncomingCallToast />
+      {superseded ? (
+        // Live updates stopped here (a newer tab of this session holds the stream); the rest works.
+        <p role="alert" className={styles.liveBanner}>
+          Opened in another tab —{' '}
+          <button type="button" onClick={reconnect}>
+            Reconnect
+          </button>
+        </p>
+      ) : null}
     </div>
   );
 }

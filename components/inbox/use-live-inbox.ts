@@ -1,6 +1,7 @@
 'use client';
 import { useEffect, useRef } from 'react';
 import { trpc } from '@/components/trpc/client';
+import { STREAM_SUPERSEDED } from '@/server/shared/live-events';
 
 /**
  * Live inbox: the business's events (SSE, fed by PostgreSQL LISTEN/NOTIFY) invalidate the queries
@@ -61,6 +62,14 @@ export function useLiveInbox(openConversationId: number | null) {
   }, [events.status, utils]);
 
   // The server ends the stream with UNAUTHORIZED once the session is revoked or expires (the
-  // stream is not retried then): the inbox says so instead of showing stale data.
-  return { signedOut: events.status === 'error' && events.error?.data?.code === 'UNAUTHORIZED' };
+  // stream is not retried then): the inbox says so instead of showing stale data. It ends it with
+  // STREAM_SUPERSEDED when this session opened one stream too many (another tab is newer): not
+  // retried either, or the tabs would take it from each other; `reconnect` opens it again (and
+  // refetches, as after any reconnect), on the staff member's word.
+  const failed = events.status === 'error' ? events.error?.data?.code : undefined;
+  return {
+    signedOut: failed === 'UNAUTHORIZED',
+    superseded: failed === STREAM_SUPERSEDED.code,
+    reconnect: events.reset,
+  };
 }

@@ -5,7 +5,7 @@ import { useState, type ReactNode } from 'react';
 import superjson from 'superjson';
 import { MAX_TRPC_BATCH } from '@/server/shared/limits';
 import { trpc } from './client';
-import { retryDelayMs, retryQuery } from './retry';
+import { retryDelayMs, retryQuery, retrySubscription, subscriptionRetryDelayMs } from './retry';
 
 /** React Query + tRPC for the inbox; the session cookie rides along on every same-origin call. */
 export function TrpcProvider({ children }: { children: ReactNode }) {
@@ -23,13 +23,10 @@ export function TrpcProvider({ children }: { children: ReactNode }) {
         // Subscriptions (live inbox events) over SSE; everything else batched over HTTP.
         splitLink({
           condition: (op) => op.type === 'subscription',
-          // A stream the browser gave up on (the server restarted, a proxy cut it) is opened
-          // again with backoff, unless the session itself is gone.
+          // A stream the browser gave up on is opened again with backoff, unless the session is
+          // gone or another tab took its place (retrySubscription).
           true: [
-            retryLink({
-              retry: ({ error }) => !['UNAUTHORIZED', 'FORBIDDEN'].includes(error.data?.code ?? ''),
-              retryDelayMs: (attempt) => Math.min(500 * 2 ** attempt, 15_000),
-            }),
+            retryLink({ retry: ({ error }) => retrySubscription(error), retryDelayMs: subscriptionRetryDelayMs }),
             httpSubscriptionLink({ url: '/api/trpc', transformer: superjson }),
           ],
           false: httpBatchLink({ url: '/api/trpc', transformer: superjson, maxItems: MAX_TRPC_BATCH }),

@@ -1,3 +1,5 @@
+import { STREAM_SUPERSEDED } from '@/server/shared/live-events';
+
 /** Answers that another try cannot change: a signed-out session, a refusal, a bad or unknown input. */
 const FINAL = new Set(['UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_REQUEST', 'UNPROCESSABLE_CONTENT']);
 
@@ -13,3 +15,17 @@ export function retryQuery(failures: number, error: unknown): boolean {
 }
 
 export const retryDelayMs = (attempt: number) => Math.min(500 * 2 ** attempt, 4_000);
+
+/**
+ * The retryLink's `retry` for the live events stream: a stream the browser gave up on (the server
+ * restarted, a proxy cut it, the business's streams were full) is opened again with backoff
+ * (subscriptionRetryDelayMs), unless the session itself is gone, or a newer tab of this session took
+ * the stream's place: reconnecting by itself would take it back from that tab, and the two would
+ * take it from each other forever, so the inbox waits for a click (use-live-inbox.ts).
+ */
+export function retrySubscription(error: unknown): boolean {
+  const code = (error as { data?: { code?: string } | null } | null)?.data?.code ?? '';
+  return !['UNAUTHORIZED', 'FORBIDDEN', STREAM_SUPERSEDED.code].includes(code);
+}
+
+export const subscriptionRetryDelayMs = (attempt: number) => Math.min(500 * 2 ** attempt, 15_000);

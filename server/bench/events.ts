@@ -14,7 +14,9 @@ import { requestEventStream, sseParser } from '../testing/sse';
  *    --businesses businesses (20) with 5 staff each, and one browser session per stream, made by the
  *    services behind POST /auth/token and GET /login (issueSession, issueLoginCode, redeemLoginCode)
  *    in this process, so the server's memory holds only the streams; the stream sends it as the
- *    `session` cookie, as a browser does.
+ *    `session` cookie, as a browser does. One session per stream stays under EVENT_STREAMS_PER_SESSION;
+ *    the server gets an EVENT_STREAMS_PER_BUSINESS with room for every stream of a business (twice
+ *    --streams / --businesses, at least the default 200) unless the environment sets one.
  * 2. Starts the production web server (server/cli/web-server.ts, as `npm start` runs it) on the
  *    .next-e2e build (ensureProductionBuild: rebuilt when older than the sources; BENCH_BUILD=1
  *    forces, BENCH_SKIP_BUILD=1 skips), and reads RSS and CPU from /proc for the process that owns the
@@ -511,6 +513,10 @@ async function main() {
       PLATFORM_API_KEY: PLATFORM_KEY,
       SESSION_SECRET: 'bench-session-secret-0123456789',
       LOG_LEVEL: 'warn',
+      // Every stream of a business is on this one process: room for all of them (and the warm-up
+      // stream) under the per-business cap, whatever --streams and --businesses say.
+      EVENT_STREAMS_PER_BUSINESS:
+        process.env.EVENT_STREAMS_PER_BUSINESS ?? String(Math.min(100_000, Math.max(200, 2 * Math.ceil(STREAMS / BUSINESSES)))),
     };
     // This process mints the sessions with the services (mintSessions): the same database and secret.
     process.env.DATABASE_URL = database.url;

@@ -5,20 +5,37 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GET } from '@/app/api/trpc/[trpc]/route';
 import { db } from '@/db/client';
 import { sessions } from '@/db/schema';
+import { issueSession } from '@/server/services/auth';
 import { createTenant } from '@/server/testing/factories';
+import { requestEventStream, sseParser } from '@/server/testing/sse';
 import { EVENTS_PATH, openEventStreams, serveEventStream } from './event-stream';
-import { publish } from './publish';
+import { publish, type InboxEvent } from './publish';
+import { streamMeter } from './stream-meter';
+
+// Read on first use of the configuration: a business cap small enough to reach (default 200).
+process.env.EVENT_STREAMS_PER_BUSINESS = '8';
 
 /**
  * The production fast path for live events speaks the tRPC subscription's wire format exactly:
  * the same `connected` frame and the same event frames as the tRPC route, byte for byte, so the
- * browser's tRPC client cannot tell them apart; it ends with the same retryable or final errors.
+ * browser's tRPC client cannot tell them apart; it ends with the same retryable or final errors,
+ * and is held to the same stream meter (stream-meter.ts) as the tRPC procedure.
  */
 let server: http.Server;
 let base: string;
+/** What this server answered: each response, the request's `x-test` header, and the most it ever had unsent. */
+const served: { res: http.ServerResponse; name: string; peakUnsent: number }[] = [];
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
+    const entry = { res, name: String(req.headers['x-test'] ?? ''), peakUnsent: 0 };
+    served.push(entry);
+    const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+    res.write = ((...args: unknown[]) => {
+      const ok = write(...args);
+      entry.peakUnsent = Math.max(entry.peakUnsent, res.writableLength);
+      return ok;
+    }) as typeof res.write;
     void serveEventStream(req, res).then((served) => {
       if (!served) res.writeHead(404).end('left to the tRPC route');
     });
@@ -26,7 +43,13 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(
+  () =>
+    new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeAllConnections(); // streams a failed test left open
+    }),
+);
 
 /** Reads an SSE body into text until `until(text)` holds. */
 async function readUntil(body: ReadableStream<Uint8Array>, until: (text: string) => boolean, ms = 10_000): Promise<string> {
@@ -84,7 +107,7 @@ describe('live events fast path', () => {
     expect(mine).not.toContain(`"businessId":${b.business.id}`);
 
     await db.update(sessions).set({ revokedAt: new Date() }).where(eq(sessions.businessId, a.business.id));
-    const ended = await readUntil(res.body!, (x) => x.includes('serialized-error'), 15_000);
+    const ended = await readUntil(res.body!, endedWithError, 15_000);
     const data = JSON.parse(ended.split('data: ').pop()!.trim()) as {
       json: { code: number; data: { code: string; httpStatus: number } };
     };
@@ -111,4 +134,140 @@ describe('live events fast path', () => {
     for (let i = 0; i < 50 && openEventStreams() > before; i++) await new Promise((r) => setTimeout(r, 50));
     expect(openEventStreams()).toBe(before);
   });
+
+  it('the sixth stream of a session ends its oldest with CONFLICT, which the client does not retry; the others stay', async () => {
+    const t = await createTenant();
+    const open = await openStreams(t.sessionToken, 6);
+    const oldest = await readUntil(open[0]!.body!, endedWithError);
+    expect(errorOf(oldest)).toEqual({
+      code: -32009,
+      message: 'Opened in another tab: this session has the most live streams it may hold open',
+      data: { code: 'CONFLICT', httpStatus: 409, path: 'inbox.events' },
+    });
+    // The other five still get events.
+    await publish(db, { type: 'conversation.updated', businessId: t.business.id, conversationIds: [5] });
+    for (const res of open.slice(1))
+      expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toContain('"conversationIds":[5]');
+    for (const res of open) await res.body!.cancel();
+  });
+
+  it('counts the tRPC procedure’s streams and its own in one meter: the oldest goes, whichever served it', async () => {
+    const t = await createTenant();
+    const cookie = `session=${t.sessionToken}`;
+    const trpc = await GET(new Request(`http://localhost:3000${EVENTS_PATH}`, { headers: { host: 'localhost:3000', cookie } }));
+    await readUntil(trpc.body!, (x) => x.includes('connected'));
+    await new Promise((r) => setTimeout(r, 300)); // the procedure subscribes once its generator runs
+    const fast = await openStreams(t.sessionToken, 5);
+    const ended = await readUntil(trpc.body!, endedWithError);
+    expect(errorOf(ended)).toMatchObject({ code: -32009, data: { code: 'CONFLICT', httpStatus: 409 } });
+    for (const res of fast) await res.body!.cancel();
+  });
+
+  it('refuses a new stream with TOO_MANY_REQUESTS once its business holds EVENT_STREAMS_PER_BUSINESS (8)', async () => {
+    const t = await createTenant();
+    const tokenOf = async () =>
+      (await issueSession({ kind: 'platform', scope: 'test' }, { business_id: t.business.id, staff_id: t.owner.id })).token;
+    const [second, third] = [await tokenOf(), await tokenOf()];
+    const open = [...(await openStreams(t.sessionToken, 5)), ...(await openStreams(second, 3))];
+
+    const refused = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${third}` } });
+    expect(refused.status).toBe(200); // as the tRPC route answers it: connected, then the error, then the end
+    const text = await refused.text();
+    expect(text.startsWith('event: connected\n')).toBe(true);
+    expect(errorOf(text)).toMatchObject({
+      code: -32029,
+      message: expect.stringContaining('EVENT_STREAMS_PER_BUSINESS=8'),
+      data: { code: 'TOO_MANY_REQUESTS', httpStatus: 429 },
+    });
+    expect(streamMeter().count({ businessId: t.business.id })).toBe(8);
+
+    // A session at its own cap still opens a new tab: it takes its oldest's place.
+    open.push(...(await openStreams(t.sessionToken, 1)));
+    expect(errorOf(await readUntil(open[0]!.body!, endedWithError))).toMatchObject({
+      data: { code: 'CONFLICT' },
+    });
+    // Once a stream closes, there is room again.
+    await open[5]!.body!.cancel();
+    for (let i = 0; i < 50 && streamMeter().count({ businessId: t.business.id }) > 7; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    const admitted = await openStreams(third, 1);
+    expect(streamMeter().count({ businessId: t.business.id })).toBe(8);
+    for (const res of [...open.slice(1), ...admitted]) await res.body!.cancel().catch(() => {});
+  });
+
+  it('cuts a reader that would have more than 256 KiB unsent; the business’s other streams go on', async () => {
+    const t = await createTenant();
+    const reading = (await openStreams(t.sessionToken, 1))[0]!;
+    let readBytes = 0;
+    const reader = reading.body!.getReader();
+    void (async () => {
+      for (;;) {
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+        if (done) return;
+        readBytes += value!.length;
+      }
+    })();
+    // A client that never reads what it is sent.
+    let slowStatus = 0;
+    const slow = requestEventStream(new URL(`${base}${EVENTS_PATH}`), t.sessionToken, { 'x-test': 'slow' }, (res) => {
+      slowStatus = res.statusCode ?? 0;
+      res.pause();
+    });
+    slow.on('error', () => {});
+    slow.end();
+    for (let i = 0; i < 100 && !served.some((s) => s.name === 'slow' && s.res.headersSent); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    const entry = served.find((s) => s.name === 'slow')!;
+    const before = streamMeter().count({ businessId: t.business.id });
+    expect(before).toBe(2);
+
+    // Events of ~2.6 KB: past what the kernel's socket buffers take, the rest waits in the process.
+    const big = (k: number): InboxEvent => ({
+      type: 'conversation.updated',
+      businessId: t.business.id,
+      conversationIds: Array.from({ length: 150 }, (_, i) => 1_000_000_000_000_000 + k * 1000 + i),
+    });
+    for (let batch = 0; batch < 400 && !entry.res.destroyed; batch++) {
+      await db.transaction(async (tx) => {
+        for (let k = 0; k < 100; k++) await publish(tx, big(batch * 100 + k));
+      });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(slowStatus).toBe(200);
+    expect(entry.res.destroyed).toBe(true);
+    expect(entry.peakUnsent).toBeLessThanOrEqual(256 * 1024);
+    expect(entry.peakUnsent).toBeGreaterThan(128 * 1024); // it did fall behind, up to about the limit
+    expect(streamMeter().count({ businessId: t.business.id })).toBe(1);
+    // The reader that keeps up is still open and still fed.
+    const got = readBytes;
+    await publish(db, { type: 'conversation.updated', businessId: t.business.id, conversationIds: [9] });
+    for (let i = 0; i < 100 && readBytes === got; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(readBytes).toBeGreaterThan(got);
+    slow.destroy();
+    await reader.cancel();
+  }, 120_000);
 });
+
+/** Until a whole `serialized-error` frame is read (tRPC writes a frame's lines as separate chunks). */
+const endedWithError = (text: string) => text.includes('serialized-error') && text.endsWith('\n\n\n');
+
+/** Opens `n` fast-path streams of one session, one after the other (each connected before the next). */
+async function openStreams(token: string, n: number): Promise<Response[]> {
+  const open: Response[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${token}` } });
+    expect(res.status).toBe(200);
+    expect(await readUntil(res.body!, (x) => x.includes('connected'))).not.toContain('serialized-error');
+    open.push(res);
+  }
+  return open;
+}
+
+/** The error shape a `serialized-error` frame carries, from the text of a stream. */
+function errorOf(text: string): unknown {
+  let shape: unknown;
+  sseParser((event, data) => {
+    if (event === 'serialized-error') shape = (JSON.parse(data) as { json: unknown }).json;
+  })(text);
+  return shape;
+}

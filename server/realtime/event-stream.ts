@@ -7,7 +7,9 @@ import { enforceRateLimit } from '@/server/http/rate-limit';
 import { isDraining, shutdownSignal } from '@/server/http/shutdown';
 import { logger } from '@/server/logger';
 import { liveSessionIds, resolveSession } from '@/server/services/auth';
+import { STREAM_REFUSED_CODE, STREAM_SUPERSEDED } from '@/server/shared/live-events';
 import { subscribeBusiness } from './listen';
+import { streamLimits } from './stream-meter';
 
 /**
  * The inbox's live events, served by the production web server (server/cli/web-server.ts) straight
@@ -25,21 +27,23 @@ import { subscribeBusiness } from './listen';
  * in its own words. The rules are the tRPC procedure's: a staff session, counted once against the
  * rate limit; ended with UNAUTHORIZED once the session is revoked, expires or its staff member is
  * deactivated (checked every SESSION_RECHECK_MS, one query per process for all streams); ended with
- * SERVICE_UNAVAILABLE (which the client retries, then refetches) when the process drains, when the
- * LISTEN connection was re-established (events may have been missed), or when a client reads too
- * slowly to keep up.
+ * SERVICE_UNAVAILABLE (which the client retries, then refetches) when the process drains or when the
+ * LISTEN connection was re-established (events may have been missed). The stream meter
+ * (server/realtime/stream-meter.ts, shared with the tRPC procedure) ends a session's oldest stream
+ * with CONFLICT when it opens one past EVENT_STREAMS_PER_SESSION, and refuses a stream with
+ * TOO_MANY_REQUESTS when its business holds EVENT_STREAMS_PER_BUSINESS already. A client that reads
+ * too slowly (a write would leave more than EVENT_STREAM_MAX_UNSENT_KIB unsent) is cut off.
  */
 export const EVENTS_PATH = '/api/trpc/inbox.events';
 /** How often an open events stream checks that its session is still live. */
 export const SESSION_RECHECK_MS = 5_000;
-/** A stream whose socket has this much unsent is too slow: it is ended, and its client catches up. */
-const MAX_UNSENT_BYTES = 1 << 20;
 const CONNECTED = Buffer.from('event: connected\ndata: {}\n\n\n');
 
+type EndCode = 'UNAUTHORIZED' | 'SERVICE_UNAVAILABLE' | typeof STREAM_SUPERSEDED.code | typeof STREAM_REFUSED_CODE;
 type Stream = {
   res: ServerResponse;
   sessionId: number;
-  end: (code: 'UNAUTHORIZED' | 'SERVICE_UNAVAILABLE', message: string) => void;
+  end: (code: EndCode, message: string) => void;
 };
 const streams = new Set<Stream>();
 let recheck: NodeJS.Timeout | null = null;
@@ -67,14 +71,7 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
 }
 
 function open(res: ServerResponse, businessId: number, sessionId: number) {
-  res.writeHead(200, {
-    'Content-Type': 'text/event-stream',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-    'X-Content-Type-Options': 'nosniff',
-  });
-  res.write(CONNECTED);
+  const { maxUnsentBytes } = streamLimits();
   let closed = false;
   const stream: Stream = {
     res,
@@ -85,16 +82,39 @@ function open(res: ServerResponse, businessId: number, sessionId: number) {
       cleanup();
     },
   };
-  const { unsubscribe } = subscribeBusiness({
+  const subscription = subscribeBusiness({
     businessId,
+    sessionId,
     push(_event, frame) {
       if (closed) return;
-      if (res.writableLength > MAX_UNSENT_BYTES)
-        return stream.end('SERVICE_UNAVAILABLE', 'Too far behind; reconnect and refetch');
-      res.write(frame());
+      const bytes = frame();
+      // Cut, not ended with a frame: a frame would wait behind the backlog, which is of no use to a
+      // client that refetches after reconnecting, and holds memory until the client reads or goes.
+      // The browser's EventSource takes the dropped connection as a reason to reconnect.
+      if (res.writableLength + bytes.length > maxUnsentBytes) {
+        cleanup();
+        res.destroy();
+        return;
+      }
+      res.write(bytes);
     },
     interrupt: () => stream.end('SERVICE_UNAVAILABLE', 'Live events were interrupted; reconnect and refetch'),
+    supersede: () => stream.end(STREAM_SUPERSEDED.code, STREAM_SUPERSEDED.message),
   });
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+    'X-Content-Type-Options': 'nosniff',
+  });
+  // Refused (its business is full): the tRPC procedure's answer, a `connected` frame and the error.
+  if (!subscription.ok) {
+    res.end(Buffer.concat([CONNECTED, errorFrame(STREAM_REFUSED_CODE, subscription.message)]));
+    return;
+  }
+  res.write(CONNECTED);
+  const { unsubscribe } = subscription;
   const onShutdown = () => stream.end('SERVICE_UNAVAILABLE', 'This server is restarting; reconnecting');
   const shutdown = shutdownSignal();
   shutdown.addEventListener('abort', onShutdown, { once: true });
@@ -132,7 +152,7 @@ async function recheckSessions() {
 }
 
 /** tRPC's `serialized-error` frame with the error shape its client reads (the JSON-RPC code decides a retry). */
-function errorFrame(code: 'UNAUTHORIZED' | 'SERVICE_UNAVAILABLE', message: string): Buffer {
+function errorFrame(code: EndCode, message: string): Buffer {
   const httpStatus = getHTTPStatusCodeFromError(new TRPCError({ code, message }));
   const shape = { message, code: TRPC_ERROR_CODES_BY_KEY[code], data: { code, httpStatus, path: 'inbox.events' } };
   return Buffer.from(`event: serialized-error\ndata: ${JSON.stringify({ json: shape })}\n\n\n`);

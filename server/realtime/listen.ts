@@ -2,7 +2,9 @@ import { createSql } from '@/db/client';
 import { env } from '@/server/env';
 import { shutdownSignal } from '@/server/http/shutdown';
 import { logger } from '@/server/logger';
+import { STREAM_REFUSED_CODE, STREAM_SUPERSEDED } from '@/server/shared/live-events';
 import { EVENTS_CHANNEL, type InboxEvent } from './publish';
+import { streamLimits, streamMeter } from './stream-meter';
 
 /**
  * One LISTEN connection per web process fans PostgreSQL NOTIFY events out to the inbox
@@ -11,20 +13,43 @@ import { EVENTS_CHANNEL, type InboxEvent } from './publish';
  * postgres.js re-establishes the LISTEN after a connection loss (a PostgreSQL restart); whatever was
  * NOTIFYed in between never reached this process, so every stream open then is interrupted
  * (EventsInterrupted): its client reconnects and refetches, as after any dropped stream.
+ *
+ * Every subscriber is a live events stream of a staff session, admitted by the stream meter
+ * (server/realtime/stream-meter.ts) before it gets anything: both stream implementations subscribe
+ * here, so both are held to the same caps.
  */
 type Subscriber = {
   businessId: number;
+  sessionId: number;
   /** `frame()`: the event as one SSE frame, serialized once per event for all its subscribers. */
   push: (event: InboxEvent, frame: () => Buffer) => void;
   interrupt: () => void;
+  /** A newer stream of the same session took this one's place (the session is at its cap). */
+  supersede: () => void;
 };
 
-/** The stream may have missed events (the LISTEN connection was lost and re-established). */
-export class EventsInterrupted extends Error {
-  constructor() {
-    super('Live events were interrupted; reconnect and refetch');
+/**
+ * Why a stream ended, with the tRPC error code its client sees (docs/api.md#live-events):
+ * SERVICE_UNAVAILABLE is retried by the client, then followed by a refetch.
+ */
+export class StreamEnded extends Error {
+  constructor(
+    readonly code: 'SERVICE_UNAVAILABLE' | typeof STREAM_SUPERSEDED.code | typeof STREAM_REFUSED_CODE,
+    message: string,
+  ) {
+    super(message);
   }
 }
+
+/** The stream may have missed events (the LISTEN connection was lost and re-established). */
+export class EventsInterrupted extends StreamEnded {
+  constructor() {
+    super('SERVICE_UNAVAILABLE', 'Live events were interrupted; reconnect and refetch');
+  }
+}
+
+/** What ends a reader that fell more than EVENT_STREAM_MAX_UNSENT_KIB behind. */
+export const TOO_FAR_BEHIND = 'Too far behind; reconnect and refetch';
 
 type Hub = { subscribers: Map<number, Set<Subscriber>>; ready: Promise<unknown> };
 const globalForListen = globalThis as unknown as { __inboxListen?: Hub };
@@ -77,18 +102,29 @@ function sseFrame(event: InboxEvent): Buffer {
 }
 
 /**
- * Subscribes `subscriber` to its business's events until the returned function is called. The
- * hub (one LISTEN per process) is started on first use; `ready` resolves once it listens.
+ * Subscribes `subscriber` to its business's events until `unsubscribe` is called, once the stream
+ * meter admits it (`ok: false` with the reason when its business is full). The hub (one LISTEN per
+ * process) is started on first use; `ready` resolves once it listens.
  */
-export function subscribeBusiness(subscriber: Subscriber): { ready: Promise<unknown>; unsubscribe: () => void } {
+export function subscribeBusiness(
+  subscriber: Subscriber,
+): { ok: true; ready: Promise<unknown>; unsubscribe: () => void } | { ok: false; message: string } {
+  const admission = streamMeter().admit({
+    businessId: subscriber.businessId,
+    sessionId: subscriber.sessionId,
+    supersede: () => subscriber.supersede(),
+  });
+  if (!admission.ok) return admission;
   const { subscribers, ready } = hub();
   let ofBusiness = subscribers.get(subscriber.businessId);
   if (!ofBusiness) subscribers.set(subscriber.businessId, (ofBusiness = new Set()));
   ofBusiness.add(subscriber);
   const set = ofBusiness;
   return {
+    ok: true,
     ready,
     unsubscribe() {
+      admission.release();
       set.delete(subscriber);
       if (set.size === 0 && subscribers.get(subscriber.businessId) === set) subscribers.delete(subscriber.businessId);
     },
@@ -96,46 +132,63 @@ export function subscribeBusiness(subscriber: Subscriber): { ready: Promise<unkn
 }
 
 /**
- * The events of one business as an async iterable, until `signal` aborts or this process starts
- * shutting down (server/http/shutdown.ts), so no stream holds a draining web process open.
+ * The events of one business, for one stream of a staff session, as an async iterable, until
+ * `signal` aborts or this process starts shutting down (server/http/shutdown.ts), so no stream holds
+ * a draining web process open. It ends with StreamEnded when the stream meter refuses it (business
+ * full), when a newer stream of the same session takes its place, when the reader falls behind by
+ * more than EVENT_STREAM_MAX_UNSENT_KIB of events (what is buffered here is what it has not taken;
+ * tRPC pulls one event at a time as the response is written), or when the LISTEN was re-established.
  */
-export async function* businessEvents(businessId: number, signal?: AbortSignal): AsyncGenerator<InboxEvent> {
-  const buffered: InboxEvent[] = [];
+export async function* businessEvents(
+  stream: { businessId: number; sessionId: number },
+  signal?: AbortSignal,
+): AsyncGenerator<InboxEvent> {
+  const buffered: { event: InboxEvent; bytes: number }[] = [];
+  let bufferedBytes = 0;
   let wake: (() => void) | null = null;
-  let interrupted = false;
-  const subscriber: Subscriber = {
-    businessId,
-    interrupt() {
-      interrupted = true;
-      wake?.();
-    },
-    push(event) {
-      // A slow client must not grow memory without bound; it refetches on reconnect anyway.
-      if (buffered.length < 1000) buffered.push(event);
-      wake?.();
-    },
+  let ended: StreamEnded | null = null;
+  const end = (reason: StreamEnded) => {
+    ended ??= reason;
+    buffered.length = 0; // of no use to a client that refetches, and memory held meanwhile
+    wake?.();
   };
-  const { ready, unsubscribe } = subscribeBusiness(subscriber);
+  const { maxUnsentBytes } = streamLimits();
+  const subscription = subscribeBusiness({
+    ...stream,
+    interrupt: () => end(new EventsInterrupted()),
+    supersede: () => end(new StreamEnded(STREAM_SUPERSEDED.code, STREAM_SUPERSEDED.message)),
+    push(event, frame) {
+      if (ended) return;
+      const bytes = frame().length;
+      if (bufferedBytes + bytes > maxUnsentBytes) return end(new StreamEnded('SERVICE_UNAVAILABLE', TOO_FAR_BEHIND));
+      buffered.push({ event, bytes });
+      bufferedBytes += bytes;
+      wake?.();
+    },
+  });
+  if (!subscription.ok) throw new StreamEnded(STREAM_REFUSED_CODE, subscription.message);
   const shutdown = shutdownSignal();
   let stop = () => {};
   const aborted = new Promise<void>((resolve) => (stop = resolve));
   signal?.addEventListener('abort', stop, { once: true });
   shutdown.addEventListener('abort', stop, { once: true });
   try {
-    await ready;
+    await subscription.ready;
     while (!signal?.aborted && !shutdown.aborted) {
-      if (interrupted) throw new EventsInterrupted();
-      if (buffered.length === 0) {
+      if (ended) throw ended;
+      const next = buffered.shift();
+      if (!next) {
         await Promise.race([new Promise<void>((resolve) => (wake = resolve)), aborted]);
         wake = null;
         continue;
       }
-      yield buffered.shift()!;
+      bufferedBytes -= next.bytes;
+      yield next.event;
     }
   } finally {
     // The shutdown signal lives as long as the process: leave no listener behind on it.
     shutdown.removeEventListener('abort', stop);
     signal?.removeEventListener('abort', stop);
-    unsubscribe();
+    subscription.unsubscribe();
   }
 }

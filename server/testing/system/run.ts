@@ -60,6 +60,10 @@ async function main() {
       ...secrets,
       ...fakeProvidersEnv(fake, sink),
       RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
+      // Each subscriber is a session of its own (under EVENT_STREAMS_PER_SESSION); a business's
+      // subscribers may all land on one web process (the other killed), with room for reconnects
+      // that overlap the end of the stream they replace.
+      EVENT_STREAMS_PER_BUSINESS: String(Math.min(100_000, Math.max(200, 2 * Math.ceil(SUBSCRIBERS / BUSINESSES)))),
       WORKER_MAINTENANCE_INTERVAL_SECONDS: '5',
       RECOVERY_SWEEP_INTERVAL_SECONDS: '5',
       SHUTDOWN_TIMEOUT_SECONDS: '10',

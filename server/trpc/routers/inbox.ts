@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { MESSAGE_FILTERS, OPT_OUT_CHANNELS } from '@/db/schema/enums';
 import { isDraining } from '@/server/http/shutdown';
 import { SESSION_RECHECK_MS } from '@/server/realtime/event-stream';
-import { businessEvents, EventsInterrupted } from '@/server/realtime/listen';
+import { businessEvents, StreamEnded } from '@/server/realtime/listen';
 import {
   ConversationListQuery,
   CreateConversationRequest,
@@ -324,7 +324,10 @@ export const inboxRouter = router({
    * (server/realtime/event-stream.ts); this procedure serves it under `next dev` and tests. The stream
    * lives only as long as its session: checked every SESSION_RECHECK_MS, and once the session is
    * revoked, expired or its staff member deactivated it ends with UNAUTHORIZED ("Signed out"); when
-   * this web process shuts down, with SERVICE_UNAVAILABLE, which the client retries.
+   * this web process shuts down, with SERVICE_UNAVAILABLE, which the client retries. The stream meter
+   * both implementations share (server/realtime/stream-meter.ts) ends it with CONFLICT when its
+   * session opens one stream too many, refuses it with TOO_MANY_REQUESTS when its business is full,
+   * and `businessEvents` ends a reader too far behind with SERVICE_UNAVAILABLE.
    */
   events: staffProcedure.subscription(async function* ({ ctx, signal }) {
     const ended = new AbortController();
@@ -335,10 +338,12 @@ export const inboxRouter = router({
       );
     }, SESSION_RECHECK_MS);
     try {
-      yield* businessEvents(ctx.caller.businessId, signal ? AbortSignal.any([signal, ended.signal]) : ended.signal);
+      const { businessId, sessionId } = ctx.caller;
+      yield* businessEvents({ businessId, sessionId }, signal ? AbortSignal.any([signal, ended.signal]) : ended.signal);
     } catch (err) {
-      // Events may have been missed (PostgreSQL restarted under the LISTEN): the client reconnects and refetches.
-      if (err instanceof EventsInterrupted) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: err.message });
+      // Events may have been missed (PostgreSQL restarted under the LISTEN, the reader fell behind):
+      // the client reconnects and refetches; or the meter ended or refused the stream.
+      if (err instanceof StreamEnded) throw new TRPCError({ code: err.code, message: err.message });
       throw err;
     } finally {
       clearInterval(timer);
