@@ -10,7 +10,10 @@ import { multipartBody, twilioSid, twilioWebhookRequest, TWILIO_WEBHOOK_PATHS } 
  *   as a careful client would; the unkeyed ones are sent once (a lost answer is not retried);
  * - Twilio status callbacks for what the fake Twilio accepted, with duplicates and out of order;
  * - inbound SMS and email, redelivered until acknowledged, as providers do;
- * - notes, read marks and flags; inbox reads over REST and tRPC.
+ * - notes, read marks and flags; inbox reads over REST and tRPC;
+ * - record mode (docs/api.md#record-mode): mirrors of what another system sent, `initiated` and
+ *   moved along by the status endpoints (`queued`/`sending` refused) and by Twilio's own callbacks
+ *   (which may say `queued`): none of them may ever reach the fake Twilio or the SMTP sink.
  */
 export type Business = {
   id: number;
@@ -45,8 +48,19 @@ type NoteRecord = {
   messageId?: number;
 };
 
+/** A recorded message: its token (the first word of its text or subject) and what the status endpoints answered. */
+type RecordedRecord = {
+  businessId: number;
+  channel: 'sms' | 'email';
+  token: string;
+  outcome: 'ok' | 'lost' | 'refused';
+  /** `status → HTTP status` of each status update sent for it. */
+  updates: string[];
+};
+
 export type LoadLog = {
   sends: SendRecord[];
+  records: RecordedRecord[];
   notes: NoteRecord[];
   inboundSms: { businessId: number; sid: string; acked: boolean; deliveries: number }[];
   inboundEmail: { businessId: number; messageId: string; acked: boolean; deliveries: number }[];
@@ -97,6 +111,7 @@ export function startLoad(options: {
   let seq = 0;
   const log: LoadLog = {
     sends: [],
+    records: [],
     notes: [],
     inboundSms: [],
     inboundEmail: [],
@@ -256,6 +271,66 @@ export function startLoad(options: {
     }
   }
 
+  async function recordOne() {
+    const b = pick(businesses);
+    const c = pick(b.clients);
+    const channel: 'sms' | 'email' = Math.random() < 0.75 ? 'sms' : 'email';
+    const token = `rec${runId}r${++seq}`;
+    const sid = twilioSid('SM');
+    const entry: RecordedRecord = { businessId: b.id, channel, token, outcome: 'lost', updates: [] };
+    log.records.push(entry);
+    const headers = { 'content-type': 'application/json', 'x-api-key': b.apiKey };
+    const item =
+      channel === 'sms'
+        ? { client_id: c.id, message: `${token} mirrored from the booking system`, status: 'initiated', provider_message_id: sid }
+        : {
+            client_id: c.id,
+            subject: `${token} mirrored`,
+            message: `${token} mirrored from the booking system`,
+            status: 'initiated',
+          };
+    const recorded = await call(`${baseUrl}/api/v1/businesses/${b.id}/${channel}/record`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ sender_type: 'staff', ...(channel === 'sms' ? { provider: 'twilio' } : {}), messages: [item] }),
+    }).catch(() => null);
+    if (!recorded || recorded.status !== 200) {
+      entry.outcome = recorded && recorded.status >= 400 && recorded.status < 500 ? 'refused' : 'lost';
+      return;
+    }
+    entry.outcome = 'ok';
+    const id = (recorded.body as { message_ids: number[] }).message_ids[0]!;
+    // The other system reports what happened, sometimes naming a status that would mean "send it".
+    for (const status of [pick(['queued', 'sending', 'sent']), pick(['sent', 'delivered', 'queued'])]) {
+      const answer = await call(`${baseUrl}/api/v1/businesses/${b.id}/${channel}/status`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ message_id: id, status }),
+      }).catch(() => null);
+      entry.updates.push(`${status} → ${answer?.status ?? 'no answer'}`);
+    }
+    // Twilio's own callback for the recorded SID, as if the other system's send were queued there.
+    if (channel === 'sms') {
+      const path = TWILIO_WEBHOOK_PATHS.smsStatus;
+      const params = {
+        MessageSid: sid,
+        MessageStatus: pick(['queued', 'sending']),
+        AccountSid: fake.accountSid,
+        From: b.smsNumber,
+        To: c.phone,
+      };
+      await deliver(
+        `${baseUrl}${path}`,
+        () => {
+          const { headers: h, body } = twilioWebhookRequest(`${baseUrl}${path}`, params, options.twilioToken);
+          return { method: 'POST', headers: h, body };
+        },
+        () => {},
+        20,
+      );
+    }
+  }
+
   /** Status callbacks for the messages the fake Twilio accepted: some in order, some not, some twice. */
   const SEQUENCES: { statuses: string[]; errorCode?: string }[] = [
     { statuses: ['sent', 'delivered'] },
@@ -373,6 +448,7 @@ export function startLoad(options: {
       every(250, inboundSms, 2);
       every(1500, inboundEmail);
       every(700, note);
+      every(800, recordOne);
       every(120, readInbox, 2);
       every(600, () => markAndFlag(inboundIds));
     },

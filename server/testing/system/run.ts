@@ -314,6 +314,7 @@ function report(r: {
   );
   console.log(`               retried attempts (same key): ${sends.reduce((s, x) => s + x.attempts - 1, 0)}`);
   console.log(`notes          ${by(log.notes, (n) => `${n.keyed ? 'keyed' : 'unkeyed'} ${n.outcome}`)}`);
+  console.log(`recorded       ${by(log.records, (x) => `${x.channel} ${x.outcome}`)}`);
   console.log(
     `inbound        SMS ${log.inboundSms.length} (${log.inboundSms.reduce((s, x) => s + x.deliveries, 0)} deliveries), email ${log.inboundEmail.length} (${log.inboundEmail.reduce((s, x) => s + x.deliveries, 0)} deliveries)`,
   );
@@ -352,7 +353,7 @@ function report(r: {
   }
   const tally = (prefix: string) => r.checks.filter((c) => c.tally === prefix).reduce((s, c) => s + c.failures.length, 0);
   console.log(
-    `lost ${tally('lost')} / duplicated ${tally('duplicated')} / regressed ${r.checks.find((c) => c.name.startsWith('no status moved'))?.failures.length ?? 0}`,
+    `lost ${tally('lost')} / duplicated ${tally('duplicated')} / regressed ${r.checks.find((c) => c.name.startsWith('no status moved'))?.failures.length ?? 0} / recorded messages sent ${r.checks.find((c) => c.name.startsWith('no recorded message'))?.failures.length ?? 0}`,
   );
 }
 

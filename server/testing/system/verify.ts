@@ -206,6 +206,35 @@ export async function verify(ctx: {
     failures: unprocessed.map((u) => `${u.n} ${u.kind} events unprocessed`),
   });
 
+  // Record mode: nothing recorded is ever sent (docs/api.md#record-mode). A recorded text or email
+  // carries its token as the first word of its text or subject.
+  const recordTokens = new Set(log.records.map((r) => r.token));
+  const recordedSent = [
+    ...ctx.fake.messages
+      .filter((m) => recordTokens.has(m.body.split(' ')[0]!))
+      .map((m) => `SMS to ${m.to}: ${m.body.slice(0, 60)}`),
+    ...ctx.sink.messages
+      .filter((m) => recordTokens.has((m.parsed.subject ?? '').split(' ')[0]!))
+      .map((m) => `mail to ${m.envelope.to[0]}: ${m.parsed.subject}`),
+  ];
+  const storedRecords = await q<
+    { n: number }[]
+  >`select count(*)::int as n from messages where content like 'rec%' and origin = 'record'`;
+  const acceptedRecords = log.records.filter((r) => r.outcome === 'ok').length;
+  checks.push({
+    name: 'no recorded message was sent (record mode)',
+    failures: recordedSent,
+    detail: `recorded messages sent: ${recordedSent.length}; ${acceptedRecords} recorded, ${storedRecords[0]?.n ?? 0} stored`,
+  });
+  const refusedUpdates = log.records.flatMap((r) =>
+    r.updates.filter((u) => /^(queued|sending) → /.test(u) && !u.endsWith('→ 422')),
+  );
+  checks.push({
+    name: 'the status endpoints refuse queued and sending (422)',
+    failures: refusedUpdates.filter((u) => !u.endsWith('no answer') && !u.endsWith('→ 503')),
+    detail: `${log.records.reduce((s, r) => s + r.updates.length, 0)} status updates`,
+  });
+
   // Notes.
   const notes = await q<
     { token: string; n: number }[]
