@@ -206,7 +206,7 @@ describe('MMS media route', () => {
     // An inbound email, and an inbound SMS of another provider, under that sid.
     const third = await restTenant();
     const conv3 = await createConversation(third.business.id, (await createClient(third.business.id)).id);
-    const inbound = { direction: 'inbound', senderType: 'client', status: 'received', attachments: [attachment(url)] } as const;
+    const inbound = { direction: 'inbound', senderType: 'client', status: 'received' } as const;
     planted.push([
       third,
       (
@@ -219,7 +219,11 @@ describe('MMS media route', () => {
         })
       ).id,
     ]);
-    planted.push([third, (await createMessage(conv3, { ...inbound, provider: 'sandbox', providerMessageId: sid })).id]);
+    planted.push([
+      third,
+      (await createMessage(conv3, { ...inbound, attachments: [attachment(url)], provider: 'sandbox', providerMessageId: sid }))
+        .id,
+    ]);
 
     const before = fake.mediaRequests.length;
     for (const [tenant, id] of planted) {
