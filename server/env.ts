@@ -57,6 +57,13 @@ const schema = z
     SESSION_SECRET: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
     /** Signs the expiring URLs Twilio fetches MMS uploads from (docs/api.md#mms-uploads); derived from SESSION_SECRET when unset. */
     MEDIA_URL_SECRET: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+    /** What each business's MMS uploads may take in storage, counted once per distinct content (docs/api.md#mms-uploads). */
+    MEDIA_STORAGE_QUOTA_BYTES: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 40)
+      .default(2 ** 30),
     SMS_PROVIDER: z.enum(['twilio', 'sandbox']).optional(),
     TWILIO_ACCOUNT_SID: optionalString,
     TWILIO_AUTH_TOKEN: optionalString,
@@ -142,6 +149,7 @@ function derive(raw: z.output<typeof schema>) {
     // independent of it and of the other derived keys, so the session secret is never the signing
     // key itself, and setting MEDIA_URL_SECRET later changes nothing but the URLs (hours-lived).
     mediaUrlSecret: raw.MEDIA_URL_SECRET ?? createHmac('sha256', sessionSecret).update('mms-media-url').digest('base64url'),
+    mediaStorageQuotaBytes: raw.MEDIA_STORAGE_QUOTA_BYTES,
     smsProvider,
     twilio: {
       accountSid: raw.TWILIO_ACCOUNT_SID,

@@ -15,6 +15,7 @@ type AppErrorCode =
   | 'payload_too_large' // 413
   | 'unsupported_media_type' // 415
   | 'rate_limited' // 429
+  | 'insufficient_storage' // 507, a business's uploads at their storage quota
   | 'unavailable' // 503
   | 'not_configured'; // 503, a feature whose provider is not set up
 
@@ -28,6 +29,7 @@ export const HTTP_STATUS: Record<AppErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  insufficient_storage: 507,
   unavailable: 503,
   not_configured: 503,
 };

@@ -9,7 +9,7 @@ import { logger } from '@/server/logger';
 import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
 import { compactConversationCounts } from '@/server/services/conversation-counts';
 import { wakeSnoozedConversations } from '@/server/services/conversations';
-import { sweepExpiredRows } from '@/server/services/maintenance';
+import { runMaintenance } from '@/server/services/maintenance';
 import { requeueOrphanedSends, sweepUnprocessedEvents } from '@/server/services/recovery';
 import { mergeSearchIndexPendingLists } from '@/server/services/search';
 import { applyStatusUpdate } from '@/server/services/messages/lifecycle';
@@ -136,7 +136,7 @@ export async function startWorker() {
   );
   await boss.work(QUEUES.maintenance, async (jobs) => {
     if ((await refuseMalformed(boss, QUEUES.maintenance, jobs, log)).length === 0) return;
-    const swept = await sweepExpiredRows();
+    const swept = await runMaintenance();
     log.info({ swept }, 'maintenance sweep');
   });
   await boss.schedule(QUEUES.maintenance, '*/5 * * * *');

@@ -19,6 +19,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   431: 'Request line or headers over 16 KiB: refused by the HTTP server, unread',
   502: 'The provider holding the media did not deliver it (unreachable, an error, or over the size limit)',
   503: 'A dependency is unavailable',
+  507: "The business's uploads are at their storage quota (MEDIA_STORAGE_QUOTA_BYTES)",
 };
 
 function securityFor(op: Operation): RouteConfig['security'] {

@@ -5,11 +5,13 @@ import net from 'node:net';
 
 /**
  * Fetches a URL a caller gave us (an email attachment's `url`) without letting it reach inside
- * our network: http(s) only; the host name is resolved once and every address it resolves to must
- * be public (no loopback, private, link-local, CGNAT, multicast, reserved or documentation range,
- * IPv4 or IPv6, mapped and translated forms included); the connection goes to that vetted address
- * (so DNS cannot answer differently a moment later); each redirect is checked the same way, at most
- * 3 of them; 10 s in all; and the body is cut off past `maxBytes` while it streams.
+ * our network: http(s) only (https only with `httpsOnly`); the host name is resolved once and every
+ * address it resolves to must be public (no loopback, private, link-local, CGNAT, multicast, reserved
+ * or documentation range, IPv4 or IPv6, mapped and translated forms included); the connection goes
+ * to that vetted address (so DNS cannot answer differently a moment later); each redirect is checked
+ * the same way, at most 3 of them; one deadline for everything (10 s: the look-ups, every hop and
+ * the body together, however slowly each one trickles); and the body is cut off past `maxBytes`
+ * while it streams.
  */
 export class FetchRefused extends Error {
   constructor(
@@ -29,8 +31,13 @@ export type FetchPolicy = {
   resolve?: Resolver;
   /** Which addresses may be reached; public ones only unless a test says otherwise. */
   isAllowedAddress?: (address: string) => boolean;
+  /** The whole fetch, every redirect and the body included: one deadline, never a fresh one per hop. */
   timeoutMs?: number;
   maxRedirects?: number;
+  /** Refuse plain http, for the first URL and every redirect (MMS media: docs/api.md#mms). */
+  httpsOnly?: boolean;
+  /** Trusted roots for https; the system's unless a test serves its own certificate. */
+  ca?: string;
 };
 
 // Two lists: a BlockList matches an IPv4 address against IPv6 rules in its mapped form, and the
@@ -86,8 +93,8 @@ export async function fetchPublic(url: string, policy: FetchPolicy): Promise<{ b
   const deadline = Date.now() + (policy.timeoutMs ?? 10_000);
   let current = url;
   for (let redirects = 0; ; redirects++) {
-    const target = await vet(current, policy);
-    const res = await request(target, deadline);
+    const target = await beforeDeadline(vet(current, policy), deadline, current);
+    const res = await request(target, deadline, policy.ca);
     const location = res.headers.location;
     if (res.statusCode && res.statusCode >= 300 && res.statusCode < 400 && location) {
       res.resume();
@@ -113,8 +120,8 @@ async function vet(raw: string, policy: FetchPolicy): Promise<Vetted> {
   } catch {
     throw new FetchRefused('bad_url', 'not a valid URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new FetchRefused('bad_url', `only http(s) URLs, not ${url.protocol}`);
+  if (url.protocol !== 'https:' && (url.protocol !== 'http:' || policy.httpsOnly))
+    throw new FetchRefused('bad_url', `only ${policy.httpsOnly ? 'https' : 'http(s)'} URLs, not ${url.protocol}`);
   if (url.username || url.password) throw new FetchRefused('bad_url', 'URLs with credentials are not fetched');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const addresses = net.isIP(host)
@@ -127,13 +134,33 @@ async function vet(raw: string, policy: FetchPolicy): Promise<Vetted> {
   return { url, address: addresses[0]!.address, family: addresses[0]!.family };
 }
 
-function request(target: Vetted, deadline: number): Promise<http.IncomingMessage> {
+/** `work`, or a FetchRefused once the deadline passes (a resolver that never answers included). */
+async function beforeDeadline<T>(work: Promise<T>, deadline: number, url: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new FetchRefused('failed', `${url}: timed out`)), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function request(target: Vetted, deadline: number, ca: string | undefined): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const client = target.url.protocol === 'https:' ? https : http;
+    // A hard stop at the deadline, not a socket idle timeout: a server that trickles its answer a
+    // byte at a time, or a chain of slow redirects, is cut at the same moment as a silent one.
+    const timer = setTimeout(
+      () => req.destroy(new FetchRefused('failed', `${target.url.host} timed out`)),
+      Math.max(0, deadline - Date.now()),
+    );
     const req = client.request(
       target.url,
       {
         method: 'GET',
+        ...(ca && target.url.protocol === 'https:' ? { ca } : {}),
         // The connection goes to the vetted address whatever DNS says now; Host and TLS SNI keep the name.
         lookup: (_host, options, callback) =>
           (options as { all?: boolean }).all
@@ -141,15 +168,17 @@ function request(target: Vetted, deadline: number): Promise<http.IncomingMessage
                 { address: target.address, family: target.family },
               ])
             : callback(null, target.address, target.family),
-        timeout: Math.max(1, deadline - Date.now()),
         headers: { 'user-agent': 'convo-messaging attachment fetcher' },
       },
-      resolve,
+      (res) => {
+        clearTimeout(timer);
+        resolve(res);
+      },
     );
-    req.on('timeout', () => req.destroy(new FetchRefused('failed', `${target.url.host} timed out`)));
-    req.on('error', (err) =>
-      reject(err instanceof FetchRefused ? err : new FetchRefused('failed', `${target.url.host}: ${err.message}`)),
-    );
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err instanceof FetchRefused ? err : new FetchRefused('failed', `${target.url.host}: ${err.message}`));
+    });
     req.end();
   });
 }

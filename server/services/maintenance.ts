@@ -1,10 +1,17 @@
 import { sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
+import { deleteUnattachedUploads } from '@/server/services/messages/uploads';
 
 /**
- * Housekeeping the worker runs every few minutes: expired idempotency keys (24 h), rate-limit
- * windows long past, and sessions that ended more than a week ago.
+ * Housekeeping the worker runs every few minutes (the `system.maintenance` job): expired
+ * idempotency keys (24 h), rate-limit windows long past, sessions that ended more than a week ago,
+ * and MMS uploads no message named within a day of their upload (docs/api.md#mms-uploads).
  */
+export async function runMaintenance() {
+  return { ...(await sweepExpiredRows()), uploads: await deleteUnattachedUploads() };
+}
+
+/** The expired rows of runMaintenance. */
 export async function sweepExpiredRows(tx: Tx = db) {
   const idempotency = await tx.execute(sql`delete from idempotency_keys where expires_at < now()`);
   const buckets = await tx.execute(sql`delete from rate_limit_buckets where window_start < now() - interval '5 minutes'`);

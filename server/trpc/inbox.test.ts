@@ -11,7 +11,7 @@ import {
 } from '@/server/testing/factories';
 import { getJson } from '@/server/testing/http';
 import { db } from '@/db/client';
-import { mediaUploads, sessions, staff } from '@/db/schema';
+import { mediaContents, mediaUploads, sessions, staff } from '@/db/schema';
 import { createContext } from './init';
 import { SESSION_RECHECK_MS } from './routers/inbox';
 import { createCaller } from './root';
@@ -185,6 +185,7 @@ describe('tRPC inbox router', () => {
     await createSmsNumber(a.business.id);
     const conv = await createConversation(a.business.id, (await createClient(a.business.id)).id);
     const upload = async (businessId: number, staffId: number) => {
+      await db.insert(mediaContents).values({ businessId, sha256: 'a'.repeat(64), sizeBytes: 6, bytes: Buffer.from('GIF89a') });
       const [row] = await db
         .insert(mediaUploads)
         .values({
@@ -192,7 +193,6 @@ describe('tRPC inbox router', () => {
           contentType: 'image/gif',
           sizeBytes: 6,
           sha256: 'a'.repeat(64),
-          bytes: Buffer.from('GIF89a'),
           uploadedBy: 'staff',
           staffId,
         })

@@ -41,6 +41,8 @@ const TRPC_CODE = {
   payload_too_large: 'PAYLOAD_TOO_LARGE',
   unsupported_media_type: 'UNSUPPORTED_MEDIA_TYPE',
   rate_limited: 'TOO_MANY_REQUESTS',
+  // tRPC has no 507, and no upload comes in by tRPC (the composer uploads over REST).
+  insufficient_storage: 'FORBIDDEN',
   unavailable: 'SERVICE_UNAVAILABLE',
   not_configured: 'SERVICE_UNAVAILABLE',
 } as const satisfies Record<AppError['code'], TRPCError['code']>;

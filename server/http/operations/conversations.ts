@@ -165,7 +165,8 @@ export const getMessageMedia = defineOperation({
   description:
     "The message's `attachments[index]`, fetched from Twilio on request (with the account's credentials) and answered as is: " +
     'JPEG, PNG, GIF and WebP inline, the other listed types as downloads; up to 5 MiB. ' +
-    'Only Twilio media URLs of the configured account are fetched; any other attachment is a 404.',
+    "Only the message's own media is served: an inbound MMS's Twilio media whose URL names that message's own sid " +
+    '(of the configured account), or an upload an outbound MMS carries; any other attachment is a 404 and nothing is fetched.',
   params: z.object({
     business_id: id,
     message_id: id,

@@ -17,14 +17,16 @@ export const uploadMedia = defineOperation({
   description:
     `One JPEG, PNG or GIF picture of at most ${BYTES} bytes, stored for this business; send it with \`media_ids\` on SMS queue items. ` +
     `Either \`multipart/form-data\` with the file in the part \`${UPLOAD_FIELD}\`, or the bytes themselves with the picture's type as Content-Type. ` +
-    'The bytes decide the type: a file that is not one of the three, or not what its declared type says, is a 415.',
+    'The bytes decide the type: a file that is not one of the three, or not what its declared type says, is a 415. ' +
+    'Bytes this business already stores are stored once (a repeated upload still gets its own `media_id`); new bytes past the ' +
+    "business's storage quota (`MEDIA_STORAGE_QUOTA_BYTES`, 1 GiB by default) are a 507. An upload no message names is deleted a day after it was made.",
   auth: 'any',
   params: businessPath,
   fileBody: { field: UPLOAD_FIELD, types: MMS_UPLOAD_TYPES, maxBytes: MMS_MAX_BYTES },
   // The file and a multipart envelope around it; the file itself is held to MMS_MAX_BYTES.
   maxBodyBytes: MMS_MAX_BYTES + 64 * 1024,
   response: MediaUpload,
-  errors: [403, 404, 415],
+  errors: [403, 404, 415, 507],
 });
 
 export const getSignedMedia = defineOperation({

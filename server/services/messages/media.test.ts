@@ -1,11 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { db } from '@/db/client';
 import { messages, type StoredAttachment } from '@/db/schema';
 import { createClient, createConversation, createMessage, createSmsNumber } from '@/server/testing/factories';
 import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
+import { startHttpsServer, TEST_TLS } from '@/server/testing/tls';
+import { inboundSmsForm, postTwilio, TWILIO_PATHS, twilioSid } from '@/server/testing/webhooks';
 import { api, jsonOf, locs, restTenant, type RestTenant } from '@/server/testing/http';
 import { fetchTwilioMedia, isTwilioMediaUrl, MEDIA_MAX_BYTES, mediaDisposition } from './media';
 
@@ -45,7 +47,11 @@ afterAll(async () => {
   await fake.close();
 });
 
-async function inboundMms(tenant: RestTenant, media: StoredAttachment[]) {
+/** The message sid a Twilio media URL names (`…/Messages/{sid}/Media/…`). */
+const sidOf = (url: string) => /\/Messages\/([A-Za-z0-9]{34})\/Media\//.exec(url)?.[1];
+
+/** An inbound MMS as Twilio delivers it: its sid is the one its media URLs name. */
+async function inboundMms(tenant: RestTenant, media: StoredAttachment[], sid = sidOf(media[0]?.url ?? '')) {
   const client = await createClient(tenant.business.id);
   const conv = await createConversation(tenant.business.id, client.id);
   return createMessage(conv, {
@@ -53,6 +59,7 @@ async function inboundMms(tenant: RestTenant, media: StoredAttachment[]) {
     senderType: 'client',
     status: 'received',
     provider: 'twilio',
+    ...(sid ? { providerMessageId: sid } : {}),
     attachments: media,
   });
 }
@@ -132,6 +139,105 @@ describe('MMS media route', () => {
     ).toBe(true);
   });
 
+  it("answers 404 for another tenant's MMS URL recorded as an email attachment, and nothing reaches Twilio", async () => {
+    // The victim receives an MMS through the real webhook, signed as Twilio signs it.
+    const victim = await restTenant();
+    const number = await createSmsNumber(victim.business.id);
+    const url = fake.addMedia(PNG, 'image/png');
+    const sid = sidOf(url)!;
+    const form = inboundSmsForm(number.phoneNumber, '+14155550142', 'the floor plan', {
+      MessageSid: sid,
+      NumMedia: '1',
+      MediaUrl0: url,
+      MediaContentType0: 'image/png',
+    });
+    expect((await postTwilio(TWILIO_PATHS.smsIncoming, form, { token: fake.authToken })).status).toBe(200);
+    const [own] = await db
+      .select({ id: messages.id })
+      .from(messages)
+      .where(and(eq(messages.businessId, victim.business.id), eq(messages.providerMessageId, sid)));
+
+    // Another tenant records an email whose attachment is that URL, even claiming the same sid.
+    const attacker = await restTenant();
+    const client = await createClient(attacker.business.id);
+    const recorded = await api.post(`${attacker.base}/email/record`, {
+      headers: attacker.key,
+      body: {
+        sender_type: 'staff',
+        messages: [
+          {
+            client_id: client.id,
+            subject: 'Fwd',
+            message: 'see attached',
+            direction: 'inbound',
+            provider_message_id: sid,
+            attachments: [{ filename: 'plan.png', url }],
+          },
+        ],
+      },
+    });
+    expect(recorded.status, await recorded.clone().text()).toBe(200);
+    const [planted] = (await jsonOf(recorded)).message_ids as number[];
+    const before = fake.mediaRequests.length;
+    const res = await api.get(mediaPath(attacker, planted!), { headers: attacker.key });
+    expect(res.status).toBe(404);
+    expect(await jsonOf(res)).toEqual({ detail: 'Media not available' });
+    expect(fake.mediaRequests.length).toBe(before);
+
+    // The victim still sees its own picture.
+    const mine = await api.get(mediaPath(victim, own!.id), { headers: victim.key });
+    expect(mine.status).toBe(200);
+    expect(Buffer.from(await mine.arrayBuffer())).toEqual(PNG);
+  });
+
+  it('answers 404 for Twilio media on any message but the inbound Twilio SMS whose sid the URL names', async () => {
+    const url = fake.addMedia(PNG, 'image/png');
+    const sid = sidOf(url)!;
+    const planted: [RestTenant, number][] = [];
+    // An inbound MMS whose URL names another message.
+    planted.push([t, (await inboundMms(t, [attachment(url)], twilioSid('MM'))).id]);
+    // An outbound text carrying the URL, even under that sid.
+    const other = await restTenant();
+    const conv = await createConversation(other.business.id, (await createClient(other.business.id)).id);
+    planted.push([
+      other,
+      (await createMessage(conv, { provider: 'twilio', providerMessageId: sid, attachments: [attachment(url)] })).id,
+    ]);
+    // An inbound email, and an inbound SMS of another provider, under that sid.
+    const third = await restTenant();
+    const conv3 = await createConversation(third.business.id, (await createClient(third.business.id)).id);
+    const inbound = { direction: 'inbound', senderType: 'client', status: 'received' } as const;
+    planted.push([
+      third,
+      (
+        await createMessage(conv3, {
+          ...inbound,
+          channel: 'email',
+          messageType: 'EMAIL',
+          provider: 'twilio',
+          providerMessageId: sid,
+        })
+      ).id,
+    ]);
+    planted.push([
+      third,
+      (await createMessage(conv3, { ...inbound, attachments: [attachment(url)], provider: 'sandbox', providerMessageId: sid }))
+        .id,
+    ]);
+
+    const before = fake.mediaRequests.length;
+    for (const [tenant, id] of planted) {
+      const res = await api.get(mediaPath(tenant, id), { headers: tenant.key });
+      expect(res.status, `message ${id}`).toBe(404);
+    }
+    expect(fake.mediaRequests.length).toBe(before);
+    // The message the URL names is served.
+    const owner = await restTenant();
+    const own = await inboundMms(owner, [attachment(url)]);
+    expect(own.providerMessageId).toBe(sid);
+    expect((await api.get(mediaPath(owner, own.id), { headers: owner.key })).status).toBe(200);
+  });
+
   it('cuts off media over 5 MiB, refuses types it does not serve, and downloads the others', async () => {
     const big = await inboundMms(t, [attachment(fake.addMedia(Buffer.alloc(MEDIA_MAX_BYTES + 1), 'image/jpeg'))]);
     const res = await api.get(mediaPath(t, big.id), { headers: t.key });
@@ -163,7 +269,10 @@ describe('MMS media route', () => {
     } finally {
       twilioEnv.current = { ...twilioEnv.current, authToken: fake.authToken };
     }
-    const gone = await inboundMms(t, [attachment(url.replace(/ME[0-9a-f]{32}$/, `ME${'0'.repeat(32)}`))]);
+    // Media Twilio no longer has, on a message of its own.
+    const gone = await inboundMms(t, [
+      attachment(url.replace(/MM[0-9a-f]{32}/, twilioSid('MM')).replace(/ME[0-9a-f]{32}$/, `ME${'0'.repeat(32)}`)),
+    ]);
     expect((await api.get(mediaPath(t, gone.id), { headers: t.key })).status).toBe(502);
   });
 
@@ -176,7 +285,7 @@ describe('MMS media route', () => {
     const base = `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`;
     const url = `${base}/2010-04-01/Accounts/${fake.accountSid}/Messages/MM${'a'.repeat(32)}/Media/ME${'b'.repeat(32)}`;
     try {
-      await expect(fetchTwilioMedia(url, { ...twilioEnv.current!, apiBaseUrl: base }, 300)).rejects.toMatchObject({
+      await expect(fetchTwilioMedia(url, { ...twilioEnv.current!, apiBaseUrl: base }, { timeoutMs: 300 })).rejects.toMatchObject({
         name: 'MediaUnavailable',
         status: 502,
       });
@@ -192,6 +301,103 @@ describe('MMS media route', () => {
     expect(mediaDisposition('text/vcard')).toBe('attachment');
     expect(mediaDisposition('image/svg+xml')).toBeNull();
     expect(mediaDisposition(null)).toBeNull();
+  });
+});
+
+describe('fetchTwilioMedia: redirects https only, one deadline for the whole fetch', () => {
+  const ACCOUNT = `AC${'c'.repeat(32)}`;
+  const mediaPathOn = (origin: string) =>
+    `${origin}/2010-04-01/Accounts/${ACCOUNT}/Messages/MM${'a'.repeat(32)}/Media/ME${'b'.repeat(32)}`;
+  // Twilio's storage in these tests: an https host on 127.0.0.1 with the test certificate.
+  const elsewhere = { isAllowedAddress: (a: string) => a === '127.0.0.1', ca: TEST_TLS.cert };
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const servers: { close: () => Promise<void> }[] = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+  });
+
+  /** A plain http server on 127.0.0.1 (the configured API base, or a host that must never be reached); every request it got. */
+  async function httpServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>) {
+    const hits: { path: string; authorization?: string }[] = [];
+    const server = http.createServer((req, res) => {
+      hits.push({ path: req.url!, authorization: req.headers.authorization });
+      void handler(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const s = {
+      origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      hits,
+      close: async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+    servers.push(s);
+    return s;
+  }
+  async function httpsServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>) {
+    const hits: { path: string; authorization?: string }[] = [];
+    const s = await startHttpsServer((req, res) => {
+      hits.push({ path: req.url!, authorization: req.headers.authorization });
+      void handler(req, res);
+    });
+    servers.push(s);
+    return { ...s, hits };
+  }
+  const redirect = (res: http.ServerResponse, location: string) => {
+    res.writeHead(302, { Location: location, 'Content-Length': 0 });
+    res.end();
+  };
+  const picture = (res: http.ServerResponse) => {
+    res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': PNG.length });
+    res.end(PNG);
+  };
+  const sourceAt = (origin: string) => ({ accountSid: ACCOUNT, authToken: 'token', apiBaseUrl: origin });
+
+  it("follows Twilio's https redirect to its storage, without our credentials", async () => {
+    const storage = await httpsServer((_req, res) => picture(res));
+    const twilioApi = await httpServer((_req, res) => redirect(res, `${storage.origin}/store/1`));
+    const media = await fetchTwilioMedia(mediaPathOn(twilioApi.origin), sourceAt(twilioApi.origin), { elsewhere });
+    expect(media.bytes).toEqual(PNG);
+    expect(twilioApi.hits[0]!.authorization).toMatch(/^Basic /);
+    expect(storage.hits).toEqual([{ path: '/store/1', authorization: undefined }]);
+  });
+
+  it('refuses a redirect down to http, from Twilio or from its storage: the http host never hears from us', async () => {
+    const sink = await httpServer((_req, res) => picture(res));
+    const storage = await httpsServer((_req, res) => redirect(res, `${sink.origin}/stolen`));
+    const direct = await httpServer((_req, res) => redirect(res, `${sink.origin}/stolen`));
+    const viaStorage = await httpServer((_req, res) => redirect(res, `${storage.origin}/store/1`));
+    for (const twilioApi of [direct, viaStorage]) {
+      await expect(
+        fetchTwilioMedia(mediaPathOn(twilioApi.origin), sourceAt(twilioApi.origin), { elsewhere }),
+      ).rejects.toMatchObject({ name: 'MediaUnavailable', status: 502 });
+    }
+    expect(storage.hits).toHaveLength(1);
+    expect(sink.hits).toEqual([]);
+  });
+
+  it('cuts a slow chain of redirects at one deadline for the whole fetch, not a fresh timeout per hop', async () => {
+    // Each hop takes 400 ms: Twilio's, then two at its storage. 1 s suffices for Twilio's hop alone and
+    // for the storage's two, but not for all three.
+    const storage = await httpsServer(async (req, res) => {
+      await sleep(400);
+      if (req.url === '/hop/1') redirect(res, '/hop/2');
+      else picture(res);
+    });
+    const twilioApi = await httpServer(async (_req, res) => {
+      await sleep(400);
+      redirect(res, `${storage.origin}/hop/1`);
+    });
+    const url = mediaPathOn(twilioApi.origin);
+    const started = Date.now();
+    await expect(fetchTwilioMedia(url, sourceAt(twilioApi.origin), { elsewhere, timeoutMs: 1000 })).rejects.toMatchObject({
+      name: 'MediaUnavailable',
+      status: 502,
+    });
+    expect(Date.now() - started).toBeLessThan(1200);
+    // Given the time, the same chain answers.
+    expect((await fetchTwilioMedia(url, sourceAt(twilioApi.origin), { elsewhere, timeoutMs: 3000 })).bytes).toEqual(PNG);
   });
 });
 

@@ -1,14 +1,14 @@
 import { and, eq } from 'drizzle-orm';
 import { db } from '@/db/client';
-import { messages, type StoredAttachment } from '@/db/schema';
+import { messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { fetchPublic, FetchRefused } from '@/server/lib/public-fetch';
+import { fetchPublic, FetchRefused, type FetchPolicy } from '@/server/lib/public-fetch';
 import { readCapped } from '@/server/lib/read-capped';
 
 /**
  * MMS media of a stored message, fetched on demand through our own route (docs/api.md#mms): the
- * browser never talks to Twilio, Twilio's credentials never leave the server, and only Twilio's
- * media URLs of our own account can be fetched, so the route is no general-purpose proxy.
+ * browser never talks to Twilio, Twilio's credentials never leave the server, and only a message's
+ * own media can be fetched (messageMedia), so the route is no general-purpose proxy.
  */
 
 /** Past this, the fetch is cut off while it streams (Twilio's own MMS limit is 5 MB). */
@@ -49,30 +49,34 @@ export type MediaSource = { accountSid?: string; authToken?: string; apiBaseUrl?
 
 const TWILIO_ORIGIN = 'https://api.twilio.com';
 const MEDIA_PATH =
-  /^\/2010-04-01\/Accounts\/(AC[0-9A-Za-z]{32})\/Messages\/[A-Za-z]{2}[0-9A-Za-z]{32}\/Media\/[A-Za-z]{2}[0-9A-Za-z]{32}$/;
+  /^\/2010-04-01\/Accounts\/(AC[0-9A-Za-z]{32})\/Messages\/([A-Za-z]{2}[0-9A-Za-z]{32})\/Media\/[A-Za-z]{2}[0-9A-Za-z]{32}$/;
 
 function allowedOrigins(source: MediaSource): string[] {
   return source.apiBaseUrl ? [TWILIO_ORIGIN, new URL(source.apiBaseUrl).origin] : [TWILIO_ORIGIN];
 }
 
 /**
- * True for a Twilio media URL we may fetch: Twilio's API host (or the configured API base, the
- * fake Twilio in tests), no credentials in the URL, the media path of a message, and — when an
- * account is configured — that account's, so our credentials are only ever shown to Twilio for
- * our own media.
+ * The message sid a Twilio media URL we may fetch names (`…/Messages/{sid}/Media/…`), or null for
+ * any other URL: Twilio's API host (or the configured API base, the fake Twilio in tests), no
+ * credentials, query or fragment in the URL, the media path of a message, and — when an account is
+ * configured — that account's, so our credentials are only ever shown to Twilio for our own media.
  */
-export function isTwilioMediaUrl(raw: string, source: MediaSource): boolean {
+export function twilioMediaMessageSid(raw: string, source: MediaSource): string | null {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return false;
+    return null;
   }
-  if (url.username || url.password || url.search || url.hash) return false;
-  if (!allowedOrigins(source).includes(url.origin)) return false;
+  if (url.username || url.password || url.search || url.hash) return null;
+  if (!allowedOrigins(source).includes(url.origin)) return null;
   const match = MEDIA_PATH.exec(url.pathname);
-  if (!match) return false;
-  return !source.accountSid || match[1] === source.accountSid;
+  if (!match) return null;
+  return !source.accountSid || match[1] === source.accountSid ? match[2]! : null;
+}
+
+export function isTwilioMediaUrl(raw: string, source: MediaSource): boolean {
+  return twilioMediaMessageSid(raw, source) !== null;
 }
 
 export type FetchedMedia = { bytes: Buffer; contentType: string; disposition: 'inline' | 'attachment' };
@@ -87,30 +91,59 @@ export class MediaUnavailable extends Error {
   }
 }
 
+/** Redirects followed in all, on Twilio's hosts and elsewhere together. */
+const MAX_REDIRECTS = 3;
+
+export type MediaFetchOptions = {
+  /** The whole fetch: every hop, on Twilio and elsewhere, and the body. */
+  timeoutMs?: number;
+  /** How hosts other than Twilio's are reached (tests: their own resolver, address rule and certificate). */
+  elsewhere?: Pick<FetchPolicy, 'resolve' | 'isAllowedAddress' | 'ca'>;
+};
+
 /**
- * Fetches one Twilio media URL (already checked by isTwilioMediaUrl). Basic auth goes with the
+ * A redirect is followed to https only, never down to http, wherever it comes from: the one
+ * exception is a hop that stays on TWILIO_API_BASE_URL's own origin, which the operator configured
+ * (plain http for the fake Twilio in tests) and whose first request was already made.
+ */
+function mayFollow(next: URL, from: URL, source: MediaSource): boolean {
+  if (next.protocol === 'https:') return true;
+  return !!source.apiBaseUrl && next.origin === from.origin && from.origin === new URL(source.apiBaseUrl).origin;
+}
+
+/**
+ * Fetches one Twilio media URL (already checked by twilioMediaMessageSid). Basic auth goes with the
  * request to Twilio when an account is configured (required when the account enforces HTTP auth
  * for media, harmless otherwise). Twilio answers with a redirect to its storage: one on an allowed
- * origin is followed as is; one elsewhere is fetched without credentials, https only, public
- * addresses only. The body is cut off past MEDIA_MAX_BYTES; the type must be on the allow-list.
+ * origin is followed as is; one elsewhere is fetched without credentials, public addresses only.
+ * Every redirect must be https (mayFollow), at most MAX_REDIRECTS of them; one deadline covers the
+ * whole fetch, whatever the number of hops. The body is cut off past MEDIA_MAX_BYTES; the type
+ * must be on the allow-list.
  */
-export async function fetchTwilioMedia(url: string, source: MediaSource, timeoutMs = 10_000): Promise<FetchedMedia> {
+export async function fetchTwilioMedia(url: string, source: MediaSource, options: MediaFetchOptions = {}): Promise<FetchedMedia> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const deadline = Date.now() + timeoutMs;
   const headers: Record<string, string> = {};
   if (source.accountSid && source.authToken) {
     headers.authorization = `Basic ${Buffer.from(`${source.accountSid}:${source.authToken}`).toString('base64')}`;
   }
+  // One signal for every hop on Twilio's hosts and their bodies: the deadline is the fetch's, not each hop's.
   const signal = AbortSignal.timeout(timeoutMs);
-  let current = url;
-  for (let hops = 0; hops < 3; hops++) {
+  let current = new URL(url);
+  for (let redirects = 0; ; redirects++) {
     const res = await fetch(current, { headers, redirect: 'manual', signal }).catch((err: Error) => {
       throw new MediaUnavailable(502, `media host unreachable: ${err.name}`);
     });
     const location = res.headers.get('location');
     if (res.status >= 300 && res.status < 400 && location) {
       await res.body?.cancel();
+      if (redirects >= MAX_REDIRECTS) throw new MediaUnavailable(502, 'too many redirects');
       const next = new URL(location, current);
-      if (!allowedOrigins(source).includes(next.origin)) return fetchElsewhere(next, timeoutMs);
-      current = next.toString();
+      if (!mayFollow(next, current, source)) throw new MediaUnavailable(502, 'media redirect is not https');
+      if (!allowedOrigins(source).includes(next.origin)) {
+        return fetchElsewhere(next, deadline, MAX_REDIRECTS - redirects - 1, options.elsewhere);
+      }
+      current = next;
       continue;
     }
     if (!res.ok) {
@@ -125,19 +158,34 @@ export async function fetchTwilioMedia(url: string, source: MediaSource, timeout
     }
     return { bytes: await readLimited(res), contentType: bareType(contentType), disposition };
   }
-  throw new MediaUnavailable(502, 'too many redirects');
 }
 
-async function fetchElsewhere(target: URL, timeoutMs: number): Promise<FetchedMedia> {
-  if (target.protocol !== 'https:') throw new MediaUnavailable(502, 'media redirect is not https');
+/** Twilio's storage (or wherever it sent us): no credentials, https only, public addresses, in the time left. */
+async function fetchElsewhere(
+  target: URL,
+  deadline: number,
+  redirectsLeft: number,
+  policy: MediaFetchOptions['elsewhere'],
+): Promise<FetchedMedia> {
+  const timeLeft = deadline - Date.now();
+  if (timeLeft <= 0) throw new MediaUnavailable(502, 'media fetch timed out');
   try {
-    const { bytes, contentType } = await fetchPublic(target.toString(), { maxBytes: MEDIA_MAX_BYTES, timeoutMs });
+    const { bytes, contentType } = await fetchPublic(target.toString(), {
+      ...policy,
+      maxBytes: MEDIA_MAX_BYTES,
+      timeoutMs: timeLeft,
+      maxRedirects: redirectsLeft,
+      httpsOnly: true,
+    });
     const disposition = mediaDisposition(contentType);
     if (!disposition) throw new MediaUnavailable(415, 'This type of media is not served');
     return { bytes, contentType: bareType(contentType), disposition };
   } catch (err) {
     if (err instanceof FetchRefused) {
-      throw new MediaUnavailable(502, err.reason === 'too_large' ? `media over ${MEDIA_MAX_BYTES} bytes` : 'media not reachable');
+      throw new MediaUnavailable(
+        502,
+        err.reason === 'too_large' ? `media over ${MEDIA_MAX_BYTES} bytes` : `media not reachable (${err.reason})`,
+      );
     }
     throw err;
   }
@@ -159,16 +207,43 @@ async function readLimited(res: Response): Promise<Buffer> {
   return bytes;
 }
 
-/** The `index`th attachment of a message of this business; 404 for another business's message or a missing index. */
-export async function mediaAttachment(businessId: number, messageId: number, index: number): Promise<StoredAttachment> {
+/** What a message's media route may serve: one of our uploads, or one Twilio media URL. */
+export type MessageMedia = { kind: 'upload'; mediaId: number } | { kind: 'twilio'; url: string };
+
+/**
+ * The `index`th attachment of a message of this business, when it is that message's own media
+ * (docs/api.md#mms): an upload of ours on an outbound SMS (read by business and id, as Twilio gets
+ * it through our signed URL), or, on an inbound SMS that Twilio delivered, Twilio media whose URL
+ * names that very message's sid (`…/Messages/{its sid}/Media/…`). Anything else is null, and
+ * nothing is fetched: a URL stored on another message (an email recorded with another tenant's MMS
+ * URL as an attachment, an outbound `media_urls` entry) must not make our credentials fetch it.
+ * 404 for another business's message or a missing index.
+ */
+export async function messageMedia(
+  businessId: number,
+  messageId: number,
+  index: number,
+  source: MediaSource,
+): Promise<MessageMedia | null> {
   const [row] = await db
-    .select({ attachments: messages.attachments })
+    .select({
+      attachments: messages.attachments,
+      channel: messages.channel,
+      direction: messages.direction,
+      provider: messages.provider,
+      providerMessageId: messages.providerMessageId,
+    })
     .from(messages)
     .where(and(eq(messages.id, messageId), eq(messages.businessId, businessId)));
   if (!row) throw AppError.notFound('Message');
   const attachment = row.attachments?.[index];
   if (!attachment) throw AppError.notFound('Media');
-  return attachment;
+  if (row.channel !== 'sms') return null;
+  if (attachment.media_id !== undefined) {
+    return row.direction === 'outbound' ? { kind: 'upload', mediaId: attachment.media_id } : null;
+  }
+  if (row.direction !== 'inbound' || row.provider !== 'twilio' || !row.providerMessageId || !attachment.url) return null;
+  return twilioMediaMessageSid(attachment.url, source) === row.providerMessageId ? { kind: 'twilio', url: attachment.url } : null;
 }
 
 /**

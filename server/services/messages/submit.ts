@@ -36,7 +36,7 @@ import { addressesWithMarketingWithdrawn, clientsWithMarketingConsent } from '@/
 import { needsMarketingConsent } from '@/server/shared/consent';
 import { fillFromSavedReplies } from './saved-reply-content';
 import { suppressedAddresses, suppressionAddress } from './suppression';
-import { mmsAttachments } from './uploads';
+import { attachUploads, mmsAttachments } from './uploads';
 import { isStatusIn, RESENDABLE_STATUSES } from '@/server/shared/message-statuses';
 import { heldByQuietHours } from '@/server/shared/quiet-hours';
 import {
@@ -218,6 +218,8 @@ async function submit(
     });
 
   async function writeMessages(tx: Tx): Promise<number[]> {
+    // docs/api.md#mms-uploads: an upload a message names is kept; marked with the messages that name it.
+    await attachUploads(tx, businessId, mms);
     const leadIds = await createLeads(tx, businessId, planned);
     const clientIds = planned.map((p) => p.clientId ?? leadIds.get(leadKey(p.newLead!))!);
     const provider =

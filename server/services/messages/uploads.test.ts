@@ -1,20 +1,39 @@
 import { createHash } from 'node:crypto';
-import { count, eq } from 'drizzle-orm';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { and, count, eq, inArray, sql } from 'drizzle-orm';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { db } from '@/db/client';
-import { mediaUploads, messages } from '@/db/schema';
+import { mediaContents, mediaStorage, mediaUploads, messages } from '@/db/schema';
 import { ConfigError, env, parseEnv } from '@/server/env';
+import { runMaintenance } from '@/server/services/maintenance';
 import { multipartBody } from '@/server/providers/webhook-requests';
 import { MMS_MAX_BYTES } from '@/server/shared/limits';
 import { createSmsNumber, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf, locs, restTenant, type Headers, type RestTenant } from '@/server/testing/http';
 import { checkMediaLink, MEDIA_URL_TTL_SECONDS, PUBLIC_MEDIA_PATH, signedMediaUrl } from './media-links';
+import { attachUploads, deleteUnattachedUploads, UNATTACHED_UPLOAD_TTL_MS } from './uploads';
 
 /**
  * MMS uploads (docs/api.md#mms-uploads): POST /businesses/{id}/media (forms, types, limits,
  * tenancy), media_ids on SMS queue items (422s by item, attachments in order), the timeline's
- * media route for them, and the public signed route Twilio fetches them from (signature, expiry).
+ * media route for them, the public signed route Twilio fetches them from (signature, expiry), and
+ * their storage (one copy per content, the quota, the cleanup of uploads no message names).
  */
+
+// MEDIA_STORAGE_QUOTA_BYTES as the route reads it (env()): lowered by the quota tests only.
+const quota = vi.hoisted(() => ({ bytes: null as number | null }));
+vi.mock('@/server/env', async (importOriginal) => {
+  const mod = await importOriginal<typeof import('@/server/env')>();
+  return {
+    ...mod,
+    env: () => {
+      const e = mod.env();
+      return quota.bytes === null ? e : { ...e, mediaStorageQuotaBytes: quota.bytes };
+    },
+  };
+});
+afterEach(() => {
+  quota.bytes = null;
+});
 
 // A 1×1 PNG, and the first bytes of a JPEG and a GIF (the signature is what decides the type).
 const PNG = Buffer.from(
@@ -72,7 +91,11 @@ describe('POST /businesses/{id}/media', () => {
     });
     const [row] = await db.select().from(mediaUploads).where(eq(mediaUploads.id, body.media_id));
     expect(row).toMatchObject({ businessId: t.business.id, uploadedBy: 'api_key', staffId: null, apiKeyId: expect.any(Number) });
-    expect(Buffer.compare(row!.bytes, PNG)).toBe(0);
+    const [content] = await db
+      .select()
+      .from(mediaContents)
+      .where(and(eq(mediaContents.businessId, t.business.id), eq(mediaContents.sha256, row!.sha256)));
+    expect(Buffer.compare(content!.bytes, PNG)).toBe(0);
   });
 
   it('takes a multipart form with the file in the part "file", keeping its name; a session uploads as its staff member', async () => {
@@ -365,5 +388,188 @@ describe('the signed URL Twilio fetches an upload from', () => {
     // Malformed parts are validation errors.
     expect((await api.get(route(t.business.id, id, expires, 'short'))).status).toBe(422);
     expect((await api.get(`${PUBLIC_MEDIA_PATH}/${t.business.id}/${id}`)).status).toBe(422);
+  });
+});
+
+describe('storage: one copy per content, a quota per business, a day for uploads no message names', () => {
+  /** A PNG-signed file of `size` bytes, different for each `tag`. */
+  const picture = (tag: string, size = 1000) => {
+    const head = Buffer.concat([PNG.subarray(0, 8), Buffer.from(tag)]);
+    return Buffer.concat([head, Buffer.alloc(size - head.length, 7)]);
+  };
+  const stored = async (businessId: number) => {
+    const [row] = await db
+      .select({ bytes: mediaStorage.storedBytes })
+      .from(mediaStorage)
+      .where(eq(mediaStorage.businessId, businessId));
+    const contents = await db.select().from(mediaContents).where(eq(mediaContents.businessId, businessId));
+    // The count is what the contents take, always.
+    expect(row?.bytes ?? 0).toBe(contents.reduce((sum, c) => sum + c.sizeBytes, 0));
+    return { bytes: row?.bytes ?? 0, contents: contents.length, uploads: await uploadCount(businessId) };
+  };
+  const signedBytes = async (businessId: number, mediaId: number) => {
+    const u = new URL(signedMediaUrl(businessId, mediaId));
+    return Buffer.from(await (await api.get(`${u.pathname}${u.search}`)).arrayBuffer());
+  };
+
+  it('stores the same bytes once per business; a repeated upload still gets its own media_id; another business keeps its own copy', async () => {
+    const u = await restTenant();
+    const file = picture('same');
+    const first = await jsonOf(await uploadRaw(u, file, 'image/png'));
+    const again = await jsonOf(await uploadForm(u, { bytes: file, contentType: 'image/png', filename: 'again.png' }));
+    expect(again.media_id).not.toBe(first.media_id);
+    expect(again).toMatchObject({ sha256: first.sha256, size: file.length, filename: 'again.png' });
+    expect(await stored(u.business.id)).toEqual({ bytes: file.length, contents: 1, uploads: 2 });
+    expect(await signedBytes(u.business.id, first.media_id)).toEqual(file);
+    expect(await signedBytes(u.business.id, again.media_id)).toEqual(file);
+
+    const other = await restTenant();
+    await upload(other, file);
+    expect(await stored(other.business.id)).toEqual({ bytes: file.length, contents: 1, uploads: 1 });
+    expect((await stored(u.business.id)).contents).toBe(1);
+  });
+
+  it('stores the bytes once when the same file is uploaded eight times at once, each upload with its own media_id', async () => {
+    const u = await restTenant();
+    // Not its first upload: the business's storage row exists, so only its lock can order them.
+    const earlier = picture('earlier');
+    await upload(u, earlier);
+    const file = picture('concurrent', 1_000_000);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => uploadRaw(u, file, 'image/png')));
+    expect(answers.map((r) => r.status)).toEqual(answers.map(() => 200));
+    const ids = await Promise.all(answers.map(async (r) => (await jsonOf(r)).media_id as number));
+    expect(new Set(ids).size).toBe(8);
+    expect(await stored(u.business.id)).toEqual({ bytes: earlier.length + file.length, contents: 2, uploads: 9 });
+  });
+
+  it('answers 507 naming MEDIA_STORAGE_QUOTA_BYTES past the quota and stores nothing; bytes already stored still upload; 413 stays for a file too large', async () => {
+    const u = await restTenant();
+    quota.bytes = 3000;
+    for (const tag of ['a', 'b', 'c']) await upload(u, picture(tag));
+    const before = await stored(u.business.id);
+    expect(before).toEqual({ bytes: 3000, contents: 3, uploads: 3 });
+
+    const over = await uploadRaw(u, picture('d'), 'image/png');
+    expect(over.status).toBe(507);
+    const { detail } = await jsonOf(over);
+    expect(detail).toMatch(/MEDIA_STORAGE_QUOTA_BYTES/);
+    expect(detail).toMatch(/3,000 of the 3,000 bytes/);
+    expect(await stored(u.business.id)).toEqual(before);
+
+    // The same bytes again take no room: accepted, with a media_id of their own.
+    expect((await uploadRaw(u, picture('a'), 'image/png')).status).toBe(200);
+    // One file over 5,000,000 bytes is a 413 whatever the quota says.
+    const huge = await uploadRaw(u, Buffer.concat([PNG, Buffer.alloc(MMS_MAX_BYTES)]), 'image/png');
+    expect(huge.status).toBe(413);
+    expect((await jsonOf(huge)).detail).toMatch(/over 5,000,000 bytes/);
+    // Another business has its own quota.
+    expect((await uploadRaw(await restTenant(), picture('d'), 'image/png')).status).toBe(200);
+  });
+
+  it('holds the quota when uploads race: of six new files at once with room for two, exactly two are stored', async () => {
+    const u = await restTenant();
+    quota.bytes = 3000;
+    await upload(u, picture('first')); // the storage row exists: only its lock orders the six
+    const answers = await Promise.all(['1', '2', '3', '4', '5', '6'].map((tag) => uploadRaw(u, picture(tag), 'image/png')));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 507, 507, 507, 507]);
+    expect(await stored(u.business.id)).toEqual({ bytes: 3000, contents: 3, uploads: 3 });
+  });
+
+  it('deletes uploads no message named once a day old, and the contents no upload refers to any more; nothing else', async () => {
+    const u = await restTenant();
+    await createSmsNumber(u.business.id);
+    const backdate = (ids: number[]) =>
+      db
+        .update(mediaUploads)
+        .set({ createdAt: sql`now() - interval '25 hours'` })
+        .where(and(eq(mediaUploads.businessId, u.business.id), inArray(mediaUploads.id, ids)));
+    const [lone, shared, sent, fresh, sharedFresh] = [
+      picture('lone'),
+      picture('shared'),
+      picture('sent'),
+      picture('fresh'),
+      picture('shared'),
+    ];
+    const loneId = await upload(u, lone);
+    const sharedId = await upload(u, shared);
+    const sentId = await upload(u, sent);
+    const freshId = await upload(u, fresh);
+    const sharedFreshId = await upload(u, sharedFresh);
+    const send = await api.post(`${u.base}/sms`, {
+      headers: u.key,
+      body: { sender_type: 'staff', messages: [{ to_number: '+14155552671', message: 'Your colour', media_ids: [sentId] }] },
+    });
+    expect(send.status, await send.clone().text()).toBe(200);
+    const [messageId] = (await jsonOf(send)).message_ids as number[];
+    await backdate([loneId, sharedId, sentId]);
+    // Another business's old upload of the same bytes is its own, and goes by its own age.
+    const other = await restTenant();
+    const otherId = await upload(other, lone);
+
+    // Not yet a day past the backdated ones' upload: nothing goes.
+    expect(await deleteUnattachedUploads(new Date(Date.now() - 2 * 3600 * 1000))).toEqual({ uploads: 0, contents: 0, bytes: 0 });
+    const swept = await runMaintenance();
+    expect(swept.uploads).toEqual({ uploads: 2, contents: 1, bytes: lone.length });
+    const left = await db.select({ id: mediaUploads.id }).from(mediaUploads).where(eq(mediaUploads.businessId, u.business.id));
+    expect(left.map((r) => r.id).sort((a, b) => a - b)).toEqual([sentId, freshId, sharedFreshId]);
+    expect(await stored(u.business.id)).toEqual({ bytes: shared.length + sent.length + fresh.length, contents: 3, uploads: 3 });
+    expect(await stored(other.business.id)).toEqual({ bytes: lone.length, contents: 1, uploads: 1 });
+    expect(await signedBytes(other.business.id, otherId)).toEqual(lone);
+
+    // The sent picture is still the message's; the deleted ones are gone for good.
+    const media = await api.get(`${u.base}/messages/${messageId}/media/0`, { headers: u.key });
+    expect(media.status).toBe(200);
+    expect(Buffer.from(await media.arrayBuffer())).toEqual(sent);
+    const late = await api.post(`${u.base}/sms`, {
+      headers: u.key,
+      body: { sender_type: 'staff', messages: [{ to_number: '+14155552671', message: 'Late', media_ids: [loneId] }] },
+    });
+    expect(late.status).toBe(422);
+    expect(locs(await jsonOf(late))).toEqual([['body', 'messages', 0, 'media_ids', 0]]);
+    // A day after the fresh ones, they go too (the sent one never does).
+    // (Every business's: this file's other uploads go as well.)
+    await deleteUnattachedUploads(new Date(Date.now() + UNATTACHED_UPLOAD_TTL_MS + 60_000));
+    expect(await stored(u.business.id)).toEqual({ bytes: sent.length, contents: 1, uploads: 1 });
+  });
+
+  it('marks an upload attached with the message that names it; one the cleanup deleted meanwhile is a 422 at its place', async () => {
+    const u = await restTenant();
+    await createSmsNumber(u.business.id);
+    const id = await upload(u, picture('attach'));
+    const [before] = await db.select().from(mediaUploads).where(eq(mediaUploads.id, id));
+    expect(before!.attachedAt).toBeNull();
+    const send = await api.post(`${u.base}/sms`, {
+      headers: u.key,
+      body: { sender_type: 'staff', messages: [{ to_number: '+14155552672', message: 'Attached', media_ids: [id] }] },
+    });
+    expect(send.status).toBe(200);
+    const [after] = await db.select().from(mediaUploads).where(eq(mediaUploads.id, id));
+    expect(after!.attachedAt).toBeInstanceOf(Date);
+
+    // The request was checked, then the cleanup deleted the upload before the messages were written.
+    const gone = await upload(u, picture('gone'));
+    await db.delete(mediaUploads).where(eq(mediaUploads.id, gone));
+    const attachment = (mediaId: number) => ({
+      filename: 'p.png',
+      content_type: 'image/png',
+      url: null,
+      size: 1000,
+      media_id: mediaId,
+    });
+    const mms = new Map([
+      [0, [attachment(id)]],
+      [
+        3,
+        [
+          { filename: 'media-0', content_type: null, url: 'https://cdn.example/a.png', size: null },
+          attachment(id),
+          attachment(gone),
+        ],
+      ],
+    ]);
+    await expect(db.transaction((tx) => attachUploads(tx, u.business.id, mms))).rejects.toMatchObject({
+      code: 'validation',
+      extra: { issues: [{ loc: ['body', 'messages', 3, 'media_ids', 1], msg: `Media ${gone} not found in this business` }] },
+    });
   });
 });

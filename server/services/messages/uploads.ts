@@ -1,18 +1,22 @@
 import { createHash } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/db/client';
-import { mediaUploads, type StoredAttachment, type Uploader } from '@/db/schema';
+import { mediaContents, mediaStorage, mediaUploads, type StoredAttachment, type Uploader } from '@/db/schema';
+import { env } from '@/server/env';
 import { AppError, type ValidationIssue } from '@/server/errors';
 import type { Caller } from '@/server/services/auth';
 import { MMS_MAX_BYTES, MMS_UPLOAD_TYPES, type MmsUploadType } from '@/server/shared/limits';
 
 /**
  * MMS uploads (docs/api.md#mms-uploads): pictures a business stores with us so that its texts can
- * carry them. Stored whole in PostgreSQL (media_uploads), so any web process serves them; queue
- * items name them by `media_ids`, and each becomes an attachment of the message (`media_id`),
- * handed to Twilio at send time as a signed URL of ours (media-links.ts). Every read is by
- * (business, id).
+ * carry them. Stored whole in PostgreSQL, so any web process serves them: each upload is a row of
+ * its own (media_uploads, its own media_id), its bytes are stored once per business and content
+ * (media_contents, by SHA-256), and what a business stores is held to MEDIA_STORAGE_QUOTA_BYTES
+ * (media_storage). Queue items name uploads by `media_ids`, and each becomes an attachment of the
+ * message (`media_id`), handed to Twilio at send time as a signed URL of ours (media-links.ts).
+ * An upload no message names is deleted a day after it was made (deleteUnattachedUploads). Every
+ * read is by (business, id).
  */
 
 /** File signatures: the bytes decide what a picture is, whatever the request said. */
@@ -76,11 +80,34 @@ function toMediaUpload(r: Pick<Row, 'id' | 'contentType' | 'sizeBytes' | 'sha256
   };
 }
 
-/** Stores one picture for the business; what the caller needs to send it (its media_id) and to check it (sha256). */
+/**
+ * Locks the business's storage row (creating it at 0 the first time) and answers what it stores.
+ * Every writer of the business's media_contents calls this first in its transaction, so uploads of
+ * one business and the cleanup of its contents run one at a time: the quota check, the content row
+ * and the count change together, and two uploads of the same bytes at once store them once.
+ */
+async function lockStorage(tx: Tx, businessId: number): Promise<number> {
+  await tx.insert(mediaStorage).values({ businessId }).onConflictDoNothing();
+  const [row] = await tx
+    .select({ storedBytes: mediaStorage.storedBytes })
+    .from(mediaStorage)
+    .where(eq(mediaStorage.businessId, businessId))
+    .for('update');
+  return row!.storedBytes;
+}
+
+const bytesText = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Stores one picture for the business; what the caller needs to send it (its media_id) and to check
+ * it (sha256). Bytes the business already stores are not stored again (the upload still gets its
+ * own id); new bytes that would take the business past MEDIA_STORAGE_QUOTA_BYTES are a 507.
+ */
 export async function storeUpload(
   businessId: number,
   file: { bytes: Buffer; declaredType: string; filename: string | null },
   caller: Caller,
+  quotaBytes = env().mediaStorageQuotaBytes,
 ) {
   if (file.bytes.length === 0) throw AppError.invalid(['body'], 'The file is empty');
   if (file.bytes.length > MMS_MAX_BYTES) {
@@ -90,30 +117,167 @@ export async function storeUpload(
     );
   }
   const contentType = uploadType(file.bytes, file.declaredType);
-  const [row] = await db
-    .insert(mediaUploads)
-    .values({
-      businessId,
-      contentType,
-      sizeBytes: file.bytes.length,
-      sha256: createHash('sha256').update(file.bytes).digest('hex'),
-      filename: file.filename,
-      bytes: file.bytes,
-      ...uploaderOf(caller),
-    })
-    .returning();
-  return toMediaUpload(row!);
+  const sha256 = createHash('sha256').update(file.bytes).digest('hex');
+  const size = file.bytes.length;
+  const row = await db.transaction(async (tx) => {
+    const stored = await lockStorage(tx, businessId);
+    // Read under the lock: no other writer of this business's contents runs until we commit.
+    const [known] = await tx
+      .select({ sha256: mediaContents.sha256 })
+      .from(mediaContents)
+      .where(and(eq(mediaContents.businessId, businessId), eq(mediaContents.sha256, sha256)));
+    if (!known) {
+      if (stored + size > quotaBytes) {
+        throw new AppError(
+          'insufficient_storage',
+          `Storage quota reached: this business's uploads take ${bytesText(stored)} of the ${bytesText(quotaBytes)} bytes ` +
+            `a business may store (MEDIA_STORAGE_QUOTA_BYTES), and this file needs ${bytesText(size)} more. ` +
+            'Uploads no message names are deleted a day after they were made.',
+        );
+      }
+      await tx.insert(mediaContents).values({ businessId, sha256, sizeBytes: size, bytes: file.bytes });
+      await tx
+        .update(mediaStorage)
+        .set({ storedBytes: sql`${mediaStorage.storedBytes} + ${size}` })
+        .where(eq(mediaStorage.businessId, businessId));
+    }
+    const [inserted] = await tx
+      .insert(mediaUploads)
+      .values({ businessId, contentType, sizeBytes: size, sha256, filename: file.filename, ...uploaderOf(caller) })
+      .returning();
+    return inserted!;
+  });
+  return toMediaUpload(row);
 }
 export type MediaUploadOut = Awaited<ReturnType<typeof storeUpload>>;
 
 /** An upload's bytes and type, for the business that owns it; 404 for any other id. */
 export async function uploadedMedia(businessId: number, mediaId: number) {
   const [row] = await db
-    .select({ bytes: mediaUploads.bytes, contentType: mediaUploads.contentType, filename: mediaUploads.filename })
+    .select({ bytes: mediaContents.bytes, contentType: mediaUploads.contentType, filename: mediaUploads.filename })
     .from(mediaUploads)
+    .innerJoin(
+      mediaContents,
+      and(eq(mediaContents.businessId, mediaUploads.businessId), eq(mediaContents.sha256, mediaUploads.sha256)),
+    )
     .where(and(eq(mediaUploads.businessId, businessId), eq(mediaUploads.id, mediaId)));
   if (!row) throw AppError.notFound('Media');
   return row;
+}
+
+/**
+ * Marks the uploads the messages being stored name as attached, in the transaction that stores
+ * them, so the cleanup never deletes an upload a message names. An upload the cleanup deleted
+ * since the request was checked (it was a day old and never named) is a 422 at its place, and the
+ * messages are not stored. Only uploads not yet attached are written (and locked): a campaign that
+ * names one picture in many requests does not queue them behind each other on its row.
+ */
+export async function attachUploads(tx: Tx, businessId: number, mms: Map<number, StoredAttachment[]>): Promise<void> {
+  const ids = [
+    ...new Set([...mms.values()].flatMap((list) => list.flatMap((a) => (a.media_id === undefined ? [] : [a.media_id])))),
+  ];
+  if (!ids.length) return;
+  // A concurrent cleanup that got the row first has deleted it (the update skips it); one that
+  // comes after sees it attached and leaves it.
+  const marked = await tx
+    .update(mediaUploads)
+    .set({ attachedAt: sql`now()` })
+    .where(and(eq(mediaUploads.businessId, businessId), equalsAny(mediaUploads.id, ids, 'int'), isNull(mediaUploads.attachedAt)))
+    .returning({ id: mediaUploads.id });
+  const found = new Set(marked.map((r) => r.id));
+  const rest = ids.filter((id) => !found.has(id));
+  if (rest.length) {
+    const attached = await tx
+      .select({ id: mediaUploads.id })
+      .from(mediaUploads)
+      .where(
+        and(eq(mediaUploads.businessId, businessId), equalsAny(mediaUploads.id, rest, 'int'), isNotNull(mediaUploads.attachedAt)),
+      );
+    attached.forEach((r) => found.add(r.id));
+  }
+  const issues: ValidationIssue[] = [];
+  for (const [index, attachments] of mms) {
+    attachments
+      .filter((a) => a.media_id !== undefined)
+      .forEach((a, j) => {
+        if (!found.has(a.media_id!)) {
+          issues.push({
+            loc: ['body', 'messages', index, 'media_ids', j],
+            msg: `Media ${a.media_id} not found in this business`,
+            type: 'value_error',
+          });
+        }
+      });
+  }
+  if (issues.length) throw new AppError('validation', 'Validation error', { issues });
+}
+
+/** How long an upload no message names is kept (docs/api.md#mms-uploads). */
+export const UNATTACHED_UPLOAD_TTL_MS = 24 * 3600 * 1000;
+/** Uploads deleted per transaction, and transactions per run (the rest waits for the next run). */
+const CLEANUP_BATCH = 1000;
+const CLEANUP_MAX_BATCHES = 100;
+
+/**
+ * The worker's maintenance (server/services/maintenance.ts): deletes uploads no message has named
+ * that were made more than a day before `now`, then the contents no upload refers to any more, and
+ * takes their bytes off the business's count. One business at a time, each batch in a transaction
+ * that holds the business's storage lock (lockStorage), so an upload of the same bytes meanwhile
+ * either comes first (and its upload keeps the content) or after (and stores it anew, counted).
+ */
+export async function deleteUnattachedUploads(now = new Date()): Promise<{ uploads: number; contents: number; bytes: number }> {
+  const cutoff = new Date(now.getTime() - UNATTACHED_UPLOAD_TTL_MS);
+  const total = { uploads: 0, contents: 0, bytes: 0 };
+  for (let batch = 0; batch < CLEANUP_MAX_BATCHES; batch++) {
+    const [next] = await db
+      .select({ businessId: mediaUploads.businessId })
+      .from(mediaUploads)
+      .where(and(isNull(mediaUploads.attachedAt), lt(mediaUploads.createdAt, cutoff)))
+      .limit(1);
+    if (!next) break;
+    const { businessId } = next;
+    await db.transaction(async (tx) => {
+      await lockStorage(tx, businessId);
+      const gone = await tx
+        .delete(mediaUploads)
+        .where(
+          and(
+            eq(mediaUploads.businessId, businessId),
+            sql`media_uploads.id in (
+              select id from media_uploads
+              where business_id = ${businessId} and attached_at is null and created_at < ${cutoff.toISOString()}::timestamptz
+              limit ${CLEANUP_BATCH})`,
+            // Re-checked on the row itself: one a message named meanwhile is kept.
+            isNull(mediaUploads.attachedAt),
+          ),
+        )
+        .returning({ sha256: mediaUploads.sha256 });
+      const hashes = [...new Set(gone.map((g) => g.sha256))];
+      const freed = hashes.length
+        ? await tx
+            .delete(mediaContents)
+            .where(
+              and(
+                eq(mediaContents.businessId, businessId),
+                equalsAny(mediaContents.sha256, hashes, 'text'),
+                sql`not exists (select 1 from media_uploads u where u.business_id = media_contents.business_id and u.sha256 = media_contents.sha256)`,
+              ),
+            )
+            .returning({ sizeBytes: mediaContents.sizeBytes })
+        : [];
+      const bytes = freed.reduce((sum, f) => sum + f.sizeBytes, 0);
+      if (bytes) {
+        await tx
+          .update(mediaStorage)
+          .set({ storedBytes: sql`${mediaStorage.storedBytes} - ${bytes}` })
+          .where(eq(mediaStorage.businessId, businessId));
+      }
+      total.uploads += gone.length;
+      total.contents += freed.length;
+      total.bytes += bytes;
+    });
+  }
+  return total;
 }
 
 type MmsItem = { media_urls?: string[]; media_ids?: number[] };
