@@ -6,7 +6,7 @@ import { messages } from '@/db/schema';
 import { inboundParseForm } from '@/server/providers/webhook-requests';
 import { createClient, createConversation, createMessage, createSmsNumber } from '@/server/testing/factories';
 import { postJson, restTenant } from '@/server/testing/http';
-import { multipartBody, postBytes } from '@/server/testing/webhooks';
+import { inboundSmsForm, multipartBody, postBytes, postTwilio, TWILIO_PATHS, twilioSid } from '@/server/testing/webhooks';
 
 /**
  * Provider ids between tenants, written as the attacks: an email's Message-ID (chosen by its
@@ -138,5 +138,32 @@ describe('SendGrid events are matched within the business named by their unique 
     expect(await statusOf()).toBe('sent');
     expect((await post(b.business.id)).status).toBe(200);
     expect(await statusOf()).toBe('delivered');
+  });
+});
+
+describe('inbound SMS is deduplicated per business', () => {
+  it("a tenant that records another tenant's coming MessageSid first does not swallow that tenant's real text", async () => {
+    const a = await restTenant();
+    const b = await restTenant();
+    const aNumber = (await createSmsNumber(a.business.id)).phoneNumber;
+    await createSmsNumber(b.business.id);
+    const sid = twilioSid('SM');
+    // The attacker records the sid before Twilio delivers it (nobody has it yet, so it is accepted).
+    const planted = await postJson(`${b.base}/sms/record`, b.key, {
+      sender_type: 'system',
+      provider: 'twilio',
+      messages: [{ to_number: '+14155550199', message: 'planted', provider_message_id: sid, direction: 'inbound' }],
+    });
+    expect(planted.status).toBe(200);
+    const res = await postTwilio(
+      TWILIO_PATHS.smsIncoming,
+      inboundSmsForm(aNumber, '+14155550198', 'Can I come at 3?', { MessageSid: sid }),
+    );
+    expect(res.status).toBe(200);
+    const stored = await inboundOf(a.business.id);
+    expect(stored).toHaveLength(1);
+    // Delivered again, it is still one.
+    await postTwilio(TWILIO_PATHS.smsIncoming, inboundSmsForm(aNumber, '+14155550198', 'Can I come at 3?', { MessageSid: sid }));
+    expect(await inboundOf(a.business.id)).toHaveLength(1);
   });
 });

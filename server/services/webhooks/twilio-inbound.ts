@@ -54,8 +54,12 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
       if (url)
         media.push({ filename: `media-${i}`, content_type: param(params, `MediaContentType${i}`) ?? null, url, size: null });
     }
+    // A redelivery is recognised within the business that owns the number: a provider id is unique
+    // per business only (messages_provider_id_key), so another tenant's record of this sid must not
+    // make this business's real text look delivered already.
     const existing = await tx.execute(
-      sql`select 1 from messages where provider = 'twilio' and provider_message_id = ${sid} limit 1`,
+      sql`select 1 from messages
+          where provider = 'twilio' and provider_message_id = ${sid} and business_id = ${business.businessId} limit 1`,
     );
     if (existing.length === 0) {
       const segments = smsSegments(body);
