@@ -73,9 +73,9 @@ describe('migration 0022 (media_contents, media_storage, attached_at)', () => {
         { filename: 'one.gif', content_type: 'image/gif', url: null, size: one.length, media_id: ids.sent },
       ];
       await sql`
-        insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, status, attachments)
-        values (${ids.A!}, ${conv!.id}, ${client!.id}, 'sms', 'outbound', 'TEXT', 'staff', 'queued', ${JSON.stringify(attachments)}::jsonb),
-               (${ids.A!}, ${conv!.id}, ${client!.id}, 'sms', 'outbound', 'TEXT', 'staff', 'sent', null)`;
+        insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, status, origin, attachments)
+        values (${ids.A!}, ${conv!.id}, ${client!.id}, 'sms', 'outbound', 'TEXT', 'staff', 'queued', 'send', ${JSON.stringify(attachments)}::jsonb),
+               (${ids.A!}, ${conv!.id}, ${client!.id}, 'sms', 'outbound', 'TEXT', 'staff', 'sent', 'send', null)`;
       await sql.end();
       await migrateDatabase(url);
     } finally {
