@@ -457,6 +457,46 @@ describe('attacks replayed against the production build', () => {
     expect(replay.headers.get('x-frame-options')).toBe('DENY');
     expect((await fetch(`${stack.baseUrl}/sandbox`, { redirect: 'manual' })).status).toBe(404);
 
+    // Issue 32: record mode asked to send (an item `queued`, then a status `queued`), and a campaign
+    // sent to a number on another client's consent. Refused, nothing stored, nothing sent.
+    const beforeRecord = await rows();
+    const recordQueued = await api(
+      'POST',
+      `/businesses/${b}/sms/record`,
+      { sender_type: 'system', messages: [{ to_number: '+14155550877', message: 'mirror', status: 'queued' }] },
+      key,
+    );
+    expect(recordQueued.status).toBe(422);
+    await sql`insert into consents (business_id, client_id, channel, purpose, status, source)
+              values (${b}, ${clientId}, 'sms', 'marketing', 'given', 'api')`;
+    const onAnothersConsent = await api(
+      'POST',
+      `/businesses/${b}/sms`,
+      {
+        sender_type: 'system',
+        category: 'campaign',
+        messages: [{ client_id: clientId, to_number: '+14155550878', message: 'Sale' }],
+      },
+      key,
+    );
+    expect(onAnothersConsent.status).toBe(422);
+    expect(await rows()).toBe(beforeRecord);
+    const initiated = await api(
+      'POST',
+      `/businesses/${b}/sms/record`,
+      { sender_type: 'system', messages: [{ to_number: '+14155550879', message: 'mirror initiated', status: 'initiated' }] },
+      key,
+    );
+    expect(initiated.status).toBe(200);
+    const reported = await api(
+      'POST',
+      `/businesses/${b}/sms/status`,
+      { message_id: initiated.body.message_ids[0], status: 'queued' },
+      key,
+    );
+    expect(reported.status).toBe(422);
+    expect(stack.twilio.messages.filter((m) => ['+14155550877', '+14155550878', '+14155550879'].includes(m.to))).toEqual([]);
+
     // Nothing was ever sent from the other business's number to the attacker's client.
     expect(stack.twilio.messages.filter((m) => m.from === '+14155550900' && m.to === '+14155550801')).toEqual([]);
   }, 120_000);
