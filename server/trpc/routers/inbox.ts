@@ -13,7 +13,8 @@ import {
 import { email, id, MAX_PAGE } from '@/server/schemas/common';
 import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, refuseBeyondSearchWindow, sendAt } from '@/server/schemas/messages';
 import { MAX_SMS_LENGTH, MMS_MAX_MEDIA } from '@/server/shared/limits';
-import { setClientOptOut } from '@/server/services/compliance/client-opt-outs';
+import { clientOptOutHistory, setClientOptOut } from '@/server/services/compliance/client-opt-outs';
+import { optInStatement } from '@/server/schemas/opt-outs';
 import { decidePossibleOptOut, pendingOptOutText } from '@/server/services/compliance/opt-out-review';
 import { smsSegments } from '@/server/shared/sms-segments';
 import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
@@ -155,10 +156,24 @@ export const inboxRouter = router({
         staffId: ctx.caller.staffId,
       }),
     ),
-  /** The client panel's opt-out control: the client's address out of (or back into) a channel, source `staff`. */
+  /**
+   * The client panel's opt-out control: the client's address out of (or back into) a channel, by the
+   * staff member; opting back in states how the client asked (docs/api.md#opt-out).
+   */
   setClientOptOut: staffProcedure
-    .input(z.object({ clientId: id, channel: z.enum(OPT_OUT_CHANNELS), optedOut: z.boolean() }))
-    .mutation(({ ctx, input }) => setClientOptOut(ctx.caller.businessId, input.clientId, input.channel, input.optedOut, 'staff')),
+    .input(z.object({ clientId: id, channel: z.enum(OPT_OUT_CHANNELS), optedOut: z.boolean(), ...optInStatement }))
+    .mutation(({ ctx, input: { clientId, channel, optedOut, source, note } }) =>
+      setClientOptOut(
+        ctx.caller.businessId,
+        clientId,
+        channel,
+        optedOut,
+        { via: 'staff', staffId: ctx.caller.staffId },
+        { source, note },
+      ),
+    ),
+  /** The client panel's opt-out history: opt-outs and opt-ins of the client's number and address. */
+  optOutHistory: conversationProcedure.query(({ ctx }) => clientOptOutHistory(ctx.caller.businessId, ctx.conversation.clientId)),
   flag: staffProcedure
     .input(z.object({ messageId: id, flagged: z.boolean() }))
     .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged)),
