@@ -5,6 +5,8 @@ import { conversations, messages } from '@/db/schema';
 import { createClient, createConversation, createSmsNumber, createStaff } from '@/server/testing/factories';
 import { locs, postJson, restTenant, type RestTenant } from '@/server/testing/http';
 import { inboundSmsForm, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';
+import { createContext } from '@/server/trpc/init';
+import { createCaller } from '@/server/trpc/root';
 
 /**
  * One rule for every write's body `staff_id` (docs/api.md#staff-sessions): a staff session acts as
@@ -148,5 +150,20 @@ describe('a staff session acts as its own staff member', () => {
       content: `Kept subscribed by ${t.colleague.name} after: "please stop texting me"`,
       staffId: t.colleague.id,
     });
+  });
+
+  it('the inbox (tRPC) follows the same rule: a status change signed as a colleague is refused', async () => {
+    const t = await setup();
+    const req = new Request('http://localhost:3000/api/trpc/x', {
+      method: 'POST',
+      headers: { host: 'localhost:3000', cookie: `session=${t.sessionToken}`, origin: 'http://localhost:3000' },
+    });
+    const trpc = createCaller(await createContext({ req }));
+    await expect(
+      trpc.inbox.setStatus({ conversationId: t.conversation.id, status: 'resolved', staff_id: t.colleague.id }),
+    ).rejects.toMatchObject({ code: 'UNPROCESSABLE_CONTENT' });
+    expect(await conversationRow(t, t.conversation.id)).toMatchObject({ status: 'open', resolvedByStaffId: null });
+    await trpc.inbox.setStatus({ conversationId: t.conversation.id, status: 'resolved' });
+    expect((await conversationRow(t, t.conversation.id)).resolvedByStaffId).toBe(t.owner.id);
   });
 });

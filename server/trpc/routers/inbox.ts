@@ -2,6 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { MESSAGE_FILTERS, OPT_OUT_CHANNELS } from '@/db/schema/enums';
 import { isDraining } from '@/server/http/shutdown';
+import { ownStaffOnly } from '@/server/http/staff-context';
 import { SESSION_RECHECK_MS } from '@/server/realtime/event-stream';
 import { businessEvents, EventsInterrupted } from '@/server/realtime/listen';
 import {
@@ -127,11 +128,11 @@ export const inboxRouter = router({
     .mutation(({ ctx, input }) =>
       conversations.assignConversation(ctx.caller.businessId, ctx.conversation, input.staffId, ctx.caller.staffId),
     ),
-  setStatus: conversationProcedure
-    .input(StatusRequest)
-    .mutation(({ ctx, input }) =>
-      conversations.setConversationStatus(ctx.caller.businessId, ctx.conversation, input, ctx.caller.staffId),
-    ),
+  setStatus: conversationProcedure.input(StatusRequest).mutation(({ ctx, input }) => {
+    // The same rule as REST: the session acts as its own staff member (docs/api.md#staff-sessions).
+    ownStaffOnly(ctx.caller, input.staff_id);
+    return conversations.setConversationStatus(ctx.caller.businessId, ctx.conversation, input, ctx.caller.staffId);
+  }),
   label: conversationProcedure
     .input(z.object({ label: z.string().trim().min(1).max(50).nullable() }))
     .mutation(({ ctx, input }) =>
