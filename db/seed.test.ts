@@ -129,6 +129,17 @@ describe('seedDemoData', () => {
     expect(over).toBe(0);
   });
 
+  it('records each opt-out in the history, as suppression.ts does', async () => {
+    const optedOut = await count(sql`select count(*) as n from opt_outs`);
+    expect(optedOut).toBeGreaterThan(0);
+    expect(
+      await count(sql`select count(*) as n from opt_outs o join opt_out_events e
+        on e.business_id = o.business_id and e.channel = o.channel and e.address = o.address
+        and e.action = 'opt_out' and e.source = o.source`),
+    ).toBe(optedOut);
+    expect(await count(sql`select count(*) as n from opt_out_events`)).toBe(optedOut);
+  });
+
   it('stores every phone number in E.164', async () => {
     const phones = await rows<{ source: string; phone: string }>(sql`
       select 'client' as source, phone_number as phone from clients where phone_number is not null

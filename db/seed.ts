@@ -10,6 +10,7 @@ import {
   locations,
   messages,
   optOuts,
+  optOutEvents,
   savedReplies,
   staff,
   type BusinessSettings,
@@ -1066,7 +1067,12 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
         ]
       : []),
   ]);
-  if (optOutRows.length) await tx.insert(optOuts).values(optOutRows).onConflictDoNothing();
+  if (optOutRows.length) {
+    // Each with its history record, as suppression.ts writes them (docs/api.md#opt-out).
+    const added = await tx.insert(optOuts).values(optOutRows).onConflictDoNothing().returning();
+    if (added.length)
+      await tx.insert(optOutEvents).values(added.map(({ id: _, ...o }) => ({ ...o, action: 'opt_out' as const })));
+  }
 
   // ---- conversations: plan episodes per client
   const staffOf = (bi: number) => staffPlans.map((s, i) => ({ s, i })).filter(({ s }) => s.biz === bi);

@@ -44,10 +44,20 @@ test('a likely opt-out shows a banner; "Opt out of texts" opts the client out an
   );
   await expect(sidebarFilter(page)).toContainText('0');
 
-  // Opting back in asks first: only the client can ask for texts again.
+  // Opting back in asks how the client asked, and their words: only the client can ask for texts again.
   await clientPanel(page).getByRole('button', { name: 'Opt back in to texts' }).click();
-  await clientPanel(page).getByRole('button', { name: 'Confirm opt-in' }).click();
+  const optIn = clientPanel(page).getByRole('form', { name: 'Opt back in to texts' });
+  await optIn.getByLabel('How they asked').selectOption('phone_call');
+  await optIn.getByLabel('Their words or the circumstances').fill('Called to get reminders again');
+  await optIn.getByRole('button', { name: 'Confirm opt-in' }).click();
   await expect(clientPanel(page).getByTestId('sms-consent')).toHaveText('Subscribed');
+  // The history keeps both: the confirmed opt-out and the opt-in with its note.
+  await clientPanel(page)
+    .getByText(/Opt-out history \(2\)/)
+    .click();
+  await expect(
+    clientPanel(page).getByText(/texts opted back in \(Phone call, by .*\) — “Called to get reminders again”/),
+  ).toBeVisible();
   await expect(page.getByTestId('composer-blocked')).toHaveCount(0);
 });
 

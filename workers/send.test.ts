@@ -597,8 +597,26 @@ describe('opt-outs by address at send time (docs/api.md#opt-out)', () => {
     const [emailId] = await post('email', [{ client_id: emailClient.id, subject, message: 'Hello' }]);
     await optOut(db, { businessId: tenant.business.id, channel: 'email', address, source: 'provider_error' });
 
+    // The latest record decides at send time: out and back in is sent; out, in and out again is not.
+    const target = (n: number) => ({ businessId: tenant.business.id, channel: 'sms' as const, address: phone(n) });
+    const backIn = `Out and back in ${runId}`;
+    const outAgain = `Out, in and out again ${runId}`;
+    const [backInId] = await post('sms', [{ to_number: phone(810), message: backIn }]);
+    const [outAgainId] = await post('sms', [{ to_number: phone(811), message: outAgain }]);
+    for (const n of [810, 811]) {
+      await optOut(db, { ...target(n), source: 'keyword' });
+      await optIn(db, { ...target(n), source: 'keyword' });
+    }
+    await optOut(db, { ...target(811), source: 'staff' });
+
     const worker = await startWorker();
     try {
+      const [inAgain, outOnceMore] = await settled([backInId!, outAgainId!]);
+      expect(inAgain).toMatchObject({ status: 'sent', provider: 'twilio' });
+      expect(outOnceMore).toMatchObject({ status: 'failed', errorCode: 'opted_out', providerMessageId: null });
+      expect(atFake(backIn)).toHaveLength(1);
+      expect(atFake(outAgain)).toHaveLength(0);
+
       const [sms, email] = await settled([queuedId!, emailId!]);
       expect(sms).toMatchObject({ status: 'failed', errorCode: 'opted_out', providerMessageId: null });
       expect(email).toMatchObject({ status: 'failed', errorCode: 'opted_out', providerMessageId: null });
@@ -606,7 +624,7 @@ describe('opt-outs by address at send time (docs/api.md#opt-out)', () => {
       expect(atSink(subject)).toHaveLength(0);
 
       // START (opt back in): the next message to either row is sent.
-      await optIn(db, { businessId: tenant.business.id, channel: 'sms', address: shared });
+      await optIn(db, { businessId: tenant.business.id, channel: 'sms', address: shared, source: 'keyword' });
       const again = `After START ${runId}`;
       const [againId] = await post('sms', [{ client_id: parent.id, message: again }]);
       const [sent] = await settled([againId!]);

@@ -4,6 +4,7 @@ import { ConsentPanel } from './consent-panel';
 import { initials } from './format';
 import styles from './inbox.module.css';
 import { OptOutControl } from './opt-out-control';
+import { OptOutHistory } from './opt-out-history';
 
 const CLIENT_TYPE = { lead: 'Lead', new: 'New client', returning: 'Returning client', vip: 'VIP' } as Record<string, string>;
 
@@ -70,6 +71,7 @@ export function ClientPanel({ conversationId }: { conversationId: number }) {
           </>
         ) : null}
       </dl>
+      <OptOutHistory conversationId={conversationId} />
       <ConsentPanel conversationId={conversationId} />
     </>
   );

@@ -32,7 +32,7 @@ export const consents = pgTable(
     source: text('source').$type<ConsentSource>().notNull(),
     /** Free text: the form's wording, where the client said it, who witnessed it. */
     note: text('note'),
-    /** When the client gave or withdrew it (an import may carry an earlier time than created_at). */
+    /** When the client gave or withdrew it: never after created_at (an import may carry an earlier time). */
     recordedAt: timestamp('recorded_at', { withTimezone: true }).notNull().defaultNow(),
     /** The staff member who recorded it, for `staff` records. */
     recordedByStaffId: integer('recorded_by_staff_id'),
@@ -48,5 +48,8 @@ export const consents = pgTable(
     check('consents_status_check', oneOf(t.status, CONSENT_STATUSES)),
     check('consents_source_check', oneOf(t.source, CONSENT_SOURCES)),
     check('consents_note_check', sql`${t.note} is null or char_length(${t.note}) <= 2000`),
+    // Never dated after it was recorded: a record dated ahead would outrank every withdrawal made
+    // until then, for good (writers clamp a few seconds of clock skew with least(…, now())).
+    check('consents_recorded_at_check', sql`${t.recordedAt} <= ${t.createdAt}`),
   ],
 );

@@ -59,6 +59,15 @@ export const WEBHOOK_OUTCOMES = ['pending', 'processed', 'ignored', 'failed'] as
 export const OPT_OUT_CHANNELS = ['sms', 'email'] as const;
 /** What recorded an opt-out: a STOP reply, staff, a provider refusal or bounce, the API, an import, the 0010 migration of the old client flags. */
 export const OPT_OUT_SOURCES = ['keyword', 'staff', 'provider_error', 'api', 'import', 'migrated'] as const;
+/** What an opt-out history record says happened to the address (docs/api.md#opt-out). */
+export const OPT_OUT_ACTIONS = ['opt_out', 'opt_in'] as const;
+/**
+ * How a client asked staff or the API to get a channel again: what an explicit opt-in states
+ * (docs/api.md#opt-out). Their own START, UNSTOP or YES is source `keyword`.
+ */
+export const OPT_IN_SOURCES = ['in_person', 'phone_call', 'paper_form', 'web_form', 'email', 'text_message'] as const;
+/** The source of an opt-out history record: an opt-out's, or an opt-in's (keyword, staff, api, or how the client asked). */
+export const OPT_OUT_EVENT_SOURCES = [...OPT_OUT_SOURCES, ...OPT_IN_SOURCES] as const;
 /** Consent records (docs/api.md#consent): per client, channel and purpose, given or withdrawn. */
 export const CONSENT_CHANNELS = OPT_OUT_CHANNELS;
 export const CONSENT_PURPOSES = ['transactional', 'marketing'] as const;
@@ -90,6 +99,9 @@ export type OnboardingStatus = (typeof ONBOARDING_STATUSES)[number];
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 export type OptOutChannel = (typeof OPT_OUT_CHANNELS)[number];
 export type OptOutSource = (typeof OPT_OUT_SOURCES)[number];
+export type OptOutAction = (typeof OPT_OUT_ACTIONS)[number];
+export type OptInSource = (typeof OPT_IN_SOURCES)[number];
+export type OptOutEventSource = (typeof OPT_OUT_EVENT_SOURCES)[number];
 export type ConsentChannel = (typeof CONSENT_CHANNELS)[number];
 export type ConsentPurpose = (typeof CONSENT_PURPOSES)[number];
 export type ConsentStatus = (typeof CONSENT_STATUSES)[number];

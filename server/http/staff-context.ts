@@ -1,9 +1,36 @@
+import { AppError, type ErrorLocation } from '@/server/errors';
 import { TtlCache } from '@/server/lib/ttl-cache';
 import type { Caller } from '@/server/services/auth';
 import { requireStaff } from '@/server/services/directory';
 
 /** The staff member acting: the session's, else none (an API key acts as the platform/business). */
 export const actingStaff = (caller: Caller): number | null => (caller.kind === 'session' ? caller.staffId : null);
+
+/**
+ * The one rule for a write's body `staff_id` (docs/api.md#staff-sessions): a staff session acts as
+ * its own staff member, so naming anyone else is a 422 on the field (a note signed, a conversation
+ * resolved, a message attributed or an opt-out decided in a colleague's name); naming itself is
+ * allowed. An API key may name a staff member of the business (the service checks who). Not for
+ * fields that name someone acted upon rather than who acts (an assignee).
+ */
+export function ownStaffOnly(caller: Caller, named: number | undefined, loc: ErrorLocation = ['body', 'staff_id']): void {
+  if (caller.kind === 'session' && named !== undefined && named !== caller.staffId) {
+    throw AppError.invalid(
+      loc,
+      `A staff session acts as its own staff member (${caller.staffId}): leave staff_id out, or name yourself`,
+    );
+  }
+}
+
+/** Who a write acts as: the session's own staff member, else the staff member an API key names, else none. */
+export function writingStaff(
+  caller: Caller,
+  named: number | undefined,
+  loc: ErrorLocation = ['body', 'staff_id'],
+): number | null {
+  ownStaffOnly(caller, named, loc);
+  return caller.kind === 'session' ? caller.staffId : (named ?? null);
+}
 
 /**
  * Active staff members of a business that a `staff_id` query named, remembered like API keys

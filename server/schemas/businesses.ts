@@ -8,6 +8,7 @@ import {
   OPT_OUT_CHANNELS,
   STAFF_ROLES,
 } from '@/db/schema/enums';
+import { actingStaffId } from './acting-staff';
 import { email, id, isoTimestamp, listSearch, paginationQuery, queryBoolean, timestampOut } from './common';
 import { MessageItem } from './messages';
 import { SendingWindowOut } from './sending-windows';
@@ -124,7 +125,7 @@ export const ConversationFilters = z
 export const ConversationMessagesQuery = z.object({ filter: MessageFilterType.default('all'), ...paginationQuery });
 
 export const NoteRequest = z
-  .object({ content: z.string().trim().min(1).max(5000), staff_id: id.optional() })
+  .object({ content: z.string().trim().min(1).max(5000), staff_id: actingStaffId })
   .meta({ id: 'NoteRequest' });
 
 export const MessageResponse = z.object({ success: z.boolean(), data: MessageItem }).meta({ id: 'MessageResponse' });
@@ -132,7 +133,7 @@ export const MessageResponse = z.object({ success: z.boolean(), data: MessageIte
 export const AssignRequest = z.object({ staff_id: id.nullable() }).meta({ id: 'AssignRequest' });
 
 export const StatusRequest = z
-  .object({ status: ClientConversationStatus, snoozed_until: isoTimestamp.optional(), staff_id: id.optional() })
+  .object({ status: ClientConversationStatus, snoozed_until: isoTimestamp.optional(), staff_id: actingStaffId })
   .superRefine((v, ctx) => {
     if (v.status === 'snoozed' && !v.snoozed_until) {
       ctx.addIssue({
@@ -260,7 +261,7 @@ export const PossibleOptOutDecision = z
     decision: z.enum(['confirm', 'dismiss']),
     /** The pending text the decision is about; another one pending is a 409. */
     message_id: id.optional(),
-    staff_id: id.optional(),
+    staff_id: actingStaffId,
   })
   .meta({ id: 'PossibleOptOutDecision' });
 

@@ -7,8 +7,12 @@ import { isoTimestamp, timestampOut } from './common';
 export const MAX_CONSENT_NOTE_LENGTH = 2000;
 /** Consent given before this is not believable, and a record can not be dated in the future. */
 const EARLIEST_CONSENT = new Date('2000-01-01T00:00:00Z');
-/** Clock skew allowed between the caller and us for `recorded_at`. */
-const FUTURE_SKEW_MS = 5 * 60_000;
+/**
+ * Clock skew allowed between the caller and us for `recorded_at`: a time up to this far ahead is
+ * stored as now, anything later is refused. A record dated ahead would be the current one until
+ * then, outranking every withdrawal made in between, for good (docs/api.md#consent).
+ */
+export const FUTURE_SKEW_MS = 5_000;
 
 export const ConsentChannel = z.enum(CONSENT_CHANNELS).meta({ id: 'ConsentChannel' });
 export const ConsentPurpose = z.enum(CONSENT_PURPOSES).meta({
@@ -20,7 +24,10 @@ export const ConsentSource = z.enum(CONSENT_SOURCES).meta({ id: 'ConsentSource' 
 
 const recordedAt = isoTimestamp
   .refine((d) => d.getTime() >= EARLIEST_CONSENT.getTime(), 'must be on or after 2000-01-01')
-  .refine((d) => d.getTime() <= Date.now() + FUTURE_SKEW_MS, 'must not be in the future');
+  .refine(
+    (d) => d.getTime() <= Date.now() + FUTURE_SKEW_MS,
+    `must not be later than now (${FUTURE_SKEW_MS / 1000} s of clock skew are allowed, and stored as now)`,
+  );
 
 const consentFields = {
   channel: ConsentChannel,
@@ -32,7 +39,9 @@ const consentFields = {
     .max(MAX_CONSENT_NOTE_LENGTH)
     .nullish()
     .meta({ description: "Free text: the form's wording, where and how the client said it" }),
-  recorded_at: recordedAt.optional().meta({ description: 'When the client gave or withdrew it; default now' }),
+  recorded_at: recordedAt.optional().meta({
+    description: `When the client gave or withdrew it; default now. Not later than now: up to ${FUTURE_SKEW_MS / 1000} s ahead (clock skew) is stored as now, later is a 422`,
+  }),
 };
 
 /** REST: a record made over the API (source defaults to `api`). */

@@ -11,6 +11,7 @@ import {
   PROVIDERS,
   USER_TYPES,
 } from '@/db/schema/enums';
+import { actingStaffId } from './acting-staff';
 import { email, id, int32, isoTimestamp, MAX_PAGE, paginationQuery, timestampOut, UpdateSuccessResponse } from './common';
 
 export const MAX_ITEMS = 1000;
@@ -62,7 +63,7 @@ const phone = z.string().trim().min(1).max(40);
 const envelope = {
   category: MessageCategory.default('conversational'),
   notification_type: NotificationType.optional(),
-  staff_id: id.optional(),
+  staff_id: actingStaffId,
   provider: Provider.optional(),
   sent_by: int32.optional(),
   sender_type: UserType,

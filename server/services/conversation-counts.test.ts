@@ -172,9 +172,12 @@ function operations(b: Business, random: () => number) {
       return { status: 200 };
     },
     'opt-out by hand': async () => {
-      const res = await api[random() < 0.5 ? 'put' : 'delete'](`${base}/clients/${pick(b.clients).id}/opt-outs/sms`, {
-        headers: b.t.key,
-      });
+      const path = `${base}/clients/${pick(b.clients).id}/opt-outs/sms`;
+      // Opting back in states how the client asked: a STOP or a confirmed possible opt-out may be what it lifts.
+      const res =
+        random() < 0.5
+          ? await api.put(path, { headers: b.t.key })
+          : await api.delete(path, { headers: b.t.key, body: { source: 'phone_call', note: 'Asked for texts again' } });
       return { status: res.status };
     },
     // Any UPDATE counts, not only the services': a location move and a voice call's channel in plain SQL.

@@ -623,7 +623,7 @@ describe('POST /conversations/{id}/status', () => {
     }
   });
 
-  it('resolved records resolved_by: the session’s staff, or the body staff_id; another business’s staff_id is 422', async () => {
+  it('resolved records resolved_by: the session’s staff, or the body staff_id of an API key; another business’s staff_id is 422', async () => {
     const t = await tenant();
     const maya = await createStaff(t.business.id, { name: 'Maya Chen' });
     const other = await createTenant();
@@ -641,9 +641,12 @@ describe('POST /conversations/{id}/status', () => {
 
     const byBody = await post(path, t.key, { status: 'resolved', staff_id: maya.id });
     expect(byBody.body).toMatchObject({ status: 'resolved', resolved_by: 'Maya Chen', updated_by: 'Maya Chen' });
-    // The body's staff_id wins over the session's.
+    // A session acts as itself (docs/api.md#staff-sessions): naming a colleague is a 422, itself is fine.
     await post(path, t.session, { status: 'open' });
-    expect((await post(path, t.session, { status: 'resolved', staff_id: maya.id })).body.resolved_by).toBe('Maya Chen');
+    const asMaya = await post(path, t.session, { status: 'resolved', staff_id: maya.id });
+    expect(asMaya.status).toBe(422);
+    expect(locs(asMaya.body)).toEqual([['body', 'staff_id']]);
+    expect((await post(path, t.session, { status: 'resolved', staff_id: t.owner.id })).body.resolved_by).toBe(t.owner.name);
 
     const foreign = await post(path, t.key, { status: 'resolved', staff_id: other.owner.id });
     expect(foreign.status).toBe(422);

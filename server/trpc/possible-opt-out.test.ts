@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { conversations, optOuts } from '@/db/schema';
+import { conversations, optOuts, businessSmsNumbers } from '@/db/schema';
 import { clientOptOuts, createClient, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { inboundSmsForm, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';
 import { createContext } from './init';
@@ -84,5 +84,38 @@ describe('tRPC inbox: possible opt-outs', () => {
     const back = await t.trpc.inbox.setClientOptOut({ clientId: t.client.id, channel: 'sms', optedOut: false });
     expect(back.opted_out_sms).toBe(false);
     expect(await clientOptOuts(t.client.id)).toEqual({ sms: false, email: false });
+    expect((await t.trpc.inbox.optOutHistory({ conversationId: t.conv.id })).history).toEqual([
+      expect.objectContaining({ action: 'opt_in', source: 'staff', staff_id: t.owner.id }),
+      expect.objectContaining({ action: 'opt_out', source: 'staff', staff_id: t.owner.id }),
+    ]);
+  });
+
+  it('after the client’s STOP, staff opt them back in only by saying how the client asked; the history shows both', async () => {
+    const t = await pendingConversation();
+    const number = (await db.select().from(businessSmsNumbers).where(eq(businessSmsNumbers.businessId, t.business.id)))[0]!;
+    await postTwilio(TWILIO_PATHS.smsIncoming, inboundSmsForm(number.phoneNumber, t.client.phoneNumber!, 'STOP'));
+    const bare = t.trpc.inbox.setClientOptOut({ clientId: t.client.id, channel: 'sms', optedOut: false });
+    await expect(bare).rejects.toMatchObject({ code: 'UNPROCESSABLE_CONTENT', message: expect.stringMatching(/texted "STOP"/) });
+    expect(await clientOptOuts(t.client.id)).toEqual({ sms: true, email: false });
+
+    const back = await t.trpc.inbox.setClientOptOut({
+      clientId: t.client.id,
+      channel: 'sms',
+      optedOut: false,
+      source: 'in_person',
+      note: 'Asked at the front desk for reminders again',
+    });
+    expect(back.opted_out_sms).toBe(false);
+    expect((await t.trpc.inbox.optOutHistory({ conversationId: t.conv.id })).history).toEqual([
+      expect.objectContaining({
+        action: 'opt_in',
+        source: 'in_person',
+        note: 'Asked at the front desk for reminders again',
+        staff_id: t.owner.id,
+      }),
+      expect.objectContaining({ action: 'opt_out', source: 'keyword', staff_id: null }),
+    ]);
+    const other = await pendingConversation();
+    await expect(t.trpc.inbox.optOutHistory({ conversationId: other.conv.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });

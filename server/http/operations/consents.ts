@@ -26,7 +26,9 @@ export const recordClientConsent = defineOperation({
   tag: 'business-clients',
   summary: 'Record consent given or withdrawn by a client',
   description:
-    'Appends a record (records are never changed): the latest by `recorded_at` is the current one for its channel and purpose.',
+    'Appends a record (records are never changed): the latest by `recorded_at` is the current one for its channel and purpose. ' +
+    '`recorded_at` is never later than now: up to 5 s ahead (clock skew) is stored as now, later is a 422 on `recorded_at`. ' +
+    'With a staff session the record names its staff member. A consent record never lifts an opt-out (docs: Opt-out).',
   params: clientPath,
   body: ConsentRequest,
   response: ConsentRecord,

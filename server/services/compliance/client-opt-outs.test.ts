@@ -1,10 +1,11 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { conversations, messages, optOuts } from '@/db/schema';
-import { clientOptOuts, createClient, createConversation, createSmsNumber } from '@/server/testing/factories';
-import { api, getJson, jsonOf, locsOf, restTenant } from '@/server/testing/http';
+import { conversations, messages, optOutEvents, optOuts } from '@/db/schema';
+import { clientOptOuts, createClient, createConversation, createSmsNumber, createStaff } from '@/server/testing/factories';
+import { api, getJson, jsonOf, locsOf, postJson, restTenant, type Headers } from '@/server/testing/http';
 import { inboundSmsForm, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';
+import { optOut } from '@/server/services/messages/suppression';
 
 /**
  * PUT and DELETE /businesses/{business_id}/clients/{client_id}/opt-outs/{channel} (docs/api.md#opt-out),
@@ -18,7 +19,30 @@ async function setup() {
   const number = await createSmsNumber(t.business.id);
   const optOutPath = (clientId: number, channel: string) => `${t.base}/clients/${clientId}/opt-outs/${channel}`;
   const put = (clientId: number, channel: string, headers = t.key) => api.put(optOutPath(clientId, channel), { headers });
-  const del = (clientId: number, channel: string, headers = t.key) => api.delete(optOutPath(clientId, channel), { headers });
+  const del = (clientId: number, channel: string, headers = t.key, body?: Record<string, unknown>) =>
+    api.delete(optOutPath(clientId, channel), { headers, body });
+  const history = async (clientId: number, headers: Headers = t.key) => {
+    const res = await getJson(`${t.base}/clients/${clientId}/opt-outs`, headers);
+    expect(res.status).toBe(200);
+    return res.body as {
+      opted_out_sms: boolean;
+      opted_out_email: boolean;
+      history: {
+        action: string;
+        channel: string;
+        source: string;
+        note: string | null;
+        staff_id: number | null;
+        message_id: number | null;
+      }[];
+    };
+  };
+  /** The client texts `body` to the business's number, from their own number unless `from` is another. */
+  const texts = async (client: { phoneNumber: string | null }, body: string, from = client.phoneNumber!) => {
+    const form = inboundSmsForm(number.phoneNumber, from, body);
+    expect((await postTwilio(TWILIO_PATHS.smsIncoming, form)).status).toBe(200);
+    return (await db.select().from(messages).where(eq(messages.providerMessageId, form.MessageSid!)))[0]!;
+  };
   const send = async (channel: 'sms' | 'email', clientId: number) => {
     const res = await api.post(`${t.base}/${channel}`, {
       headers: t.key,
@@ -32,7 +56,7 @@ async function setup() {
     const [id] = (await jsonOf(res)).message_ids as number[];
     return (await db.select().from(messages).where(eq(messages.id, id!)))[0]!;
   };
-  return { ...t, number, put, del, send };
+  return { ...t, number, put, del, send, history, texts };
 }
 
 describe('PUT/DELETE …/clients/{client_id}/opt-outs/{channel}', () => {
@@ -111,6 +135,165 @@ describe('PUT/DELETE …/clients/{client_id}/opt-outs/{channel}', () => {
     await t.put(client.id, 'email');
     expect(await pending()).not.toBeNull();
     expect(await jsonOf(await t.put(client.id, 'sms'))).toMatchObject({ possible_opt_out_message_id: null, opted_out_sms: true });
+  });
+});
+
+describe('opting back in is a record, and only the client lifts their own opt-out (docs/api.md#opt-out)', () => {
+  const statement = { source: 'phone_call', note: 'Called the front desk: wants appointment reminders again' };
+
+  it('the attack: a number that texted STOP is not re-subscribed by a bare DELETE from a key or a session; 422 says why', async () => {
+    const t = await setup();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    const stop = await t.texts(client, 'STOP');
+    for (const headers of [t.key, t.session]) {
+      const res = await t.del(client.id, 'sms', headers);
+      expect(res.status).toBe(422);
+      const body = await jsonOf(res);
+      expect(body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([
+        ['body', 'source'],
+        ['body', 'note'],
+      ]);
+      expect(body.detail[0].msg).toContain(`${client.phoneNumber} is opted out of texts because the client texted "STOP"`);
+      expect(body.detail[0].msg).toContain('they text START, UNSTOP or YES from that number');
+      // Half a statement is not one either.
+      const half = await t.del(client.id, 'sms', headers, { source: 'phone_call' });
+      expect(await locsOf(half)).toEqual([['body', 'note']]);
+      expect(await locsOf(await t.del(client.id, 'sms', headers, { note: 'they asked' }))).toEqual([['body', 'source']]);
+    }
+    // Still opted out, nothing recorded but the STOP, nothing sent.
+    expect(await clientOptOuts(client.id)).toEqual({ sms: true, email: false });
+    expect((await t.history(client.id)).history).toEqual([
+      expect.objectContaining({ action: 'opt_out', source: 'keyword', message_id: stop.id, staff_id: null }),
+    ]);
+    expect(await t.send('sms', client.id)).toMatchObject({ status: 'failed', errorCode: 'opted_out' });
+    // A marketing consent record does not lift it either (docs/api.md#consent).
+    const consent = await postJson(`${t.base}/clients/${client.id}/consents`, t.key, {
+      channel: 'sms',
+      purpose: 'marketing',
+      status: 'given',
+      source: 'web_form',
+    });
+    expect(consent.status).toBe(200);
+    expect(await clientOptOuts(client.id)).toEqual({ sms: true, email: false });
+    expect(await t.send('sms', client.id)).toMatchObject({ status: 'failed', errorCode: 'opted_out' });
+  });
+
+  it('an explicit opt-in (source + note) lifts it and is recorded with who; the history shows both, newest first', async () => {
+    const t = await setup();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    const stop = await t.texts(client, 'Stop texting me');
+    const res = await t.del(client.id, 'sms', t.session, statement);
+    expect(res.status).toBe(200);
+    expect(await jsonOf(res)).toMatchObject({ opted_out_sms: false });
+    expect(await t.send('sms', client.id)).toMatchObject({ status: 'queued' });
+
+    const read = await t.history(client.id);
+    expect(read).toMatchObject({ opted_out_sms: false, opted_out_email: false });
+    expect(read.history).toEqual([
+      expect.objectContaining({
+        action: 'opt_in',
+        channel: 'sms',
+        source: 'phone_call',
+        note: statement.note,
+        staff_id: t.owner.id,
+      }),
+      expect.objectContaining({ action: 'opt_out', channel: 'sms', source: 'keyword', message_id: stop.id }),
+    ]);
+    // The opt-out record stays: no row of the history is ever deleted.
+    expect(await db.select().from(optOutEvents).where(eq(optOutEvents.businessId, t.business.id))).toHaveLength(2);
+    // Opting in again changes nothing and records nothing.
+    expect((await t.del(client.id, 'sms', t.key)).status).toBe(200);
+    expect((await t.history(client.id)).history).toHaveLength(2);
+  });
+
+  it('an API key may name the staff member who took the request; a session may name only itself', async () => {
+    const t = await setup();
+    const colleague = await createStaff(t.business.id);
+    const other = await restTenant();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    await t.texts(client, 'UNSUBSCRIBE');
+    const asColleague = await t.del(client.id, 'sms', t.session, { ...statement, staff_id: colleague.id });
+    expect(asColleague.status).toBe(422);
+    expect(await locsOf(asColleague)).toEqual([['body', 'staff_id']]);
+    const foreignStaff = await t.del(client.id, 'sms', t.key, { ...statement, staff_id: other.owner.id });
+    expect(await locsOf(foreignStaff)).toEqual([['body', 'staff_id']]);
+    expect(await clientOptOuts(client.id)).toEqual({ sms: true, email: false });
+
+    expect((await t.del(client.id, 'sms', t.session, { ...statement, staff_id: t.owner.id })).status).toBe(200);
+    await t.texts(client, 'STOP');
+    expect((await t.del(client.id, 'sms', t.key, { ...statement, staff_id: colleague.id })).status).toBe(200);
+    expect((await t.history(client.id)).history.map((h) => [h.action, h.staff_id])).toEqual([
+      ['opt_in', colleague.id],
+      ['opt_out', null],
+      ['opt_in', t.owner.id],
+      ['opt_out', null],
+    ]);
+  });
+
+  it('the client’s own START, UNSTOP or YES lifts it; the same word from another number does not', async () => {
+    const t = await setup();
+    for (const word of ['START', 'unstop', 'Yes']) {
+      const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+      await t.texts(client, 'STOP');
+      // The client's other phone (a new client row, as an unknown number becomes a lead) says START.
+      await t.texts(client, word, newPhone());
+      expect(await clientOptOuts(client.id), word).toEqual({ sms: true, email: false });
+      const start = await t.texts(client, word);
+      expect(await clientOptOuts(client.id), word).toEqual({ sms: false, email: false });
+      expect((await t.history(client.id)).history[0], word).toMatchObject({
+        action: 'opt_in',
+        source: 'keyword',
+        message_id: start.id,
+        staff_id: null,
+      });
+    }
+  });
+
+  it('an opt-out set by hand is undone without a statement (recorded as such); a provider report or an import is not', async () => {
+    const t = await setup();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone(), email: `pat.${++counter}@example.test` });
+    expect((await t.put(client.id, 'sms', t.session)).status).toBe(200);
+    expect((await t.del(client.id, 'sms', t.key, { note: 'Opted out by mistake' })).status).toBe(200);
+    expect((await t.history(client.id)).history.map((h) => [h.action, h.source, h.staff_id, h.note])).toEqual([
+      ['opt_in', 'api', null, 'Opted out by mistake'],
+      ['opt_out', 'api', t.owner.id, null],
+    ]);
+
+    // A bounce or an unsubscribe reported by the provider is the address's own; so is an import's.
+    for (const [source, why] of [
+      ['provider_error', 'the email provider reported an unsubscribe'],
+      ['import', 'an import marked it opted out'],
+    ] as const) {
+      await optOut(db, { businessId: t.business.id, channel: 'email', address: client.email!, source });
+      const email = await jsonOf(await t.del(client.id, 'email', t.key));
+      expect(email.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([
+        ['body', 'source'],
+        ['body', 'note'],
+      ]);
+      expect(email.detail[0].msg).toContain(why);
+      expect(await clientOptOuts(client.id)).toEqual({ sms: false, email: true });
+      expect((await t.del(client.id, 'email', t.key, { source: 'email', note: 'Wrote to us: please resume' })).status).toBe(200);
+      expect(await clientOptOuts(client.id)).toEqual({ sms: false, email: false });
+    }
+  });
+
+  it('GET …/opt-outs: another business’s client is 404; a client with nothing on record has an empty history', async () => {
+    const t = await setup();
+    const other = await restTenant();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    expect((await getJson(`${other.base}/clients/${client.id}/opt-outs`, other.key)).status).toBe(404);
+    expect((await getJson(`${t.base}/clients/${client.id}/opt-outs`, other.key)).status).toBe(403);
+    expect(await t.history(client.id, t.session)).toEqual({
+      client_id: client.id,
+      opted_out_sms: false,
+      opted_out_email: false,
+      history: [],
+    });
+    const bad = await t.del(client.id, 'sms', t.key, { source: 'carrier_pigeon', note: 'x'.repeat(2001) });
+    expect(await locsOf(bad)).toEqual([
+      ['body', 'source'],
+      ['body', 'note'],
+    ]);
   });
 });
 

@@ -106,13 +106,84 @@ describe('consent records over REST', () => {
       recorded_at: new Date(Date.now() + 86_400_000).toISOString(),
     });
     expect(future.status).toBe(422);
-    expect(future.body.detail[0]).toMatchObject({ loc: ['body', 'recorded_at'], msg: 'must not be in the future' });
+    expect(future.body.detail[0]).toMatchObject({ loc: ['body', 'recorded_at'] });
+    expect(future.body.detail[0].msg).toMatch(/^must not be later than now/);
 
     const body = { channel: 'sms', purpose: 'marketing', status: 'given' };
     expect((await postJson(consentsPath(other, client.id), other.key, body)).status).toBe(404);
     expect((await getJson(consentsPath(other, client.id), other.key)).status).toBe(404);
     expect((await postJson(consentsPath(t, client.id), other.key, body)).status).toBe(403);
     expect(await db.select().from(consents).where(eq(consents.clientId, client.id))).toHaveLength(0);
+  });
+});
+
+describe('recorded_at is never later than now (docs/api.md#consent)', () => {
+  const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+
+  it('the attack: a `given` dated minutes ahead no longer outranks the withdrawals made meanwhile', async () => {
+    const t = await restTenant();
+    await createSmsNumber(t.business.id);
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    const post = (body: Record<string, unknown>) =>
+      postJson(consentsPath(t, client.id), t.key, { channel: 'sms', purpose: 'marketing', ...body });
+
+    // Dated 4 minutes ahead (accepted before, as "clock skew"): refused, nothing stored.
+    for (const seconds of [240, 6]) {
+      const ahead = await post({ status: 'given', source: 'web_form', recorded_at: inSeconds(seconds) });
+      expect(ahead.status, String(seconds)).toBe(422);
+      expect(locs(ahead.body)).toEqual([['body', 'recorded_at']]);
+    }
+    expect(await db.select().from(consents).where(eq(consents.clientId, client.id))).toEqual([]);
+
+    // A few seconds of skew are accepted and stored as now: the client's withdrawal a moment later wins.
+    const skewed = await post({ status: 'given', source: 'web_form', recorded_at: inSeconds(4) });
+    expect(skewed.status).toBe(200);
+    expect(Date.parse(skewed.body.recorded_at)).toBeLessThanOrEqual(Date.parse(skewed.body.created_at));
+    expect(Date.parse(skewed.body.recorded_at)).toBeLessThanOrEqual(Date.now());
+    const withdrawn = await post({ status: 'withdrawn', source: 'keyword' });
+    expect(withdrawn.status).toBe(200);
+    const read = await getJson(consentsPath(t, client.id), t.key);
+    expect(read.body.current).toEqual([expect.objectContaining({ status: 'withdrawn', consent_id: withdrawn.body.consent_id })]);
+    const campaign = await sendSms(t, client.id, { category: 'campaign' });
+    expect(campaign).toMatchObject({ status: 'failed', errorCode: 'no_marketing_consent' });
+  });
+
+  it('the database refuses a record dated after it was made, whoever writes it', async () => {
+    const t = await restTenant();
+    const client = await createClient(t.business.id);
+    await expect(
+      db.insert(consents).values({
+        businessId: t.business.id,
+        clientId: client.id,
+        channel: 'sms',
+        purpose: 'marketing',
+        status: 'given',
+        source: 'api',
+        recordedAt: new Date(Date.now() + 60_000),
+      }),
+    ).rejects.toMatchObject({ cause: expect.objectContaining({ constraint_name: 'consents_recorded_at_check' }) });
+  });
+
+  it('the onboarding import clamps a few seconds of skew too', async () => {
+    const body = {
+      external_id: `skew-${randomUUID().slice(0, 8)}`,
+      name: 'Skew Studio',
+      timezone: 'America/New_York',
+      clients: [
+        {
+          external_id: 'c-1',
+          name: 'Sam',
+          phone_number: newPhone(),
+          consents: [{ channel: 'sms', purpose: 'marketing', status: 'given', recorded_at: inSeconds(3) }],
+        },
+      ],
+    };
+    const onboard = () => api.post('/api/v1/business/onboard', { headers: { 'x-api-key': PLATFORM_KEY() }, body });
+    const first = await onboard();
+    expect(first.status).toBe(200);
+    const clientId = (await jsonOf(first)).clients[0].client_id as number;
+    const [stored] = await db.select().from(consents).where(eq(consents.clientId, clientId));
+    expect(stored!.recordedAt.getTime()).toBeLessThanOrEqual(stored!.createdAt.getTime());
   });
 });
 

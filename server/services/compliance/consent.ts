@@ -60,7 +60,9 @@ export async function recordConsent(
         status: input.status,
         source: input.source,
         note: input.note || null,
-        recordedAt: input.recorded_at ?? new Date(),
+        // Never after now (docs/api.md#consent): the schema allowed a few seconds of clock skew, clamped
+        // here by the database's clock, the one created_at is read from (consents_recorded_at_check).
+        recordedAt: input.recorded_at ? sql`least(${input.recorded_at.toISOString()}::timestamptz, now())` : sql`now()`,
         recordedByStaffId,
       })
       .returning();
@@ -99,15 +101,17 @@ export async function importConsents(
   const docs = withConsents.map((r) => ({ external_id: r.external_id, consents: r.consents }));
   const inserted = await tx.execute(sql`
     insert into consents (business_id, client_id, channel, purpose, status, source, note, recorded_at)
-    select ${businessId}, c.id, x.channel, x.purpose, x.status, x.source, nullif(x.note, ''), x.recorded_at::timestamptz
+    select ${businessId}, c.id, x.channel, x.purpose, x.status, x.source, nullif(x.note, ''), a.recorded_at
     from jsonb_array_elements(${JSON.stringify(docs)}::jsonb) as r(doc)
     cross join lateral jsonb_to_recordset(r.doc->'consents')
       as x(channel text, purpose text, status text, source text, note text, recorded_at text)
+    -- Never after now, as recordConsent (the request was read a moment ago, maybe by another clock).
+    cross join lateral (select least(x.recorded_at::timestamptz, now()) as recorded_at) a
     join clients c on c.business_id = ${businessId} and c.external_id = r.doc->>'external_id'
     where not exists (
       select 1 from consents k
       where k.business_id = ${businessId} and k.client_id = c.id and k.channel = x.channel and k.purpose = x.purpose
-        and k.status = x.status and k.source = x.source and k.recorded_at = x.recorded_at::timestamptz)
+        and k.status = x.status and k.source = x.source and k.recorded_at = a.recorded_at)
     returning 1`);
   return inserted.length;
 }

@@ -1,7 +1,7 @@
 import { and, desc, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { conversations, messages, optOuts } from '@/db/schema';
+import { clients, conversations, messages, optOutEvents, optOuts } from '@/db/schema';
 import { clientOptOuts, createClient, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api, getJson, jsonOf, type Headers } from '@/server/testing/http';
 import { inboundSmsForm, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';
@@ -98,6 +98,52 @@ describe('staff deciding', () => {
     // Decided once: a second click (or another staff member) finds nothing pending.
     expect((await t.decide(conv.id, { decision: 'dismiss' })).status).toBe(409);
     expect(await t.notes()).toHaveLength(1);
+  });
+
+  it('the attack: confirm opts out the number that sent the text, not only the client’s current one', async () => {
+    const t = await tenantWithClient();
+    const sender = t.client.phoneNumber!;
+    const flagged = await t.texts('please stop texting me');
+    // The client's number was changed since (a new phone, an edit in the CRM).
+    const current = newPhone();
+    await db.update(clients).set({ phoneNumber: current }).where(eq(clients.id, t.client.id));
+    const conv = await t.conversation();
+    const res = await t.decide(conv.id, { decision: 'confirm', message_id: flagged.id });
+    expect(res.status).toBe(200);
+    const rows = await db.select().from(optOuts).where(eq(optOuts.businessId, t.business.id)).orderBy(optOuts.address);
+    expect(rows.map((r) => [r.address, r.source, r.messageId])).toEqual(
+      [
+        [sender, 'staff', flagged.id],
+        [current, 'staff', flagged.id],
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
+    // Both recorded as the staff member's decision on that text.
+    const history = await db.select().from(optOutEvents).where(eq(optOutEvents.businessId, t.business.id));
+    expect(history.map((h) => [h.address, h.action, h.staffId, h.messageId]).sort()).toEqual(
+      [
+        [sender, 'opt_out', t.owner.id, flagged.id],
+        [current, 'opt_out', t.owner.id, flagged.id],
+      ].sort(),
+    );
+    // Another client row still carrying the old number is refused too.
+    const stillOld = await createClient(t.business.id, { phoneNumber: sender });
+    expect(await t.sendSms(stillOld.id)).toMatchObject({ status: 'failed', errorCode: 'opted_out' });
+  });
+
+  it('an opt-out staff confirmed is the client’s: opting back in needs how the client asked (source and note)', async () => {
+    const t = await tenantWithClient();
+    await t.texts('please stop texting me');
+    const conv = await t.conversation();
+    expect((await t.decide(conv.id, { decision: 'confirm' })).status).toBe(200);
+    const path = `/api/v1/businesses/${t.business.id}/clients/${t.client.id}/opt-outs/sms`;
+    const bare = await api.delete(path, { headers: t.session });
+    expect(bare.status).toBe(422);
+    const body = await jsonOf(bare);
+    expect(body.detail[0].msg).toContain(`staff confirmed the client's text "please stop texting me" as an opt-out`);
+    expect(await clientOptOuts(t.client.id)).toEqual({ sms: true, email: false });
+    const stated = await api.delete(path, { headers: t.session, body: { source: 'in_person', note: 'Asked at checkout' } });
+    expect(stated.status).toBe(200);
+    expect(await clientOptOuts(t.client.id)).toEqual({ sms: false, email: false });
   });
 
   it('dismiss keeps the client subscribed, clears the pending text and notes it', async () => {

@@ -11,10 +11,11 @@ import { optOut } from '@/server/services/messages/suppression';
 /**
  * Staff deciding a conversation's pending possible opt-out (docs/api.md#possible-opt-outs): a text
  * that reads like a revocation without being a rule word is flagged and left pending by the inbound
- * path; staff confirm it (the client's number is opted out of SMS) or dismiss it (the client keeps
- * receiving texts). Either way the pending id is cleared and a note in the timeline records who
- * decided and on which text: the schema keeps no decision of its own, and the note is where staff
- * already look for a conversation's history.
+ * path; staff confirm it (the number that sent it, and the client's current one if another, are
+ * opted out of SMS) or dismiss it (the client keeps receiving texts). Either way the pending id is
+ * cleared and a note in the timeline records who decided and on which text: the opt-out history
+ * records a confirmation (who, which text), and the note is where staff already look for a
+ * conversation's history.
  */
 
 export type OptOutDecision = 'confirm' | 'dismiss';
@@ -64,10 +65,11 @@ export async function decidePossibleOptOut(
       message_id: number | null;
       stored: boolean;
       content: string | null;
+      sender: string | null;
       phone: string | null;
     }>(sql`
       select c.possible_opt_out_message_id as message_id, m.id is not null as stored, m.content,
-        coalesce(cl.phone_number, m.from_address) as phone
+        case when m.direction = 'inbound' and m.channel = 'sms' then m.from_address end as sender, cl.phone_number as phone
       from conversations c
       join clients cl on cl.business_id = c.business_id and cl.id = c.client_id
       left join messages m on m.business_id = c.business_id and m.id = c.possible_opt_out_message_id
@@ -78,10 +80,15 @@ export async function decidePossibleOptOut(
       throw new AppError('conflict', 'No such possible opt-out is pending in this conversation: it was already decided');
     }
     if (decision === 'confirm') {
-      if (!pending!.phone) throw AppError.invalid(['body', 'decision'], 'This client has no mobile number to opt out', 'missing');
+      // The number that sent the text is the one that asked; the client's current number too, when
+      // it is another (the client may have changed it since, or the text came from a second phone).
+      const numbers = [...new Set([pending!.sender, pending!.phone].filter((n): n is string => !!n?.trim()))];
+      if (numbers.length === 0)
+        throw AppError.invalid(['body', 'decision'], 'This client has no mobile number to opt out', 'missing');
       // The cause is named while the text exists (the pending id has no foreign key; opt_outs.message_id has).
       const cause = pending!.stored ? messageId : null;
-      await optOut(tx, { businessId, channel: 'sms', address: pending!.phone, source: 'staff', messageId: cause });
+      for (const address of numbers)
+        await optOut(tx, { businessId, channel: 'sms', address, source: 'staff', messageId: cause, staffId: opts.staffId });
     }
     await tx.execute(sql`update conversations set possible_opt_out_message_id = null
                          where business_id = ${businessId} and id = ${conversation.id}`);

@@ -1,7 +1,7 @@
-import { and, eq } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
-import { businesses, clients, messages, optOuts } from '@/db/schema';
+import { businesses, clients, messages, optOutEvents, optOuts } from '@/db/schema';
 import {
   clientOptOuts,
   createClient,
@@ -15,7 +15,7 @@ import { sendJobsFor } from '@/server/testing/send-jobs';
 import { callStatus, newCall } from '@/server/testing/voice';
 import { inboundSmsForm, jobsWhere, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';
 import { recordSendResults } from './lifecycle';
-import { isSuppressed, optOut } from './suppression';
+import { isSuppressed, optIn, optOut } from './suppression';
 
 /**
  * Opt-outs by business and address (docs/api.md#opt-out): whichever client row opted out, every
@@ -189,5 +189,89 @@ describe('opt-outs by email address', () => {
     // SMS to the same clients is not affected.
     const [sms] = await idsOf(await t.send('sms', [{ client_id: b.id, message: 'Hi' }]));
     expect((await messageOf(sms!)).status).toBe('queued');
+  });
+});
+
+describe('the history and the current state (docs/api.md#opt-out)', () => {
+  const events = (businessId: number) =>
+    db
+      .select({ address: optOutEvents.address, action: optOutEvents.action, source: optOutEvents.source })
+      .from(optOutEvents)
+      .where(eq(optOutEvents.businessId, businessId))
+      .orderBy(optOutEvents.id);
+
+  it('STOP, STOP, START, START, STOP: each change recorded once, and the latest record decides every send', async () => {
+    const t = await tenantWithNumber();
+    const phone = newPhone();
+    const client = await createClient(t.business.id, { phoneNumber: phone });
+    const sendOne = async () => messageOf((await idsOf(await t.send('sms', [{ client_id: client.id, message: 'Hi' }])))[0]!);
+    for (const [word, optedOut] of [
+      ['STOP', true],
+      ['STOP', true],
+      ['START', false],
+      ['START', false],
+      ['STOP', true],
+    ] as const) {
+      expect((await inboundSms(t.number.phoneNumber, phone, word)).status).toBe(200);
+      expect(await sendOne(), word).toMatchObject(optedOut ? { status: 'failed', errorCode: 'opted_out' } : { status: 'queued' });
+    }
+    expect(await events(t.business.id)).toEqual([
+      { address: phone, action: 'opt_out', source: 'keyword' },
+      { address: phone, action: 'opt_in', source: 'keyword' },
+      { address: phone, action: 'opt_out', source: 'keyword' },
+    ]);
+  });
+
+  it('whatever the sequence of writes, an address has an opt_outs row exactly when its latest record is an opt-out', async () => {
+    const t = await tenantWithNumber();
+    const addresses = [newPhone(), newPhone(), newPhone()];
+    const client = await createClient(t.business.id, { phoneNumber: addresses[0] });
+    const refused = await createMessage(await createConversation(t.business.id, client.id), {
+      toAddress: addresses[1],
+      status: 'sending',
+      providerMessageId: null,
+    });
+    // A fixed pseudo-random walk over every writer: keyword, staff, API, provider (21610), import-like.
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let step = 0; step < 40; step++) {
+      const address = addresses[Math.floor(random() * addresses.length)]!;
+      const target = { businessId: t.business.id, channel: 'sms' as const, address };
+      const roll = random();
+      if (roll < 0.35) await optOut(db, { ...target, source: random() < 0.5 ? 'keyword' : 'staff', staffId: t.owner.id });
+      else if (roll < 0.45) {
+        await db.update(messages).set({ status: 'sending' }).where(eq(messages.id, refused.id));
+        await recordSendResults('twilio', {
+          sent: [],
+          failed: [{ messageId: refused.id, code: '21610', message: 'Unsubscribed recipient', optedOut: true }],
+          requeue: [],
+        });
+      } else await optIn(db, { ...target, source: random() < 0.5 ? 'keyword' : 'phone_call', note: 'asked' });
+      const mismatched = await db.execute(sql`
+        select a.address from unnest(${sql.param(addresses)}::text[]) as a(address)
+        where exists (select 1 from opt_outs o where o.business_id = ${t.business.id} and o.channel = 'sms' and o.address = a.address)
+          <> coalesce((select e.action = 'opt_out' from opt_out_events e
+                       where e.business_id = ${t.business.id} and e.channel = 'sms' and e.address = a.address
+                       order by e.id desc limit 1), false)`);
+      expect(mismatched, `step ${step}`).toEqual([]);
+      // And the send path's check (the workers' suppressedSql, submit's suppressedAddresses) agrees.
+      const suppressed = await isSuppressed(target);
+      const [latest] = await db
+        .select({ action: optOutEvents.action })
+        .from(optOutEvents)
+        .where(and(eq(optOutEvents.businessId, t.business.id), eq(optOutEvents.address, address)))
+        .orderBy(desc(optOutEvents.id))
+        .limit(1);
+      expect(suppressed, `step ${step}`).toBe(latest?.action === 'opt_out');
+    }
+    // Records only for changes: no two records of an address in a row say the same thing.
+    const all = await events(t.business.id);
+    for (const address of addresses) {
+      const actions = all.filter((e) => e.address === address).map((e) => e.action);
+      expect(
+        actions.every((a, i) => i === 0 || a !== actions[i - 1]),
+        address,
+      ).toBe(true);
+    }
   });
 });

@@ -1,14 +1,19 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/db/client';
-import { optOuts, type OptOutChannel, type OptOutSource } from '@/db/schema';
+import { optOuts, type OptOutChannel, type OptOutEventSource, type OptOutSource } from '@/db/schema';
 
 /**
- * Suppression (docs/api.md#opt-out): the one module that writes `opt_outs` and says how to read it.
- * An opt-out belongs to a business and an address (E.164 number, lower-cased email), not to a
- * client row: every client row with that number or address is opted out, and every send path
- * checks the message's recipient address (submit, the send workers at send time; the missed-call
- * text goes through submit). Opting back in deletes the row.
+ * Suppression (docs/api.md#opt-out): the one module that writes `opt_outs` and `opt_out_events`,
+ * and says how to read them. An opt-out belongs to a business and an address (E.164 number,
+ * lower-cased email), not to a client row: every client row with that number or address is opted
+ * out, and every send path checks the message's recipient address (submit, the send workers at send
+ * time; the missed-call text goes through submit).
+ *
+ * `opt_outs` is the current state (a row: opted out), `opt_out_events` the history. Every write
+ * below is one statement that changes the state and appends the record of that change together,
+ * and appends nothing when nothing changed: so the address is opted out exactly when its latest
+ * record is an opt-out, while the send path's check stays one probe of opt_outs' unique key.
  *
  * Callers: a STOP/START reply (`keyword`), Twilio 21610 and SendGrid unsubscribe/spam
  * report/bounce (`provider_error`), a client's opt-out set by hand (`api` through REST, `staff` in
@@ -19,45 +24,70 @@ import { optOuts, type OptOutChannel, type OptOutSource } from '@/db/schema';
 
 export type OptOutTarget = { businessId: number; channel: OptOutChannel; address: string };
 
+/** Who did it and why, as the history records it. */
+type Attribution = { staffId?: number | null; note?: string | null; messageId?: number | null };
+
 /** The stored form of an address: email lower-cased and trimmed; a phone number is E.164 already. */
 export const suppressionAddress = (channel: OptOutChannel, address: string) =>
   channel === 'email' ? address.trim().toLowerCase() : address.trim();
 
 /**
- * Opts an address out of a channel. Idempotent: an existing opt-out keeps its first cause and time.
- * True when this call opted it out (it was not opted out before).
+ * Opts an address out of a channel, and records it. Idempotent: an existing opt-out keeps its first
+ * cause and time, and a second one adds no record. True when this call opted it out.
  */
-export async function optOut(
-  tx: Tx,
-  target: OptOutTarget & { source: OptOutSource; messageId?: number | null },
-): Promise<boolean> {
+export async function optOut(tx: Tx, target: OptOutTarget & Attribution & { source: OptOutSource }): Promise<boolean> {
   const address = suppressionAddress(target.channel, target.address);
   if (!address) return false;
-  const created = await tx
-    .insert(optOuts)
-    .values({
-      businessId: target.businessId,
-      channel: target.channel,
-      address,
-      source: target.source,
-      messageId: target.messageId ?? null,
-    })
-    .onConflictDoNothing({ target: [optOuts.businessId, optOuts.channel, optOuts.address] })
-    .returning({ id: optOuts.id });
-  return created.length > 0;
+  const rows = await tx.execute(sql`
+    with changed as (
+      insert into opt_outs (business_id, channel, address, source, message_id)
+      values (${target.businessId}, ${target.channel}, ${address}, ${target.source}, ${target.messageId ?? null})
+      on conflict (business_id, channel, address) do nothing
+      returning business_id, channel, address, source, message_id
+    )
+    insert into opt_out_events (business_id, channel, address, action, source, note, staff_id, message_id)
+    select business_id, channel, address, 'opt_out', source, ${target.note || null}, ${target.staffId ?? null}::int, message_id
+    from changed
+    returning 1`);
+  return rows.length > 0;
 }
 
-/** Opts an address back in (START, a re-subscribe): it can be sent to again. */
-export async function optIn(tx: Tx, target: OptOutTarget): Promise<void> {
-  await tx
-    .delete(optOuts)
+/**
+ * Opts an address back in (START, an opt-in staff or the API made), and records it: who, how
+ * (`source`), why (`note`, the START message). True when it was opted out (a record was added).
+ * Whether this caller may lift the opt-out is the caller's rule (compliance/client-opt-outs.ts).
+ */
+export async function optIn(tx: Tx, target: OptOutTarget & Attribution & { source: OptOutEventSource }): Promise<boolean> {
+  const address = suppressionAddress(target.channel, target.address);
+  if (!address) return false;
+  const rows = await tx.execute(sql`
+    with changed as (
+      delete from opt_outs
+      where business_id = ${target.businessId} and channel = ${target.channel} and address = ${address}
+      returning business_id, channel, address
+    )
+    insert into opt_out_events (business_id, channel, address, action, source, note, staff_id, message_id)
+    select business_id, channel, address, 'opt_in', ${target.source}, ${target.note || null}, ${target.staffId ?? null}::int,
+      ${target.messageId ?? null}::bigint
+    from changed
+    returning 1`);
+  return rows.length > 0;
+}
+
+/** The current opt-out of an address (null: not opted out), locked until the caller's transaction ends. */
+export async function lockOptOut(tx: Tx, target: OptOutTarget) {
+  const [row] = await tx
+    .select()
+    .from(optOuts)
     .where(
       and(
         eq(optOuts.businessId, target.businessId),
         eq(optOuts.channel, target.channel),
         eq(optOuts.address, suppressionAddress(target.channel, target.address)),
       ),
-    );
+    )
+    .for('update');
+  return row ?? null;
 }
 
 /** Which of these addresses are opted out of the channel, in one indexed query. */
@@ -99,13 +129,18 @@ export function suppressedSql(channel: OptOutChannel, businessId: SQL, address: 
 export async function optOutRecipientsOf(tx: Tx, messageIds: readonly number[], source: OptOutSource): Promise<void> {
   if (messageIds.length === 0) return;
   await tx.execute(sql`
-    insert into opt_outs (business_id, channel, address, source, message_id)
-    select distinct on (m.business_id, m.channel, address) m.business_id, m.channel, address, ${source}, m.id
-    from messages m
-    cross join lateral (select case when m.channel = 'email' then lower(trim(m.to_address)) else trim(m.to_address) end as address) a
-    where m.id = any(${sql.param([...messageIds])}::bigint[]) and m.channel in ('sms', 'email') and coalesce(a.address, '') <> ''
-    order by m.business_id, m.channel, address, m.id
-    on conflict (business_id, channel, address) do nothing`);
+    with changed as (
+      insert into opt_outs (business_id, channel, address, source, message_id)
+      select distinct on (m.business_id, m.channel, address) m.business_id, m.channel, address, ${source}, m.id
+      from messages m
+      cross join lateral (select case when m.channel = 'email' then lower(trim(m.to_address)) else trim(m.to_address) end as address) a
+      where m.id = any(${sql.param([...messageIds])}::bigint[]) and m.channel in ('sms', 'email') and coalesce(a.address, '') <> ''
+      order by m.business_id, m.channel, address, m.id
+      on conflict (business_id, channel, address) do nothing
+      returning business_id, channel, address, source, message_id
+    )
+    insert into opt_out_events (business_id, channel, address, action, source, message_id)
+    select business_id, channel, address, 'opt_out', source, message_id from changed`);
 }
 
 /**
@@ -134,12 +169,17 @@ export async function optOutImportedClients(
     .map((r) => ({ external_id: r.external_id, sms: Boolean(r.opted_out_sms), email: Boolean(r.opted_out_email) }));
   if (marked.length === 0) return;
   await tx.execute(sql`
-    insert into opt_outs (business_id, channel, address, source)
-    select distinct ${businessId}::int, x.channel, x.address, 'import'
-    from jsonb_to_recordset(${JSON.stringify(marked)}::jsonb) as r(external_id text, sms boolean, email boolean)
-    join clients c on c.business_id = ${businessId} and c.external_id = r.external_id
-    cross join lateral (values ('sms', case when r.sms then trim(c.phone_number) end),
-                               ('email', case when r.email then lower(trim(c.email)) end)) as x(channel, address)
-    where coalesce(x.address, '') <> ''
-    on conflict (business_id, channel, address) do nothing`);
+    with changed as (
+      insert into opt_outs (business_id, channel, address, source)
+      select distinct ${businessId}::int, x.channel, x.address, 'import'
+      from jsonb_to_recordset(${JSON.stringify(marked)}::jsonb) as r(external_id text, sms boolean, email boolean)
+      join clients c on c.business_id = ${businessId} and c.external_id = r.external_id
+      cross join lateral (values ('sms', case when r.sms then trim(c.phone_number) end),
+                                 ('email', case when r.email then lower(trim(c.email)) end)) as x(channel, address)
+      where coalesce(x.address, '') <> ''
+      on conflict (business_id, channel, address) do nothing
+      returning business_id, channel, address, source
+    )
+    insert into opt_out_events (business_id, channel, address, action, source)
+    select business_id, channel, address, 'opt_out', source from changed`);
 }

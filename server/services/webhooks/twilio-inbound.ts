@@ -149,7 +149,8 @@ async function actOnWording(tx: Tx, wording: Classification, body: string, inbou
     const text = optOutConfirmationText(business.settings, business.name);
     if (text) await queueAutoReply(tx, inbound, 'opt_out_confirmation', text);
   } else if (wording.class === 'opt_in') {
-    await optIn(tx, number);
+    // The number's own START lifts any opt-out of it, and is recorded with the text as its cause.
+    await optIn(tx, { ...number, source: 'keyword', messageId: inbound.messageId });
   } else if (wording.class === 'help') {
     const business = await businessForReplies(tx, businessId);
     const text = helpReplyText(business.settings, business.name, inbound.businessPhone, business.country);

@@ -2,6 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { MESSAGE_FILTERS, OPT_OUT_CHANNELS } from '@/db/schema/enums';
 import { isDraining } from '@/server/http/shutdown';
+import { ownStaffOnly } from '@/server/http/staff-context';
 import { SESSION_RECHECK_MS } from '@/server/realtime/event-stream';
 import { businessEvents, StreamEnded } from '@/server/realtime/listen';
 import {
@@ -13,7 +14,8 @@ import {
 import { email, id, MAX_PAGE } from '@/server/schemas/common';
 import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, refuseBeyondSearchWindow, sendAt } from '@/server/schemas/messages';
 import { MAX_SMS_LENGTH, MMS_MAX_MEDIA } from '@/server/shared/limits';
-import { setClientOptOut } from '@/server/services/compliance/client-opt-outs';
+import { clientOptOutHistory, setClientOptOut } from '@/server/services/compliance/client-opt-outs';
+import { optInStatement } from '@/server/schemas/opt-outs';
 import { decidePossibleOptOut, pendingOptOutText } from '@/server/services/compliance/opt-out-review';
 import { smsSegments } from '@/server/shared/sms-segments';
 import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
@@ -126,11 +128,11 @@ export const inboxRouter = router({
     .mutation(({ ctx, input }) =>
       conversations.assignConversation(ctx.caller.businessId, ctx.conversation, input.staffId, ctx.caller.staffId),
     ),
-  setStatus: conversationProcedure
-    .input(StatusRequest)
-    .mutation(({ ctx, input }) =>
-      conversations.setConversationStatus(ctx.caller.businessId, ctx.conversation, input, ctx.caller.staffId),
-    ),
+  setStatus: conversationProcedure.input(StatusRequest).mutation(({ ctx, input }) => {
+    // The same rule as REST: the session acts as its own staff member (docs/api.md#staff-sessions).
+    ownStaffOnly(ctx.caller, input.staff_id);
+    return conversations.setConversationStatus(ctx.caller.businessId, ctx.conversation, input, ctx.caller.staffId);
+  }),
   label: conversationProcedure
     .input(z.object({ label: z.string().trim().min(1).max(50).nullable() }))
     .mutation(({ ctx, input }) =>
@@ -155,10 +157,24 @@ export const inboxRouter = router({
         staffId: ctx.caller.staffId,
       }),
     ),
-  /** The client panel's opt-out control: the client's address out of (or back into) a channel, source `staff`. */
+  /**
+   * The client panel's opt-out control: the client's address out of (or back into) a channel, by the
+   * staff member; opting back in states how the client asked (docs/api.md#opt-out).
+   */
   setClientOptOut: staffProcedure
-    .input(z.object({ clientId: id, channel: z.enum(OPT_OUT_CHANNELS), optedOut: z.boolean() }))
-    .mutation(({ ctx, input }) => setClientOptOut(ctx.caller.businessId, input.clientId, input.channel, input.optedOut, 'staff')),
+    .input(z.object({ clientId: id, channel: z.enum(OPT_OUT_CHANNELS), optedOut: z.boolean(), ...optInStatement }))
+    .mutation(({ ctx, input: { clientId, channel, optedOut, source, note } }) =>
+      setClientOptOut(
+        ctx.caller.businessId,
+        clientId,
+        channel,
+        optedOut,
+        { via: 'staff', staffId: ctx.caller.staffId },
+        { source, note },
+      ),
+    ),
+  /** The client panel's opt-out history: opt-outs and opt-ins of the client's number and address. */
+  optOutHistory: conversationProcedure.query(({ ctx }) => clientOptOutHistory(ctx.caller.businessId, ctx.conversation.clientId)),
   flag: staffProcedure
     .input(z.object({ messageId: id, flagged: z.boolean() }))
     .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged)),

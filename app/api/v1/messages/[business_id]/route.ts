@@ -1,5 +1,6 @@
 import { processMessages as op } from '@/server/http/operations/messages';
 import { route } from '@/server/http/route';
+import { ownStaffOnly } from '@/server/http/staff-context';
 import { parseOrThrow } from '@/server/http/validation';
 import {
   ProcessMessagesRequest,
@@ -11,12 +12,14 @@ import {
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
 
 // POST: any channel, send or record — dispatches to the SMS or email operation.
-export const POST = route(op, ({ params, body }) => {
+export const POST = route(op, ({ caller, params, body }) => {
   const { channel, mode } = parseOrThrow('body', ProcessMessagesRequest, body);
   if (channel === 'sms') {
     const parsed = parseOrThrow('body', mode === 'send' ? SendSmsRequest : RecordSmsRequest, body);
+    ownStaffOnly(caller, parsed.staff_id);
     return submitSms(params.business_id, parsed, mode);
   }
   const parsed = parseOrThrow('body', mode === 'send' ? SendEmailRequest : RecordEmailRequest, body);
+  ownStaffOnly(caller, parsed.staff_id);
   return submitEmail(params.business_id, parsed, mode);
 });

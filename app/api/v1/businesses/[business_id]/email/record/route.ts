@@ -1,6 +1,10 @@
 import { recordEmail as op } from '@/server/http/operations/messages';
 import { route } from '@/server/http/route';
+import { ownStaffOnly } from '@/server/http/staff-context';
 import { submitEmail } from '@/server/services/messages/submit';
 
 // POST: record email (inbound or outbound) without sending.
-export const POST = route(op, ({ params, body }) => submitEmail(params.business_id, body, 'record'));
+export const POST = route(op, ({ caller, params, body }) => {
+  ownStaffOnly(caller, body.staff_id);
+  return submitEmail(params.business_id, body, 'record');
+});

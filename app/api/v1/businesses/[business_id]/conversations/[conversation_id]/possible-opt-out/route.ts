@@ -1,12 +1,12 @@
 import { decidePossibleOptOut as op } from '@/server/http/operations/opt-outs';
 import { route } from '@/server/http/route';
-import { actingStaff } from '@/server/http/staff-context';
+import { writingStaff } from '@/server/http/staff-context';
 import { decidePossibleOptOut } from '@/server/services/compliance/opt-out-review';
 
 // POST: confirm (opt the number out of SMS) or dismiss the pending possible opt-out.
 export const POST = route(op, ({ caller, params, body }) =>
   decidePossibleOptOut(params.business_id, params.conversation_id, body.decision, {
     messageId: body.message_id,
-    staffId: body.staff_id ?? actingStaff(caller),
+    staffId: writingStaff(caller, body.staff_id),
   }),
 );

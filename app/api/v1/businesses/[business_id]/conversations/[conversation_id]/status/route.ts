@@ -1,9 +1,10 @@
 import { setConversationStatus as op } from '@/server/http/operations/conversations';
 import { route } from '@/server/http/route';
-import { actingStaff } from '@/server/http/staff-context';
+import { actingStaff, ownStaffOnly } from '@/server/http/staff-context';
 import { setConversationStatus } from '@/server/services/conversations';
 
 // POST: open / pending / snoozed (until) / resolved.
-export const POST = route(op, ({ caller, params, body }) =>
-  setConversationStatus(params.business_id, params.conversation_id, body, actingStaff(caller)),
-);
+export const POST = route(op, ({ caller, params, body }) => {
+  ownStaffOnly(caller, body.staff_id);
+  return setConversationStatus(params.business_id, params.conversation_id, body, actingStaff(caller));
+});
