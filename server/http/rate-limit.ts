@@ -23,6 +23,10 @@ import { logger } from '@/server/logger';
  * default 600/minute). A process that dies loses its last second of counts (a short-lived one calls
  * flushRateLimits before it exits). Windows follow each process's clock, not the database's.
  */
+// Scopes in use: a caller's own (`key:<id>`, `session:<id>`, `platform:<hash>`; RATE_LIMIT_PER_MINUTE);
+// `business:<id>`, every key and session of a business together (RATE_LIMIT_PER_BUSINESS_PER_MINUTE,
+// server/http/credentials.ts); `auth-token:<business id>`, the sessions POST /auth/token mints for a
+// business (AUTH_TOKENS_PER_BUSINESS_PER_MINUTE).
 const FLUSH_INTERVAL_MS = 1000;
 /** A shared total read longer ago than this is refreshed synchronously before deciding. */
 const STALE_AFTER_MS = 2 * FLUSH_INTERVAL_MS;
@@ -104,8 +108,24 @@ function scheduleFlush() {
   flushTimer.unref();
 }
 
-/** Counts one request of `scope` against `limit` per minute; 429 with Retry-After past it. */
-export async function enforceRateLimit(scope: string, limit = env().rateLimitPerMinute): Promise<void> {
+/** What a 429 says by default: the per-credential limit (RATE_LIMIT_PER_MINUTE). */
+const perMinute = (limit: number) => `Rate limit of ${limit} requests per minute exceeded`;
+
+/** The 429 of a window: Retry-After is the seconds left in it (at least 1). */
+const limited = (message: string, window: number, now: number) =>
+  new AppError('rate_limited', message, {
+    retryAfterSeconds: Math.max(1, Math.ceil((window + WINDOW_MS - now) / 1000)),
+  });
+
+/**
+ * Counts one request of `scope` against `limit` per minute; 429 with Retry-After past it, saying
+ * `message` (by default the per-credential limit's).
+ */
+export async function enforceRateLimit(
+  scope: string,
+  limit = env().rateLimitPerMinute,
+  message = perMinute(limit),
+): Promise<void> {
   const now = Date.now();
   const window = windowOf(now);
   const key = keyOf({ scope, window });
@@ -131,11 +151,7 @@ export async function enforceRateLimit(scope: string, limit = env().rateLimitPer
     bucket.shared = Math.max(bucket.shared, count);
     bucket.readAt = Date.now();
   }
-  if (count > limit) {
-    throw new AppError('rate_limited', `Rate limit of ${limit} requests per minute exceeded`, {
-      retryAfterSeconds: Math.max(1, Math.ceil((window + WINDOW_MS - now) / 1000)),
-    });
-  }
+  if (count > limit) throw limited(message, window, now);
 }
 
 /**
@@ -184,24 +200,21 @@ export function abandonRateLimit(plan: RateLimitPlan): void {
 /**
  * Finishes the count for `scope`, the caller the statement resolved: with `count` (the shared
  * total the statement read back) as enforceRateLimit's exact path does; without one (`delta` was
- * 0), as enforceRateLimit does. 429 past the limit.
+ * 0), as enforceRateLimit does. 429 past the limit, saying `message`.
  */
 export async function settleRateLimit(
   plan: RateLimitPlan,
   scope: string,
   count: number | null,
   limit = env().rateLimitPerMinute,
+  message = perMinute(limit),
 ): Promise<void> {
   if (plan.scope !== undefined && plan.scope !== scope) abandonRateLimit(plan);
-  if (plan.delta === 0 || count === null) return enforceRateLimit(scope, limit);
+  if (plan.delta === 0 || count === null) return enforceRateLimit(scope, limit, message);
   const key = keyOf({ scope, window: plan.window });
   let bucket = buckets.get(key);
   if (!bucket) buckets.set(key, (bucket = { scope, window: plan.window, shared: 0, pending: 0, readAt: 0 }));
   bucket.shared = Math.max(bucket.shared, count);
   bucket.readAt = Date.now();
-  if (count > limit) {
-    throw new AppError('rate_limited', `Rate limit of ${limit} requests per minute exceeded`, {
-      retryAfterSeconds: Math.max(1, Math.ceil((plan.window + WINDOW_MS - plan.now) / 1000)),
-    });
-  }
+  if (count > limit) throw limited(message, plan.window, plan.now);
 }

@@ -57,6 +57,7 @@ export async function startFuzzStack(): Promise<FuzzStack> {
     EMAIL_INBOUND_SECRET: 'fuzz-inbound-secret',
     // The fuzzer is not testing the rate limit (its own tests do).
     RATE_LIMIT_PER_MINUTE: '10000000',
+    AUTH_TOKENS_PER_BUSINESS_PER_MINUTE: '1000000',
     LOG_LEVEL: process.env.FUZZ_LOG_LEVEL ?? 'fatal',
   };
   if (
