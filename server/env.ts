@@ -75,7 +75,7 @@ const schema = z
      * credential's own RATE_LIMIT_PER_MINUTE: a key that mints sessions cannot multiply its budget.
      * Unset: 10 × RATE_LIMIT_PER_MINUTE.
      */
-    RATE_LIMIT_PER_BUSINESS_PER_MINUTE: optionalString.pipe(z.coerce.number().int().min(1).max(2_000_000_000).optional()),
+    RATE_LIMIT_PER_BUSINESS_PER_MINUTE: optionalString.pipe(z.coerce.number<string>().int().min(1).max(2_000_000_000).optional()),
     /** Sessions minted by POST /auth/token per business per minute, whoever asks (docs/api.md#rate-limits). */
     AUTH_TOKENS_PER_BUSINESS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
     WORKER_MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),

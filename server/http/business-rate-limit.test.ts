@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { GET as trpcGet } from '@/app/api/trpc/[trpc]/route';
 import { db } from '@/db/client';
+import { parseEnv } from '@/server/env';
 import { sessionTokenHash } from '@/server/services/auth';
 import { createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
@@ -166,5 +167,18 @@ describe('POST /auth/token: capped per business per minute', () => {
       sql`select count(*)::int as n from sessions where business_id = ${a.business.id}`,
     );
     expect(row!.n).toBe(4);
+  });
+});
+
+describe('settings', () => {
+  it('the business budget defaults to 10 × the per-credential limit; the mint cap to 60; both bounded', () => {
+    expect(parseEnv({}).rateLimitPerBusinessPerMinute).toBe(6000);
+    expect(parseEnv({ RATE_LIMIT_PER_MINUTE: '100' }).rateLimitPerBusinessPerMinute).toBe(1000);
+    expect(
+      parseEnv({ RATE_LIMIT_PER_MINUTE: '100', RATE_LIMIT_PER_BUSINESS_PER_MINUTE: '150' }).rateLimitPerBusinessPerMinute,
+    ).toBe(150);
+    expect(parseEnv({}).authTokensPerBusinessPerMinute).toBe(60);
+    expect(() => parseEnv({ RATE_LIMIT_PER_BUSINESS_PER_MINUTE: '0' })).toThrow(/RATE_LIMIT_PER_BUSINESS_PER_MINUTE/);
+    expect(() => parseEnv({ AUTH_TOKENS_PER_BUSINESS_PER_MINUTE: 'many' })).toThrow(/AUTH_TOKENS_PER_BUSINESS_PER_MINUTE/);
   });
 });
