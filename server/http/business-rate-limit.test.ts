@@ -51,6 +51,9 @@ async function burst(n: number, send: () => Promise<Response>) {
   return { statuses, refusal };
 }
 
+const tally = (statuses: number[]) =>
+  Object.fromEntries([...new Set(statuses)].sort().map((s) => [s, statuses.filter((x) => x === s).length]));
+
 const ownLimit = 'Rate limit of 8 requests per minute exceeded';
 const businessLimit = expect.stringContaining('Rate limit of 20 requests per minute for this business');
 
@@ -103,6 +106,41 @@ describe('business-wide budget: sessions a key mints share their business budget
     // Another business is untouched.
     expect((await locations(other.business.id, { 'x-api-key': other.apiKey })).status).toBe(200);
     expect((await locations(other.business.id, bearer(other.sessionToken))).status).toBe(200);
+  });
+
+  it('holds exactly under concurrency: many sessions of a business at once are served the business budget, not one more', async () => {
+    await withinOneWindow();
+    /** A tenant whose key mints 3 sessions (3 of the business's 20), each used `warm` times first. */
+    const tenantWithSessions = async (warm: number) => {
+      const t = await createTenant();
+      const tokens: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await mint({ 'x-api-key': t.apiKey }, t.business.id, t.owner.id);
+        tokens.push(((await jsonOf(res)) as { access_token: string }).access_token);
+      }
+      for (const token of tokens)
+        for (let i = 0; i < warm; i++)
+          expect((await locations(t.business.id, { authorization: `Bearer ${token}` })).status).toBe(200);
+      return { t, tokens };
+    };
+    /** `each` requests per session, all at once: their statuses. */
+    const together = (t: { business: { id: number } }, tokens: string[], each: number) =>
+      Promise.all(
+        tokens.flatMap((token) =>
+          Array.from({ length: each }, () => locations(t.business.id, { authorization: `Bearer ${token}` })),
+        ),
+      ).then((answers) => answers.map((a) => a.status));
+
+    // Sessions this process has not seen: 24 at once, 8 per session (each within its own limit).
+    const fresh = await tenantWithSessions(0);
+    const first = await together(fresh.t, fresh.tokens, 8);
+    expect(tally(first)).toEqual({ 200: 17, 429: 7 });
+    expect(await sharedCount(`business:${fresh.t.business.id}`)).toBe(27);
+    // Sessions it knows, with hits counted here and not yet flushed: 9 spent (3 mints, 2 each), 18 at once.
+    const known = await tenantWithSessions(2);
+    const second = await together(known.t, known.tokens, 6);
+    expect(tally(second)).toEqual({ 200: 11, 429: 7 });
+    expect(await sharedCount(`business:${known.t.business.id}`)).toBe(27);
   });
 
   it('sees what other processes counted: near the business budget the session lookup counts both rows exactly', async () => {

@@ -12,7 +12,7 @@ import {
   type Caller,
   type SlidSession,
 } from '@/server/services/auth';
-import { abandonRateLimit, countHitsSql, enforceRateLimit, planRateLimit, settleRateLimit } from './rate-limit';
+import { abandonRateLimit, countHitsSql, enforceRateLimit, planRateLimit, recordRateLimit, settleRateLimit } from './rate-limit';
 
 export const SESSION_COOKIE = 'session';
 
@@ -70,6 +70,7 @@ const sessionAndCount = fixedStatement<{
   window: number;
   delta: number;
   limit: number;
+  businessWindow: number;
   businessDelta: number;
 }>(
   (p) => sql`
@@ -77,7 +78,7 @@ const sessionAndCount = fixedStatement<{
     counted as (${countHitsSql(sql`select 'session:' || s.id as scope from s`, p.window, p.delta)}),
     business_counted as (${countHitsSql(
       sql`select 'business:' || s.business_id as scope from s where coalesce((select count from counted), 0) <= ${p.limit}::int`,
-      p.window,
+      p.businessWindow,
       p.businessDelta,
     )})
     select s.id, s.business_id, s.staff_id, (select count from counted) as rate_count,
@@ -115,6 +116,8 @@ export async function authenticateAndCount(req: Request, sessionAllowed: boolean
       window: plan.window,
       delta: plan.delta,
       limit,
+      // Planned a moment apart: at a minute's turn the two may fall in different windows.
+      businessWindow: businessPlan.window,
       businessDelta: businessPlan.delta,
     });
   } catch (err) {
@@ -132,8 +135,9 @@ export async function authenticateAndCount(req: Request, sessionAllowed: boolean
   try {
     await settleRateLimit(plan, caller.scope, row.rate_count, limit);
   } catch (err) {
-    // Refused by its own limit: the statement did not count it for the business either.
-    if (row.business_count === null) abandonRateLimit(businessPlan);
+    // Refused by its own limit (the statement then did not count it for the business), or the
+    // database failed: the business's side is only recorded.
+    recordRateLimit(businessPlan, business, row.business_count);
     throw err;
   }
   await settleRateLimit(businessPlan, business, row.business_count, businessLimit, businessLimited(businessLimit));
