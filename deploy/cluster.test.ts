@@ -1,3 +1,4 @@
+import http from 'node:http';
 import net from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,7 +6,8 @@ import { db } from '@/db/client';
 import { messages } from '@/db/schema';
 import { ensureProductionBuild } from '@/server/cli/production-build';
 import { parseEnv } from '@/server/env';
-import { TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest } from '@/server/providers/webhook-requests';
+import { inboundEmailPath, TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest } from '@/server/providers/webhook-requests';
+import { signedMediaUrl } from '@/server/services/messages/media-links';
 import { createSmsNumber, createTenant } from '@/server/testing/factories';
 import { startCluster, type Cluster } from './cluster';
 
@@ -147,5 +149,173 @@ describe('local deployment behind HAProxy', () => {
     const deadline = Date.now() + 10_000;
     while (!/web1 is UP/.test(cluster.haproxy.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(cluster.haproxy.output()).toMatch(/web1 is UP/);
+  });
+});
+
+type Answer = { status: number; retryAfter: string | undefined; body: string };
+
+/**
+ * One request to the balancer from the local address `source`: HAProxy's per-source limits see
+ * the connection's own address, so each test below takes an address of its own (Linux answers for
+ * all of 127.0.0.0/8 on the loopback interface), and none of them touches 127.0.0.1, which the
+ * other tests use.
+ */
+function from(
+  source: string,
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Answer> {
+  const { port } = new URL(cluster.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: init.method ?? 'GET', headers: init.headers, localAddress: source, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            retryAfter: res.headers['retry-after'] as string | undefined,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+/** A Twilio inbound-SMS webhook from `source`, signed over PUBLIC_BASE_URL + path (`signature: null`: unsigned). */
+function smsFrom(source: string, params: Record<string, string>, options: { token?: string; signature?: null } = {}) {
+  const path = TWILIO_WEBHOOK_PATHS.smsIncoming;
+  const { headers, body } = twilioWebhookRequest(
+    `${cluster.env.PUBLIC_BASE_URL}${path}`,
+    params,
+    options.token ?? twilioToken(),
+    {
+      signature: options.signature,
+    },
+  );
+  return from(source, path, { method: 'POST', headers, body });
+}
+
+/** Runs `n` tasks, `parallel` at a time; their results in order. */
+async function pool<T>(n: number, parallel: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < n) {
+        const i = next++;
+        results[i] = await task(i);
+      }
+    }),
+  );
+  return results;
+}
+
+const tally = (statuses: number[]) =>
+  Object.fromEntries([...new Set(statuses)].map((s) => [s, statuses.filter((x) => x === s).length]));
+
+describe('per-source limits at the balancer', () => {
+  it('hammering /login from one address is refused with 429 and Retry-After past the limit, whatever X-Forwarded-For says', async () => {
+    const limit = cluster.balancer.loginPerMinute;
+    const statuses: number[] = [];
+    let refused: Answer | undefined;
+    for (let i = 0; i < limit + 5; i++) {
+      // A made-up code (the app answers 401) and a different claimed client each time.
+      const res = await from('127.0.0.2', `/login?token=lc_guess${i}`, {
+        headers: { 'x-forwarded-for': `203.0.113.${i % 250}` },
+      });
+      statuses.push(res.status);
+      if (res.status === 429) refused ??= res;
+    }
+    expect(tally(statuses.slice(0, limit))).toEqual({ 401: limit });
+    expect(statuses.slice(limit)).toEqual(Array(5).fill(429));
+    expect(refused!.retryAfter).toBe('60');
+    expect(refused!.body).toContain('Too many sign-in attempts from this address');
+    // Another address is not limited, even claiming to be the limited one; the limited address's
+    // other requests are not either.
+    expect((await from('127.0.0.3', '/login?token=lc_other', { headers: { 'x-forwarded-for': '127.0.0.2' } })).status).toBe(401);
+    expect((await from('127.0.0.2', '/api/v1/health/live')).status).toBe(200);
+  });
+
+  it('an address whose webhooks keep failing their signature or secret check is refused; other addresses are not', async () => {
+    const tenant = await createTenant();
+    const number = await createSmsNumber(tenant.business.id);
+    const limit = cluster.balancer.webhookFailuresPerMinute;
+    // Forged (wrong token), unsigned, and Inbound Parse with a wrong secret, in turn.
+    const failing = (i: number) =>
+      i % 3 === 0
+        ? smsFrom('127.0.0.4', inboundSms(number.phoneNumber, `forged ${i}`), { token: 'not-the-auth-token' })
+        : i % 3 === 1
+          ? smsFrom('127.0.0.4', inboundSms(number.phoneNumber, `unsigned ${i}`), { signature: null })
+          : from('127.0.0.4', `${inboundEmailPath()}?secret=guess${i}`, {
+              method: 'POST',
+              headers: { 'content-type': 'text/plain' },
+              body: 'x',
+            });
+    const statuses: number[] = [];
+    for (let i = 0; i < limit + 1; i++) statuses.push((await failing(i)).status);
+    // Every one of them reached the app and was refused there.
+    expect(
+      statuses.every((s) => s === 401 || s === 403),
+      statuses.join(','),
+    ).toBe(true);
+    // Past the limit the balancer answers for them.
+    const refused = await failing(limit + 1);
+    expect(refused.status).toBe(429);
+    expect(refused.retryAfter).toBe('60');
+    expect(JSON.parse(refused.body)).toEqual({ detail: expect.stringContaining('signature') });
+    // The address is refused at the webhooks' door whatever it sends there (the balancer cannot
+    // tell a good signature from a bad one); the rest of the service still answers it.
+    const valid = inboundSms(number.phoneNumber, 'from a refused address');
+    expect((await smsFrom('127.0.0.4', valid)).status).toBe(429);
+    expect((await from('127.0.0.4', '/api/v1/health/live')).status).toBe(200);
+    expect(await db.select().from(messages).where(eq(messages.providerMessageId, valid.MessageSid))).toHaveLength(0);
+    // Another address's signed webhook goes through.
+    const other = inboundSms(number.phoneNumber, 'from another address');
+    expect((await smsFrom('127.0.0.5', other)).status).toBe(200);
+    expect(await db.select().from(messages).where(eq(messages.providerMessageId, other.MessageSid))).toHaveLength(1);
+  });
+
+  it('validly signed webhooks are never limited, at many times the failure limit from one address', async () => {
+    const tenant = await createTenant();
+    const number = await createSmsNumber(tenant.business.id);
+    const n = 5 * cluster.balancer.webhookFailuresPerMinute;
+    const sent = Array.from({ length: n }, (_, i) => inboundSms(number.phoneNumber, `valid ${i}`));
+    const statuses = await pool(n, 8, async (i) => (await smsFrom('127.0.0.6', sent[i]!)).status);
+    expect(tally(statuses)).toEqual({ 200: n });
+    const stored = await db
+      .select({ sid: messages.providerMessageId })
+      .from(messages)
+      .where(eq(messages.businessId, tenant.business.id));
+    expect(stored).toHaveLength(n);
+  });
+
+  it("Twilio's fetches of public media are never limited, failing ones included", async () => {
+    const tenant = await createTenant();
+    // A 1×1 PNG, uploaded through the balancer.
+    const png = Buffer.from(
+      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
+      'hex',
+    );
+    const upload = await fetch(`${cluster.url}/api/v1/businesses/${tenant.business.id}/media`, {
+      method: 'POST',
+      headers: { 'x-api-key': tenant.apiKey, 'content-type': 'image/png' },
+      body: png,
+    });
+    expect(upload.status, await upload.clone().text()).toBe(200);
+    const mediaId = ((await upload.json()) as { media_id: number }).media_id;
+    const url = new URL(signedMediaUrl(tenant.business.id, mediaId, Date.now(), parseEnv(cluster.env)));
+    const good = `${url.pathname}${url.search}`;
+    // Well formed, wrongly signed (one character changed): the route's signature check refuses it.
+    const signature = url.searchParams.get('signature')!;
+    const bad = good.replace(signature, `${signature[0] === 'A' ? 'B' : 'A'}${signature.slice(1)}`);
+    const n = 3 * cluster.balancer.webhookFailuresPerMinute;
+    const statuses = await pool(2 * n, 8, async (i) => (await from('127.0.0.7', i % 2 ? bad : good)).status);
+    expect(tally(statuses)).toEqual({ 200: n, 403: n });
   });
 });

@@ -39,6 +39,8 @@ type ClusterOptions = {
   /** Build it first when missing or older than the sources (default true); 'force': always. */
   build?: boolean | 'force';
   haproxyBin?: string;
+  /** The balancer's limits (deploy/haproxy.cfg.template); BALANCER_DEFAULTS for those not given. */
+  balancer?: Partial<BalancerLimits>;
   /** Each output line of each process, prefixed with its name (default: kept, not printed). */
   onLine?: (proc: string, line: string) => void;
 };
@@ -54,6 +56,8 @@ export type Cluster = {
   haproxy: Proc;
   /** The generated HAProxy configuration file. */
   haproxyConfig: string;
+  /** The limits it was generated with. */
+  balancer: BalancerLimits;
   /** Sends `signal` to the process's whole group. */
   kill(proc: Proc, signal?: NodeJS.Signals): void;
   /** Stops the process (SIGTERM, waits) if it runs, starts it again on the same port, waits until it serves; replaces it in `webs`/`workers`. */
@@ -65,18 +69,62 @@ export type Cluster = {
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TEMPLATE = path.join(ROOT, 'deploy', 'haproxy.cfg.template');
 
+/** The balancer's per-source limits and per-process connection caps (deploy/haproxy.cfg.template explains each). */
+export type BalancerLimits = {
+  /** GET /login requests per source address per minute. */
+  loginPerMinute: number;
+  /** Webhook posts per source address per minute that fail their signature or secret check (401/403) before that address's webhooks are refused. */
+  webhookFailuresPerMinute: number;
+  /** Requests each web process is given at once (HAProxy queues the rest). */
+  serverMaxconn: number;
+  /** Inbox event streams each web process holds at once. */
+  streamMaxconn: number;
+};
+
+/**
+ * An office behind one address logging in together stays under 60 a minute; a legitimate webhook
+ * source never fails its signature, so 20 failures a minute is a forger, a prober or a broken
+ * configuration; 100 requests at once is well past what one web process serves without queueing
+ * (6 + 2 database connections); 1,000 streams is half of what bench:events holds in one process.
+ */
+export const BALANCER_DEFAULTS: BalancerLimits = {
+  loginPerMinute: 60,
+  webhookFailuresPerMinute: 20,
+  serverMaxconn: 100,
+  streamMaxconn: 1000,
+};
+
+/** The limits given over the defaults: whole numbers from 1 to 1,000,000 (they are written into the configuration's text). */
+export function balancerLimits(given: Partial<BalancerLimits> = {}): BalancerLimits {
+  const limits = { ...BALANCER_DEFAULTS };
+  for (const [name, value] of Object.entries(given) as [keyof BalancerLimits, number | undefined][]) {
+    if (value === undefined) continue;
+    if (!(name in BALANCER_DEFAULTS)) throw new Error(`balancer: no limit called ${name}`);
+    if (!Number.isInteger(value) || value < 1 || value > 1_000_000)
+      throw new Error(`balancer.${name}: a whole number from 1 to 1000000, not ${value}`);
+    limits[name] = value;
+  }
+  return limits;
+}
+
 /** Fills the template's {{…}} fields. */
-function haproxyConfig(fields: {
+export function haproxyConfig(fields: {
   bind: string;
   forwardedProto: 'http' | 'https';
   logLevel?: string;
   servers: { name: string; address: string }[];
+  limits: BalancerLimits;
 }): string {
   const values: Record<string, string> = {
     BIND: fields.bind,
     FORWARDED_PROTO: fields.forwardedProto,
     LOG_LEVEL: fields.logLevel ?? 'notice',
     SERVERS: fields.servers.map((s) => `    server ${s.name} ${s.address}`).join('\n'),
+    STREAM_SERVERS: fields.servers.map((s) => `    server ${s.name} ${s.address} track webs/${s.name}`).join('\n'),
+    LOGIN_PER_MINUTE: String(fields.limits.loginPerMinute),
+    WEBHOOK_FAILURES_PER_MINUTE: String(fields.limits.webhookFailuresPerMinute),
+    SERVER_MAXCONN: String(fields.limits.serverMaxconn),
+    STREAM_MAXCONN: String(fields.limits.streamMaxconn),
   };
   // Comment lines name the fields too: they are left as they are.
   return readFileSync(TEMPLATE, 'utf8')
@@ -92,6 +140,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const workerCount = options.workers ?? 1;
   if (webCount < 1 || workerCount < 0) throw new Error('a cluster needs at least one web process');
   const haproxyBin = options.haproxyBin ?? findHaproxy();
+  const limits = balancerLimits(options.balancer);
   const distDir = options.distDir ?? options.env?.NEXT_DIST_DIR ?? '.next';
   if (options.build !== false)
     await ensureProductionBuild(distDir, { force: options.build === 'force', log: (l) => options.onLine?.('build', l) });
@@ -185,6 +234,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         forwardedProto: publicBaseUrl.startsWith('https:') ? 'https' : 'http',
         logLevel: options.env?.HAPROXY_LOG_LEVEL,
         servers: webs.map((w) => ({ name: w.name, address: `127.0.0.1:${w.port}` })),
+        limits,
       }),
     );
     const check = spawnSync(haproxyBin, ['-c', '-f', configFile], { encoding: 'utf8' });
@@ -220,6 +270,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     workers,
     haproxy,
     haproxyConfig: configFile,
+    balancer: limits,
     kill,
     async restart(proc) {
       const list = proc.kind === 'web' ? webs : proc.kind === 'worker' ? workers : null;
@@ -277,7 +328,7 @@ async function startEmbeddedDatabase(
   }
 }
 
-function findHaproxy(): string {
+export function findHaproxy(): string {
   for (const candidate of [
     process.env.HAPROXY_BIN,
     '/usr/sbin/haproxy',

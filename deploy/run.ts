@@ -15,6 +15,8 @@ import { startCluster } from './cluster';
  * in .data/dev-secrets.json. `--public-url` is the public origin when something in front of this
  * machine (a tunnel) forwards to the balancer: Twilio signs its webhooks over that URL. Every
  * process's output is printed, prefixed with its name (`--quiet`: only HAProxy's and the build's).
+ * HAPROXY_LOGIN_PER_MINUTE, HAPROXY_WEBHOOK_FAILURES_PER_MINUTE, HAPROXY_SERVER_MAXCONN and
+ * HAPROXY_STREAM_MAXCONN replace the balancer's default limits (deploy/haproxy.cfg.template).
  */
 const { values } = parseArgs({
   options: {
@@ -63,7 +65,14 @@ async function main() {
     PUBLIC_BASE_URL: values['public-url'],
   };
   const quiet = values.quiet;
+  const fromEnv = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
   const cluster = await startCluster({
+    balancer: {
+      loginPerMinute: fromEnv('HAPROXY_LOGIN_PER_MINUTE'),
+      webhookFailuresPerMinute: fromEnv('HAPROXY_WEBHOOK_FAILURES_PER_MINUTE'),
+      serverMaxconn: fromEnv('HAPROXY_SERVER_MAXCONN'),
+      streamMaxconn: fromEnv('HAPROXY_STREAM_MAXCONN'),
+    },
     webs: count('webs', values.webs, 1),
     workers: count('workers', values.workers, 0),
     port: values.port ? portNumber(values.port) : undefined,

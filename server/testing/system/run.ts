@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startCluster, type Cluster, type Proc } from '@/deploy/cluster';
+import { BALANCER_DEFAULTS, startCluster, type Cluster, type Proc } from '@/deploy/cluster';
 import { freePort, startEmbeddedPostgres, type EmbeddedDb } from '@/db/embedded';
 import { startFakeTwilio } from '@/server/testing/fake-twilio';
 import { fakeProvidersEnv, startSmtpSink } from '@/server/testing/smtp-sink';
@@ -64,11 +64,17 @@ async function main() {
       // subscribers may all land on one web process (the other killed), with room for reconnects
       // that overlap the end of the stream they replace.
       EVENT_STREAMS_PER_BUSINESS: String(Math.min(100_000, Math.max(200, 2 * Math.ceil(SUBSCRIBERS / BUSINESSES)))),
+      // Every browser session is minted through POST /auth/token: SYSTEM_SUBSCRIBERS may ask for more than the default cap.
+      AUTH_TOKENS_PER_BUSINESS_PER_MINUTE: String(Math.max(60, Math.ceil(SUBSCRIBERS / BUSINESSES))),
       WORKER_MAINTENANCE_INTERVAL_SECONDS: '5',
       RECOVERY_SWEEP_INTERVAL_SECONDS: '5',
       SHUTDOWN_TIMEOUT_SECONDS: '10',
       LOG_LEVEL: 'info',
     },
+    // The balancer's defaults, but the harness logs every browser in from one address (127.0.0.1)
+    // within seconds: /login admits that many. Its webhooks are all validly signed, so they are
+    // never counted against the failure limit.
+    balancer: { loginPerMinute: Math.max(BALANCER_DEFAULTS.loginPerMinute, 2 * SUBSCRIBERS) },
     onLine: (name, line) => {
       if (process.env.SYSTEM_VERBOSE) console.log(`  ${name}| ${line}`);
       // pino error (50) and fatal (60) lines, shown in the report.
