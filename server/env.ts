@@ -90,6 +90,7 @@ const schema = z
      * inbox may cost is part of what the per-business cap bounds.
      */
     EVENT_STREAM_MAX_UNSENT_KIB: z.coerce.number().int().min(16).max(256).default(256),
+    /**
      * Requests per minute of one business across all its API keys and staff sessions, on top of each
      * credential's own RATE_LIMIT_PER_MINUTE: a key that mints sessions cannot multiply its budget.
      * Unset: 10 × RATE_LIMIT_PER_MINUTE.
