@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ClientDetailsResponse, clientOptOutPath, PossibleOptOutDecision } from '@/server/schemas/businesses';
-import { id } from '@/server/schemas/common';
+import { idParam } from '@/server/schemas/common';
 import { defineOperation } from '../operation';
 
 /** Opt-outs set by hand and possible opt-outs decided by staff (docs/api.md#opt-out, #possible-opt-outs). */
@@ -40,7 +40,7 @@ export const decidePossibleOptOut = defineOperation({
   summary: "Confirm or dismiss a conversation's possible opt-out",
   description:
     "`confirm` opts the client's phone number out of SMS, `dismiss` keeps it subscribed; both clear `possible_opt_out_message_id` and add a note naming who decided. 409 when nothing (or not `message_id`) is pending.",
-  params: z.object({ business_id: id, conversation_id: id }),
+  params: z.object({ business_id: idParam, conversation_id: idParam }),
   body: PossibleOptOutDecision,
   response: ClientDetailsResponse,
   errors: [403, 404, 409],

@@ -2,6 +2,7 @@ import { processMessages as op } from '@/server/http/operations/messages';
 import { route } from '@/server/http/route';
 import { parseOrThrow } from '@/server/http/validation';
 import {
+  OTHER_MODE_FIELDS,
   ProcessMessagesRequest,
   RecordEmailRequest,
   RecordSmsRequest,
@@ -10,13 +11,15 @@ import {
 } from '@/server/schemas/messages';
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
 
-// POST: any channel, send or record — dispatches to the SMS or email operation.
+// POST: any channel, send or record — dispatches to the SMS or email operation. The fields only the
+// other mode reads are type-checked too (OTHER_MODE_FIELDS), then ignored.
 export const POST = route(op, ({ params, body }) => {
   const { channel, mode } = parseOrThrow('body', ProcessMessagesRequest, body);
+  const otherMode = OTHER_MODE_FIELDS[channel][mode];
   if (channel === 'sms') {
-    const parsed = parseOrThrow('body', mode === 'send' ? SendSmsRequest : RecordSmsRequest, body);
+    const parsed = parseOrThrow('body', mode === 'send' ? SendSmsRequest : RecordSmsRequest, body, otherMode);
     return submitSms(params.business_id, parsed, mode);
   }
-  const parsed = parseOrThrow('body', mode === 'send' ? SendEmailRequest : RecordEmailRequest, body);
+  const parsed = parseOrThrow('body', mode === 'send' ? SendEmailRequest : RecordEmailRequest, body, otherMode);
   return submitEmail(params.business_id, parsed, mode);
 });
