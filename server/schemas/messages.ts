@@ -328,17 +328,16 @@ const queueOnlyEnvelope = {
   send_at: isoTimestamp.optional(),
   cancel_on_reply: z.boolean().optional(),
 };
-const recordOnlyItem = recordFields;
 export const OTHER_MODE_FIELDS = {
   sms: {
-    send: otherModeCheck({}, recordOnlyItem),
+    send: otherModeCheck({}, recordFields),
     record: otherModeCheck(
       { ...queueOnlyEnvelope, override_quiet_hours: z.boolean().optional() },
       { saved_reply_id: savedReplyId, media_urls: mediaUrls, media_ids: mediaIds },
     ),
   },
   email: {
-    send: otherModeCheck({}, recordOnlyItem),
+    send: otherModeCheck({}, recordFields),
     record: otherModeCheck(queueOnlyEnvelope, { saved_reply_id: savedReplyId }),
   },
 } as const;
