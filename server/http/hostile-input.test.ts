@@ -2,7 +2,7 @@ import { count, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { messages } from '@/db/schema';
-import { createClient, createConversation, PLATFORM_KEY } from '@/server/testing/factories';
+import { createClient, createConversation, createSmsNumber, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf, postJson, restTenant } from '@/server/testing/http';
 
 /**
@@ -40,17 +40,172 @@ describe('ids past PostgreSQL integer', () => {
     expect(locs(token.body)).toEqual([['body', 'staff_id']]);
   });
 
-  it('in a query: 422; in a path: 404 like any unknown id (0 and negatives too)', async () => {
+  it('in a query: 422; in a path: 404 like any unknown id', async () => {
     const t = await restTenant();
     const listed = await api.get(`${t.base}/conversations?staff_id=${TOO_BIG_ID}`, { headers: t.key });
     expect(listed.status).toBe(422);
     expect(locs(await jsonOf(listed))).toEqual([['query', 'staff_id']]);
-    for (const bad of [TOO_BIG_ID, 0, -1, '99999999999999999999']) {
+    for (const bad of [TOO_BIG_ID, '99999999999999999999']) {
       const res = await api.get(`${t.base}/conversations/${bad}/messages`, { headers: t.key });
       expect(res.status, String(bad)).toBe(404);
     }
-    // Not an integer at all is still a validation error.
-    expect((await api.get(`${t.base}/conversations/abc/messages`, { headers: t.key })).status).toBe(422);
+  });
+});
+
+/**
+ * Issue 32 (contract): `GET /businesses/-4/conversations` answered 404, and every id in a JSON body
+ * was coerced (`true` → 1, `[3]` → 3), so `client_id: true` addressed client 1 and an email record
+ * with `message_id: true` answered 200. A path or query id is a positive integer in plain digits, a
+ * body id a JSON integer; anything else is a 422 naming it.
+ */
+describe('ids are positive integers, never coerced', () => {
+  // 01: one spelling per id (docs/api.md#conventions).
+  const NOT_POSITIVE_INTEGERS = ['-4', '0', '1.5', 'abc', '1e3', '+1', '01', ' 1', '0x10'];
+
+  it.each(NOT_POSITIVE_INTEGERS)('a path id of %j is a 422 naming it, before tenancy', async (bad) => {
+    const t = await restTenant();
+    const business = await api.get(`/api/v1/businesses/${encodeURIComponent(bad)}/conversations`, { headers: t.key });
+    expect(business.status).toBe(422);
+    expect(locs(await jsonOf(business))).toEqual([['path', 'business_id']]);
+    const conversation = await api.get(`${t.base}/conversations/${encodeURIComponent(bad)}/messages`, { headers: t.key });
+    expect(conversation.status).toBe(422);
+    expect(locs(await jsonOf(conversation))).toEqual([['path', 'conversation_id']]);
+  });
+
+  it('a path id past 2147483647 is a 404, as any unknown id; 2147483647 itself is merely unknown', async () => {
+    const t = await restTenant();
+    const business = await api.get(`/api/v1/businesses/${TOO_BIG_ID}/conversations`, {
+      headers: { 'x-api-key': PLATFORM_KEY() },
+    });
+    expect(business.status).toBe(404);
+    expect(await jsonOf(business)).toEqual({ detail: 'Business not found' });
+    for (const unknown of [TOO_BIG_ID, 2_147_483_647]) {
+      const res = await api.get(`${t.base}/conversations/${unknown}/messages`, { headers: t.key });
+      expect(res.status, String(unknown)).toBe(404);
+    }
+  });
+
+  it.each(NOT_POSITIVE_INTEGERS)('a query id of %j is a 422 naming it', async (bad) => {
+    const t = await restTenant();
+    const res = await api.get(`${t.base}/conversations?location_id=${encodeURIComponent(bad)}`, { headers: t.key });
+    expect(res.status).toBe(422);
+    expect(locs(await jsonOf(res))).toEqual([['query', 'location_id']]);
+  });
+
+  it('page and page_size in a query are digits too (0x10 and 1e2 were read as 16 and 100)', async () => {
+    const t = await restTenant();
+    const res = await api.get(`${t.base}/conversations?page=0x10&page_size=1e2`, { headers: t.key });
+    expect(res.status).toBe(422);
+    expect(locs(await jsonOf(res))).toEqual([
+      ['query', 'page'],
+      ['query', 'page_size'],
+    ]);
+    const ok = await api.get(`${t.base}/conversations?page=2&page_size=10`, { headers: t.key });
+    expect(ok.status).toBe(200);
+    expect(await jsonOf(ok)).toMatchObject({ page: 2, page_size: 10 });
+  });
+
+  it.each([
+    ['true', () => true],
+    ['[client]', (client: number) => [client]],
+    ['"client"', (client: number) => String(client)],
+    ['1.5', () => 1.5],
+    ['null', () => null],
+  ])('a body client_id of %s is a 422 invalid_type naming it, and nothing is created', async (_, bad) => {
+    const t = await restTenant();
+    await createSmsNumber(t.business.id);
+    const client = await createClient(t.business.id);
+    const conversation = await postJson(`${t.base}/conversations`, t.key, { client_id: bad(client.id) });
+    expect(conversation.status).toBe(422);
+    // invalid_type: refused as a value, not looked up (true was client 1, "7" and [7] client 7).
+    expect(conversation.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'client_id'], type: 'invalid_type' })]);
+    const sms = await postJson(`${t.base}/sms`, t.key, {
+      sender_type: 'system',
+      messages: [{ client_id: bad(client.id), message: 'hi' }],
+    });
+    expect(sms.status).toBe(422);
+    expect(sms.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'messages', 0, 'client_id'], type: 'invalid_type' }),
+    ]);
+    expect(await messageCount(t.business.id)).toBe(0);
+    // The same requests with the JSON integer work.
+    expect((await postJson(`${t.base}/conversations`, t.key, { client_id: client.id })).status).toBe(200);
+    const good = await postJson(`${t.base}/sms`, t.key, {
+      sender_type: 'system',
+      messages: [{ client_id: client.id, message: 'hi' }],
+    });
+    expect(good.status, JSON.stringify(good.body)).toBe(200);
+  });
+
+  it('POST …/email/record with messages[0].message_id: true is a 422, though record mode ignores message_id', async () => {
+    const t = await restTenant();
+    const record = (message_id: unknown) =>
+      postJson(`${t.base}/email/record`, t.key, {
+        sender_type: 'system',
+        messages: [{ message_id, to_email: 'ava@example.com', subject: 'Hi', message: 'hi' }],
+      });
+    for (const bad of [true, [3], '3']) {
+      const res = await record(bad);
+      expect(res.status, JSON.stringify(bad)).toBe(422);
+      expect(locs(res.body)).toEqual([['body', 'messages', 0, 'message_id']]);
+    }
+    expect(await messageCount(t.business.id)).toBe(0);
+    // A well-typed one is still ignored, as documented.
+    expect((await record(123456)).status).toBe(200);
+  });
+
+  it('POST /messages/{business_id}: a field only the other mode reads is type-checked, then ignored', async () => {
+    const t = await restTenant();
+    await createSmsNumber(t.business.id);
+    const sms = { channel: 'sms', sender_type: 'system' };
+    const item = { to_number: '+14155550123', message: 'hi' };
+    const recorded = await postJson(`/api/v1/messages/${t.business.id}`, t.key, {
+      ...sms,
+      mode: 'record',
+      send_at: true,
+      override_quiet_hours: 'yes',
+      messages: [{ ...item, media_ids: [true], saved_reply_id: '3' }],
+    });
+    expect(recorded.status).toBe(422);
+    expect(locs(recorded.body)).toEqual([
+      ['body', 'send_at'],
+      ['body', 'override_quiet_hours'],
+      ['body', 'messages', 0, 'saved_reply_id'],
+      ['body', 'messages', 0, 'media_ids', 0],
+    ]);
+    const sent = await postJson(`/api/v1/messages/${t.business.id}`, t.key, {
+      ...sms,
+      mode: 'send',
+      messages: [{ ...item, message_id: true, direction: 1, provider_message_id: ['SM1'] }],
+    });
+    expect(sent.status).toBe(422);
+    expect(locs(sent.body)).toEqual([
+      ['body', 'messages', 0, 'message_id'],
+      ['body', 'messages', 0, 'direction'],
+      ['body', 'messages', 0, 'provider_message_id'],
+    ]);
+    const email = await postJson(`/api/v1/messages/${t.business.id}`, t.key, {
+      channel: 'email',
+      mode: 'record',
+      sender_type: 'system',
+      cancel_on_reply: 'no',
+      messages: [{ to_email: 'ava@example.com', subject: 'Hi', message: 'hi', saved_reply_id: true }],
+    });
+    expect(email.status).toBe(422);
+    expect(locs(email.body)).toEqual([
+      ['body', 'cancel_on_reply'],
+      ['body', 'messages', 0, 'saved_reply_id'],
+    ]);
+    expect(await messageCount(t.business.id)).toBe(0);
+    // Well typed, they are ignored by the mode that does not read them: a past send_at records.
+    const fine = await postJson(`/api/v1/messages/${t.business.id}`, t.key, {
+      ...sms,
+      mode: 'record',
+      send_at: '2020-01-01T00:00:00Z',
+      messages: [{ ...item, media_ids: [7] }],
+    });
+    expect(fine.status, JSON.stringify(fine.body)).toBe(200);
+    expect(await messageCount(t.business.id)).toBe(1);
   });
 });
 

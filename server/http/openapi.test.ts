@@ -1,5 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { api, jsonOf, match } from '@/server/testing/http';
 import { operations } from './operations';
 
@@ -142,6 +143,44 @@ describe('request bounds in the OpenAPI document', () => {
       }
     }
     expect(unbounded).toEqual([]);
+  });
+});
+
+/**
+ * Path and query integers travel as text: the document states each one as an integer with its range
+ * and the pattern of its spelling, and the operation's own schema reads exactly that spelling
+ * (docs/api.md#conventions). An id schema meant for JSON (`id`) in a path would refuse every request.
+ */
+describe('integers in the path and the query', () => {
+  it('are documented with a pattern of plain digits, and read as the document says', async () => {
+    const doc = await jsonOf(await api.get('/api/v1/openapi.json'));
+    const checked: string[] = [];
+    for (const op of operations) {
+      if (op.auth === 'webhook') continue;
+      const parameters = (doc.paths[op.path][op.method].parameters ?? []) as { name: string; in: string; schema: Json }[];
+      for (const p of parameters.filter((p) => p.schema.type === 'integer' && p.in !== 'header')) {
+        const at = `${op.method.toUpperCase()} ${op.path} ${p.in} ${p.name}`;
+        expect(p.schema, at).toMatchObject({ minimum: 1, pattern: '^[1-9][0-9]*$' });
+        const schema = (p.in === 'path' ? op.params : op.query) as z.ZodObject;
+        const read = (value: string) => (schema.shape[p.name] as z.ZodType).safeParse(value);
+        expect(read('1').data, at).toBe(1);
+        expect(read(String(p.schema.maximum)).data, at).toBe(p.schema.maximum);
+        for (const bad of ['0', '-4', '1.5', 'abc', '01', '+1'])
+          expect(
+            read(bad).error?.issues.map((i) => i.code),
+            `${at} = ${bad}`,
+          ).toEqual(['invalid_format']);
+        expect(
+          read(String(Number(p.schema.maximum) + 1)).error?.issues.map((i) => i.code),
+          at,
+        ).toEqual(['too_big']);
+        checked.push(at);
+      }
+    }
+    // Every id in a path, the ids and pages of the queries.
+    expect(checked.length).toBeGreaterThan(60);
+    expect(checked).toContain('GET /businesses/{business_id}/conversations path business_id');
+    expect(checked).toContain('GET /businesses/{business_id}/conversations query location_id');
   });
 });
 

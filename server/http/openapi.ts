@@ -61,7 +61,7 @@ function register(registry: OpenAPIRegistry, op: Operation) {
   // fuzzer's "documented status" check holds for all of them.
   const statuses = new Set<number>(op.errors ?? []);
   if (op.params || op.query || op.body) statuses.add(422);
-  if (op.params) statuses.add(404); // an id outside 1…2147483647, or unknown
+  if (op.params) statuses.add(404); // an id past 2147483647, or unknown
   const authenticated = op.auth !== 'none' && op.auth !== 'webhook';
   if (authenticated) [401, 403, 429, 503].forEach((s) => statuses.add(s));
   if (op.auth === 'webhook') [403, 503].forEach((s) => statuses.add(s));

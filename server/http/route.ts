@@ -187,15 +187,17 @@ function verifySignature(
 }
 
 /**
- * Path parameters. An integer id outside 1…2147483647 names nothing that can exist, so it is a 404
- * like any unknown id (docs/api.md#conventions); anything that is not an integer at all is a 422.
+ * Path parameters (docs/api.md#conventions). A positive integer past 2147483647 is well formed but
+ * names nothing that can exist, so it is a 404 like any unknown id; anything that is not a positive
+ * integer in plain digits (`0`, `-4`, `1.5`, `abc`) is a 422 naming the parameter (idParam in
+ * server/schemas/common.ts).
  */
 function parsePath<P extends z.ZodType>(schema: P, raw: Record<string, string | string[]>): z.output<P> {
   try {
     return parseOrThrow('path', schema, raw);
   } catch (err) {
     const issues = err instanceof AppError ? (err.extra.issues ?? []) : [];
-    const outOfRange = issues.length > 0 && issues.every((i) => i.type === 'too_big' || i.type === 'too_small');
+    const outOfRange = issues.length > 0 && issues.every((i) => i.type === 'too_big');
     if (outOfRange) {
       const name = String(issues[0]!.loc[1] ?? 'resource').replace(/_id$/, '');
       throw new AppError('not_found', `${name.charAt(0).toUpperCase()}${name.slice(1)} not found`);

@@ -18,8 +18,23 @@ function customType(issue: z.core.$ZodIssue): string | undefined {
   return typeof type === 'string' ? type : undefined;
 }
 
-export function parseOrThrow<T extends z.ZodType>(where: ErrorLocation[0], schema: T, value: unknown): z.output<T> {
+/**
+ * `value` parsed by `schema`, or a 422 listing every problem. `alsoCheck` are further schemas the
+ * value must pass (their output unused): their problems join the same answer, so one 422 still lists
+ * everything wrong with the request.
+ */
+export function parseOrThrow<T extends z.ZodType>(
+  where: ErrorLocation[0],
+  schema: T,
+  value: unknown,
+  ...alsoCheck: z.ZodType[]
+): z.output<T> {
   const result = schema.safeParse(value, { reportInput: true });
-  if (!result.success) throw new AppError('validation', 'Validation error', { issues: toValidationIssues(where, result.error) });
+  const issues = result.success ? [] : toValidationIssues(where, result.error);
+  for (const check of alsoCheck) {
+    const checked = check.safeParse(value, { reportInput: true });
+    if (!checked.success) issues.push(...toValidationIssues(where, checked.error));
+  }
+  if (!result.success || issues.length > 0) throw new AppError('validation', 'Validation error', { issues });
   return result.data;
 }

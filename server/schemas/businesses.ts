@@ -9,7 +9,7 @@ import {
   STAFF_ROLES,
 } from '@/db/schema/enums';
 import { actingStaffId } from './acting-staff';
-import { email, id, isoTimestamp, listSearch, paginationQuery, queryBoolean, timestampOut } from './common';
+import { email, id, idParam, isoTimestamp, listSearch, paginationQuery, queryBoolean, timestampOut } from './common';
 import { MessageItem } from './messages';
 import { SendingWindowOut } from './sending-windows';
 
@@ -94,9 +94,9 @@ const listOf = <T extends z.ZodType>(item: T) =>
 export const ConversationListQuery = z.object({
   status: listOf(ClientConversationStatus).optional(),
   assignment: AssignmentFilterType.default('all'),
-  staff_id: id.optional(),
+  staff_id: idParam.optional(),
   channel: z.enum(CHANNELS).optional(),
-  location_id: id.optional(),
+  location_id: idParam.optional(),
   label: z.string().trim().min(1).max(50).optional(),
   unread: queryBoolean.optional(),
   flagged: queryBoolean.optional(),
@@ -265,4 +265,4 @@ export const PossibleOptOutDecision = z
   })
   .meta({ id: 'PossibleOptOutDecision' });
 
-export const clientOptOutPath = z.object({ business_id: id, client_id: id, channel: z.enum(OPT_OUT_CHANNELS) });
+export const clientOptOutPath = z.object({ business_id: idParam, client_id: idParam, channel: z.enum(OPT_OUT_CHANNELS) });

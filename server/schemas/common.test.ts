@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { id, INT32_MAX, isoTimestamp, parseIsoTimestamp } from './common';
+import { z } from 'zod';
+import { id, idParam, INT32_MAX, isoTimestamp, paginationQuery, parseIsoTimestamp } from './common';
 
 describe('parseIsoTimestamp: ISO 8601 checked against the calendar', () => {
   it.each([
@@ -44,12 +45,51 @@ describe('parseIsoTimestamp: ISO 8601 checked against the calendar', () => {
   });
 });
 
-describe('id: PostgreSQL integer ids', () => {
-  it('accepts 1…2147483647 and refuses everything else', () => {
+describe('id: PostgreSQL integer ids in JSON', () => {
+  it('accepts the JSON integers 1…2147483647 and nothing else: no coercion', () => {
     expect(id.safeParse(1).success).toBe(true);
-    expect(id.safeParse(INT32_MAX).success).toBe(true);
-    expect(id.safeParse('42').data).toBe(42);
-    for (const bad of [0, -1, INT32_MAX + 1, 1.5, Number.MAX_SAFE_INTEGER, 'abc', '1e400'])
-      expect(id.safeParse(bad).success, String(bad)).toBe(false);
+    expect(id.safeParse(INT32_MAX).data).toBe(INT32_MAX);
+    for (const bad of [0, -1, INT32_MAX + 1, 1.5, Number.MAX_SAFE_INTEGER, NaN, Infinity, true, false, [3], '3', '42', null, {}])
+      expect(id.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+  });
+});
+
+describe('idParam: ids in a path or query string', () => {
+  it('reads positive digits without sign or leading zero', () => {
+    expect(idParam.safeParse('1').data).toBe(1);
+    expect(idParam.safeParse('42').data).toBe(42);
+    expect(idParam.safeParse(String(INT32_MAX)).data).toBe(INT32_MAX);
+  });
+
+  it.each(['0', '-4', '1.5', 'abc', '1e3', ' 1', '1 ', '+1', '01', '0x10', '', '١٢'])('%j is invalid_format', (bad) => {
+    const result = idParam.safeParse(bad);
+    expect(result.error?.issues.map((i) => i.code)).toEqual(['invalid_format']);
+  });
+
+  it('digits past 2147483647 are too_big (a 404 in a path, server/http/route.ts)', () => {
+    for (const big of [String(INT32_MAX + 1), '9'.repeat(17), '1'.repeat(10_000)])
+      expect(idParam.safeParse(big).error?.issues.map((i) => i.code)).toEqual(['too_big']);
+  });
+
+  it('a repeated query key (an array) or a number is invalid_type', () => {
+    expect(idParam.safeParse(['3']).error?.issues.map((i) => i.code)).toEqual(['invalid_type']);
+    expect(idParam.safeParse(3).error?.issues.map((i) => i.code)).toEqual(['invalid_type']);
+  });
+});
+
+describe('paginationQuery: page and page_size from a query string', () => {
+  const query = z.object(paginationQuery);
+  it('defaults, digits, bounds', () => {
+    expect(query.parse({})).toEqual({ page: 1, page_size: 25 });
+    expect(query.parse({ page: '3', page_size: '100' })).toEqual({ page: 3, page_size: 100 });
+    for (const bad of [
+      { page: '0' },
+      { page: '1e2' },
+      { page: '0x10' },
+      { page: '10001' },
+      { page_size: '101' },
+      { page_size: '5.0' },
+    ])
+      expect(query.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
   });
 });

@@ -15,11 +15,44 @@ export function int32FromDigits(value: string | null | undefined): number | null
 const ID_MESSAGE = `must be an integer from 1 to ${INT32_MAX}`;
 
 /**
- * An id (1…2147483647, PostgreSQL `integer`), as it arrives in a path or query string ("12") or in
- * JSON (12). In a path, an integer outside the range is answered like any unknown id (404, see
- * server/http/route.ts); in a query or body it is a 422 naming the field.
+ * An id in JSON (bodies, tRPC inputs): a JSON integer 1…2147483647 (PostgreSQL `integer`), never
+ * coerced, so `true`, `[3]` and `"3"` are 422s naming the field rather than ids 1 and 3
+ * (docs/api.md#conventions).
  */
-export const id = z.coerce.number({ error: ID_MESSAGE }).int(ID_MESSAGE).min(1, ID_MESSAGE).max(INT32_MAX, ID_MESSAGE);
+export const id = z.number({ error: ID_MESSAGE }).int(ID_MESSAGE).min(1, ID_MESSAGE).max(INT32_MAX, ID_MESSAGE);
+
+/**
+ * A positive integer as a path or query string writes it: digits only, no sign, no leading zero,
+ * no exponent or decimal point, no blank. One spelling per value, so `01` and `1` are not two URLs
+ * of one resource. Linear: one character class after another, no nesting.
+ */
+const POSITIVE_DIGITS = /^[1-9][0-9]*$/;
+
+/**
+ * A positive integer in a path or query string ("12") → 12. Anything not in POSITIVE_DIGITS is
+ * `invalid_format`; digits past `max` are `too_big`, which route() answers with a 404 in a path (a
+ * well-formed id that cannot exist is just an unknown one) and a 422 in a query. The document
+ * states it as an integer with its range and the pattern of its spelling.
+ */
+function positiveDigits(max: number, message: string) {
+  return z
+    .string({ error: message })
+    .regex(POSITIVE_DIGITS, `${message}, in digits without sign or leading zero`)
+    .transform((digits, ctx) => {
+      // Past 16 digits Number() rounds; any such value is far past every max here.
+      const value = digits.length > 16 ? Infinity : Number(digits);
+      if (value <= max) return value;
+      ctx.addIssue({ code: 'too_big', origin: 'number', maximum: max, inclusive: true, message, input: digits });
+      return z.NEVER;
+    })
+    .meta({ type: 'integer', minimum: 1, maximum: max, pattern: POSITIVE_DIGITS.source });
+}
+
+/**
+ * An id in a path or a query string (docs/api.md#conventions): digits only, 1…2147483647. In a path,
+ * a larger one is a 404 like any unknown id (server/http/route.ts); in a query it is a 422.
+ */
+export const idParam = positiveDigits(INT32_MAX, ID_MESSAGE);
 
 /** A non-id integer stored in an `integer` column: the whole int32 range. */
 export const int32 = z
@@ -101,12 +134,20 @@ export const timestampOut = z.string().meta({ format: 'date-time', example: '202
  */
 export const MAX_PAGE = 10_000;
 
+/**
+ * `page` and `page_size` in a query string: digits, like a query id (tRPC's JSON callers declare
+ * their own numbers). The default is restated for the document, which cannot see it through the
+ * transform.
+ */
+const pageParam = (max: number, fallback: number) =>
+  positiveDigits(max, `must be an integer from 1 to ${max}`).default(fallback).meta({ default: fallback });
+
 export const paginationQuery = {
-  page: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(1).max(MAX_PAGE).default(1),
-  page_size: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(1).max(100).default(25),
+  page: pageParam(MAX_PAGE, 1),
+  page_size: pageParam(100, 25),
 };
 
-export const businessPath = z.object({ business_id: id });
+export const businessPath = z.object({ business_id: idParam });
 
 /** docs/api.md#search: a search term has at least 3 characters once trimmed (shorter ones cannot use a trigram index). */
 export const MIN_SEARCH_TERM_LENGTH = 3;

@@ -12,7 +12,17 @@ import {
   USER_TYPES,
 } from '@/db/schema/enums';
 import { actingStaffId } from './acting-staff';
-import { email, id, int32, isoTimestamp, MAX_PAGE, paginationQuery, timestampOut, UpdateSuccessResponse } from './common';
+import {
+  email,
+  id,
+  idParam,
+  int32,
+  isoTimestamp,
+  MAX_PAGE,
+  paginationQuery,
+  timestampOut,
+  UpdateSuccessResponse,
+} from './common';
 
 export const MAX_ITEMS = 1000;
 /** An email's text body, in characters. */
@@ -288,6 +298,41 @@ export const ProcessMessagesRequest = z
       'The envelope of SendSmsRequest / RecordSmsRequest / SendEmailRequest / RecordEmailRequest, chosen by `channel` and `mode`.',
   });
 
+/**
+ * `POST /messages/{business_id}` documents the fields of both modes in one body (docBody of
+ * processMessages). A field only the other mode of the channel reads (`send_at` or `media_ids` in
+ * record mode, `direction` in send mode) is ignored by the mode chosen, yet still a documented
+ * field: its type is checked all the same, so `send_at: true` or `media_ids: [true]` is a 422 in
+ * either mode (docs/api.md#sending-messages). Checked beside the chosen schema, never instead of it.
+ */
+const otherModeCheck = (envelope: z.ZodRawShape, item: z.ZodRawShape) =>
+  z.object({
+    ...envelope,
+    // The chosen schema reports a `messages` that is no array, or an item that is no object.
+    messages: z.preprocess(
+      (v) => (Array.isArray(v) ? v.map((i: unknown) => (i && typeof i === 'object' && !Array.isArray(i) ? i : {})) : []),
+      z.array(z.object(item)),
+    ),
+  });
+const queueOnlyEnvelope = {
+  // Its format, not the "in the future" rule: nothing is scheduled in record mode.
+  send_at: isoTimestamp.optional(),
+  cancel_on_reply: z.boolean().optional(),
+};
+export const OTHER_MODE_FIELDS = {
+  sms: {
+    send: otherModeCheck({}, recordFields),
+    record: otherModeCheck(
+      { ...queueOnlyEnvelope, override_quiet_hours: z.boolean().optional() },
+      { saved_reply_id: savedReplyId, media_urls: mediaUrls, media_ids: mediaIds },
+    ),
+  },
+  email: {
+    send: otherModeCheck({}, recordFields),
+    record: otherModeCheck(queueOnlyEnvelope, { saved_reply_id: savedReplyId }),
+  },
+} as const;
+
 const statusUpdate = (name: string) =>
   z
     .object({
@@ -452,6 +497,6 @@ export const RetryResponse = UpdateSuccessResponse.extend({
 }).meta({ id: 'RetryResponse' });
 
 const requestId = z.uuid('must be a UUID').meta({ maxLength: 36 });
-export const requestPath = z.object({ business_id: id, request_id: requestId });
+export const requestPath = z.object({ business_id: idParam, request_id: requestId });
 export const platformRequestPath = z.object({ request_id: requestId });
 export const pageQuery = z.object(paginationQuery);

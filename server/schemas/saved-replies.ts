@@ -7,7 +7,7 @@ import {
   SAVED_REPLY_CHANNELS,
   TEMPLATE_VARIABLES,
 } from '@/server/shared/templates';
-import { id, paginationQuery, timestampOut } from './common';
+import { idParam, paginationQuery, timestampOut } from './common';
 
 /** docs/api.md#saved-replies. Rules that depend on the stored row (a PATCH) are checked by the service. */
 
@@ -34,7 +34,7 @@ const subject = z
   .nullable()
   .meta({ description: 'Email-only replies: the subject, with {{variables}}' });
 
-export const SavedReplyPath = z.object({ business_id: id, saved_reply_id: id });
+export const SavedReplyPath = z.object({ business_id: idParam, saved_reply_id: idParam });
 
 export const CreateSavedReplyRequest = z
   .object({ title, body, channel: SavedReplyChannel.default(null), subject: subject.optional() })

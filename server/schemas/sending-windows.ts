@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { clockOf, minutesOf } from '@/server/shared/quiet-hours';
-import { id } from './common';
+import { idParam } from './common';
 
 /**
  * Quiet hours settings (docs/api.md#quiet-hours): a sending window as local clock times, "08:00" to
@@ -61,4 +61,4 @@ export const SendingWindowSettings = z
   })
   .meta({ id: 'SendingWindowSettings' });
 
-export const locationPath = z.object({ business_id: id, location_id: id });
+export const locationPath = z.object({ business_id: idParam, location_id: idParam });

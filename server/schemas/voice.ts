@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { id, timestampOut } from './common';
+import { idParam, timestampOut } from './common';
 
 /** `GET /voice-calls/token`: a session needs nothing; an API key names the business and the staff member. */
 export const DialerTokenQuery = z.object({
-  business_id: id.optional().meta({ description: 'Required with an API key; a session uses its own business' }),
-  staff_id: id.optional().meta({ description: 'Required with an API key; a session uses its own staff member' }),
+  business_id: idParam.optional().meta({ description: 'Required with an API key; a session uses its own business' }),
+  staff_id: idParam.optional().meta({ description: 'Required with an API key; a session uses its own staff member' }),
 });
 
 export const DialerToken = z

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createClient,
   createConversation,
+  createLocation,
   createMessage,
   createSmsNumber,
   createStaff,
@@ -54,6 +55,32 @@ describe('tRPC inbox router', () => {
     const found = await trpc.inbox.search({ term: 'allergic' });
     expect(found.messages.map((m) => m.message_type)).toEqual(['NOTE']);
     await expect(trpc.inbox.search({ term: 'al' })).rejects.toMatchObject({ code: 'UNPROCESSABLE_CONTENT' });
+  });
+
+  it('takes ids and pages as JSON numbers, never coerced (the sidebar’s location filter; issue 32)', async () => {
+    const a = await createTenant();
+    const location = await createLocation(a.business.id);
+    const client = await createClient(a.business.id);
+    const here = await createConversation(a.business.id, client.id, { locationId: location.id });
+    await createConversation(a.business.id, (await createClient(a.business.id)).id);
+    const trpc = await callerFor(a.sessionToken);
+
+    const filtered = await trpc.inbox.list({ location_id: location.id, page_size: 50 });
+    expect(filtered.conversations.map((c) => c.conversation_id)).toEqual([here.id]);
+    expect(filtered.page_size).toBe(50);
+    // What a query string would carry, or a coercible value, is refused rather than read as a number.
+    for (const input of [
+      { location_id: String(location.id) },
+      { page_size: '50' },
+      { location_id: [location.id] },
+      { location_id: true },
+    ])
+      await expect(trpc.inbox.list(input as never), JSON.stringify(input)).rejects.toMatchObject({
+        code: 'BAD_REQUEST',
+      });
+    await expect(trpc.inbox.conversation({ conversationId: String(here.id) as never })).rejects.toMatchObject({
+      code: 'BAD_REQUEST',
+    });
   });
 
   it('pages the list and the timeline by cursor (React Query infinite queries)', async () => {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { id } from '@/server/schemas/common';
+import { idParam } from '@/server/schemas/common';
 import { ClientConsents, ConsentRecord, ConsentRequest } from '@/server/schemas/consent';
 import { defineOperation } from '../operation';
 
-const clientPath = z.object({ business_id: id, client_id: id });
+const clientPath = z.object({ business_id: idParam, client_id: idParam });
 
 export const listClientConsents = defineOperation({
   operationId: 'getClientConsents',

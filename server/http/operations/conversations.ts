@@ -18,12 +18,12 @@ import {
   StaffResponse,
   StatusRequest,
 } from '@/server/schemas/businesses';
-import { businessPath, id, UpdateSuccessResponse } from '@/server/schemas/common';
+import { businessPath, idParam, UpdateSuccessResponse } from '@/server/schemas/common';
 import { PaginatedMessages } from '@/server/schemas/messages';
 import { SERVED_MEDIA_TYPES } from '@/server/services/messages/media';
 import { defineOperation } from '../operation';
 
-const conversationPath = z.object({ business_id: id, conversation_id: id });
+const conversationPath = z.object({ business_id: idParam, conversation_id: idParam });
 const common = { auth: 'any' as const, errors: [403, 404] };
 
 export const listConversations = defineOperation({
@@ -63,7 +63,7 @@ export const conversationFilters = defineOperation({
   description:
     'Counts per status, assignment, channel, label and location (zero counts included), and of conversations with unread messages, flagged messages or a possible opt-out; `mine` only when a staff member is known.',
   params: businessPath,
-  query: z.object({ staff_id: id.optional() }),
+  query: z.object({ staff_id: idParam.optional() }),
   response: ConversationFilters,
   ...common,
 });
@@ -150,7 +150,7 @@ export const flagMessage = defineOperation({
   path: '/businesses/{business_id}/messages/{message_id}/flag',
   tag: 'businesses',
   summary: 'Flag or unflag a message',
-  params: z.object({ business_id: id, message_id: id }),
+  params: z.object({ business_id: idParam, message_id: idParam }),
   body: FlagRequest,
   response: MessageResponse,
   ...common,
@@ -168,8 +168,8 @@ export const getMessageMedia = defineOperation({
     "Only the message's own media is served: an inbound MMS's Twilio media whose URL names that message's own sid " +
     '(of the configured account), or an upload an outbound MMS carries; any other attachment is a 404 and nothing is fetched.',
   params: z.object({
-    business_id: id,
-    message_id: id,
+    business_id: idParam,
+    message_id: idParam,
     index: z
       .string()
       .max(1)
@@ -188,7 +188,7 @@ export const clientDetails = defineOperation({
   tag: 'businesses',
   summary: 'Get detailed client profile and conversation information',
   description: 'A client this business does not have answers 200 with `null`.',
-  params: z.object({ business_id: id, client_id: id }),
+  params: z.object({ business_id: idParam, client_id: idParam }),
   response: ClientDetailsResponse,
   nullableResponse: true,
   ...common,
@@ -224,7 +224,7 @@ export const staffProfile = defineOperation({
   path: '/businesses/{business_id}/staffs/{staff_id}',
   tag: 'business-staffs',
   summary: 'Get detailed profile of a specific staff member',
-  params: z.object({ business_id: id, staff_id: id }),
+  params: z.object({ business_id: idParam, staff_id: idParam }),
   response: StaffResponse,
   ...common,
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { businessPath, id } from '@/server/schemas/common';
+import { businessPath, idParam } from '@/server/schemas/common';
 import { MediaUpload } from '@/server/schemas/messages';
 import { MMS_MAX_BYTES, MMS_UPLOAD_TYPES } from '@/server/shared/limits';
 import { MEDIA_URL_TTL_SECONDS } from '@/server/services/messages/media-links';
@@ -40,7 +40,7 @@ export const getSignedMedia = defineOperation({
     `it needs no credentials and works for ${MEDIA_URL_TTL_SECONDS / 3600} hours. ` +
     'A signature that does not match the business, the upload and the expiry is a 403; an expired URL a 410.',
   auth: 'none',
-  params: z.object({ business_id: id, media_id: id }),
+  params: z.object({ business_id: idParam, media_id: idParam }),
   query: z.object({
     expires: z
       .string()

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MessageResponse } from '@/server/schemas/businesses';
-import { businessPath, id, UpdateSuccessResponse } from '@/server/schemas/common';
+import { businessPath, idParam, UpdateSuccessResponse } from '@/server/schemas/common';
 import {
   pageQuery,
   platformRequestPath,
@@ -196,7 +196,7 @@ export const retryRequest = defineOperation({
   errors: [403, 404],
 });
 
-const messagePath = z.object({ business_id: id, message_id: id });
+const messagePath = z.object({ business_id: idParam, message_id: idParam });
 
 export const cancelScheduledMessage = defineOperation({
   operationId: 'cancelScheduledMessage',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ClientDetailsResponse, clientOptOutPath, PossibleOptOutDecision } from '@/server/schemas/businesses';
-import { id } from '@/server/schemas/common';
+import { idParam } from '@/server/schemas/common';
 import { ClientOptOutHistory, OptInRequest } from '@/server/schemas/opt-outs';
 import { defineOperation } from '../operation';
 
@@ -14,7 +14,7 @@ export const getClientOptOuts = defineOperation({
   summary: "A client's opt-outs: whether each address is opted out, and its history of opt-outs and opt-ins",
   description:
     "The records of the client's current phone number (sms) and email address (email), newest first, up to 200: who (staff_id), when, how (source), why (note, message_id).",
-  params: z.object({ business_id: id, client_id: id }),
+  params: z.object({ business_id: idParam, client_id: idParam }),
   response: ClientOptOutHistory,
   errors: [403, 404],
   ...common,
@@ -58,7 +58,7 @@ export const decidePossibleOptOut = defineOperation({
   summary: "Confirm or dismiss a conversation's possible opt-out",
   description:
     "`confirm` opts out of SMS the number that sent the text and the client's current phone number if it is another one, `dismiss` keeps them subscribed; both clear `possible_opt_out_message_id` and add a note naming who decided. A staff session decides as itself: a `staff_id` naming someone else is a 422. 409 when nothing (or not `message_id`) is pending.",
-  params: z.object({ business_id: id, conversation_id: id }),
+  params: z.object({ business_id: idParam, conversation_id: idParam }),
   body: PossibleOptOutDecision,
   response: ClientDetailsResponse,
   errors: [403, 404, 409],

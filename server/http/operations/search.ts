@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { businessPath, id, MIN_SEARCH_TERM_LENGTH, paginationQuery, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
+import { businessPath, idParam, MIN_SEARCH_TERM_LENGTH, paginationQuery, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
 import { PaginatedMessages, refuseBeyondSearchWindow, SEARCH_RESULT_WINDOW, SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
 import { MAX_SEARCH_TERM_LENGTH } from '@/server/services/search';
 import { defineOperation } from '../operation';
@@ -17,12 +17,12 @@ const searchTerm = z
 const withinResultWindow = (q: { page: number; page_size: number }, ctx: z.RefinementCtx) =>
   refuseBeyondSearchWindow(q.page, q.page_size, ctx);
 
-const conversationSearchPath = z.object({ business_id: id, conversation_id: id });
+const conversationSearchPath = z.object({ business_id: idParam, conversation_id: idParam });
 const conversationSearchQuery = z.object({ search_term: searchTerm, ...paginationQuery }).superRefine(withinResultWindow);
 const businessSearchQuery = z
   .object({
     search_term: searchTerm,
-    conversation_id: id
+    conversation_id: idParam
       .optional()
       .meta({ description: 'Only this conversation; without it, every conversation of the business.' }),
     ...paginationQuery,

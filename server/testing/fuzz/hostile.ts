@@ -22,6 +22,13 @@ const HOSTILE_VALUES: readonly unknown[] = [
   1.5,
   9007199254740993,
   1e308,
+  // ids spelled otherwise: digits as a JSON string, a list of one, and path spellings that are no positive integer
+  '1',
+  [3],
+  '01',
+  '-4',
+  '1e3',
+  ' 1',
   // dates that do not exist, or are no timestamps
   '2026-02-30T10:00:00Z',
   '2026-11-20T24:01:00Z',
@@ -70,29 +77,41 @@ export type Parts = {
   body: unknown;
   rawBody?: string;
   contentType?: string;
+  /** Where a value mutation put its value (documented-types.ts judges whether it must be refused). */
+  mutated?: { at: PlaceAt; value: unknown };
 };
 
+/** A place in a request: a path or query parameter by name, or a body field by its path (array indexes as numbers). */
+export type PlaceAt = { in: 'path' | 'query'; name: string } | { in: 'body'; path: (string | number)[] };
+
+type Place = { at: PlaceAt; get: () => unknown; set: (v: unknown) => void; remove: () => void };
+
 /** The places one can mutate: each path and query parameter, and every field of the JSON body. */
-function places(parts: Parts): { get: () => unknown; set: (v: unknown) => void; remove: () => void }[] {
-  const out: ReturnType<typeof places> = [];
-  for (const bag of [parts.params, parts.query]) {
+function places(parts: Parts): Place[] {
+  const out: Place[] = [];
+  for (const [where, bag] of [
+    ['path', parts.params],
+    ['query', parts.query],
+  ] as const) {
     for (const key of Object.keys(bag))
-      out.push({ get: () => bag[key], set: (v) => (bag[key] = v), remove: () => delete bag[key] });
+      out.push({ at: { in: where, name: key }, get: () => bag[key], set: (v) => (bag[key] = v), remove: () => delete bag[key] });
   }
-  const walk = (holder: Record<string, unknown> | unknown[], depth: number) => {
+  const walk = (holder: Record<string, unknown> | unknown[], depth: number, path: (string | number)[]) => {
     if (depth > 6) return;
     for (const key of Object.keys(holder)) {
       const h = holder as Record<string, unknown>;
+      const at = [...path, Array.isArray(holder) ? Number(key) : key];
       out.push({
+        at: { in: 'body', path: at },
         get: () => h[key],
         set: (v) => (h[key] = v),
         remove: () => (Array.isArray(holder) ? holder.splice(Number(key), 1) : delete h[key]),
       });
       const child = h[key];
-      if (child && typeof child === 'object') walk(child as Record<string, unknown>, depth + 1);
+      if (child && typeof child === 'object') walk(child as Record<string, unknown>, depth + 1, at);
     }
   };
-  if (parts.body && typeof parts.body === 'object') walk(parts.body as Record<string, unknown>, 0);
+  if (parts.body && typeof parts.body === 'object') walk(parts.body as Record<string, unknown>, 0, []);
   return out;
 }
 
@@ -115,12 +134,15 @@ export function mutate(parts: Parts, m: Mutation): string {
       return 'a field removed';
     case 'nest':
       place.set([[place.get()]]);
+      parts.mutated = { at: place.at, value: place.get() };
       return 'a field nested';
     case 'repeat':
       place.set(Array.from({ length: 5_000 }, () => place.get()));
+      parts.mutated = { at: place.at, value: place.get() };
       return 'a field repeated 5,000 times';
     default:
       place.set(m.value);
+      parts.mutated = { at: place.at, value: m.value };
       return `a field set to ${describeValue(m.value)}`;
   }
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql } from '@/db/client';
 import { MESSAGE_STATUSES } from '@/db/schema/enums';
 import { twilioWebhookRequest } from '@/server/providers/webhook-requests';
+import { mustRefuse } from './documented-types';
 import { mutate, mutationArb, type Mutation, type Parts } from './hostile';
 import { SchemaArbitraries, type Pools, type Schema } from './schema-arbitrary';
 import { startFuzzStack, type FuzzStack } from './stack';
@@ -14,7 +15,9 @@ import { startFuzzStack, type FuzzStack } from './stack';
  * production build, generates requests for every operation from the operation's own schemas —
  * valid ones, and ones that break exactly one rule (hostile.ts) — with the platform key and a
  * business key, and checks every answer: no 5xx, a status the document lists, the declared
- * content type, a body valid against the documented schema, under 3 s. A rejected write must leave
+ * content type, a body valid against the documented schema, under 3 s; a mutated value of a type
+ * the document does not give its field (or an integer outside its range, a path or query integer
+ * not in plain digits) is never accepted (documented-types.ts). A rejected write must leave
  * the database as it was; after the run, everything that reached the fake Twilio or the SMTP sink
  * must be a message the service accepted. FUZZ_RUNS sets the number of requests (default 10,000),
  * FUZZ_SEED replays a run; a failure prints its seed and path.
@@ -255,6 +258,11 @@ async function send(req: FuzzRequest): Promise<void> {
       const ok = validate(JSON.parse(text));
       expect(ok, `body breaks the documented schema (${ajv.errorsText(validate.errors)}): ${where}`).toBe(true);
     }
+  }
+  if (parts.mutated && res.status < 300) {
+    // docs/api.md#conventions: a value of a type the document does not give its field is never accepted.
+    const why = mustRefuse(parts.mutated.at, parts.mutated.value, req.op, doc.components.schemas);
+    expect(why, `accepted a value the document refuses (${why}): ${where}`).toBeNull();
   }
   if (before !== null) {
     const after = (await countsSql())[0]!.rows;

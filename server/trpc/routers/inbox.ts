@@ -75,12 +75,20 @@ const conversationProcedure = staffProcedure.input(z.object({ conversationId: id
 });
 
 export const inboxRouter = router({
-  /** `cursor` is the page number, for React Query's infinite list (it wins over `page`). */
+  /**
+   * `cursor` is the page number, for React Query's infinite list (it wins over `page`). The REST
+   * query's filters, with JSON numbers where the query string has digits.
+   */
   list: staffProcedure
     .input(
-      ConversationListQuery.omit({ staff_id: true })
-        .partial({ assignment: true, page: true, page_size: true })
-        .extend({ cursor: pageNumber.nullish() }),
+      ConversationListQuery.omit({ staff_id: true, location_id: true, page: true, page_size: true })
+        .partial({ assignment: true })
+        .extend({
+          location_id: id.optional(),
+          page: pageNumber.optional(),
+          page_size: z.number().int().min(1).max(100).optional(),
+          cursor: pageNumber.nullish(),
+        }),
     )
     .query(({ ctx, input: { cursor, ...input } }) =>
       conversations.listConversations(

@@ -3,6 +3,7 @@ import { route } from '@/server/http/route';
 import { ownStaffOnly } from '@/server/http/staff-context';
 import { parseOrThrow } from '@/server/http/validation';
 import {
+  OTHER_MODE_FIELDS,
   ProcessMessagesRequest,
   RecordEmailRequest,
   RecordSmsRequest,
@@ -11,15 +12,17 @@ import {
 } from '@/server/schemas/messages';
 import { submitEmail, submitSms } from '@/server/services/messages/submit';
 
-// POST: any channel, send or record — dispatches to the SMS or email operation.
+// POST: any channel, send or record — dispatches to the SMS or email operation. The fields only the
+// other mode reads are type-checked too (OTHER_MODE_FIELDS), then ignored.
 export const POST = route(op, ({ caller, params, body }) => {
   const { channel, mode } = parseOrThrow('body', ProcessMessagesRequest, body);
+  const otherMode = OTHER_MODE_FIELDS[channel][mode];
   if (channel === 'sms') {
-    const parsed = parseOrThrow('body', mode === 'send' ? SendSmsRequest : RecordSmsRequest, body);
+    const parsed = parseOrThrow('body', mode === 'send' ? SendSmsRequest : RecordSmsRequest, body, otherMode);
     ownStaffOnly(caller, parsed.staff_id);
     return submitSms(params.business_id, parsed, mode);
   }
-  const parsed = parseOrThrow('body', mode === 'send' ? SendEmailRequest : RecordEmailRequest, body);
+  const parsed = parseOrThrow('body', mode === 'send' ? SendEmailRequest : RecordEmailRequest, body, otherMode);
   ownStaffOnly(caller, parsed.staff_id);
   return submitEmail(params.business_id, parsed, mode);
 });
