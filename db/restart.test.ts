@@ -12,7 +12,7 @@ import { startEmbeddedPostgres, type EmbeddedDb } from './embedded';
 import { executePrepared } from './prepared';
 
 /**
- * A PostgreSQL restart is over when the database is back (docs/architecture.md#recovery): every
+ * A PostgreSQL restart is over when the database is back (docs/architecture.md#lost-connections): every
  * pool — the app pool, the hot pool, pg-boss's, the LISTEN connection — answers its first statement
  * after the restart, within a second or so, whatever it had in flight when PostgreSQL stopped; and
  * a transaction whose connection died is neither run again nor continued on the next connection.

@@ -6,7 +6,7 @@ import { createSql } from './client';
 import { retryingUnsent } from './retry';
 
 /**
- * The pools' rule (docs/architecture.md#recovery): a statement whose connection died before
+ * The pools' rule (docs/architecture.md#lost-connections): a statement whose connection died before
  * anything of it was sent runs again, once, on a fresh connection; one that may have run never
  * does. Connections go through a proxy that can greet a connection with a server's goodbye
  * (57P01) or cut the connections open now.

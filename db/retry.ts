@@ -2,7 +2,7 @@ import type postgres from 'postgres';
 import { logger } from '@/server/logger';
 
 /**
- * One rule for every pool (docs/architecture.md#recovery): a statement that fails because its
+ * One rule for every pool (docs/architecture.md#lost-connections): a statement that fails because its
  * connection died before anything of it was sent is retried once, on a fresh connection; a
  * statement that may have reached the server never is (a transaction under way fails as it is,
  * and the client's Idempotency-Key makes its retry safe).
@@ -118,7 +118,8 @@ class RetryingQuery implements PromiseLike<unknown> {
  * templates, `reserve`, `listen` — is the pool itself.
  */
 export function retryingUnsent<S extends postgres.Sql<Record<string, postgres.PostgresType>>>(sql: S): S {
-  const unsafe = (...args: Parameters<S['unsafe']>) => new RetryingQuery(() => sql.unsafe(...args));
+  const unsafe = (query: string, parameters?: postgres.ParameterOrJSON<never>[], options?: postgres.UnsafeQueryOptions) =>
+    new RetryingQuery(() => sql.unsafe(query, parameters, options));
   const begin = async (...args: unknown[]) => {
     const fn = args.pop() as (tx: postgres.TransactionSql) => unknown;
     let started = false;

@@ -1,12 +1,12 @@
 import { EventEmitter } from 'node:events';
-import type pg from 'pg';
+import type { PoolClient, QueryResult } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSql } from '@/db/client';
 import { startPgProxy, type PgProxy } from '@/server/testing/pg-proxy';
 import { bossDb, executeSql, type BossDb } from './boss-db';
 
 /**
- * pg-boss's pool (the worker's) follows the rule of every pool (docs/architecture.md#recovery): a
+ * pg-boss's pool (the worker's) follows the rule of every pool (docs/architecture.md#lost-connections): a
  * statement whose connection died before it was sent runs again once; one that may have run never.
  */
 let proxy: PgProxy;
@@ -34,7 +34,8 @@ afterAll(async () => {
   await proxy.close();
 });
 
-const open = () => (database = bossDb({ connectionString: proxy.url, max: 1, application_name: 'boss-db-test', onError: () => {} }));
+const open = () =>
+  (database = bossDb({ connectionString: proxy.url, max: 1, application_name: 'boss-db-test', onError: () => {} }));
 
 describe("pg-boss's pool", () => {
   it('sends a statement again when its connection was refused by a server saying goodbye (57P01) before anything was sent', async () => {
@@ -50,10 +51,10 @@ describe("pg-boss's pool", () => {
   it('sends it again when the client had lost its connection and refused the statement unsent', async () => {
     const refused = new Error('Client has encountered a connection error and is not queryable');
     const released: unknown[] = [];
-    const client = (answer: () => Promise<pg.QueryResult>) =>
+    const client = (answer: () => Promise<QueryResult>) =>
       Object.assign(new EventEmitter(), { query: answer, release: (err?: unknown) => released.push(err) });
     const clients = [client(() => Promise.reject(refused)), client(() => Promise.resolve({ rows: [{ n: 6 }], rowCount: 1 }))];
-    const pool = { connect: async () => clients.shift() as unknown as pg.PoolClient };
+    const pool = { connect: async () => clients.shift() as unknown as PoolClient };
     expect((await executeSql(pool, 'select 6 as n')).rows).toEqual([{ n: 6 }]);
     expect(released).toEqual([refused, undefined]); // the dead client leaves the pool
   });

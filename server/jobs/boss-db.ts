@@ -1,4 +1,4 @@
-import pg from 'pg';
+import pg, { type Pool, type PoolClient, type PoolConfig } from 'pg';
 import type PgBoss from 'pg-boss';
 import { connectionDied } from '@/db/retry';
 import { logger } from '@/server/logger';
@@ -6,16 +6,16 @@ import { logger } from '@/server/logger';
 /**
  * The worker's pg-boss connections: the node-postgres pool pg-boss would open itself, handed to it
  * through its `db` option so that its statements follow the rule of every pool
- * (docs/architecture.md#recovery, db/retry.ts): a statement whose connection died before anything
+ * (docs/architecture.md#lost-connections, db/retry.ts): a statement whose connection died before anything
  * of it was sent runs again, once, on a fresh connection. That is a connection that failed while
  * it opened, or a client that had already lost its connection and refused the statement.
  * A statement handed to a live connection may have run: its error is pg-boss's, as before.
  */
 export type BossDb = PgBoss.Db & { close: () => Promise<void> };
 
-type Pool = Pick<pg.Pool, 'connect'>;
+type Connects = Pick<Pool, 'connect'>;
 
-export function bossDb(config: pg.PoolConfig & { onError: (err: Error) => void }): BossDb {
+export function bossDb(config: PoolConfig & { onError: (err: Error) => void }): BossDb {
   const { onError, ...options } = config;
   const pool = new pg.Pool(options);
   // An idle connection lost (PostgreSQL restarting): the pool drops it; without a listener the
@@ -31,9 +31,9 @@ const refusedUnsent = (err: unknown) => err instanceof Error && /is not queryabl
 const diedOpening = (err: unknown) =>
   connectionDied(err) || (err instanceof Error && err.message === 'Connection terminated unexpectedly');
 
-export async function executeSql(pool: Pool, text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
+export async function executeSql(pool: Connects, text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
   for (let attempt = 1; ; attempt++) {
-    let client: pg.PoolClient;
+    let client: PoolClient;
     try {
       client = await pool.connect();
     } catch (err) {
