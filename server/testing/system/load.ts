@@ -81,8 +81,9 @@ async function call(url: string, init: RequestInit & { timeoutMs?: number; cutAf
       // not JSON
     }
     if (res.status === 500) serverErrors.push(`${init.method ?? 'GET'} ${new URL(url).pathname}: ${text.slice(0, 300)}`);
-    // The service's own answer, not the balancer's (a process killed mid-request is another matter).
-    if (res.status === 503 && text.includes('database cannot be reached'))
+    // The service's own answer (REST's detail, tRPC's message), not the balancer's: a process
+    // killed mid-request, or both webs briefly marked down, is another matter.
+    if (res.status === 503 && (text.includes('database cannot be reached') || text.includes('Database unavailable')))
       databaseUnavailable.push({ sentAt, what: `${init.method ?? 'GET'} ${new URL(url).pathname}` });
     return { status: res.status, body };
   } finally {
