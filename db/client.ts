@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { env } from '@/server/env';
+import { retryingUnsent } from './retry';
 import * as schema from './schema';
 
 export type Database = PostgresJsDatabase<typeof schema>;
@@ -18,6 +19,11 @@ export function createSql(url: string, options: postgres.Options<Record<string, 
     max: 10,
     idle_timeout: 30,
     connect_timeout: 5,
+    // The wait before a connection of the pool connects again, from its last failure: postgres.js's
+    // default grows with the failures of the whole pool to 10–20 s, so after a few seconds of
+    // PostgreSQL down a pool went on failing, or waiting, for up to 20 s once it was back. Capped
+    // at 0.5–1 s: a restart is over for every pool (the LISTEN too) within a second of the database.
+    backoff: (failures: number) => Math.min(0.05 * 2 ** failures, 1) * (0.5 + Math.random() / 2),
     onnotice: () => {},
     // pg-boss hands postgres.js JSON that is already a string; pass strings through unchanged so it
     // is not encoded twice (docs/architecture.md#pg-boss-pitfalls). Objects are still serialised.
@@ -62,10 +68,11 @@ function handles(): Handles {
     // touchConversations). `conversations.test.ts` and `search.test.ts` check the generic plans.
     const prepare = env().databasePrepare;
     const options = { prepare, ...(prepare ? { connection: { plan_cache_mode: 'force_generic_plan' } } : {}) };
-    const sql = createSql(url, { max: env().databasePoolSize, ...options });
+    // Both pools send a statement again when its connection died before it was sent (./retry.ts).
+    const sql = retryingUnsent(createSql(url, { max: env().databasePoolSize, ...options }));
     // The hot statements' own few connections (hotSql); postgres.js connects lazily, so a process
     // that runs none of them opens none.
-    const hotSql = createSql(url, { max: env().databaseHotPoolSize, ...options });
+    const hotSql = retryingUnsent(createSql(url, { max: env().databaseHotPoolSize, ...options }));
     globalForDb.__db = { sql, hotSql, db: drizzle(sql, { schema, casing: undefined }), url };
   }
   return globalForDb.__db;

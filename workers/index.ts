@@ -4,6 +4,7 @@ import PgBoss from 'pg-boss';
 import { closeDb } from '@/db/client';
 import { loadEnv } from '@/server/env';
 import { isDatabaseUnavailable } from '@/server/errors';
+import { bossDb } from '@/server/jobs/boss-db';
 import { BULK_CHUNK, createQueues, QUEUES } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
 import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
@@ -30,15 +31,22 @@ export async function startWorker() {
   const config = loadEnv();
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required by the worker');
   const log = logger.child({ process: 'worker' });
-  const boss = new PgBoss({
+  const warnOf = (err: Error) =>
+    log.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'pg-boss error');
+  // pg-boss's own pool, given to it so a statement whose connection died unsent is sent again (server/jobs/boss-db.ts).
+  const database = bossDb({
     connectionString: config.databaseUrl,
     max: 8,
     application_name: 'messaging-worker',
+    onError: warnOf,
+  });
+  const boss = new PgBoss({
+    db: database,
     // How soon a job held by a worker that died is expired and retried.
     maintenanceIntervalSeconds: config.workerMaintenanceIntervalSeconds,
   });
   // pg-boss reports connection loss here and keeps polling: a PostgreSQL restart is survived.
-  boss.on('error', (err) => log.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'pg-boss error'));
+  boss.on('error', warnOf);
   await boss.start();
   await createQueues(boss);
 
@@ -148,6 +156,7 @@ export async function startWorker() {
       for (const periodic of [wake, compact, mergeSearch, recover]) periodic.stop();
       await Promise.all(loops.map((l) => l.stop()));
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
+      await database.close(); // pg-boss closes only a pool it opened itself
       await closeProviders();
     },
   };

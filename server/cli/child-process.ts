@@ -98,10 +98,10 @@ export async function waitForOk(
 ): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
-    const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then(
-      async (r) => (await r.arrayBuffer(), r.ok),
-      () => false,
-    );
+    // The body read is under the same 2 s signal: its timeout is a "not yet" too, not a crash.
+    const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) })
+      .then(async (r) => (await r.arrayBuffer(), r.ok))
+      .catch(() => false);
     if (ok) return;
     if (options.alive && !options.alive()) throw new Error(`${options.what ?? url}: the process exited before it answered`);
     if (Date.now() > deadline) throw new Error(`${options.what ?? url}: no 200 within ${options.timeoutMs ?? 60_000} ms`);

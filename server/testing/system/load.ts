@@ -78,10 +78,13 @@ type Answer = { status: number; body: unknown };
 
 /** Every 500 the service answered (a 503 while PostgreSQL is down is expected; a 500 never is). */
 export const serverErrors: string[] = [];
+/** Every "the database cannot be reached" 503, with when its request was sent (none once PostgreSQL is back: run.ts). */
+export const databaseUnavailable: { sentAt: number; what: string }[] = [];
 
 async function call(url: string, init: RequestInit & { timeoutMs?: number; cutAfterMs?: number }): Promise<Answer> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), init.cutAfterMs ?? init.timeoutMs ?? 30_000);
+  const sentAt = Date.now();
   try {
     const res = await fetch(url, { ...init, signal: controller.signal });
     const text = await res.text();
@@ -92,6 +95,10 @@ async function call(url: string, init: RequestInit & { timeoutMs?: number; cutAf
       // not JSON
     }
     if (res.status === 500) serverErrors.push(`${init.method ?? 'GET'} ${new URL(url).pathname}: ${text.slice(0, 300)}`);
+    // The service's own answer (REST's detail, tRPC's message), not the balancer's: a process
+    // killed mid-request, or both webs briefly marked down, is another matter.
+    if (res.status === 503 && (text.includes('database cannot be reached') || text.includes('Database unavailable')))
+      databaseUnavailable.push({ sentAt, what: `${init.method ?? 'GET'} ${new URL(url).pathname}` });
     return { status: res.status, body };
   } finally {
     clearTimeout(timer);

@@ -6,7 +6,7 @@ import { BALANCER_DEFAULTS, startCluster, type Cluster, type Proc } from '@/depl
 import { freePort, startEmbeddedPostgres, type EmbeddedDb } from '@/db/embedded';
 import { startFakeTwilio } from '@/server/testing/fake-twilio';
 import { fakeProvidersEnv, startSmtpSink } from '@/server/testing/smtp-sink';
-import { serverErrors, startLoad, type Business } from './load';
+import { databaseUnavailable, serverErrors, startLoad, type Business } from './load';
 import { logNotifies, missedEvents, notifyGapStarts, startSubscribers } from './subscribers';
 import { verify, type Check } from './verify';
 
@@ -31,6 +31,8 @@ const t = () => `${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s`;
 const say = (line: string) => console.log(`[system ${t()}] ${line}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const processErrors: string[] = [];
+/** When the restarted PostgreSQL accepted connections again (docs/architecture.md#lost-connections). */
+let postgresBackAt: number | null = null;
 
 async function main() {
   const fake = await startFakeTwilio({ latencyMs: 5 });
@@ -151,6 +153,12 @@ async function main() {
   say(`load running for ${LOAD_SECONDS} s`);
   const chaos = await runChaos(cluster, pg, notifies, LOAD_SECONDS);
   await load.stop();
+  if (postgresBackAt !== null && databaseUnavailable.length > 0) {
+    const last = Math.max(...databaseUnavailable.map((u) => u.sentAt)) - postgresBackAt;
+    say(
+      `${databaseUnavailable.length} answers "the database cannot be reached"; the last one's request sent ${(last / 1000).toFixed(1)} s from PostgreSQL being back`,
+    );
+  }
   say('load stopped; waiting for in-flight sends and webhooks to settle');
   await load.callbacks();
   // A fresh pool for what follows: a connection that sat idle through the PostgreSQL restart
@@ -178,6 +186,16 @@ async function main() {
   });
   checks.push({ name: 'no status moved backwards (sampled every 2 s)', failures: regressions });
   checks.push({ name: 'the service never answered 500 (503 while PostgreSQL was down is expected)', failures: serverErrors });
+  const back = postgresBackAt;
+  checks.push({
+    name: 'no request sent once PostgreSQL was back answered 503',
+    failures:
+      back === null
+        ? []
+        : databaseUnavailable
+            .filter((u) => u.sentAt >= back)
+            .map((u) => `${u.what} sent ${((u.sentAt - back) / 1000).toFixed(1)} s after PostgreSQL was back`),
+  });
   // Only what was published while the streams were held (the checks below publish more).
   notifies.events = notifies.events.filter((e) => e.at <= streamsStoppedAt);
   const missed = streams.subscribers.flatMap((s, i) =>
@@ -258,6 +276,7 @@ async function runChaos(
     await pg.pg.stop();
     await sleep(5000);
     await pg.pg.start();
+    postgresBackAt = Date.now();
     // Recovered when a write goes through the balancer again.
     for (;;) {
       const res = await fetch(`${cluster.url}/api/v1/health/db`).catch(() => null);
