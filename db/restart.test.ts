@@ -88,7 +88,14 @@ describe('after a PostgreSQL restart', () => {
   it('the first statement on each pool succeeds, within a second or two of PostgreSQL being back', async () => {
     const events: InboxEvent[] = [];
     let interrupted = 0;
-    const listening = subscribeBusiness({ businessId: 7, push: (e) => events.push(e), interrupt: () => interrupted++ });
+    const listening = subscribeBusiness({
+      businessId: 7,
+      sessionId: 1,
+      push: (e) => events.push(e),
+      interrupt: () => interrupted++,
+      supersede: () => {},
+    });
+    if (!listening.ok) throw new Error(listening.message);
     await listening.ready;
     try {
       // In flight when PostgreSQL stops: a transaction on two app connections, a statement on the
