@@ -49,9 +49,11 @@ describe('migration 0021 (messages.origin)', () => {
       ['note', `null, 'outbound', 'NOTE', 'staff', 'sent', 0, null`],
       ['automatic answer', `'sms', 'outbound', 'TEXT', 'system', 'queued', 1, null`],
       ['recorded, queued', `'sms', 'outbound', 'TEXT', 'staff', 'queued', 0, null`],
+      ['recorded as system, sending', `'sms', 'outbound', 'TEXT', 'system', 'sending', 0, null`],
       ['recorded email, sending', `'email', 'outbound', 'EMAIL', 'staff', 'sending', 0, null`],
       ['recorded, delivered', `'sms', 'outbound', 'TEXT', 'staff', 'delivered', 0, null`],
       ['sent', `'sms', 'outbound', 'TEXT', 'staff', 'sent', 1, null`],
+      ['sent by the API as system', `'sms', 'outbound', 'TEXT', 'system', 'queued', 1, null`],
       ['queued to send', `'email', 'outbound', 'EMAIL', 'staff', 'queued', 2, null`],
       ['refused at once: opted out', `'sms', 'outbound', 'TEXT', 'staff', 'failed', 0, 'opted_out'`],
       ['refused at once: no consent', `'sms', 'outbound', 'TEXT', 'staff', 'failed', 0, 'no_marketing_consent'`],
@@ -65,8 +67,8 @@ describe('migration 0021 (messages.origin)', () => {
         insert into conversations (business_id, client_id) values (${b!.id}, ${client!.id}) returning id`;
       for (const [label, values] of rows) {
         const [row] = await sql.unsafe<{ id: number }[]>(`
-          insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, status, attempts, error_code)
-          values (${b!.id}, ${conv!.id}, ${client!.id}, ${values}) returning id::int as id`);
+          insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, status, attempts, error_code, provider_metadata)
+          values (${b!.id}, ${conv!.id}, ${client!.id}, ${values}, ${label === 'automatic answer' ? `'{"auto_reply": "stop"}'` : 'null'}) returning id::int as id`);
         ids.set(row!.id, label);
       }
     } finally {
@@ -83,9 +85,11 @@ describe('migration 0021 (messages.origin)', () => {
         note: 'system',
         'automatic answer': 'system',
         'recorded, queued': 'record',
+        'recorded as system, sending': 'record',
         'recorded email, sending': 'record',
         'recorded, delivered': 'record',
         sent: 'send',
+        'sent by the API as system': 'send',
         'queued to send': 'send',
         'refused at once: opted out': 'send',
         'refused at once: no consent': 'send',

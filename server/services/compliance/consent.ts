@@ -131,15 +131,17 @@ const clientsAtAddressSql = (channel: ConsentChannel, businessId: SQL, address: 
 
 /**
  * The send-time check, for a caller's own statement over `messages m`: true when the message needs
- * marketing consent (server/shared/consent.ts) and either the client's latest marketing record for
- * the channel is not `given`, or a client of the business with the address the message goes to
- * has withdrawn it (docs/api.md#consent: consent follows the destination, so a number shared by a
+ * marketing consent (server/shared/consent.ts) and the client's latest marketing record for the
+ * channel is not `given`, or the message does not go to that client's own address (a recorded
+ * message re-queued, a number changed since), or a client of the business with the address the
+ * message goes to has withdrawn it (docs/api.md#consent: consent follows the destination, so a number shared by a
  * family, or another client's number, is not texted on one client's word while another said no).
  */
 export function marketingConsentMissingSql(channel: ConsentChannel): SQL {
   const list = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
   return sql`((m.category in (${list(MARKETING_CATEGORIES)}) or m.notification_type in (${list(MARKETING_NOTIFICATION_TYPES)}))
     and (coalesce(${latestMarketingStatusSql(channel, sql`m.business_id`, sql`m.client_id`)} = 'given', false) = false
+         or not exists (select 1 from clients c where c.id = m.client_id and ${clientsAtAddressSql(channel, sql`m.business_id`, sql`m.to_address`)})
          or exists (select 1 from clients c
                     where ${clientsAtAddressSql(channel, sql`m.business_id`, sql`m.to_address`)}
                       and ${latestMarketingStatusSql(channel, sql`c.business_id`, sql`c.id`)} = 'withdrawn')))`;

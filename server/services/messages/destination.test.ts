@@ -173,6 +173,26 @@ describe('marketing consent follows the destination address', () => {
     expect(fake.messages.filter((m) => m.to === own.phoneNumber)).toHaveLength(1);
   });
 
+  it("by another route: a campaign recorded for A at X, then retried, is refused at send time (A's consent is not X's)", async () => {
+    const a = await createClient(t.business.id, { phoneNumber: newPhone() });
+    await marketing(a.id, 'sms', 'given');
+    const x = newPhone();
+    const recorded = await post('/sms/record', {
+      sender_type: 'system',
+      category: 'campaign',
+      messages: [{ client_id: a.id, to_number: x, message: 'Sale', status: 'failed' }],
+    });
+    const [id] = (await jsonOf(recorded)).message_ids as number[];
+    const retry = await api.post(`/api/v1/messages/${t.business.id}/retry`, {
+      headers: { 'x-api-key': t.apiKey },
+      body: { message_ids: [id] },
+    });
+    expect(retry.status).toBe(200);
+    await sendSmsBatch([job(id!)], provider, CALLBACK, log);
+    expect(await rowOf(id!)).toMatchObject({ status: 'failed', errorCode: 'no_marketing_consent', providerMessageId: null });
+    expect(fake.messages.filter((m) => m.to === x)).toEqual([]);
+  });
+
   it('a withdrawal that a later given outranks (same client) no longer blocks', async () => {
     const shared = newPhone();
     const a = await createClient(t.business.id, { phoneNumber: shared });

@@ -26,7 +26,9 @@ import { optOutRecipientsOf } from './suppression';
  * its send_at has passed, or moves to `canceled` (staff, the API, or the client writing in first).
  *
  * A status only moves forward by rank (the database function message_status_rank, compared in the
- * same UPDATE, so late, duplicate and reordered callbacks cannot move a message back). Two moves go
+ * same UPDATE, so late, duplicate and reordered callbacks cannot move a message back). A recorded
+ * message never moves into `queued` or `sending` (a provider's callback for its id may say so): it
+ * would sit "in flight" for good, since no send worker ever takes it (docs/api.md#record-mode). Two moves go
  * back to `queued`, both guarded by the status they leave: a transient send error (the same
  * attempt, retried by its job) and a new attempt.
  */
@@ -378,6 +380,7 @@ export async function applyStatusUpdate(
       and(
         where,
         sql`message_status_rank(${messages.status}, ${messages.messageType}) < message_status_rank(${update.status}, ${messages.messageType})`,
+        isStatusIn(IN_FLIGHT_STATUSES, update.status) ? sql`${messages.origin} <> 'record'` : undefined,
       ),
     )
     .returning({ id: messages.id, business_id: messages.businessId, conversation_id: messages.conversationId });
@@ -404,6 +407,7 @@ export function forwardStatusCtes(best: SQL): SQL {
         error_message = case when b.status = any(${sql.param([...ERROR_STATUSES])}::text[]) then b.error_message end
       from ${best} b
       where m.id = b.id and message_status_rank(m.status, m.message_type) < message_status_rank(b.status, m.message_type)
+        and not (m.origin = 'record' and b.status in ('queued', 'sending'))
       returning m.id, m.business_id, m.conversation_id
     ), moved_notify as (${messageStatusNotifySql(sql.raw('moved'))})`;
 }

@@ -163,7 +163,8 @@ describe('by construction: the send claim and the recovery sweep take only what 
       { token: fake.authToken },
     );
     expect(callback.status).toBe(200);
-    expect((await rowOf(viaCallback)).status).toBe('queued');
+    // Accepted, and ignored: a recorded message never reads as in flight.
+    expect((await rowOf(viaCallback)).status).toBe('initiated');
 
     // 2. Recorded rows that read `queued` / `sending` (as rows recorded before the status rule did),
     //    an SMS and an email, long past the sweep's threshold, with no job.
@@ -232,7 +233,7 @@ describe('by construction: the send claim and the recovery sweep take only what 
     expect(toSink(emailSubject)).toEqual([]);
     const after = await db.select().from(messages).where(inArray(messages.id, recordedIds)).orderBy(messages.id);
     expect(after.map((m) => [m.id, m.status, m.origin])).toEqual([
-      [viaCallback, 'queued', 'record'],
+      [viaCallback, 'initiated', 'record'],
       [oldSms.id, 'sending', 'record'],
       [oldEmail.id, 'queued', 'record'],
       [stray.id, 'queued', 'record'],
