@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { conversations, messages } from '@/db/schema';
@@ -126,6 +126,22 @@ describe('a staff session acts as its own staff member', () => {
     expect((await conversationRow(t, t.conversation.id)).resolvedByStaffId).toBe(t.owner.id);
     const [note] = await db.select().from(messages).where(eq(messages.businessId, t.business.id));
     expect(note!.staffId).toBe(t.owner.id);
+  });
+
+  it("without staff_id a session's sends and records are its own, on every door", async () => {
+    const t = await setup();
+    const ids: number[] = [];
+    for (const [name, write] of Object.entries(writes(t))) {
+      if (!name.includes('sms') && !name.includes('email') && !name.startsWith('messages')) continue;
+      const { path, body } = write(t.owner.id);
+      const { staff_id: _named, ...unnamed } = body as { staff_id?: number };
+      const res = await postJson(path, t.session, unnamed);
+      expect(res.status, `${name} ${JSON.stringify(res.body)}`).toBe(200);
+      ids.push(...(res.body.message_ids as number[]));
+    }
+    expect(ids.length).toBeGreaterThanOrEqual(4);
+    const rows = await db.select({ staffId: messages.staffId }).from(messages).where(inArray(messages.id, ids));
+    expect(rows.map((r) => r.staffId)).toEqual(ids.map(() => t.owner.id));
   });
 
   it('the possible-opt-out decision: a session cannot decide (and sign the note) as a colleague', async () => {

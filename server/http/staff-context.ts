@@ -33,6 +33,15 @@ export function writingStaff(
 }
 
 /**
+ * A send or record envelope as its caller writes it: a session's messages are its own staff
+ * member's, whether it names itself or leaves staff_id out (docs/api.md#staff-sessions).
+ */
+export function asWritingStaff<T extends { staff_id?: number }>(caller: Caller, body: T): T {
+  const staffId = writingStaff(caller, body.staff_id);
+  return staffId === null || staffId === body.staff_id ? body : { ...body, staff_id: staffId };
+}
+
+/**
  * Active staff members of a business that a `staff_id` query named, remembered like API keys
  * (TtlCache): the list and its filter counts run on every inbox refresh, and the check was a round
  * trip of its own. Only for this read-only scope (whose `mine` an API key lists, a key that can

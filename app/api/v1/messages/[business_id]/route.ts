@@ -1,6 +1,6 @@
 import { processMessages as op } from '@/server/http/operations/messages';
 import { route } from '@/server/http/route';
-import { ownStaffOnly } from '@/server/http/staff-context';
+import { asWritingStaff } from '@/server/http/staff-context';
 import { parseOrThrow } from '@/server/http/validation';
 import {
   OTHER_MODE_FIELDS,
@@ -19,10 +19,8 @@ export const POST = route(op, ({ caller, params, body }) => {
   const otherMode = OTHER_MODE_FIELDS[channel][mode];
   if (channel === 'sms') {
     const parsed = parseOrThrow('body', mode === 'send' ? SendSmsRequest : RecordSmsRequest, body, otherMode);
-    ownStaffOnly(caller, parsed.staff_id);
-    return submitSms(params.business_id, parsed, mode);
+    return submitSms(params.business_id, asWritingStaff(caller, parsed), mode);
   }
   const parsed = parseOrThrow('body', mode === 'send' ? SendEmailRequest : RecordEmailRequest, body, otherMode);
-  ownStaffOnly(caller, parsed.staff_id);
-  return submitEmail(params.business_id, parsed, mode);
+  return submitEmail(params.business_id, asWritingStaff(caller, parsed), mode);
 });
