@@ -178,6 +178,27 @@ describe('opting back in is a record, and only the client lifts their own opt-ou
     expect(await t.send('sms', client.id)).toMatchObject({ status: 'failed', errorCode: 'opted_out' });
   });
 
+  it('a STOP that meets an opt-out set by hand makes it the client’s: a bare DELETE no longer lifts it', async () => {
+    const t = await setup();
+    const client = await createClient(t.business.id, { phoneNumber: newPhone() });
+    expect((await t.put(client.id, 'sms')).status).toBe(200);
+    const stop = await t.texts(client, 'STOP');
+    const res = await t.del(client.id, 'sms');
+    expect(res.status).toBe(422);
+    expect(await locsOf(res)).toEqual([
+      ['body', 'source'],
+      ['body', 'note'],
+    ]);
+    expect(await clientOptOuts(client.id)).toEqual({ sms: true, email: false });
+    expect((await t.history(client.id)).history).toEqual([
+      expect.objectContaining({ action: 'opt_out', source: 'keyword', message_id: stop.id }),
+      expect.objectContaining({ action: 'opt_out', source: 'api', message_id: null }),
+    ]);
+    // A second STOP adds nothing.
+    await t.texts(client, 'STOP');
+    expect((await t.history(client.id)).history).toHaveLength(2);
+  });
+
   it('an explicit opt-in (source + note) lifts it and is recorded with who; the history shows both, newest first', async () => {
     const t = await setup();
     const client = await createClient(t.business.id, { phoneNumber: newPhone() });

@@ -33,7 +33,11 @@ export const suppressionAddress = (channel: OptOutChannel, address: string) =>
 
 /**
  * Opts an address out of a channel, and records it. Idempotent: an existing opt-out keeps its first
- * cause and time, and a second one adds no record. True when this call opted it out.
+ * cause and time, and a second one adds no record, with one exception: an opt-out staff or the API
+ * set by hand (no message of the client's behind it) that the client's own one meets (a STOP, a
+ * provider's report, a confirmed possible opt-out) becomes the client's, with a record, so that it
+ * is no longer lifted without the client (compliance/client-opt-outs.ts). True when this call opted
+ * it out or made it the client's.
  */
 export async function optOut(tx: Tx, target: OptOutTarget & Attribution & { source: OptOutSource }): Promise<boolean> {
   const address = suppressionAddress(target.channel, target.address);
@@ -42,7 +46,9 @@ export async function optOut(tx: Tx, target: OptOutTarget & Attribution & { sour
     with changed as (
       insert into opt_outs (business_id, channel, address, source, message_id)
       values (${target.businessId}, ${target.channel}, ${address}, ${target.source}, ${target.messageId ?? null})
-      on conflict (business_id, channel, address) do nothing
+      on conflict (business_id, channel, address) do update set source = excluded.source, message_id = excluded.message_id
+        where opt_outs.source in ('staff', 'api') and opt_outs.message_id is null
+          and not (excluded.source in ('staff', 'api') and excluded.message_id is null)
       returning business_id, channel, address, source, message_id
     )
     insert into opt_out_events (business_id, channel, address, action, source, note, staff_id, message_id)
