@@ -6,5 +6,5 @@ import { id } from './common';
  */
 export const actingStaffId = id.optional().meta({
   description:
-    'Who acts. A staff session acts as its own staff member: naming anyone else is a 422 on this field. An API key may name an active staff member of the business',
+    'Who acts. A staff session acts as its own staff member: naming anyone else is a 422 on this field. An API key may name a staff member of the business (an active one, except in record mode, which files history)',
 });

@@ -42,7 +42,7 @@ export const queueSms = defineOperation({
 
 /** docs/api.md#record-mode */
 const RECORD_RULES =
-  'Files messages another system already sent or received; nothing is ever sent from here. An item `status` says what already happened (`queued` and `sending` are not accepted); a recorded message is never claimed by a send worker. Re-queue one on purpose with `message_id` in a send request, or retry it: that is a send, with every check a send has.';
+  "Files messages another system already sent or received; nothing is ever sent from here. An item `status` says what already happened (`queued` and `sending` are not accepted); a recorded message is never claimed by a send worker. Re-queue one on purpose with `message_id` in a send request, or retry it: that is a send, with the send worker's opt-out and consent checks.";
 
 export const recordSms = defineOperation({
   operationId: 'recordSms',
