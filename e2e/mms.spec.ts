@@ -31,7 +31,10 @@ test('an inbound picture is fetched only when staff click Show picture', async (
   const business = await equipBusiness(tenant.businessId);
   const ana = await addClient(tenant.businessId, 'Ana Lopez');
   const mediaUrl = fake.addMedia(PNG, 'image/png');
+  // Twilio's media URL names the message it came with: the proxy serves a message's own media only.
+  const messageSid = /\/Messages\/([^/]+)\/Media\//.exec(mediaUrl)![1]!;
   await inboundSms(request, ana.phone, business.smsNumber, 'Is this the color you meant?', {
+    MessageSid: messageSid,
     NumMedia: '1',
     MediaUrl0: mediaUrl,
     MediaContentType0: 'image/png',
