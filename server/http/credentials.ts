@@ -3,7 +3,6 @@ import { fixedStatement } from '@/db/prepared';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import {
-  mayActFor,
   resolveApiKey,
   resolveSession,
   sessionCaller,
@@ -12,7 +11,7 @@ import {
   type Caller,
   type SlidSession,
 } from '@/server/services/auth';
-import { abandonRateLimit, countHitsSql, enforceRateLimit, planRateLimit, recordRateLimit, settleRateLimit } from './rate-limit';
+import { abandonRateLimit, countHitsSql, enforceRateLimit, planRateLimit, settleRateLimit } from './rate-limit';
 
 export const SESSION_COOKIE = 'session';
 
@@ -50,48 +49,22 @@ export async function authenticate(req: Request): Promise<Caller> {
 }
 
 /**
- * The budget every API key and session of a business shares, on top of each one's own: sessions
- * are cheap to mint (POST /auth/token), so without it a key could multiply its requests by the
- * sessions it mints. The platform key acts for every business and has only its own. The scope's
- * text is also built in sessionAndCount's SQL ('business:' || business_id).
+ * A session's lookup (sliding its expiry) and, when this process cannot decide the rate limit
+ * locally, the request's count on the shared row: one statement, one round trip.
  */
-export const businessScope = (businessId: number) => `business:${businessId}`;
-const businessLimited = (limit: number) =>
-  `Rate limit of ${limit} requests per minute for this business (all its API keys and sessions together) exceeded`;
-
-/**
- * A session's lookup (sliding its expiry) and, when this process cannot decide the rate limits
- * locally, the request's count on the shared rows: the session's own and its business's (counted
- * only when the session's own count, if read here, is within `limit`: a request refused by its own
- * limit does not spend its business's budget). One statement, one round trip.
- */
-const sessionAndCount = fixedStatement<{
-  tokenHash: string;
-  window: number;
-  delta: number;
-  limit: number;
-  businessWindow: number;
-  businessDelta: number;
-}>(
+const sessionAndCount = fixedStatement<{ tokenHash: string; window: number; delta: number }>(
   (p) => sql`
     with s as (${slideLiveSession(p.tokenHash)}),
-    counted as (${countHitsSql(sql`select 'session:' || s.id as scope from s`, p.window, p.delta)}),
-    business_counted as (${countHitsSql(
-      sql`select 'business:' || s.business_id as scope from s where coalesce((select count from counted), 0) <= ${p.limit}::int`,
-      p.businessWindow,
-      p.businessDelta,
-    )})
-    select s.id, s.business_id, s.staff_id, (select count from counted) as rate_count,
-      (select count from business_counted) as business_count
-    from s`,
+    counted as (${countHitsSql(sql`select 'session:' || s.id as scope from s`, p.window, p.delta)})
+    select s.id, s.business_id, s.staff_id, (select count from counted) as rate_count from s`,
 );
 
-/** Which rate-limit scopes a session token had (its own, its business's), to plan its next count before looking it up (a hint only). */
-const scopesOfToken = new Map<string, { own: string; business: string }>();
+/** Which rate-limit scope a session token had, to plan its next count before looking it up (a hint only). */
+const scopeOfToken = new Map<string, string>();
 const SCOPE_HINTS_MAX = 10_000;
 
 /**
- * authenticate, then the rate limits (countRequest), for the REST wrapper: a session (when
+ * authenticate, then the rate limit (enforceRateLimit), for the REST wrapper: a session (when
  * `sessionAllowed`, i.e. the operation admits one, and the request passes the CSRF check, so a
  * refused request is never counted) is looked up and counted in one statement; API keys are
  * resolved from memory (resolveApiKey) and counted as before. Same answers, same order of checks.
@@ -101,74 +74,31 @@ export async function authenticateAndCount(req: Request, sessionAllowed: boolean
   if (!session || !sessionAllowed || crossOriginWrite(req, session.viaCookie))
     return { caller: await authenticate(req), counted: false };
   const tokenHash = sessionTokenHash(session.token);
-  const { rateLimitPerMinute: limit, rateLimitPerBusinessPerMinute: businessLimit } = env();
-  const hint = scopesOfToken.get(tokenHash);
-  const plan = planRateLimit(hint?.own, limit);
-  const businessPlan = planRateLimit(hint?.business, businessLimit);
-  const abandon = () => {
-    abandonRateLimit(plan);
-    abandonRateLimit(businessPlan);
-  };
-  let row: (SlidSession & { rate_count: number | null; business_count: number | null }) | undefined;
+  const plan = planRateLimit(scopeOfToken.get(tokenHash));
+  let row: (SlidSession & { rate_count: number | null }) | undefined;
   try {
-    [row] = await sessionAndCount<SlidSession & { rate_count: number | null; business_count: number | null }>({
+    [row] = await sessionAndCount<SlidSession & { rate_count: number | null }>({
       tokenHash,
       window: plan.window,
       delta: plan.delta,
-      limit,
-      // Planned a moment apart: at a minute's turn the two may fall in different windows.
-      businessWindow: businessPlan.window,
-      businessDelta: businessPlan.delta,
     });
   } catch (err) {
-    abandon();
+    abandonRateLimit(plan);
     throw err;
   }
   if (!row) {
-    abandon();
+    abandonRateLimit(plan);
     throw new AppError('unauthenticated', 'Not authenticated');
   }
   const caller = sessionCaller(row, session.viaCookie);
-  const business = businessScope(row.business_id);
-  if (scopesOfToken.size >= SCOPE_HINTS_MAX) scopesOfToken.delete(scopesOfToken.keys().next().value!);
-  scopesOfToken.set(tokenHash, { own: caller.scope, business });
-  try {
-    await settleRateLimit(plan, caller.scope, row.rate_count, limit);
-  } catch (err) {
-    // Refused by its own limit (the statement then did not count it for the business), or the
-    // database failed: the business's side is only recorded.
-    recordRateLimit(businessPlan, business, row.business_count);
-    throw err;
-  }
-  await settleRateLimit(businessPlan, business, row.business_count, businessLimit, businessLimited(businessLimit));
+  if (scopeOfToken.size >= SCOPE_HINTS_MAX) scopeOfToken.delete(scopeOfToken.keys().next().value!);
+  scopeOfToken.set(tokenHash, caller.scope);
+  await settleRateLimit(plan, caller.scope, row.rate_count);
   return { caller, counted: true };
 }
 
-/**
- * Counts a request already authenticated (authenticateAndCount with `counted: false`, tRPC, the
- * event stream): against the caller's own limit, then, if it passed, its business's.
- */
-export async function countRequest(caller: Caller): Promise<void> {
-  await enforceRateLimit(caller.scope);
-  if (caller.kind === 'platform') return;
-  const limit = env().rateLimitPerBusinessPerMinute;
-  await enforceRateLimit(businessScope(caller.businessId), limit, businessLimited(limit));
-}
-
-/**
- * POST /auth/token's cap: sessions minted per business per minute (AUTH_TOKENS_PER_BUSINESS_PER_MINUTE),
- * whoever asks. Counted only for a business the caller may act for: another business's cap is not
- * the caller's to spend (issueSession answers that with a 403).
- */
-export async function countSessionMint(caller: Caller, businessId: number): Promise<void> {
-  if (!mayActFor(caller, businessId)) return;
-  const limit = env().authTokensPerBusinessPerMinute;
-  await enforceRateLimit(
-    `auth-token:${businessId}`,
-    limit,
-    `At most ${limit} sessions per business per minute can be created (POST /auth/token)`,
-  );
-}
+/** Counts a request already authenticated (authenticateAndCount with `counted: false`). */
+export const countRequest = (caller: Caller) => enforceRateLimit(caller.scope);
 
 /** A staff session token: `Authorization: Bearer` first, else the session cookie. */
 export function sessionTokenOf(req: Request): { token: string; viaCookie: boolean } | null {

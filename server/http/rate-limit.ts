@@ -15,9 +15,7 @@ import { logger } from '@/server/logger';
  * estimate stays below the limit minus a headroom (10% of the limit). Otherwise — the first
  * request of a caller in a window, after a quiet spell, and every request within the headroom —
  * it is counted synchronously (one upsert returning the shared total), so near the limit the
- * decision is exact, as with a write per request. Hits a statement is still adding (an exact count,
- * a flush) are part of every estimate until it answers: requests decided meanwhile, concurrent ones
- * of the same caller, never see the count as it was before them.
+ * decision is exact, as with a write per request.
  *
  * The trade-off: hits other processes took in the last two seconds or so may not be visible here
  * yet, so the limit can be exceeded only if, within that time, the caller's requests across
@@ -25,10 +23,6 @@ import { logger } from '@/server/logger';
  * default 600/minute). A process that dies loses its last second of counts (a short-lived one calls
  * flushRateLimits before it exits). Windows follow each process's clock, not the database's.
  */
-// Scopes in use: a caller's own (`key:<id>`, `session:<id>`, `platform:<hash>`; RATE_LIMIT_PER_MINUTE);
-// `business:<id>`, every key and session of a business together (RATE_LIMIT_PER_BUSINESS_PER_MINUTE,
-// server/http/credentials.ts); `auth-token:<business id>`, the sessions POST /auth/token mints for a
-// business (AUTH_TOKENS_PER_BUSINESS_PER_MINUTE).
 const FLUSH_INTERVAL_MS = 1000;
 /** A shared total read longer ago than this is refreshed synchronously before deciding. */
 const STALE_AFTER_MS = 2 * FLUSH_INTERVAL_MS;
@@ -44,11 +38,6 @@ type Bucket = {
   shared: number;
   /** Our hits not yet added to PostgreSQL. */
   pending: number;
-  /**
-   * Our hits a statement is adding to PostgreSQL, not answered yet: part of every estimate, so that
-   * a request decided meanwhile does not take the count for what it was before them.
-   */
-  inflight: number;
   /** When `shared` was read (epoch ms); 0 until this process has read it in this window. */
   readAt: number;
 };
@@ -61,17 +50,6 @@ let flushChain: Promise<void> = Promise.resolve();
 const windowOf = (now: number) => now - (now % WINDOW_MS);
 
 const keyOf = (b: { scope: string; window: number }) => `${b.scope}@${b.window}`;
-
-function bucketOf(scope: string, window: number): Bucket {
-  const key = keyOf({ scope, window });
-  let bucket = buckets.get(key);
-  if (!bucket) buckets.set(key, (bucket = { scope, window, shared: 0, pending: 0, inflight: 0, readAt: 0 }));
-  return bucket;
-}
-
-/** May this request be decided here: the shared total is fresh and the estimate stays below the headroom? */
-const decidedLocally = (bucket: Bucket, now: number, limit: number) =>
-  now - bucket.readAt <= STALE_AFTER_MS && bucket.shared + bucket.inflight + bucket.pending + 1 <= limit - headroom(limit);
 
 /** Adds each bucket's `delta` hits to its shared row; answers the shared counts after it, by keyOf. */
 async function addToShared(rows: { scope: string; window: number; delta: number }[]): Promise<Map<string, number>> {
@@ -97,27 +75,20 @@ export function flushRateLimits(): Promise<void> {
 
 async function flushOnce(): Promise<void> {
   const current = windowOf(Date.now());
-  for (const [key, b] of buckets) if (b.window < current && b.pending === 0 && b.inflight === 0) buckets.delete(key);
+  for (const [key, b] of buckets) if (b.window < current && b.pending === 0) buckets.delete(key);
   const due = [...buckets.values()].filter((b) => b.pending > 0).map((b) => ({ b, delta: b.pending }));
   if (due.length === 0) return;
-  for (const d of due) {
-    d.b.pending -= d.delta;
-    d.b.inflight += d.delta;
-  }
+  for (const d of due) d.b.pending -= d.delta;
   try {
     const counts = await addToShared(due.map(({ b, delta }) => ({ scope: b.scope, window: b.window, delta })));
     const readAt = Date.now();
-    for (const { b, delta } of due) {
-      b.inflight -= delta;
+    for (const { b } of due) {
       b.shared = Math.max(b.shared, counts.get(keyOf(b)) ?? 0);
       b.readAt = readAt;
     }
   } catch (err) {
     // Kept for the next flush: counts are late, never lost while the process lives.
-    for (const d of due) {
-      d.b.inflight -= d.delta;
-      d.b.pending += d.delta;
-    }
+    for (const d of due) d.b.pending += d.delta;
     logger.warn({ err: { message: (err as Error).message } }, 'rate limit flush failed');
   }
 }
@@ -133,52 +104,38 @@ function scheduleFlush() {
   flushTimer.unref();
 }
 
-/** What a 429 says by default: the per-credential limit (RATE_LIMIT_PER_MINUTE). */
-const perMinute = (limit: number) => `Rate limit of ${limit} requests per minute exceeded`;
-
-/** The 429 of a window: Retry-After is the seconds left in it (at least 1). */
-const limited = (message: string, window: number, now: number) =>
-  new AppError('rate_limited', message, {
-    retryAfterSeconds: Math.max(1, Math.ceil((window + WINDOW_MS - now) / 1000)),
-  });
-
-/**
- * Counts one request of `scope` against `limit` per minute; 429 with Retry-After past it, saying
- * `message` (by default the per-credential limit's).
- */
-export async function enforceRateLimit(
-  scope: string,
-  limit = env().rateLimitPerMinute,
-  message = perMinute(limit),
-): Promise<void> {
+/** Counts one request of `scope` against `limit` per minute; 429 with Retry-After past it. */
+export async function enforceRateLimit(scope: string, limit = env().rateLimitPerMinute): Promise<void> {
   const now = Date.now();
   const window = windowOf(now);
-  const bucket = bucketOf(scope, window);
+  const key = keyOf({ scope, window });
+  let bucket = buckets.get(key);
+  if (!bucket) buckets.set(key, (bucket = { scope, window, shared: 0, pending: 0, readAt: 0 }));
 
   let count: number;
-  if (decidedLocally(bucket, now, limit)) {
+  if (now - bucket.readAt <= STALE_AFTER_MS && bucket.shared + bucket.pending + 1 <= limit - headroom(limit)) {
     bucket.pending += 1;
-    count = bucket.shared + bucket.inflight + bucket.pending;
+    count = bucket.shared + bucket.pending;
     scheduleFlush();
   } else {
     // Exact: this hit (with any unflushed ones) added now and the shared total read back. Hits
-    // counted while the statement runs see these as in flight (so near the limit they are exact
-    // too) and stay in `pending` for the next flush.
+    // counted locally while the statement runs stay in `pending` for the next flush.
     const delta = bucket.pending + 1;
     bucket.pending = 0;
-    bucket.inflight += delta;
     try {
-      count = (await addToShared([{ scope, window, delta }])).get(keyOf(bucket)) ?? delta;
+      count = (await addToShared([{ scope, window, delta }])).get(key) ?? delta;
     } catch (err) {
       bucket.pending += delta;
       throw err;
-    } finally {
-      bucket.inflight -= delta;
     }
     bucket.shared = Math.max(bucket.shared, count);
     bucket.readAt = Date.now();
   }
-  if (count > limit) throw limited(message, window, now);
+  if (count > limit) {
+    throw new AppError('rate_limited', `Rate limit of ${limit} requests per minute exceeded`, {
+      retryAfterSeconds: Math.max(1, Math.ceil((window + WINDOW_MS - now) / 1000)),
+    });
+  }
 }
 
 /**
@@ -189,27 +146,18 @@ export async function enforceRateLimit(
  * (`delta` > 0: this request and the unflushed ones it takes over) or the request will be decided
  * locally (`delta` 0); countHitsSql is that addition, as a CTE; settleRateLimit finishes the count.
  */
-export type RateLimitPlan = {
-  scope: string | undefined;
-  window: number;
-  delta: number;
-  /** The unflushed hits of `scope` it took over (put back if its statement counts nothing). */
-  taken: number;
-  /** What it put in flight on `scope`'s bucket, until its statement answers (then 0). */
-  inflight: number;
-  now: number;
-};
+export type RateLimitPlan = { scope: string | undefined; window: number; delta: number; taken: number; now: number };
 
 export function planRateLimit(scope: string | undefined, limit = env().rateLimitPerMinute): RateLimitPlan {
   const now = Date.now();
   const window = windowOf(now);
-  if (scope === undefined) return { scope, window, delta: 1, taken: 0, inflight: 0, now };
-  const bucket = bucketOf(scope, window);
-  if (decidedLocally(bucket, now, limit)) return { scope, window, delta: 0, taken: 0, inflight: 0, now };
-  const taken = bucket.pending;
-  bucket.pending = 0;
-  bucket.inflight += taken + 1;
-  return { scope, window, delta: taken + 1, taken, inflight: taken + 1, now };
+  const bucket = scope === undefined ? undefined : buckets.get(keyOf({ scope, window }));
+  if (bucket && now - bucket.readAt <= STALE_AFTER_MS && bucket.shared + bucket.pending + 1 <= limit - headroom(limit)) {
+    return { scope, window, delta: 0, taken: 0, now };
+  }
+  const taken = bucket?.pending ?? 0;
+  if (bucket) bucket.pending = 0;
+  return { scope, window, delta: taken + 1, taken, now };
 }
 
 /**
@@ -223,54 +171,37 @@ export const countHitsSql = (scopes: SQL, window: unknown, delta: unknown) => sq
   on conflict (caller_scope, window_start) do update set count = rate_limit_buckets.count + excluded.count
   returning count`;
 
-/** The plan's statement has answered: its hits are no longer in flight (once). */
-function land(plan: RateLimitPlan): Bucket | undefined {
-  if (plan.scope === undefined) return undefined;
-  const bucket = bucketOf(plan.scope, plan.window);
-  bucket.inflight -= plan.inflight;
-  plan.inflight = 0;
-  return bucket;
-}
-
-/** Puts back the hits a plan took over when its statement failed or counted nothing (no caller). */
+/** Puts back the hits a plan took over when its statement failed or resolved no caller. */
 export function abandonRateLimit(plan: RateLimitPlan): void {
-  const bucket = land(plan);
-  if (!bucket || plan.taken === 0) return;
+  if (plan.scope === undefined || plan.taken === 0) return;
+  const key = keyOf({ scope: plan.scope, window: plan.window });
+  let bucket = buckets.get(key);
+  if (!bucket) buckets.set(key, (bucket = { scope: plan.scope, window: plan.window, shared: 0, pending: 0, readAt: 0 }));
   bucket.pending += plan.taken;
-  plan.taken = 0;
   scheduleFlush();
-}
-
-/**
- * What a plan's statement did for `scope`, recorded without deciding anything: with `count` (the
- * shared total it read back after adding the plan's hits) the total is noted; without one (it
- * counted nothing) the hits the plan took over go back to be flushed.
- */
-export function recordRateLimit(plan: RateLimitPlan, scope: string, count: number | null): void {
-  if (plan.scope !== scope || count === null) abandonRateLimit(plan);
-  else land(plan);
-  if (plan.delta === 0 || count === null) return;
-  const bucket = bucketOf(scope, plan.window);
-  bucket.shared = Math.max(bucket.shared, count);
-  bucket.readAt = Date.now();
 }
 
 /**
  * Finishes the count for `scope`, the caller the statement resolved: with `count` (the shared
  * total the statement read back) as enforceRateLimit's exact path does; without one (`delta` was
- * 0), as enforceRateLimit does. 429 past the limit, saying `message`.
+ * 0), as enforceRateLimit does. 429 past the limit.
  */
 export async function settleRateLimit(
   plan: RateLimitPlan,
   scope: string,
   count: number | null,
   limit = env().rateLimitPerMinute,
-  message = perMinute(limit),
 ): Promise<void> {
-  recordRateLimit(plan, scope, count);
-  if (plan.delta === 0 || count === null) return enforceRateLimit(scope, limit, message);
-  // A plan made without knowing the caller could not take over the hits this process already
-  // counted for it and has not flushed: they came first.
-  const unflushed = plan.scope === scope ? 0 : bucketOf(scope, plan.window).pending;
-  if (count + unflushed > limit) throw limited(message, plan.window, plan.now);
+  if (plan.scope !== undefined && plan.scope !== scope) abandonRateLimit(plan);
+  if (plan.delta === 0 || count === null) return enforceRateLimit(scope, limit);
+  const key = keyOf({ scope, window: plan.window });
+  let bucket = buckets.get(key);
+  if (!bucket) buckets.set(key, (bucket = { scope, window: plan.window, shared: 0, pending: 0, readAt: 0 }));
+  bucket.shared = Math.max(bucket.shared, count);
+  bucket.readAt = Date.now();
+  if (count > limit) {
+    throw new AppError('rate_limited', `Rate limit of ${limit} requests per minute exceeded`, {
+      retryAfterSeconds: Math.max(1, Math.ceil((plan.window + WINDOW_MS - plan.now) / 1000)),
+    });
+  }
 }

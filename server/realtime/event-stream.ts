@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
-import { countRequest, sessionTokenOf } from '@/server/http/credentials';
+import { sessionTokenOf } from '@/server/http/credentials';
+import { enforceRateLimit } from '@/server/http/rate-limit';
 import { isDraining, shutdownSignal } from '@/server/http/shutdown';
 import { logger } from '@/server/logger';
 import { liveSessionIds, resolveSession } from '@/server/services/auth';
@@ -60,7 +61,7 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
   try {
     const caller = await resolveSession(token.token, token.viaCookie);
     if (!caller || caller.kind !== 'session') return false;
-    await countRequest(caller);
+    await enforceRateLimit(caller.scope);
     if (res.destroyed) return true; // the client went away meanwhile
     open(res, caller.businessId, caller.sessionId);
     return true;
