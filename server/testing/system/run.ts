@@ -68,9 +68,6 @@ async function main() {
       EVENT_STREAMS_PER_BUSINESS: String(Math.min(100_000, Math.max(200, 2 * Math.ceil(SUBSCRIBERS / BUSINESSES)))),
       WORKER_MAINTENANCE_INTERVAL_SECONDS: '5',
       RECOVERY_SWEEP_INTERVAL_SECONDS: '5',
-      // The sweep takes orphans after 10 s, not a minute: the recorded messages of the load's last
-      // minute meet it too before the checks ("recorded messages sent: 0" is not vacuous).
-      RECOVERY_ORPHANED_SEND_SECONDS: '10',
       SHUTDOWN_TIMEOUT_SECONDS: '10',
       LOG_LEVEL: 'info',
     },
