@@ -1,17 +1,7 @@
-import { sql } from 'drizzle-orm';
-import { fixedStatement } from '@/db/prepared';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
-import {
-  resolveApiKey,
-  resolveSession,
-  sessionCaller,
-  sessionTokenHash,
-  slideLiveSession,
-  type Caller,
-  type SlidSession,
-} from '@/server/services/auth';
-import { abandonRateLimit, countHitsSql, enforceRateLimit, planRateLimit, settleRateLimit } from './rate-limit';
+import { resolveApiKey, resolveSession, type Caller } from '@/server/services/auth';
+import { enforceRateLimit } from './rate-limit';
 
 export const SESSION_COOKIE = 'session';
 
@@ -48,56 +38,7 @@ export async function authenticate(req: Request): Promise<Caller> {
   return caller;
 }
 
-/**
- * A session's lookup (sliding its expiry) and, when this process cannot decide the rate limit
- * locally, the request's count on the shared row: one statement, one round trip.
- */
-const sessionAndCount = fixedStatement<{ tokenHash: string; window: number; delta: number }>(
-  (p) => sql`
-    with s as (${slideLiveSession(p.tokenHash)}),
-    counted as (${countHitsSql(sql`select 'session:' || s.id as scope from s`, p.window, p.delta)})
-    select s.id, s.business_id, s.staff_id, (select count from counted) as rate_count from s`,
-);
-
-/** Which rate-limit scope a session token had, to plan its next count before looking it up (a hint only). */
-const scopeOfToken = new Map<string, string>();
-const SCOPE_HINTS_MAX = 10_000;
-
-/**
- * authenticate, then the rate limit (enforceRateLimit), for the REST wrapper: a session (when
- * `sessionAllowed`, i.e. the operation admits one, and the request passes the CSRF check, so a
- * refused request is never counted) is looked up and counted in one statement; API keys are
- * resolved from memory (resolveApiKey) and counted as before. Same answers, same order of checks.
- */
-export async function authenticateAndCount(req: Request, sessionAllowed: boolean): Promise<{ caller: Caller; counted: boolean }> {
-  const session = req.headers.get('x-api-key') === null ? sessionTokenOf(req) : null;
-  if (!session || !sessionAllowed || crossOriginWrite(req, session.viaCookie))
-    return { caller: await authenticate(req), counted: false };
-  const tokenHash = sessionTokenHash(session.token);
-  const plan = planRateLimit(scopeOfToken.get(tokenHash));
-  let row: (SlidSession & { rate_count: number | null }) | undefined;
-  try {
-    [row] = await sessionAndCount<SlidSession & { rate_count: number | null }>({
-      tokenHash,
-      window: plan.window,
-      delta: plan.delta,
-    });
-  } catch (err) {
-    abandonRateLimit(plan);
-    throw err;
-  }
-  if (!row) {
-    abandonRateLimit(plan);
-    throw new AppError('unauthenticated', 'Not authenticated');
-  }
-  const caller = sessionCaller(row, session.viaCookie);
-  if (scopeOfToken.size >= SCOPE_HINTS_MAX) scopeOfToken.delete(scopeOfToken.keys().next().value!);
-  scopeOfToken.set(tokenHash, caller.scope);
-  await settleRateLimit(plan, caller.scope, row.rate_count);
-  return { caller, counted: true };
-}
-
-/** Counts a request already authenticated (authenticateAndCount with `counted: false`). */
+/** Counts a request already authenticated against its caller's rate limit (rate-limit.ts). */
 export const countRequest = (caller: Caller) => enforceRateLimit(caller.scope);
 
 /** A staff session token: `Authorization: Bearer` first, else the session cookie. */

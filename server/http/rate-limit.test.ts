@@ -7,7 +7,7 @@ import { db } from '@/db/client';
 import { AppError } from '@/server/errors';
 import { createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
-import { enforceRateLimit, flushRateLimits } from './rate-limit';
+import { enforceRateLimit, flushRateLimits, rateLimitReservations } from './rate-limit';
 
 // Read on first use of the configuration, which happens in this file's first request.
 process.env.RATE_LIMIT_PER_MINUTE = '5';
@@ -84,44 +84,73 @@ describe('rate limit', () => {
   }, 60_000);
 });
 
-describe('rate limit: counted in memory, flushed to PostgreSQL', () => {
+describe('rate limit: tokens reserved on the shared row', () => {
   afterEach(() => vi.restoreAllMocks());
 
-  it('counts every request exactly once: far from the limit without a write each, all of them after a flush', async () => {
+  it('writes to PostgreSQL rarely far from the limit, and the row counts exactly the requests served once the tokens are given back', async () => {
     await withinOneWindow();
     const scope = `test:${randomUUID()}`;
+    const before = rateLimitReservations();
     for (let i = 0; i < 200; i++) expect(await hit(scope, 1000)).toBe('ok');
-    // The first request read the shared count (a synchronous upsert); the rest were counted here.
-    expect(await sharedCount(scope)).toBeLessThan(200);
+    // One exact first request, then blocks of an eighth of what is left: a handful of writes.
+    expect(rateLimitReservations() - before).toBeLessThanOrEqual(4);
+    // The row holds what was reserved, at least every request served.
+    expect(await sharedCount(scope)).toBeGreaterThanOrEqual(200);
     await flushRateLimits();
     expect(await sharedCount(scope)).toBe(200);
     await flushRateLimits();
     expect(await sharedCount(scope)).toBe(200);
   });
 
-  it('sees the hits other processes flushed, and near the limit decides exactly: the limit is never exceeded in total', async () => {
+  it('never serves past the limit, whatever other processes took meanwhile', async () => {
     await withinOneWindow();
     const scope = `test:${randomUUID()}`;
     for (let i = 0; i < 30; i++) expect(await hit(scope, 50)).toBe('ok');
-    // Another process flushes 15 hits of the same caller.
+    // Another process takes 15 of the caller's tokens while this one holds some.
     await db.execute(sql`update rate_limit_buckets set count = count + 15 where caller_scope = ${scope}`);
-    await flushRateLimits();
-    expect(await sharedCount(scope)).toBe(45);
-    // 45 of 50 taken: within the headroom every request is counted in PostgreSQL, so exactly 5 more pass.
     const outcomes = [];
-    for (let i = 0; i < 7; i++) outcomes.push(await hit(scope, 50));
-    expect(outcomes).toEqual(['ok', 'ok', 'ok', 'ok', 'ok', 429, 429]);
-    expect(await sharedCount(scope)).toBe(52);
+    for (let i = 0; i < 10; i++) outcomes.push(await hit(scope, 50));
+    expect(outcomes).toEqual(['ok', 'ok', 'ok', 'ok', 'ok', 429, 429, 429, 429, 429]);
+    await flushRateLimits();
+    // 35 served here, 15 elsewhere: the row counts the 50 granted, none of the refused.
+    expect(await sharedCount(scope)).toBe(50);
   });
 
-  it('re-reads the shared count after a quiet spell instead of trusting an old one', async () => {
+  it('holds exactly under concurrency: many requests at once in one process, the row filled behind its back', async () => {
+    await withinOneWindow();
+    const scope = `test:${randomUUID()}`;
+    const first = await Promise.all(Array.from({ length: 40 }, () => hit(scope, 100)));
+    expect(first.filter((o) => o === 'ok')).toHaveLength(40);
+    await db.execute(sql`update rate_limit_buckets set count = count + 25 where caller_scope = ${scope}`);
+    const rest = await Promise.all(Array.from({ length: 80 }, () => hit(scope, 100)));
+    expect(rest.filter((o) => o === 'ok')).toHaveLength(35);
+    await flushRateLimits();
+    expect(await sharedCount(scope)).toBe(100);
+  });
+
+  it('gives back the tokens of a caller gone quiet, so another process may spend them', async () => {
+    await withinOneWindow();
+    const scope = `test:${randomUUID()}`;
+    for (let i = 0; i < 3; i++) expect(await hit(scope, 80)).toBe('ok');
+    // The third request reserved a block: the row counts more than the three served.
+    expect(await sharedCount(scope)).toBeGreaterThan(3);
+    await expect.poll(() => sharedCount(scope), { timeout: 5000, interval: 200 }).toBe(3);
+  });
+
+  it('refuses without asking again right after the row filled, and asks again once that is old news', async () => {
     await withinOneWindow();
     const scope = `test:${randomUUID()}`;
     expect(await hit(scope, 50)).toBe('ok');
-    // Another process takes the caller to its limit while this one is quiet.
     await db.execute(sql`update rate_limit_buckets set count = 50 where caller_scope = ${scope}`);
+    await flushRateLimits();
+    expect(await hit(scope, 50)).toBe(429);
+    const writes = rateLimitReservations();
+    expect(await hit(scope, 50)).toBe(429);
+    expect(rateLimitReservations()).toBe(writes);
+    // Another process gave back 10 unused tokens; seen once the full row is older than 2 s.
+    await db.execute(sql`update rate_limit_buckets set count = 40 where caller_scope = ${scope}`);
     const now = Date.now();
     vi.spyOn(Date, 'now').mockReturnValue(now + 3000);
-    expect(await hit(scope, 50)).toBe(429);
+    expect(await hit(scope, 50)).toBe('ok');
   });
 });

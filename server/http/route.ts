@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { AppError, HTTP_STATUS, isDatabaseUnavailable } from '@/server/errors';
 import { logger, type Logger } from '@/server/logger';
 import { assertBusinessAccess, assertPlatform, type Caller } from '@/server/services/auth';
-import { assertSameOrigin, authenticateAndCount, countRequest } from './credentials';
+import { assertSameOrigin, authenticate, countRequest } from './credentials';
 import type { Operation, WebhookVerifier } from './operation';
 import { withIdempotency } from './idempotency';
 import { assertStorableText } from './storable-text';
@@ -106,14 +106,11 @@ async function run<
 ): Promise<Response> {
   let caller: Caller | undefined;
   if (op.auth !== 'none' && op.auth !== 'webhook') {
-    // A session is looked up and counted in one round trip when the operation admits sessions
-    // (credentials.ts); every other caller is counted after the checks below, as before.
-    const resolved = await authenticateAndCount(req, op.auth === 'any');
-    caller = resolved.caller;
+    caller = await authenticate(req);
     if (op.auth !== 'any' && caller.kind === 'session') throw new AppError('forbidden', 'Requires an API key');
     if (op.auth === 'platform') assertPlatform(caller);
     assertSameOrigin(req, caller);
-    if (!resolved.counted) await countRequest(caller);
+    await countRequest(caller);
   }
 
   const rawParams = (await routeCtx?.params) ?? {};

@@ -63,25 +63,20 @@ export async function resolveApiKey(key: string, tx: Tx = db): Promise<Caller | 
   return caller;
 }
 
-/** The keyed hash a session token is stored and looked up by. */
-export const sessionTokenHash = (token: string) => hashSessionToken(token);
-
 /**
  * The live session with this token hash, its expiry slid to now + ttl, as rows (id, business_id,
- * staff_id): expired, revoked or unknown tokens, and staff who were deactivated, give none. A
- * statement of its own (resolveSession) or the first CTE of one that also counts the request
- * against the rate limit (server/http/credentials.ts): either way one round trip.
+ * staff_id): expired, revoked or unknown tokens, and staff who were deactivated, give none.
  */
-export const slideLiveSession = (tokenHash: unknown) => sql`
+const slideLiveSession = (tokenHash: unknown) => sql`
   update ${sessions} set expires_at = now() + make_interval(secs => ${sessions.ttlSeconds}), last_used_at = now()
   where ${sessions.tokenHash} = ${tokenHash} and ${sessions.revokedAt} is null and ${sessions.expiresAt} > now()
     and exists (select 1 from ${staff} where ${staff.id} = ${sessions.staffId} and ${isActiveStaff()})
   returning ${sessions.id} as id, ${sessions.businessId} as business_id, ${sessions.staffId} as staff_id`;
 
-export type SlidSession = { id: number; business_id: number; staff_id: number };
+type SlidSession = { id: number; business_id: number; staff_id: number };
 
 /** A row of slideLiveSession as the caller it authenticates. */
-export const sessionCaller = (row: SlidSession, viaCookie: boolean): Caller => ({
+const sessionCaller = (row: SlidSession, viaCookie: boolean): Caller => ({
   kind: 'session',
   scope: `session:${row.id}`,
   businessId: row.business_id,

@@ -22,10 +22,9 @@ async function sessionCount(businessId: number): Promise<number> {
   return row!.count;
 }
 
-// A session over REST is looked up and counted in one statement (credentials.ts, authenticateAndCount):
-// the same answers and counts as the lookup followed by the rate limit.
-describe('a session over REST: lookup and rate limit in one statement', () => {
-  it('counts each request once and answers 429 past the limit', async () => {
+// A session over REST is its own caller for the rate limit (server/http/rate-limit.ts).
+describe('a session over REST: its own rate limit', () => {
+  it('serves exactly the limit, answers 429 past it, and counts what it served', async () => {
     await withinOneWindow();
     const t = await createTenant();
     const bearer = { authorization: `Bearer ${t.sessionToken}` };
@@ -33,7 +32,7 @@ describe('a session over REST: lookup and rate limit in one statement', () => {
     for (let i = 0; i < 7; i++)
       statuses.push((await api.get(`/api/v1/businesses/${t.business.id}/locations`, { headers: bearer })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
-    expect(await sessionCount(t.business.id)).toBe(7);
+    expect(await sessionCount(t.business.id)).toBe(5);
   });
 
   it('counts nothing for a request refused before the count: unknown token, another business, cross-origin cookie write', async () => {
