@@ -118,11 +118,23 @@ export async function verify(ctx: {
     failures: [...notFinal, ...failedWithoutReason].map((r) => `message ${r.id}: ${r.status}`),
     detail: statusTally(rows),
   });
-  const atTwilio = new Map<string, number>();
-  for (const m of ctx.fake.messages) atTwilio.set(m.body, (atTwilio.get(m.body) ?? 0) + 1);
+  const atTwilio = new Map<string, string[]>();
+  for (const m of ctx.fake.messages) atTwilio.set(m.body, [...(atTwilio.get(m.body) ?? []), m.sid]);
+  const twice = [...atTwilio].filter(([, sids]) => sids.length > 1);
+  // Which message each was, and the SID it kept: the thread to follow in the processes' logs.
+  const twiceMessages = new Map(
+    (
+      await q<{ id: number; content: string; provider_message_id: string | null }[]>`
+        select id::int as id, content, provider_message_id from messages
+        where direction = 'outbound' and content = any(${twice.map(([body]) => body)}::text[])`
+    ).map((m) => [m.content, m]),
+  );
   checks.push({
     name: 'the fake Twilio received each SMS at most once',
-    failures: [...atTwilio].filter(([, n]) => n > 1).map(([body, n]) => `${n}× "${body.slice(0, 40)}"`),
+    failures: twice.map(([body, sids]) => {
+      const m = twiceMessages.get(body);
+      return `${sids.length}× "${body.slice(0, 40)}" (message ${m?.id ?? '?'}, keeps ${m?.provider_message_id ?? 'none'}; sent as ${sids.join(', ')})`;
+    }),
     detail: `${ctx.fake.messages.length} received`,
     tally: 'duplicated',
   });
