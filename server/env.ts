@@ -90,6 +90,14 @@ const schema = z
      * inbox may cost is part of what the per-business cap bounds.
      */
     EVENT_STREAM_MAX_UNSENT_KIB: z.coerce.number().int().min(16).max(256).default(256),
+    /**
+     * Requests per minute of one business across all its API keys and staff sessions, on top of each
+     * credential's own RATE_LIMIT_PER_MINUTE: a key that mints sessions cannot multiply its budget.
+     * Unset: 10 × RATE_LIMIT_PER_MINUTE.
+     */
+    RATE_LIMIT_PER_BUSINESS_PER_MINUTE: optionalString.pipe(z.coerce.number<string>().int().min(1).max(2_000_000_000).optional()),
+    /** Sessions minted by POST /auth/token per business per minute, whoever asks (docs/api.md#rate-limits). */
+    AUTH_TOKENS_PER_BUSINESS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
     WORKER_MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),
     /** How long a web process drains on SIGTERM before it force-closes connections and exits 1. */
     SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(20),
@@ -173,6 +181,9 @@ function derive(raw: z.output<typeof schema>) {
     eventStreamsPerSession: raw.EVENT_STREAMS_PER_SESSION,
     eventStreamsPerBusiness: raw.EVENT_STREAMS_PER_BUSINESS,
     eventStreamMaxUnsentBytes: raw.EVENT_STREAM_MAX_UNSENT_KIB * 1024,
+    rateLimitPerBusinessPerMinute:
+      raw.RATE_LIMIT_PER_BUSINESS_PER_MINUTE ?? Math.min(10 * raw.RATE_LIMIT_PER_MINUTE, 2_000_000_000),
+    authTokensPerBusinessPerMinute: raw.AUTH_TOKENS_PER_BUSINESS_PER_MINUTE,
     logLevel: raw.LOG_LEVEL,
     workerMaintenanceIntervalSeconds: raw.WORKER_MAINTENANCE_INTERVAL_SECONDS,
     shutdownTimeoutSeconds: raw.SHUTDOWN_TIMEOUT_SECONDS,

@@ -1,7 +1,7 @@
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
-import { resolveApiKey, resolveSession, type Caller } from '@/server/services/auth';
-import { enforceRateLimit } from './rate-limit';
+import { mayActFor, resolveApiKey, resolveSession, type Caller } from '@/server/services/auth';
+import { enforceRateLimit, giveBackRateLimit } from './rate-limit';
 
 export const SESSION_COOKIE = 'session';
 
@@ -38,8 +38,48 @@ export async function authenticate(req: Request): Promise<Caller> {
   return caller;
 }
 
-/** Counts a request already authenticated against its caller's rate limit (rate-limit.ts). */
-export const countRequest = (caller: Caller) => enforceRateLimit(caller.scope);
+/**
+ * The budget every API key and session of a business shares, on top of each one's own: sessions
+ * are cheap to mint (POST /auth/token), so without it a key could multiply its requests by the
+ * sessions it mints. The platform key acts for every business and has only its own.
+ */
+const businessScope = (businessId: number) => `business:${businessId}`;
+
+/**
+ * Counts a request already authenticated (REST, each tRPC call, an event stream's opening) against
+ * its caller's own limit and then its business's (rate-limit.ts). A refused request spends
+ * nothing: one the business's budget refuses gives back the caller's own token.
+ */
+export async function countRequest(caller: Caller): Promise<void> {
+  await enforceRateLimit(caller.scope);
+  if (caller.kind === 'platform') return;
+  const limit = env().rateLimitPerBusinessPerMinute;
+  try {
+    await enforceRateLimit(
+      businessScope(caller.businessId),
+      limit,
+      `Rate limit of ${limit} requests per minute for this business (all its API keys and sessions together) exceeded`,
+    );
+  } catch (err) {
+    giveBackRateLimit(caller.scope);
+    throw err;
+  }
+}
+
+/**
+ * POST /auth/token's cap: sessions minted per business per minute (AUTH_TOKENS_PER_BUSINESS_PER_MINUTE),
+ * whoever asks. Counted only for a business the caller may act for: another business's cap is not
+ * the caller's to spend (issueSession answers that with a 403).
+ */
+export async function countSessionMint(caller: Caller, businessId: number): Promise<void> {
+  if (!mayActFor(caller, businessId)) return;
+  const limit = env().authTokensPerBusinessPerMinute;
+  await enforceRateLimit(
+    `auth-token:${businessId}`,
+    limit,
+    `At most ${limit} sessions per business per minute can be created (POST /auth/token)`,
+  );
+}
 
 /** A staff session token: `Authorization: Bearer` first, else the session cookie. */
 export function sessionTokenOf(req: Request): { token: string; viaCookie: boolean } | null {

@@ -133,6 +133,15 @@ export async function enforceRateLimit(
 }
 
 /**
+ * Gives back the token a request of `scope` just took, in this window: the request was refused by
+ * another limit after all (server/http/credentials.ts), and a refused request spends nothing.
+ */
+export function giveBackRateLimit(scope: string): void {
+  const bucket = buckets.get(keyOf(scope, windowOf(Date.now())));
+  if (bucket) bucket.tokens += 1;
+}
+
+/**
  * Gives back to PostgreSQL what this process owes (tokens not granted; tokens held for callers
  * quiet for IDLE_RETURN_MS, or all held tokens when `everything`), one statement for all callers.
  */

@@ -2,8 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
-import { sessionTokenOf } from '@/server/http/credentials';
-import { enforceRateLimit } from '@/server/http/rate-limit';
+import { countRequest, sessionTokenOf } from '@/server/http/credentials';
 import { isDraining, shutdownSignal } from '@/server/http/shutdown';
 import { logger } from '@/server/logger';
 import { liveSessionIds, resolveSession } from '@/server/services/auth';
@@ -61,7 +60,7 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
   try {
     const caller = await resolveSession(token.token, token.viaCookie);
     if (!caller || caller.kind !== 'session') return false;
-    await enforceRateLimit(caller.scope);
+    await countRequest(caller);
     if (res.destroyed) return true; // the client went away meanwhile
     open(res, caller.businessId, caller.sessionId);
     return true;

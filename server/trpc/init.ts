@@ -2,8 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import superjson from 'superjson';
 import { ZodError } from 'zod';
 import { AppError, isDatabaseUnavailable } from '@/server/errors';
-import { assertSameOrigin, sessionTokenOf } from '@/server/http/credentials';
-import { enforceRateLimit } from '@/server/http/rate-limit';
+import { assertSameOrigin, countRequest, sessionTokenOf } from '@/server/http/credentials';
 import { requestIdOf } from '@/server/http/route';
 import { assertStorableText } from '@/server/http/storable-text';
 import { logger } from '@/server/logger';
@@ -96,13 +95,13 @@ const storableInput = t.middleware(async ({ getRawInput, next }) => {
 const publicProcedure = t.procedure.use(mapErrors).use(storableInput);
 
 /**
- * A signed-in staff member; every call counts against the session's rate limit, the same one as
- * REST (each call of a batch once; a subscription once per connection); mutations also pass the
+ * A signed-in staff member; every call counts against the session's rate limit and its business's,
+ * the same ones as REST (each call of a batch once; a subscription once per connection); mutations also pass the
  * same-origin (CSRF) check.
  */
 export const staffProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
   if (!ctx.caller) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Not authenticated' });
-  await enforceRateLimit(ctx.caller.scope);
+  await countRequest(ctx.caller);
   if (type === 'mutation') {
     try {
       assertSameOrigin(ctx.req, ctx.caller);

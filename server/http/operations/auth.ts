@@ -9,7 +9,9 @@ export const generateAuthToken = defineOperation({
   tag: 'authentication',
   summary: 'Generate auth token',
   description:
-    'A staff session for the inbox. A business key may only ask for its own business (403 otherwise); a staff member not in the business is a 422.',
+    'A staff session for the inbox. A business key may only ask for its own business (403 otherwise); a staff member not in the business is a 422. ' +
+    'At most `AUTH_TOKENS_PER_BUSINESS_PER_MINUTE` (default 60) sessions are created per business per minute, whoever asks: 429 with `Retry-After` past it. ' +
+    "Every session's requests count against its own rate limit and its business's.",
   auth: 'api_key',
   body: AuthParameters,
   response: AuthTokenResponse,

@@ -61,6 +61,7 @@ export async function startFuzzStack(): Promise<FuzzStack> {
     // sweep) see it run: a recorded message must survive it unsent.
     RECOVERY_SWEEP_INTERVAL_SECONDS: '1',
     RECOVERY_ORPHANED_SEND_SECONDS: '1',
+    AUTH_TOKENS_PER_BUSINESS_PER_MINUTE: '1000000',
     LOG_LEVEL: process.env.FUZZ_LOG_LEVEL ?? 'fatal',
   };
   if (

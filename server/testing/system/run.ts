@@ -66,6 +66,8 @@ async function main() {
       // subscribers may all land on one web process (the other killed), with room for reconnects
       // that overlap the end of the stream they replace.
       EVENT_STREAMS_PER_BUSINESS: String(Math.min(100_000, Math.max(200, 2 * Math.ceil(SUBSCRIBERS / BUSINESSES)))),
+      // Every browser session is minted through POST /auth/token: SYSTEM_SUBSCRIBERS may ask for more than the default cap.
+      AUTH_TOKENS_PER_BUSINESS_PER_MINUTE: String(Math.max(60, Math.ceil(SUBSCRIBERS / BUSINESSES))),
       WORKER_MAINTENANCE_INTERVAL_SECONDS: '5',
       RECOVERY_SWEEP_INTERVAL_SECONDS: '5',
       SHUTDOWN_TIMEOUT_SECONDS: '10',

@@ -1,3 +1,4 @@
+import { countSessionMint } from '@/server/http/credentials';
 import { generateAuthToken as op } from '@/server/http/operations/auth';
 import { route } from '@/server/http/route';
 import { issueLoginCode, issueSession, loginUrl } from '@/server/services/auth';
@@ -5,6 +6,7 @@ import { db } from '@/db/client';
 
 // POST: a staff session token for API use, and a one-time login link for the browser.
 export const POST = route(op, async ({ caller, body }) => {
+  await countSessionMint(caller, body.business_id);
   const { session, code } = await db.transaction(async (tx) => {
     const session = await issueSession(caller, body, tx);
     return { session, code: await issueLoginCode(session.id, undefined, tx) };
