@@ -126,6 +126,27 @@ describe('a named client and another address (queue mode)', () => {
 });
 
 describe('marketing consent follows the destination address', () => {
+  it('a marketing email goes to its client alone: cc or bcc → 422 on that field, nothing stored; a transactional one may copy', async () => {
+    await db.execute(sql`update businesses set from_email = 'desk@salon.example' where id = ${t.business.id}`);
+    const a = await createClient(t.business.id, { email: `mia-${n++}@client.example` });
+    await marketing(a.id, 'email', 'given');
+    const item = (copies: Record<string, string[]>) => ({ client_id: a.id, subject: 'Offer', message: '20% off', ...copies });
+    const before = await messageCount(t.business.id);
+    const cc = await post('/email', { sender_type: 'system', category: 'campaign', messages: [item({ cc_email: ['x@else.example'] })] });
+    expect(cc.status).toBe(422);
+    expect(await locsOf(cc)).toEqual([['body', 'messages', 0, 'cc_email']]);
+    const bcc = await post('/email', {
+      sender_type: 'system',
+      notification_type: 'review_request',
+      messages: [item({ cc_email: [], bcc_email: ['y@else.example'] })],
+    });
+    expect(await locsOf(bcc)).toEqual([['body', 'messages', 0, 'bcc_email']]);
+    expect(await messageCount(t.business.id)).toBe(before);
+    // Without copies the campaign is accepted; a transactional email may carry them.
+    expect((await post('/email', { sender_type: 'system', category: 'campaign', messages: [item({})] })).status).toBe(200);
+    expect((await post('/email', { sender_type: 'system', messages: [item({ cc_email: ['x@else.example'] })] })).status).toBe(200);
+  });
+
   it("queued: A's yes does not outweigh B's no at the same number (by client_id and by number); a number nobody withdrew goes", async () => {
     const shared = newPhone();
     const a = await createClient(t.business.id, { phoneNumber: shared });

@@ -544,6 +544,17 @@ async function planNewMessages(
         continue;
       }
     }
+    // docs/api.md#consent: a marketing email goes to its client alone; a copy would reach addresses
+    // whose consent nobody asked.
+    const copies = (['cc_email', 'bcc_email'] as const).find((f) => f in item && ((item as Record<typeof f, unknown[] | undefined>)[f]?.length ?? 0) > 0);
+    if (marketing && copies) {
+      issues.push({
+        loc: loc(index, copies),
+        msg: 'A campaign, marketing email or review request goes to its client alone: cc and bcc are not allowed',
+        type: 'value_error',
+      });
+      continue;
+    }
     if (!client && givenTo) client = channel === 'sms' ? byPhone.get(givenTo) : byEmail.get(givenTo);
     const to = givenTo ?? (channel === 'sms' ? client?.phoneNumber : client?.email?.toLowerCase()) ?? null;
     if (!to) {
