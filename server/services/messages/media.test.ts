@@ -9,7 +9,7 @@ import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
 import { startHttpsServer, TEST_TLS } from '@/server/testing/tls';
 import { inboundSmsForm, postTwilio, TWILIO_PATHS, twilioSid } from '@/server/testing/webhooks';
 import { api, jsonOf, locs, restTenant, type RestTenant } from '@/server/testing/http';
-import { fetchTwilioMedia, isTwilioMediaUrl, MEDIA_MAX_BYTES, mediaDisposition } from './media';
+import { fetchTwilioMedia, MEDIA_MAX_BYTES, mediaDisposition, twilioMediaMessageSid } from './media';
 
 /**
  * MMS media through GET /businesses/{id}/messages/{id}/media/{index} (docs/api.md#mms): tenancy,
@@ -123,20 +123,20 @@ describe('MMS media route', () => {
     ];
     const before = fake.mediaRequests.length;
     for (const url of urls) {
-      expect(isTwilioMediaUrl(url, twilioEnv.current!)).toBe(false);
+      expect(twilioMediaMessageSid(url, twilioEnv.current!)).toBeNull();
       const m = await inboundMms(t, [attachment(url)]);
       const res = await api.get(mediaPath(t, m.id), { headers: t.key });
       expect(res.status).toBe(404);
       expect(await jsonOf(res)).toEqual({ detail: 'Media not available' });
     }
     expect(fake.mediaRequests.length).toBe(before);
-    expect(isTwilioMediaUrl(fake.addMedia(PNG, 'image/png'), twilioEnv.current!)).toBe(true);
+    expect(twilioMediaMessageSid(fake.addMedia(PNG, 'image/png'), twilioEnv.current!)).toMatch(/^MM/);
     expect(
-      isTwilioMediaUrl(
+      twilioMediaMessageSid(
         `https://api.twilio.com/2010-04-01/Accounts/${fake.accountSid}/Messages/MM${'a'.repeat(32)}/Media/ME${'b'.repeat(32)}`,
         twilioEnv.current!,
       ),
-    ).toBe(true);
+    ).toBe(`MM${'a'.repeat(32)}`);
   });
 
   it("answers 404 for another tenant's MMS URL recorded as an email attachment, and nothing reaches Twilio", async () => {

@@ -75,10 +75,6 @@ export function twilioMediaMessageSid(raw: string, source: MediaSource): string 
   return !source.accountSid || match[1] === source.accountSid ? match[2]! : null;
 }
 
-export function isTwilioMediaUrl(raw: string, source: MediaSource): boolean {
-  return twilioMediaMessageSid(raw, source) !== null;
-}
-
 export type FetchedMedia = { bytes: Buffer; contentType: string; disposition: 'inline' | 'attachment' };
 
 export class MediaUnavailable extends Error {
