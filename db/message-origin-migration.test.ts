@@ -1,13 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createSql } from './client';
-import { migrateDatabase } from './migrate';
+import { stageBeforeMigration, type MigrationStage } from './migration-stage';
 
 /**
  * Migration 0021 gives every stored message its origin (docs/api.md#record-mode). The rows that
@@ -16,33 +8,13 @@ import { migrateDatabase } from './migrate';
  * migrated up to 0020 (a copy of the migrations folder whose journal stops there), given one row of
  * each kind, then migrated to the end.
  */
-const migrations = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
-const admin = createSql(inject('adminDatabaseUrl'), { max: 1 });
-const name = `msg_origin_${randomBytes(4).toString('hex')}`;
-const url = (() => {
-  const u = new URL(inject('adminDatabaseUrl'));
-  u.pathname = `/${name}`;
-  return u.toString();
-})();
-let folder: string | null = null;
-
-afterAll(async () => {
-  await admin.unsafe(`drop database if exists "${name}" with (force)`);
-  await admin.end();
-  if (folder) await rm(folder, { recursive: true, force: true });
-});
+let stage: MigrationStage | undefined;
+afterAll(() => stage?.drop());
 
 describe('migration 0021 (messages.origin)', () => {
   it('classifies inbound and calls as webhook, notes and automatic answers as system, attempt-less outbound as record, the rest as send', async () => {
-    folder = await mkdtemp(path.join(os.tmpdir(), 'migrations-0020-'));
-    await cp(migrations, folder, { recursive: true });
-    const journalPath = path.join(folder, 'meta', '_journal.json');
-    const journal = JSON.parse(await readFile(journalPath, 'utf8')) as { entries: { idx: number }[] };
-    journal.entries = journal.entries.filter((e) => e.idx < 21);
-    await writeFile(journalPath, JSON.stringify(journal));
-
-    await admin.unsafe(`create database "${name}"`);
-    const sql = createSql(url, { max: 1 });
+    stage = await stageBeforeMigration(inject('adminDatabaseUrl'), 21);
+    const { sql } = stage;
     const rows: [label: string, values: string][] = [
       ['inbound text', `'sms', 'inbound', 'TEXT', 'client', 'received', 0, null`],
       ['call', `'voice', 'outbound', 'CALL', 'staff', 'completed', 0, null`],
@@ -59,48 +31,37 @@ describe('migration 0021 (messages.origin)', () => {
       ['refused at once: no consent', `'sms', 'outbound', 'TEXT', 'staff', 'failed', 0, 'no_marketing_consent'`],
     ];
     const ids = new Map<number, string>();
-    try {
-      await migrate(drizzle(sql), { migrationsFolder: folder });
-      const [b] = await sql<{ id: number }[]>`insert into businesses (name, timezone) values ('A', 'UTC') returning id`;
-      const [client] = await sql<{ id: number }[]>`insert into clients (business_id, name) values (${b!.id}, 'C') returning id`;
-      const [conv] = await sql<{ id: number }[]>`
-        insert into conversations (business_id, client_id) values (${b!.id}, ${client!.id}) returning id`;
-      for (const [label, values] of rows) {
-        const [row] = await sql.unsafe<{ id: number }[]>(`
-          insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, status, attempts, error_code, provider_metadata)
-          values (${b!.id}, ${conv!.id}, ${client!.id}, ${values}, ${label === 'automatic answer' ? `'{"auto_reply": "stop"}'` : 'null'}) returning id::int as id`);
-        ids.set(row!.id, label);
-      }
-    } finally {
-      await sql.end();
+    const [b] = await sql<{ id: number }[]>`insert into businesses (name, timezone) values ('A', 'UTC') returning id`;
+    const [client] = await sql<{ id: number }[]>`insert into clients (business_id, name) values (${b!.id}, 'C') returning id`;
+    const [conv] = await sql<{ id: number }[]>`
+      insert into conversations (business_id, client_id) values (${b!.id}, ${client!.id}) returning id`;
+    for (const [label, values] of rows) {
+      const [row] = await sql.unsafe<{ id: number }[]>(`
+        insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, status, attempts, error_code, provider_metadata)
+        values (${b!.id}, ${conv!.id}, ${client!.id}, ${values}, ${label === 'automatic answer' ? `'{"auto_reply": "stop"}'` : 'null'}) returning id::int as id`);
+      ids.set(row!.id, label);
     }
-    await migrateDatabase(url);
-
-    const after = createSql(url, { max: 1 });
-    try {
-      const origins = await after<{ id: number; origin: string }[]>`select id::int as id, origin from messages order by id`;
-      expect(Object.fromEntries(origins.map((r) => [ids.get(r.id), r.origin]))).toEqual({
-        'inbound text': 'webhook',
-        call: 'webhook',
-        note: 'system',
-        'automatic answer': 'system',
-        'recorded, queued': 'record',
-        'recorded as system, sending': 'record',
-        'recorded email, sending': 'record',
-        'recorded, delivered': 'record',
-        sent: 'send',
-        'sent by the API as system': 'send',
-        'queued to send': 'send',
-        'refused at once: opted out': 'send',
-        'refused at once: no consent': 'send',
-      });
-      // Every writer must say from now on: no default is left.
-      await expect(
-        after`insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, status)
-              select business_id, conversation_id, client_id, 'sms', 'outbound', 'TEXT', 'staff', 'sent' from messages limit 1`,
-      ).rejects.toThrow(/origin/);
-    } finally {
-      await after.end();
-    }
+    const after = await stage.migrateToEnd();
+    const origins = await after<{ id: number; origin: string }[]>`select id::int as id, origin from messages order by id`;
+    expect(Object.fromEntries(origins.map((r) => [ids.get(r.id), r.origin]))).toEqual({
+      'inbound text': 'webhook',
+      call: 'webhook',
+      note: 'system',
+      'automatic answer': 'system',
+      'recorded, queued': 'record',
+      'recorded as system, sending': 'record',
+      'recorded email, sending': 'record',
+      'recorded, delivered': 'record',
+      sent: 'send',
+      'sent by the API as system': 'send',
+      'queued to send': 'send',
+      'refused at once: opted out': 'send',
+      'refused at once: no consent': 'send',
+    });
+    // Every writer must say from now on: no default is left.
+    await expect(
+      after`insert into messages (business_id, conversation_id, client_id, channel, direction, message_type, sender_type, status)
+            select business_id, conversation_id, client_id, 'sms', 'outbound', 'TEXT', 'staff', 'sent' from messages limit 1`,
+    ).rejects.toThrow(/origin/);
   });
 });
