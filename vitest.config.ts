@@ -13,7 +13,8 @@ export default defineConfig({
   },
   test: {
     include: ['**/*.test.ts'],
-    exclude: ['node_modules/**', '.next*/**', '.data/**', 'e2e/**'],
+    // e2e/ holds the browser specs (*.spec.ts, Playwright's) and the test runner, whose planner is tested here.
+    exclude: ['node_modules/**', '.next*/**', '.data/**', 'e2e/**/*.spec.ts'],
     globalSetup: ['server/testing/global-setup.ts'],
     setupFiles: ['server/testing/setup-database.ts'],
     // Each file gets its own database (a copy of a migrated template), so files run in parallel.

@@ -6,7 +6,8 @@ import { env } from '@/server/env';
 import { businessEvents } from '@/server/realtime/listen';
 import { createClient, createConversation, createMessage, createSmsNumber } from '@/server/testing/factories';
 import { getJson, postJson, restTenant, type RestTenant } from '@/server/testing/http';
-import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '@/server/testing/pgbouncer';
+import { startPgBouncer, type PgBouncer } from '@/server/testing/pgbouncer';
+import { toolForTestFile } from '@/server/testing/system-tools';
 
 /**
  * The product behind PgBouncer 1.18 in transaction pooling mode (docs/production.md):
@@ -15,9 +16,8 @@ import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '@/server/testin
  * postgres.js clients, what its default named statements do behind such a pooler. Needs the
  * `pgbouncer` binary (`apt-get install -y pgbouncer`); skipped, saying so, without it.
  */
-const binary = pgbouncerBinary();
+const binary = toolForTestFile('pgbouncer', 'db/pgbouncer.test.ts');
 const POOL_SIZE = 2;
-if (!binary) console.warn('db/pgbouncer.test.ts skipped: no pgbouncer binary (apt-get install -y pgbouncer)');
 
 /** `promise`, or a rejection naming `what` after `ms` (the timer is cleared either way). */
 async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -10,6 +10,7 @@ import { inboundEmailPath, TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest
 import { signedMediaUrl } from '@/server/services/messages/media-links';
 import { createSmsNumber, createTenant } from '@/server/testing/factories';
 import { startCluster, type Cluster } from './cluster';
+import { toolForTestFile } from '@/server/testing/system-tools';
 
 /**
  * Two web processes and a worker behind HAProxy, on the production build in .next-e2e (rebuilt
@@ -19,7 +20,11 @@ import { startCluster, type Cluster } from './cluster';
 const DIST_DIR = '.next-e2e';
 let cluster: Cluster;
 
+/** HAProxy, or undefined: the file is skipped, saying so (never under CI=true). */
+const haproxy = toolForTestFile('haproxy', 'deploy/cluster.test.ts');
+
 beforeAll(async () => {
+  if (!haproxy) return;
   await ensureProductionBuild(DIST_DIR);
   cluster = await startCluster({
     webs: 2,
@@ -65,7 +70,7 @@ function postSigned(params: Record<string, string>, token = twilioToken()) {
   return fetch(`${cluster.url}${path}`, { method: 'POST', headers, body });
 }
 
-describe('local deployment behind HAProxy', () => {
+describe.skipIf(!haproxy)('local deployment behind HAProxy', () => {
   it('PUBLIC_BASE_URL is the balancer: a signed Twilio webhook is stored, a badly signed one refused', async () => {
     expect(cluster.env.PUBLIC_BASE_URL).toBe(cluster.url);
     const tenant = await createTenant();
@@ -219,7 +224,7 @@ async function pool<T>(n: number, parallel: number, task: (i: number) => Promise
 const tally = (statuses: number[]) =>
   Object.fromEntries([...new Set(statuses)].map((s) => [s, statuses.filter((x) => x === s).length]));
 
-describe('per-source limits at the balancer', () => {
+describe.skipIf(!haproxy)('per-source limits at the balancer', () => {
   it('hammering /login from one address is refused with 429 and Retry-After past the limit, whatever X-Forwarded-For says', async () => {
     const limit = cluster.balancer.loginPerMinute;
     const statuses: number[] = [];

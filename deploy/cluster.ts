@@ -7,6 +7,7 @@ import { freePort } from '@/db/embedded';
 import { migrateDatabase } from '@/db/migrate';
 import { spawnProc, waitForOk, type Proc as ChildProc, type ProcExit } from '@/server/cli/child-process';
 import { ensureProductionBuild } from '@/server/cli/production-build';
+import { installCommand, systemToolPath } from '@/server/testing/system-tools';
 
 /**
  * A local deployment: migrations (once, as their own step), N web processes (`npm run start:web`
@@ -329,16 +330,7 @@ async function startEmbeddedDatabase(
 }
 
 export function findHaproxy(): string {
-  for (const candidate of [
-    process.env.HAPROXY_BIN,
-    '/usr/sbin/haproxy',
-    '/usr/local/sbin/haproxy',
-    '/usr/bin/haproxy',
-    '/usr/local/bin/haproxy',
-  ]) {
-    if (candidate && existsSync(candidate)) return candidate;
-  }
-  const which = spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' });
-  if (which.status === 0 && which.stdout.trim()) return which.stdout.trim();
-  throw new Error('HAProxy not found: install it (`apt-get install -y haproxy`) or set HAPROXY_BIN');
+  const found = systemToolPath('haproxy');
+  if (!found) throw new Error(`HAProxy not found: install it (\`${installCommand(['haproxy'])}\`) or set HAPROXY_BIN`);
+  return found;
 }

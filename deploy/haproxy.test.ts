@@ -6,7 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@/db/embedded';
 import { waitForOk } from '@/server/cli/child-process';
-import { balancerLimits, findHaproxy, haproxyConfig } from './cluster';
+import { balancerLimits, haproxyConfig } from './cluster';
+import { toolForTestFile } from '@/server/testing/system-tools';
 
 /**
  * deploy/haproxy.cfg.template's per-process caps, with stand-ins for the web processes (no build,
@@ -47,7 +48,11 @@ async function standIn(name: string): Promise<Web> {
   return web;
 }
 
+/** HAProxy, or undefined: the file is skipped, saying so (never under CI=true). */
+const haproxy = toolForTestFile('haproxy', 'deploy/haproxy.test.ts');
+
 beforeAll(async () => {
+  if (!haproxy) return;
   webs = [await standIn('web1'), await standIn('web2')];
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
@@ -62,7 +67,7 @@ beforeAll(async () => {
       limits,
     }),
   );
-  balancer = spawn(findHaproxy(), ['-f', file, '-db'], { stdio: 'ignore' });
+  balancer = spawn(haproxy, ['-f', file, '-db'], { stdio: 'ignore' });
   await waitForOk(`${url}/api/v1/health/live`, { alive: () => balancer.exitCode === null, what: 'haproxy', timeoutMs: 15_000 });
   // Both stand-ins in rotation (two health checks each, 500 ms apart).
   await new Promise((r) => setTimeout(r, 1500));
@@ -99,7 +104,9 @@ async function until(condition: () => boolean, what: string) {
   const deadline = Date.now() + 12_000;
   while (!condition()) {
     if (Date.now() > deadline) {
-      const state = webs.map((w) => `${w.name} holds ${w.held.length}, last health check ${Date.now() - (w.checks.at(-1) ?? 0)} ms ago`);
+      const state = webs.map(
+        (w) => `${w.name} holds ${w.held.length}, last health check ${Date.now() - (w.checks.at(-1) ?? 0)} ms ago`,
+      );
       throw new Error(`timed out waiting for ${what} (${state.join('; ')})`);
     }
     await new Promise((r) => setTimeout(r, 20));
@@ -109,7 +116,7 @@ const release = () => {
   for (const w of webs) for (const res of [...w.held]) res.end('done');
 };
 
-describe('per-process caps (maxconn)', () => {
+describe.skipIf(!haproxy)('per-process caps (maxconn)', () => {
   it('gives each web process at most SERVER_MAXCONN requests at once; the rest wait at the balancer and are served in turn', async () => {
     const answers = Array.from({ length: 7 }, (_, i) => send(`/api/v1/slow/${i}`));
     await until(() => held() === 2 * limits.serverMaxconn, 'both processes full');

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,22 +9,6 @@ import { freePort } from '@/db/embedded';
  * A real PgBouncer for tests (Debian: `apt-get install -y pgbouncer`), in front of the test
  * PostgreSQL. Every database name is forwarded (`* =`), so each test file's private database works.
  */
-
-/** The pgbouncer binary, or undefined when it is not installed. */
-export function pgbouncerBinary(): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/sbin', '/usr/local/sbin', '/usr/bin'];
-  for (const dir of dirs) {
-    if (!dir) continue;
-    const file = path.join(dir, 'pgbouncer');
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 export type PgBouncer = {
   /** A URL for `database` through PgBouncer, as the user of the server URL. */
