@@ -17,7 +17,7 @@ export type InboxEvent =
  * NOTIFY payloads are capped at 8000 bytes: long id lists are split into several events. 150 ids
  * of up to 19 digits, twice (messages and conversations), stay under the cap.
  */
-const MAX_IDS = 150;
+export const MAX_IDS = 150;
 const SQL_CHUNK = MAX_IDS;
 
 /**

@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BALANCER_DEFAULTS } from '@/deploy/cluster';
+import { ConfigError, parseEnv } from '@/server/env';
+import { MAX_IDS } from '@/server/realtime/publish';
+
+/**
+ * The docs quote settings and limits the code defines: this keeps them in step. Every default in
+ * the README's configuration table that is a plain value must be what the code does when the
+ * variable is unset, and a variable the table names must be one the code reads.
+ */
+const root = path.resolve(import.meta.dirname, '..');
+const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+
+/** The balancer's settings, read by deploy/run.ts rather than server/env.ts. */
+const BALANCER_SETTINGS: Record<string, keyof typeof BALANCER_DEFAULTS> = {
+  HAPROXY_LOGIN_PER_MINUTE: 'loginPerMinute',
+  HAPROXY_WEBHOOK_FAILURES_PER_MINUTE: 'webhookFailuresPerMinute',
+  HAPROXY_SERVER_MAXCONN: 'serverMaxconn',
+  HAPROXY_STREAM_MAXCONN: 'streamMaxconn',
+};
+
+/** `| \`NAME\` | what | \`default\` (a note) |` rows whose default is one plain value. */
+function documentedDefaults(): [name: string, value: string][] {
+  const rows: [string, string][] = [];
+  for (const line of read('README.md').split('\n')) {
+    const row = /^\| `([A-Z][A-Z0-9_]+)` \|.*\| `([^`]+)`(?: \([^)]*\))? \|$/.exec(line);
+    // Not a default that names another variable (`DATABASE_URL`) or is built from one (`$PORT`).
+    if (row && !row[2]!.includes('$') && !/^[A-Z][A-Z0-9_]+$/.test(row[2]!)) rows.push([row[1]!, row[2]!]);
+  }
+  return rows;
+}
+
+/** Another value of the same kind, to show the code reads the variable at all. */
+const another = (value: string) =>
+  /^\d+$/.test(value) ? String(Number(value) + 1) : value === 'true' ? 'false' : value === 'false' ? 'true' : 'warn';
+
+const parsed = (source: Record<string, string>) => {
+  try {
+    return parseEnv(source);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message;
+    throw err;
+  }
+};
+
+describe('the README configuration table', () => {
+  const defaults = documentedDefaults();
+
+  it('is read (a guard against a table this test no longer understands)', () => {
+    expect(defaults.length).toBeGreaterThan(15);
+  });
+
+  it.each(defaults)('%s defaults to %s, and the code reads it', (name, value) => {
+    const balancer = BALANCER_SETTINGS[name];
+    if (balancer) {
+      expect(String(BALANCER_DEFAULTS[balancer])).toBe(value);
+      return;
+    }
+    const unset = parseEnv({});
+    expect(parsed({ [name]: value }), `${name}=${value} is not what the code does without it`).toEqual(unset);
+    expect(parsed({ [name]: another(value) }), `${name} is not read by server/env.ts`).not.toEqual(unset);
+  });
+});
+
+describe('limits the docs quote', () => {
+  it('live events are split at the ids per NOTIFY the publisher uses', () => {
+    expect(read('docs/api.md')).toContain(`split into several events of at most ${MAX_IDS} ids`);
+    expect(read('docs/architecture.md')).toContain(`split at ${MAX_IDS} ids`);
+  });
+
+  it('the business budget is ten times the per-caller limit by default, as the README and docs/api.md say', () => {
+    const { rateLimitPerMinute, rateLimitPerBusinessPerMinute } = parseEnv({});
+    expect(rateLimitPerBusinessPerMinute).toBe(10 * rateLimitPerMinute);
+    expect(read('README.md')).toContain(`| 10 × \`RATE_LIMIT_PER_MINUTE\` (\`${rateLimitPerBusinessPerMinute}\`) |`);
+    expect(read('docs/api.md')).toContain(
+      `default 10 × \`RATE_LIMIT_PER_MINUTE\` (${rateLimitPerBusinessPerMinute.toLocaleString('en-US')})`,
+    );
+  });
+});
