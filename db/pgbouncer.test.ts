@@ -7,7 +7,7 @@ import { businessEvents } from '@/server/realtime/listen';
 import { createClient, createConversation, createMessage, createSmsNumber } from '@/server/testing/factories';
 import { getJson, postJson, restTenant, type RestTenant } from '@/server/testing/http';
 import { startPgBouncer, type PgBouncer } from '@/server/testing/pgbouncer';
-import { toolForTestFile } from '@/server/testing/system-tools';
+import { toolForTestFile } from '@/deploy/system-tools';
 
 /**
  * The product behind PgBouncer 1.18 in transaction pooling mode (docs/production.md):

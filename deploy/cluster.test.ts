@@ -10,7 +10,7 @@ import { inboundEmailPath, TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest
 import { signedMediaUrl } from '@/server/services/messages/media-links';
 import { createSmsNumber, createTenant } from '@/server/testing/factories';
 import { startCluster, type Cluster } from './cluster';
-import { toolForTestFile } from '@/server/testing/system-tools';
+import { toolForTestFile } from '@/deploy/system-tools';
 
 /**
  * Two web processes and a worker behind HAProxy, on the production build in .next-e2e (rebuilt

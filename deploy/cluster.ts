@@ -7,7 +7,7 @@ import { freePort } from '@/db/embedded';
 import { migrateDatabase } from '@/db/migrate';
 import { spawnProc, waitForOk, type Proc as ChildProc, type ProcExit } from '@/server/cli/child-process';
 import { ensureProductionBuild } from '@/server/cli/production-build';
-import { installCommand, systemToolPath } from '@/server/testing/system-tools';
+import { installCommand, systemToolPath } from '@/deploy/system-tools';
 
 /**
  * A local deployment: migrations (once, as their own step), N web processes (`npm run start:web`

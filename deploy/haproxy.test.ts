@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@/db/embedded';
 import { waitForOk } from '@/server/cli/child-process';
 import { balancerLimits, haproxyConfig } from './cluster';
-import { toolForTestFile } from '@/server/testing/system-tools';
+import { toolForTestFile } from '@/deploy/system-tools';
 
 /**
  * deploy/haproxy.cfg.template's per-process caps, with stand-ins for the web processes (no build,

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { installCommand, SYSTEM_TOOLS, systemToolPath, type SystemTool } from '@/server/testing/system-tools';
+import { installCommand, SYSTEM_TOOLS, systemToolPath, type SystemTool } from '@/deploy/system-tools';
 import { planStages, STAGES } from './test-stages';
 
 /**

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { toolForTestFile } from '@/server/testing/system-tools';
+import { toolForTestFile } from '@/deploy/system-tools';
 import { planStages } from './test-stages';
 
 describe('npm test on a machine without Chromium, HAProxy or PgBouncer', () => {

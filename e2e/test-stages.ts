@@ -1,9 +1,9 @@
-import { installCommand, SYSTEM_TOOLS, type SystemTool } from '@/server/testing/system-tools';
+import { installCommand, SYSTEM_TOOLS, type SystemTool } from '@/deploy/system-tools';
 
 /**
  * The stages of `npm test`, in order, and what each needs beyond Node.js. A stage that needs a
  * missing tool is skipped as a whole; `unit` runs with the files that need one skipping themselves
- * (server/testing/system-tools.ts, toolForTestFile).
+ * (deploy/system-tools.ts, toolForTestFile).
  */
 export type StageDefinition = {
   name: string;
