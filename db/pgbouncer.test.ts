@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeDb, createSql, db } from '@/db/client';
 import { env } from '@/server/env';
-import { businessEvents } from '@/server/realtime/listen';
+import { followBusiness } from '@/server/testing/business-events';
 import { createClient, createConversation, createMessage, createSmsNumber } from '@/server/testing/factories';
 import { getJson, postJson, restTenant, type RestTenant } from '@/server/testing/http';
 import { startPgBouncer, type PgBouncer } from '@/server/testing/pgbouncer';
@@ -116,9 +116,8 @@ describe.skipIf(!binary)(
     it('a NOTIFY sent through PgBouncer (in the writer’s transaction) reaches the LISTEN on DATABASE_LISTEN_URL', async () => {
       const client = await createClient(t.business.id);
       const conv = await createConversation(t.business.id, client.id);
-      const stop = new AbortController();
-      const events = businessEvents({ businessId: t.business.id, sessionId: 1 }, stop.signal); // the meter counts by id only
-      const first = events.next(); // subscribes, then waits for the LISTEN to be in place
+      const events = followBusiness(t.business.id, 1); // the meter counts by id only
+      const first = events.next(10_000); // waits for the LISTEN to be in place, then the event
       // The LISTEN runs on a backend of its own, none of PgBouncer's server connections.
       const check = createSql(direct, { max: 1 });
       try {
@@ -138,9 +137,8 @@ describe.skipIf(!binary)(
       const note = await postJson(`${t.base}/conversations/${conv.id}/notes`, t.key, { content: 'through the pooler' });
       expect(note.status).toBe(200);
       const event = await within(first, 5000, 'no event');
-      expect(event.value).toMatchObject({ type: 'message.created', businessId: t.business.id, conversationIds: [conv.id] });
-      stop.abort();
-      await events.return(undefined);
+      expect(event).toMatchObject({ type: 'message.created', businessId: t.business.id, conversationIds: [conv.id] });
+      events.stop();
     });
 
     it('pg-boss 10 works through it: start, send, fetch, complete, and its advisory-locked maintenance', async () => {

@@ -4,7 +4,8 @@ import { runProcesses } from './processes';
 
 /**
  * `npm run dev`: embedded PostgreSQL unless DATABASE_URL is set, migrations, demo data on an empty
- * database, then the Next.js dev server and the worker; prints a login link and the platform key.
+ * database, then the web server around Next's development server (server/cli/web-server.ts --dev) and
+ * the worker; prints a login link and the platform key.
  */
 async function main() {
   const started = Date.now();
@@ -31,7 +32,8 @@ async function main() {
   const env = { ...process.env, PORT: String(config.port), NODE_ENV: 'development' as const };
   runProcesses(
     [
-      { name: 'web', command: 'next', args: ['dev', '--port', String(config.port)] },
+      // Our web server around Next's development server: the live events stream is the production one.
+      { name: 'web', command: 'node', args: ['--import', 'tsx', 'server/cli/web-server.ts', '--dev', '--port', String(config.port)] },
       { name: 'worker', command: 'tsx', args: ['workers/index.ts'] },
     ],
     env,

@@ -9,10 +9,13 @@ import { logger } from '@/server/logger';
 import { EVENTS_PATH, serveEventStream } from '@/server/realtime/event-stream';
 
 /**
- * The production web server (`npm run start:web`, and the web half of `npm start`): Next.js's
- * request handler (`next({ dev: false })`, the build next.config.mjs names: `NEXT_DIST_DIR` or
- * `.next`) inside a plain Node HTTP server, so that shutdown is ours to run. `next start` exits at
- * once on SIGTERM, cutting requests in flight and every open inbox stream.
+ * The web server (`npm run start:web`, the web half of `npm start`, and with `--dev` the web half
+ * of `npm run dev`): Next.js's request handler (`next({ dev: false })` on the build next.config.mjs
+ * names, `NEXT_DIST_DIR` or `.next`; with `--dev`, Next's development server, which compiles on
+ * demand and attaches its hot reload to this server) inside a plain Node HTTP server, so that
+ * shutdown is ours to run (`next start` exits at once on SIGTERM, cutting requests in flight and
+ * every open inbox stream) and the inbox's live events are served by the same code in development
+ * as in production (server/realtime/event-stream.ts).
  *
  * On SIGTERM or SIGINT:
  *  1. draining: `GET /api/v1/health/live` answers 503, so the balancer stops routing here;
@@ -24,7 +27,7 @@ import { EVENTS_PATH, serveEventStream } from '@/server/realtime/event-stream';
  *  5. the database pool closes and the process exits 0; past SHUTDOWN_TIMEOUT_SECONDS (default 20)
  *     the remaining connections are cut and it exits 1.
  *
- * Flags: `--port N` (else PORT, else 3000), `--hostname H` (else every interface).
+ * Flags: `--port N` (else PORT, else 3000), `--hostname H` (else every interface), `--dev`.
  */
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -34,14 +37,15 @@ function flag(name: string): string | undefined {
 }
 
 async function main() {
-  (process.env as Record<string, string>).NODE_ENV = 'production';
+  const dev = process.argv.includes('--dev');
+  (process.env as Record<string, string>).NODE_ENV = dev ? 'development' : 'production';
   const config = loadEnv();
   const port = Number(flag('port') ?? config.port);
   const hostname = flag('hostname') || undefined;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: not a port number: ${flag('port')}`);
   const log = logger.child({ process: 'web' });
 
-  const app = next({ dev: false, dir: ROOT, port, hostname });
+  const app = next({ dev, dir: ROOT, port, hostname });
   await app.prepare();
   const handle = app.getRequestHandler();
 
@@ -68,6 +72,13 @@ async function main() {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
+  // Upgraded connections: only the development server's hot reload uses them (Next attaches its
+  // handler to this server); they never finish by themselves, so a drain ends them at once.
+  const upgraded = new Set<Socket>();
+  server.on('upgrade', (_req, socket: Socket) => {
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, hostname, () => resolve());
@@ -83,6 +94,7 @@ async function main() {
     const deadline = started + config.shutdownTimeoutSeconds * 1000;
     log.info({ signal, connections: sockets.size }, 'web draining');
     beginShutdown();
+    for (const socket of upgraded) socket.destroy();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Keep-alive connections whose request finished are closed as they become idle.
     const sweep = setInterval(() => server.closeIdleConnections(), 100);

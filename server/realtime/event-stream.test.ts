@@ -1,25 +1,26 @@
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GET } from '@/app/api/trpc/[trpc]/route';
 import { db } from '@/db/client';
-import { sessions } from '@/db/schema';
+import { sessions, staff } from '@/db/schema';
 import { issueSession } from '@/server/services/auth';
-import { createTenant } from '@/server/testing/factories';
+import { createClient, createConversation, createTenant } from '@/server/testing/factories';
 import { requestEventStream, sseParser } from '@/server/testing/sse';
 import { EVENTS_PATH, openEventStreams, serveEventStream } from './event-stream';
 import { publish, type InboxEvent } from './publish';
 import { streamMeter } from './stream-meter';
+import { CONNECTED_FRAME, eventFrame } from './trpc-sse';
 
 // Read on first use of the configuration: a business cap small enough to reach (default 200).
 process.env.EVENT_STREAMS_PER_BUSINESS = '8';
 
 /**
- * The production fast path for live events speaks the tRPC subscription's wire format exactly:
- * the same `connected` frame and the same event frames as the tRPC route, byte for byte, so the
- * browser's tRPC client cannot tell them apart; it ends with the same retryable or final errors,
- * and is held to the same stream meter (stream-meter.ts) as the tRPC procedure.
+ * The live event stream the web server serves (in production and development): tRPC subscription
+ * frames (trpc-sse.ts, checked byte for byte against tRPC's own in trpc-sse.test.ts), the events of
+ * the session's business only, ended with the retryable or final errors the client reads, and held
+ * to the stream meter (stream-meter.ts).
  */
 let server: http.Server;
 let base: string;
@@ -67,31 +68,35 @@ async function readUntil(body: ReadableStream<Uint8Array>, until: (text: string)
   return text;
 }
 
-const frames = (text: string) => text.split('\n\n\n').filter(Boolean);
 
-describe('live events fast path', () => {
-  it('writes the same frames as the tRPC route: connected, then each event of the business', async () => {
+describe('live event stream', () => {
+  it('writes tRPC subscription frames (trpc-sse.ts): connected, then each event of the business', async () => {
     const t = await createTenant();
-    const cookie = `session=${t.sessionToken}`;
-    const fast = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie } });
-    expect(fast.status).toBe(200);
-    expect(fast.headers.get('content-type')).toBe('text/event-stream');
-    const trpc = await GET(new Request(`http://localhost:3000${EVENTS_PATH}`, { headers: { host: 'localhost:3000', cookie } }));
-    expect(trpc.status).toBe(200);
-
-    const fastConnected = await readUntil(fast.body!, (x) => x.includes('\n\n\n'));
-    const trpcConnected = await readUntil(trpc.body!, (x) => x.includes('\n\n\n'));
-    expect(fastConnected).toBe(trpcConnected);
-
-    await new Promise((r) => setTimeout(r, 300)); // both subscribed on the LISTEN hub
+    const res = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${t.sessionToken}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toBe(CONNECTED_FRAME.toString());
+    await new Promise((r) => setTimeout(r, 300)); // subscribed on the LISTEN hub
     const event = { type: 'message.status' as const, businessId: t.business.id, conversationIds: [3, 4], messageIds: [10, 11] };
     await publish(db, event);
-    const fastEvent = await readUntil(fast.body!, (x) => x.includes('\n\n\n'));
-    const trpcEvent = await readUntil(trpc.body!, (x) => x.includes('\n\n\n'));
-    expect(fastEvent).toBe(trpcEvent);
-    expect(frames(fastEvent)[0]).toBe(`data: ${JSON.stringify({ json: event })}`);
-    await fast.body!.cancel();
-    await trpc.body!.cancel();
+    expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toBe(eventFrame(event).toString());
+    await res.body!.cancel();
+  });
+
+  it('a change made by another process reaches the stream', async () => {
+    const t = await createTenant();
+    const conv = await createConversation(t.business.id, (await createClient(t.business.id)).id);
+    const res = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${t.sessionToken}` } });
+    await readUntil(res.body!, (x) => x.includes('connected'));
+    await new Promise((r) => setTimeout(r, 300));
+    await new Promise<void>((resolve, reject) => {
+      const args = ['server/testing/add-note-cli.ts', String(t.business.id), String(conv.id), 'from another process'];
+      const child = spawn('node_modules/.bin/tsx', args, { env: process.env, stdio: 'inherit' });
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
+    });
+    const text = await readUntil(res.body!, (x) => x.includes('message.created'));
+    expect(text).toContain(`"conversationIds":[${conv.id}]`);
+    await res.body!.cancel();
   });
 
   it('another business gets nothing; a revoked session ends the stream with UNAUTHORIZED', async () => {
@@ -108,11 +113,23 @@ describe('live events fast path', () => {
 
     await db.update(sessions).set({ revokedAt: new Date() }).where(eq(sessions.businessId, a.business.id));
     const ended = await readUntil(res.body!, endedWithError, 15_000);
+    expect(errorOf(ended)).toMatchObject({ data: { code: 'UNAUTHORIZED' } });
     const data = JSON.parse(ended.split('data: ').pop()!.trim()) as {
       json: { code: number; data: { code: string; httpStatus: number } };
     };
     expect(data.json.data).toMatchObject({ code: 'UNAUTHORIZED', httpStatus: 401 });
     expect(data.json.code).toBe(-32001);
+  }, 30_000);
+
+  it('a stream ends with UNAUTHORIZED once its staff member is deactivated', async () => {
+    const t = await createTenant();
+    const res = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${t.sessionToken}` } });
+    await readUntil(res.body!, (x) => x.includes('connected'));
+    await db.update(staff).set({ active: false }).where(eq(staff.id, t.owner.id));
+    expect(errorOf(await readUntil(res.body!, endedWithError, 15_000))).toMatchObject({
+      message: 'Signed out: this session has ended',
+      data: { code: 'UNAUTHORIZED', httpStatus: 401 },
+    });
   }, 30_000);
 
   it('leaves anything but a plain subscription to the tRPC route (no session, unknown session)', async () => {
@@ -149,18 +166,6 @@ describe('live events fast path', () => {
     for (const res of open.slice(1))
       expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toContain('"conversationIds":[5]');
     for (const res of open) await res.body!.cancel();
-  });
-
-  it('counts the tRPC procedure’s streams and its own in one meter: the oldest goes, whichever served it', async () => {
-    const t = await createTenant();
-    const cookie = `session=${t.sessionToken}`;
-    const trpc = await GET(new Request(`http://localhost:3000${EVENTS_PATH}`, { headers: { host: 'localhost:3000', cookie } }));
-    await readUntil(trpc.body!, (x) => x.includes('connected'));
-    await new Promise((r) => setTimeout(r, 300)); // the procedure subscribes once its generator runs
-    const fast = await openStreams(t.sessionToken, 5);
-    const ended = await readUntil(trpc.body!, endedWithError);
-    expect(errorOf(ended)).toMatchObject({ code: -32009, data: { code: 'CONFLICT', httpStatus: 409 } });
-    for (const res of fast) await res.body!.cancel();
   });
 
   it('refuses a new stream with TOO_MANY_REQUESTS once its business holds EVENT_STREAMS_PER_BUSINESS (8)', async () => {

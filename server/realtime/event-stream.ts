@@ -1,7 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TRPCError } from '@trpc/server';
-import { getHTTPStatusCodeFromError } from '@trpc/server/http';
-import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import { countRequest, sessionTokenOf } from '@/server/http/credentials';
 import { isDraining, shutdownSignal } from '@/server/http/shutdown';
 import { logger } from '@/server/logger';
@@ -9,40 +6,35 @@ import { liveSessionIds, resolveSession } from '@/server/services/auth';
 import { STREAM_REFUSED_CODE, STREAM_SUPERSEDED } from '@/server/shared/live-events';
 import { subscribeBusiness } from './listen';
 import { streamLimits } from './stream-meter';
+import { CONNECTED_FRAME, errorFrame, type StreamEndCode } from './trpc-sse';
 
 /**
- * The inbox's live events, served by the production web server (server/cli/web-server.ts) straight
- * on Node's HTTP response instead of through Next.js and tRPC: each event is serialized once for
- * all the streams of its business and written to their sockets, which is what lets one process hold
- * thousands of open inboxes (`npm run bench:events`). Through tRPC every delivery cost about half a
- * millisecond of CPU (its SSE generator, web streams, Next's response writer, and the garbage they
- * make), so a few thousand deliveries a second saturated a core and stalled the process.
+ * The inbox's live events (`GET /api/trpc/inbox.events`), served by our web server
+ * (server/cli/web-server.ts, in production and under `npm run dev` alike) straight on Node's HTTP
+ * response instead of through Next.js and tRPC: each event is serialized once for all the streams of
+ * its business and written to their sockets, which is what lets one process hold thousands of open
+ * inboxes (`npm run bench:events`, docs/performance.md).
  *
- * It speaks exactly the wire format of the tRPC subscription `inbox.events` (tRPC 11's SSE: a
- * `connected` event, `data:` frames of superjson-serialized events, `serialized-error` to end), on
- * the same path, so the browser's tRPC client cannot tell them apart: `event-stream.test.ts` checks
- * the bytes against the tRPC route's. Whatever is not the plain case — no session, a session that
- * does not resolve, the rate limit, the database down — is left to the tRPC route, which answers it
- * in its own words. The rules are the tRPC procedure's: a staff session, counted once against the
- * rate limit; ended with UNAUTHORIZED once the session is revoked, expires or its staff member is
- * deactivated (checked every SESSION_RECHECK_MS, one query per process for all streams); ended with
- * SERVICE_UNAVAILABLE (which the client retries, then refetches) when the process drains or when the
- * LISTEN connection was re-established (events may have been missed). The stream meter
- * (server/realtime/stream-meter.ts, shared with the tRPC procedure) ends a session's oldest stream
- * with CONFLICT when it opens one past EVENT_STREAMS_PER_SESSION, and refuses a stream with
- * TOO_MANY_REQUESTS when its business holds EVENT_STREAMS_PER_BUSINESS already. A client that reads
- * too slowly (a write would leave more than EVENT_STREAM_MAX_UNSENT_KIB unsent) is cut off.
+ * It speaks the wire format of a tRPC subscription (server/realtime/trpc-sse.ts), so the browser's
+ * tRPC client reads it as the `inbox.events` procedure. Whatever is not the plain case (no session,
+ * a session that does not resolve, the rate limit, the database down, a draining process) is left
+ * to the tRPC route, whose procedure answers it in its own words. The rules: a staff session,
+ * counted once against the rate limit; ended with UNAUTHORIZED once the session is revoked, expires
+ * or its staff member is deactivated (checked every SESSION_RECHECK_MS, one query per process for
+ * all streams); ended with SERVICE_UNAVAILABLE (which the client retries, then refetches) when the
+ * process drains or when the LISTEN connection was re-established (events may have been missed).
+ * The stream meter (server/realtime/stream-meter.ts) ends a session's oldest stream with CONFLICT
+ * when it opens one past EVENT_STREAMS_PER_SESSION, and refuses a stream with TOO_MANY_REQUESTS
+ * when its business holds EVENT_STREAMS_PER_BUSINESS already. A client that reads too slowly (a
+ * write would leave more than EVENT_STREAM_MAX_UNSENT_KIB unsent) is cut off.
  */
 export const EVENTS_PATH = '/api/trpc/inbox.events';
 /** How often an open events stream checks that its session is still live. */
 export const SESSION_RECHECK_MS = 5_000;
-const CONNECTED = Buffer.from('event: connected\ndata: {}\n\n\n');
-
-type EndCode = 'UNAUTHORIZED' | 'SERVICE_UNAVAILABLE' | typeof STREAM_SUPERSEDED.code | typeof STREAM_REFUSED_CODE;
 type Stream = {
   res: ServerResponse;
   sessionId: number;
-  end: (code: EndCode, message: string) => void;
+  end: (code: StreamEndCode, message: string) => void;
 };
 const streams = new Set<Stream>();
 let recheck: NodeJS.Timeout | null = null;
@@ -107,12 +99,12 @@ function open(res: ServerResponse, businessId: number, sessionId: number) {
     'X-Accel-Buffering': 'no',
     'X-Content-Type-Options': 'nosniff',
   });
-  // Refused (its business is full): the tRPC procedure's answer, a `connected` frame and the error.
+  // Refused (its business is full): as a tRPC subscription ends, a `connected` frame and the error.
   if (!subscription.ok) {
-    res.end(Buffer.concat([CONNECTED, errorFrame(STREAM_REFUSED_CODE, subscription.message)]));
+    res.end(Buffer.concat([CONNECTED_FRAME, errorFrame(STREAM_REFUSED_CODE, subscription.message)]));
     return;
   }
-  res.write(CONNECTED);
+  res.write(CONNECTED_FRAME);
   const { unsubscribe } = subscription;
   const onShutdown = () => stream.end('SERVICE_UNAVAILABLE', 'This server is restarting; reconnecting');
   const shutdown = shutdownSignal();
@@ -150,14 +142,7 @@ async function recheckSessions() {
   for (const s of checked) if (!live.has(s.sessionId)) s.end('UNAUTHORIZED', 'Signed out: this session has ended');
 }
 
-/** tRPC's `serialized-error` frame with the error shape its client reads (the JSON-RPC code decides a retry). */
-function errorFrame(code: EndCode, message: string): Buffer {
-  const httpStatus = getHTTPStatusCodeFromError(new TRPCError({ code, message }));
-  const shape = { message, code: TRPC_ERROR_CODES_BY_KEY[code], data: { code, httpStatus, path: 'inbox.events' } };
-  return Buffer.from(`event: serialized-error\ndata: ${JSON.stringify({ json: shape })}\n\n\n`);
-}
-
-/** Open fast-path streams in this process (tests, diagnostics). */
+/** Open live event streams in this process (tests, diagnostics). */
 export function openEventStreams(): number {
   return streams.size;
 }

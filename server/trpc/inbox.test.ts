@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import {
   createClient,
@@ -12,9 +10,8 @@ import {
 } from '@/server/testing/factories';
 import { getJson } from '@/server/testing/http';
 import { db } from '@/db/client';
-import { mediaContents, mediaUploads, sessions, staff } from '@/db/schema';
+import { mediaContents, mediaUploads } from '@/db/schema';
 import { createContext } from './init';
-import { SESSION_RECHECK_MS } from './routers/inbox';
 import { createCaller } from './root';
 
 async function callerFor(token: string, signal?: AbortSignal) {
@@ -242,69 +239,15 @@ describe('tRPC inbox router', () => {
     ]);
   });
 
-  it('streams the business’s events, including changes made by another process, and not other businesses’', async () => {
+  it('inbox.events is served by the web server; reached here it ends at once with SERVICE_UNAVAILABLE, which the client retries', async () => {
     const a = await createTenant();
-    const b = await createTenant();
-    const clientA = await createClient(a.business.id);
-    const convA = await createConversation(a.business.id, clientA.id);
-    const controller = new AbortController();
-    const trpc = await callerFor(a.sessionToken, controller.signal);
-    const iterable = await trpc.inbox.events();
-    const received: { type: string; businessId: number; conversationIds: number[] }[] = [];
-    const collecting = (async () => {
-      for await (const event of iterable as AsyncIterable<(typeof received)[number]>) {
-        received.push(event);
-        if (received.some((e) => e.type === 'message.created')) break;
-      }
-    })();
-    await new Promise((r) => setTimeout(r, 300)); // LISTEN established
-
-    // Another business's change first (must not arrive), then one from a separate process.
-    await (
-      await callerFor(b.sessionToken)
-    ).inbox.addNote({
-      conversationId: (await createConversation(b.business.id, (await createClient(b.business.id)).id)).id,
-      content: 'not yours',
-    });
-    await new Promise<void>((resolve, reject) => {
-      const args = ['server/testing/add-note-cli.ts', String(a.business.id), String(convA.id), 'from another process'];
-      const child = spawn('node_modules/.bin/tsx', args, { env: process.env, stdio: 'inherit' });
-      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
-    });
-    await Promise.race([
-      collecting,
-      new Promise((_, reject) => setTimeout(() => reject(new Error('no event within 10 s')), 10_000)),
-    ]);
-    controller.abort();
-    expect(received.every((e) => e.businessId === a.business.id)).toBe(true);
-    expect(received.find((e) => e.type === 'message.created')!.conversationIds).toEqual([convA.id]);
-  });
-
-  it('the events stream ends with UNAUTHORIZED once its session is revoked or its staff member deactivated', async () => {
-    for (const end of ['revoke', 'deactivate'] as const) {
-      const a = await createTenant();
-      const controller = new AbortController();
-      const trpc = await callerFor(a.sessionToken, controller.signal);
-      const iterable = (await trpc.inbox.events()) as AsyncIterable<unknown>;
-      const ended = (async () => {
-        for await (const _ of iterable) void _;
-      })().then(
-        () => 'ended without an error',
-        (err: { code?: string }) => err.code,
-      );
-      await new Promise((r) => setTimeout(r, 300));
-      if (end === 'revoke')
-        await db
-          .update(sessions)
-          .set({ revokedAt: sql`now()` })
-          .where(eq(sessions.staffId, a.owner.id));
-      else await db.update(staff).set({ active: false }).where(eq(staff.id, a.owner.id));
-      const outcome = await Promise.race([
-        ended,
-        new Promise((r) => setTimeout(() => r('still open'), SESSION_RECHECK_MS + 3_000)),
-      ]);
-      controller.abort();
-      expect(outcome, end).toBe('UNAUTHORIZED');
-    }
+    const iterable = (await (await callerFor(a.sessionToken)).inbox.events()) as AsyncIterable<unknown>;
+    const outcome = await (async () => {
+      for await (const _ of iterable) return 'an event';
+      return 'ended without an error';
+    })().catch((err: { code?: string }) => err.code);
+    expect(outcome).toBe('SERVICE_UNAVAILABLE');
+    // Without a session it is refused before that, as every staff procedure.
+    await expect((await callerFor('not-a-session')).inbox.events()).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
   });
 });

@@ -1,10 +1,8 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { MESSAGE_FILTERS, OPT_OUT_CHANNELS } from '@/db/schema/enums';
-import { isDraining } from '@/server/http/shutdown';
 import { ownStaffOnly } from '@/server/http/staff-context';
-import { SESSION_RECHECK_MS } from '@/server/realtime/event-stream';
-import { businessEvents, StreamEnded } from '@/server/realtime/listen';
+import type { InboxEvent } from '@/server/realtime/publish';
 import {
   ConversationListQuery,
   CreateConversationRequest,
@@ -25,7 +23,6 @@ import * as conversationMessages from '@/server/services/conversation-messages';
 import { conversationFilters } from '@/server/services/conversation-counts';
 import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
-import { sessionIsLive } from '@/server/services/auth';
 import { emailView } from '@/server/services/email-view';
 import { findClientsToMessage, startConversation } from '@/server/services/new-conversation';
 import { clientConsents, recordConsent } from '@/server/services/compliance/consent';
@@ -42,8 +39,6 @@ import { sendingWindowSettings, setBusinessSendingWindow, setLocationSendingWind
 import { SendingWindowInput } from '@/server/schemas/sending-windows';
 import { MAX_SEARCH_TERM_LENGTH, searchMessages } from '@/server/services/search';
 import { router, staffProcedure } from '../init';
-
-export { SESSION_RECHECK_MS };
 
 /** The composer's Send later: when, and whether the client's reply cancels it. */
 const sendLaterInput = { send_at: sendAt.optional(), cancel_on_reply: z.boolean().optional() };
@@ -343,38 +338,15 @@ export const inboxRouter = router({
       }),
     ),
   /**
-   * Live events of the staff member's business (SSE), fed by PostgreSQL LISTEN/NOTIFY. The
-   * production web server serves this path itself, faster, in the same wire format
-   * (server/realtime/event-stream.ts); this procedure serves it under `next dev` and tests. The stream
-   * lives only as long as its session: checked every SESSION_RECHECK_MS, and once the session is
-   * revoked, expired or its staff member deactivated it ends with UNAUTHORIZED ("Signed out"); when
-   * this web process shuts down, with SERVICE_UNAVAILABLE, which the client retries. The stream meter
-   * both implementations share (server/realtime/stream-meter.ts) ends it with CONFLICT when its
-   * session opens one stream too many, refuses it with TOO_MANY_REQUESTS when its business is full,
-   * and `businessEvents` ends a reader too far behind with SERVICE_UNAVAILABLE.
+   * Live events of the staff member's business (SSE), fed by PostgreSQL LISTEN/NOTIFY: the typed
+   * face of the stream the web server serves itself on this path, in this procedure's wire format
+   * (server/realtime/event-stream.ts), in production and in development alike. A request reaches
+   * this procedure only when that stream declined it: no or an unknown session, the rate limit (both
+   * answered by the middleware before this body), or a moment ago the database was down or the
+   * process began draining — then it ends at once with SERVICE_UNAVAILABLE, which the client
+   * retries, reaching the web server's stream again.
    */
-  events: staffProcedure.subscription(async function* ({ ctx, signal }) {
-    const ended = new AbortController();
-    const timer = setInterval(() => {
-      sessionIsLive(ctx.caller.sessionId).then(
-        (live) => live || ended.abort(),
-        () => {}, // a database hiccup is no reason to sign anyone out
-      );
-    }, SESSION_RECHECK_MS);
-    try {
-      const { businessId, sessionId } = ctx.caller;
-      yield* businessEvents({ businessId, sessionId }, signal ? AbortSignal.any([signal, ended.signal]) : ended.signal);
-    } catch (err) {
-      // Events may have been missed (PostgreSQL restarted under the LISTEN, the reader fell behind):
-      // the client reconnects and refetches; or the meter ended or refused the stream.
-      if (err instanceof StreamEnded) throw new TRPCError({ code: err.code, message: err.message });
-      throw err;
-    } finally {
-      clearInterval(timer);
-    }
-    if (ended.signal.aborted) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Signed out: this session has ended' });
-    // This web process is draining: a retryable code (not a plain end, which the client would take
-    // as final) makes the browser's EventSource reconnect, through the balancer, to another process.
-    if (isDraining()) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'This server is restarting; reconnecting' });
+  events: staffProcedure.subscription(async function* (): AsyncGenerator<InboxEvent> {
+    throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'Live events are not available right now; reconnecting' });
   }),
 });

@@ -1,0 +1,48 @@
+import { initTRPC, TRPCError } from '@trpc/server';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import superjson from 'superjson';
+import { describe, expect, it } from 'vitest';
+import type { InboxEvent } from './publish';
+import { CONNECTED_FRAME, errorFrame, eventFrame, type StreamEndCode } from './trpc-sse';
+
+/**
+ * The live event stream writes tRPC subscription frames itself (trpc-sse.ts). Here tRPC's own SSE
+ * producer, with the transformer the app uses (superjson), serves a subscription at the same path
+ * that yields events and ends with each error a stream can end with: its bytes must be ours.
+ */
+async function trpcStream(events: InboxEvent[], end: { code: StreamEndCode; message: string }): Promise<string> {
+  const t = initTRPC.create({ transformer: superjson, isDev: false });
+  const router = t.router({
+    inbox: t.router({
+      events: t.procedure.subscription(async function* () {
+        for (const event of events) yield event;
+        throw new TRPCError(end);
+      }),
+    }),
+  });
+  const res = await fetchRequestHandler({
+    endpoint: '/api/trpc',
+    req: new Request('http://localhost:3000/api/trpc/inbox.events'),
+    router,
+    createContext: () => ({}),
+  });
+  expect(res.headers.get('content-type')).toBe('text/event-stream');
+  return res.text();
+}
+
+describe('tRPC subscription frames, byte for byte', () => {
+  const events: InboxEvent[] = [
+    { type: 'message.created', businessId: 7, conversationIds: [1, 2], messageIds: [30, 31] },
+    { type: 'conversation.updated', businessId: 7, conversationIds: [9_007_199_254_740_991] },
+  ];
+
+  it.each<[StreamEndCode, string]>([
+    ['SERVICE_UNAVAILABLE', 'Live events were interrupted; reconnect and refetch'],
+    ['UNAUTHORIZED', 'Signed out: this session has ended'],
+    ['CONFLICT', 'Opened in another tab: this session has the most live streams it may hold open'],
+    ['TOO_MANY_REQUESTS', 'This business holds the most live streams it may (EVENT_STREAMS_PER_BUSINESS=200)'],
+  ])('connected, two events, then %s', async (code, message) => {
+    const ours = Buffer.concat([CONNECTED_FRAME, ...events.map(eventFrame), errorFrame(code, message)]).toString();
+    expect(ours).toBe(await trpcStream(events, { code, message }));
+  });
+});

@@ -1,0 +1,32 @@
+import { TRPCError } from '@trpc/server';
+import { getHTTPStatusCodeFromError } from '@trpc/server/http';
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
+import type { InboxEvent } from './publish';
+
+/**
+ * The one place the live event stream depends on tRPC: the bytes of tRPC 11's SSE subscription
+ * format, which the browser's tRPC client (`inbox.events`, httpSubscriptionLink with superjson)
+ * reads. The stream (server/realtime/event-stream.ts) writes them straight to the socket; the tRPC
+ * route itself never streams events (server/trpc/routers/inbox.ts). trpc-sse.test.ts compares each
+ * frame with what tRPC's own SSE producer writes for the same value, byte for byte.
+ */
+
+/** The first frame of every subscription. */
+export const CONNECTED_FRAME = Buffer.from('event: connected\ndata: {}\n\n\n');
+
+/** One event: a `data:` line of the superjson-serialized value (plain JSON: `{ json: value }`, no meta). */
+export const eventFrame = (event: InboxEvent): Buffer => Buffer.from(`data: ${JSON.stringify({ json: event })}\n\n\n`);
+
+/** The codes a stream can end with. */
+export type StreamEndCode = 'UNAUTHORIZED' | 'SERVICE_UNAVAILABLE' | 'CONFLICT' | 'TOO_MANY_REQUESTS';
+
+/**
+ * The last frame: tRPC's `serialized-error` with the error shape its client reads (the JSON-RPC
+ * code decides whether it reconnects), as the tRPC route's error formatter (server/trpc/init.ts)
+ * shapes it for the `inbox.events` path.
+ */
+export function errorFrame(code: StreamEndCode, message: string): Buffer {
+  const httpStatus = getHTTPStatusCodeFromError(new TRPCError({ code, message }));
+  const shape = { message, code: TRPC_ERROR_CODES_BY_KEY[code], data: { code, httpStatus, path: 'inbox.events' } };
+  return Buffer.from(`event: serialized-error\ndata: ${JSON.stringify({ json: shape })}\n\n\n`);
+}
