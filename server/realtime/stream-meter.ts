@@ -1,27 +1,24 @@
 import { env } from '@/server/env';
 
 /**
- * The meter of the live event streams open on this web process, the one piece of bookkeeping both
- * stream implementations share: the tRPC subscription `inbox.events` (through `businessEvents`) and
- * the production fast path (server/realtime/event-stream.ts) are admitted here by the LISTEN hub's
- * `subscribeBusiness` (server/realtime/listen.ts), so no stream receives an event without being
- * counted, whichever served it. Without it one staff session could open hundreds of streams a
+ * The meter of the live event streams open on this web process: every stream
+ * (server/realtime/event-stream.ts) is admitted here by the LISTEN hub's `subscribeBusiness`
+ * (server/realtime/listen.ts), so no stream receives an event without being counted. Without it one staff session could open hundreds of streams a
  * minute and hold them for hours, filling the balancer's connections (docs/api.md#live-events).
  *
  * - At most EVENT_STREAMS_PER_SESSION streams per session (a staff member's tabs): one more ends the
  *   session's oldest, which its client does not retry by itself (STREAM_SUPERSEDED).
  * - At most EVENT_STREAMS_PER_BUSINESS per business: past it a new stream is refused, unless it
  *   takes the place of its own session's oldest (a new tab always opens).
- * - At most EVENT_STREAM_MAX_UNSENT_KIB waiting unsent per stream: each implementation measures its
- *   own backlog against `streamLimits().maxUnsentBytes` and cuts a reader that falls further behind.
+ * - At most EVENT_STREAM_MAX_UNSENT_KIB waiting unsent per stream: the stream measures its socket's
+ *   backlog against `streamLimits().maxUnsentBytes` and cuts a reader that falls further behind.
  *
  * Counts are per web process (in memory, like the streams themselves): behind a balancer a session
  * may hold up to the cap on each process.
  *
- * The meter lives on `globalThis`, as the LISTEN hub does: in the production server the fast path
- * (loaded by the web server) and the tRPC route (Next's bundle) are separate copies of this module,
- * and in development a reload re-evaluates it; one meter must count the streams of all of them. For
- * the same reason its answers are plain values, never errors to be told apart with `instanceof`.
+ * The meter lives on `globalThis`, as the LISTEN hub does: should this module be loaded twice in one
+ * process (a bundler's copy beside the web server's), one meter still counts every stream; for the
+ * same reason its answers are plain values, never errors to be told apart with `instanceof`.
  */
 export type StreamLimits = { perSession: number; perBusiness: number; maxUnsentBytes: number };
 

@@ -1,6 +1,6 @@
 /**
  * How a live events stream (`inbox.events`) can end, in the tRPC error codes its client reads
- * (docs/api.md#live-events). Shared by both stream implementations and the inbox, so this module is
+ * (docs/api.md#live-events). Shared by the stream (server/realtime/event-stream.ts) and the inbox, so this module is
  * bundled for the browser too: no imports.
  */
 
