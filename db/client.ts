@@ -60,8 +60,8 @@ function handles(): Handles {
     // `.prepare(name)`), so every statement is sent unnamed (db/pgbouncer.test.ts).
     // With named statements, their plan is generic (planned once per connection): they are the
     // fixed-shape hot reads of db/prepared.ts, whose best plan does not depend on the values, and
-    // PostgreSQL's default would re-plan some of them on every run (the list's ~1 ms of planning
-    // cost more than its execution, bench:inbox). PostgreSQL applies the setting to unnamed
+    // PostgreSQL's default would re-plan some of them on every run, and for the conversation list
+    // planning cost more than running it (docs/performance.md#benchinbox). PostgreSQL applies the setting to unnamed
     // statements with parameters too (searches, writes): they are planned without their values,
     // an array parameter as ~10 elements, so a statement over a list is written to be right
     // whatever its length (a lateral probe per element, never a join of two lists:
@@ -119,7 +119,7 @@ export function rawSql(): postgres.Sql {
  * DATABASE_HOT_POOL_SIZE of them, 2 by default. postgres.js gives a statement an idle connection
  * when there is one, so with the whole pool (6) a statement under load mostly found one and woke its
  * sleeping backend; on 2 cores that backend then often ran on the web thread's core, which waited
- * (bench:inbox: ~240 µs per mixed request). On 2 connections the statements are pipelined on
+ * for a core (bench:inbox prints that wait: docs/performance.md#benchinbox). On 2 connections the statements are pipelined on
  * backends that are already running, and a long transaction (a bulk send) never holds them.
  */
 export function hotSql(): postgres.Sql {

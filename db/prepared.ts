@@ -33,8 +33,8 @@ const placeholdersFor = <P>() =>
  * request, then run like executePrepared. `build` receives drizzle placeholders standing for the
  * values, so it must only interpolate them (`${p.businessId}`), never compute with them; anything
  * that changes the text (an optional filter, a different ORDER BY) goes into `shape`, which keys
- * the rendered text. Rendering a statement of a few joined subqueries costs tens of microseconds
- * of drizzle's tree walk per request (bench:inbox's profile), which this does once.
+ * the rendered text. Rendering a statement of a few joined subqueries is a walk of drizzle's whole
+ * tree, visible per request in bench:inbox's CPU profile; this does it once.
  * On a transaction (`tx`, or the ambient one) the statement is built with the values and runs on it.
  */
 export function fixedStatement<P extends Record<string, unknown>>(build: (p: Placeholders<P>, shape: string) => SQL) {

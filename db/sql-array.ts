@@ -3,9 +3,10 @@ import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 /**
  * `column = any($1::type[])`: a list of ids or addresses bound as one array parameter. drizzle's
  * `inArray` binds one parameter per value: a statement's text, and so its plan, changes with the
- * list's length, and for a 1,000-item bulk request building, binding and planning the
- * thousand-parameter statement took ~100 ms where this takes ~2 ms (bench:send). An empty list
- * matches nothing.
+ * list's length, and for a 1,000-item bulk request building, binding and planning a
+ * thousand-parameter statement was a large share of the request (bench:send,
+ * docs/performance.md#benchsend); one array parameter is one value whatever the length. An empty
+ * list matches nothing.
  */
 export function equalsAny(
   column: SQLWrapper,

@@ -20,7 +20,7 @@ import { installCommand, systemToolPath } from '@/deploy/system-tools';
  *
  * Processes run as `node --import tsx server/cli/start.ts --web|--worker`: what the npm scripts
  * run, without npm's and tsx's wrapper processes (tsx's SIGKILLs a child that does not acknowledge
- * a relayed signal within ~60 ms). Each runs in a process group of its own: `kill(proc, signal)`
+ * a relayed signal almost at once). Each runs in a process group of its own: `kill(proc, signal)`
  * reaches all of it.
  */
 type ProcKind = 'web' | 'worker' | 'haproxy';
@@ -86,7 +86,8 @@ export type BalancerLimits = {
  * An office behind one address logging in together stays under 60 a minute; a legitimate webhook
  * source never fails its signature, so 20 failures a minute is a forger, a prober or a broken
  * configuration; 100 requests at once is well past what one web process serves without queueing
- * (6 + 2 database connections); 1,000 streams is half of what bench:events holds in one process.
+ * (6 + 2 database connections); 1,000 streams is well within what one process holds
+ * (bench:events, docs/performance.md#benchevents).
  */
 export const BALANCER_DEFAULTS: BalancerLimits = {
   loginPerMinute: 60,

@@ -7,8 +7,8 @@ import { MAX_IDS } from '@/server/realtime/publish';
 
 /**
  * The docs quote settings and limits the code defines: this keeps them in step. Every default in
- * the README's configuration table that is a plain value must be what the code does when the
- * variable is unset, and a variable the table names must be one the code reads.
+ * the configuration table (docs/configuration.md) that is a plain value must be what the code does
+ * when the variable is unset, and a variable the table names must be one the code reads.
  */
 const root = path.resolve(import.meta.dirname, '..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
@@ -24,7 +24,7 @@ const BALANCER_SETTINGS: Record<string, keyof typeof BALANCER_DEFAULTS> = {
 /** `| \`NAME\` | what | \`default\` (a note) |` rows whose default is one plain value. */
 function documentedDefaults(): [name: string, value: string][] {
   const rows: [string, string][] = [];
-  for (const line of read('README.md').split('\n')) {
+  for (const line of read('docs/configuration.md').split('\n')) {
     const row = /^\| `([A-Z][A-Z0-9_]+)` \|.*\| `([^`]+)`(?: \([^)]*\))? \|$/.exec(line);
     // Not a default that names another variable (`DATABASE_URL`) or is built from one (`$PORT`).
     if (row && !row[2]!.includes('$') && !/^[A-Z][A-Z0-9_]+$/.test(row[2]!)) rows.push([row[1]!, row[2]!]);
@@ -45,7 +45,7 @@ const parsed = (source: Record<string, string>) => {
   }
 };
 
-describe('the README configuration table', () => {
+describe('the configuration table (docs/configuration.md)', () => {
   const defaults = documentedDefaults();
 
   it('is read (a guard against a table this test no longer understands)', () => {
@@ -70,10 +70,10 @@ describe('limits the docs quote', () => {
     expect(read('docs/architecture.md')).toContain(`split at ${MAX_IDS} ids`);
   });
 
-  it('the business budget is ten times the per-caller limit by default, as the README and docs/api.md say', () => {
+  it('the business budget is ten times the per-caller limit by default, as docs/configuration.md and docs/api.md say', () => {
     const { rateLimitPerMinute, rateLimitPerBusinessPerMinute } = parseEnv({});
     expect(rateLimitPerBusinessPerMinute).toBe(10 * rateLimitPerMinute);
-    expect(read('README.md')).toContain(`| 10 × \`RATE_LIMIT_PER_MINUTE\` (\`${rateLimitPerBusinessPerMinute}\`) |`);
+    expect(read('docs/configuration.md')).toContain(`| 10 × \`RATE_LIMIT_PER_MINUTE\` (\`${rateLimitPerBusinessPerMinute}\`) |`);
     expect(read('docs/api.md')).toContain(
       `default 10 × \`RATE_LIMIT_PER_MINUTE\` (${rateLimitPerBusinessPerMinute.toLocaleString('en-US')})`,
     );

@@ -40,15 +40,15 @@ const schema = z
     /**
      * Connections in each process's pool; more statements at once are pipelined on them (postgres.js).
      * Small on purpose: past a few per database core, more connections only add backends that share
-     * the same cores with each other and with the web process (bench:inbox on 2 cores: 10 → 6 raised
-     * the mixed inbox rate by about a third).
+     * the same cores with each other and with the web process (bench:inbox on 2 cores: a pool of 6
+     * served the mixed inbox workload faster than 10; docs/performance.md#benchinbox).
      */
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(6),
     /**
      * Connections for the hot one-statement reads run outside a transaction (db/prepared.ts): few,
      * so that under load their statements are pipelined on backends that are already running
-     * instead of each waking a sleeping one (bench:inbox on 2 cores: 2 here instead of sharing the
-     * pool of 6 cut the web thread's wait for a core per mixed request by half or more).
+     * instead of each waking a sleeping one, whose backend then takes the web thread's core
+     * (bench:inbox prints the web thread's wait for a core: docs/performance.md#benchinbox).
      */
     DATABASE_HOT_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(2),
     PORT: z.coerce.number().int().min(1).max(65535).default(3000),

@@ -190,7 +190,7 @@ export const messages = pgTable(
 /**
  * gin_pending_list_limit of the search indexes, in kB: 16 MB, about twelve 1,000-message requests.
  * At PostgreSQL's default (4 MB, three requests) the bulk request that crossed it merged the whole
- * list before answering (+30–40 ms in one request of three, bench:send).
+ * list before answering, which made one request in three slow (bench:send, docs/performance.md#benchsend).
  */
 export const SEARCH_PENDING_LIST_KB = 16384;
 
@@ -198,8 +198,8 @@ export const SEARCH_PENDING_LIST_KB = 16384;
  * The searchable text of every message, with the indexes of business-wide search (docs/api.md#search,
  * docs/architecture.md#search-texts). Kept by triggers on `messages` (migrations 0017–0019): a row
  * is written when its message is, again only when its content, subject, sent_at or type change, and
- * deleted with its message (a trigger, not a foreign key: its check on every row of a 1,000-message
- * insert cost ~4 ms, for rows the trigger itself just took from the new messages). In a table of
+ * deleted with its message (a trigger, not a foreign key: a foreign key would check every row of a
+ * 1,000-message insert, rows the trigger itself just took from the new messages). In a table of
  * their own, the search indexes are not written again on every status change: any UPDATE of a
  * message's status is a non-HOT update (status is in partial index predicates), which re-inserted
  * ~60 trigram entries per message into the GIN on each of a send's two or more updates.

@@ -4,7 +4,7 @@ import { releaseEmbeddedPostgresSignals } from './signals';
 
 // `node` is this Node.js itself; anything else a package binary. `node --import tsx` runs a
 // TypeScript entry point without tsx's wrapper process, which SIGKILLs a child that does not
-// acknowledge a relayed signal within ~60 ms (a busy web server draining would be cut short).
+// acknowledge a relayed signal almost at once (a busy web server draining would be cut short).
 const bin = (name: string) => (name === 'node' ? process.execPath : path.resolve('node_modules', '.bin', name));
 
 /**

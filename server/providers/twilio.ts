@@ -73,7 +73,8 @@ class TwilioHttpClient extends twilio.RequestClient {
     // axios' own `timeout` (set from the constructor's) is a connect timer plus a socket-inactivity
     // timer: a server trickling bytes never trips it. This makes `timeoutMs` a hard deadline for
     // the caller; the abandoned request still ends at axios' inactivity timeout. (A per-request
-    // AbortSignal.timeout would cancel it outright but measurably slows 1,000+ requests/s.)
+    // AbortSignal.timeout would cancel it outright, but costs measurably more per request at the
+    // worker's sending rates, bench:send.)
     const ms = opts.timeout || this.deadlineMs;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {

@@ -42,7 +42,7 @@ export function normaliseSearchTerm(raw: string): string {
 }
 
 // Totals are counted up to SEARCH_TOTAL_CAP matches (server/schemas/messages.ts): an exact count of
-// a common term costs in proportion to its matches (~50,000 in the largest bench business: ~300 ms).
+// a common term costs in proportion to its matches, of which a large business has tens of thousands.
 
 /** Newest texts of the business the probe looks at to tell a common term from a rare one. */
 const PROBE_ROWS = 500;
@@ -82,7 +82,8 @@ export type SearchShape = 'conversation' | 'bitmap' | 'walk';
 /**
  * What a search statement binds, derived from a MatchQuery (valuesOf). The builders below only
  * interpolate these, so the statement can be rendered once per form with drizzle placeholders
- * (db/prepared.ts fixedStatement): rendering its ~60 fragments cost ~70 µs per request.
+ * (db/prepared.ts fixedStatement): rendering its dozens of fragments on every request showed in
+ * bench:inbox's CPU profile.
  */
 type SearchValues = {
   businessId: number;
@@ -138,8 +139,8 @@ function matchesMessage(v: Bound, f: Form): SQL {
  * text and pattern with lower() and compares them with LIKE, so LIKE against lower(pattern) answers
  * the same rows without folding each row again. lower() runs once per statement (an InitPlan).
  * `scan`: rows read one by one (the probe, the walk), where no index is used and strpos(), the
- * same test on the lowered term, costs less than LIKE's matcher (the common-term walk tests ~5,600
- * rows: ~1.5 ms less); otherwise LIKE, which the trigram indexes serve.
+ * same test on the lowered term, costs less per row than LIKE's matcher (the common-term walk tests
+ * thousands of rows); otherwise LIKE, which the trigram indexes serve.
  */
 function matchesText(v: Bound, f: Form, scan = false): SQL {
   const notes = f.includeNotes ? sql`` : sql` and not s.is_note`;
@@ -229,8 +230,8 @@ function matchStatement(v: Bound, f: Form, shape: SearchShape): SQL {
 type SearchRow = MatchRow & { shape: SearchShape; items: string };
 
 /**
- * The whole search in one statement, so one round trip (one round trip more cost an API request as
- * much as the rest of it under load: bench:inbox). Within a conversation: its match. Across the
+ * The whole search in one statement, so one round trip (under load a round trip more costs about
+ * as much as the rest of an inbox read: docs/architecture.md#search-plans). Within a conversation: its match. Across the
  * business: the probe decides, in PostgreSQL, between the walk (a term in at least COMMON_PROBE_HITS
  * of the PROBE_ROWS newest texts) and the trigram bitmap, which also answers when the walk ran out
  * of its row budget. Each branch is gated by a condition on the probe or the walk (an InitPlan):
@@ -334,7 +335,7 @@ export const SEARCH_GIN_INDEXES = ['message_search_content_trgm_idx', 'message_s
  * Moves the search indexes' pending entries into their trees (docs/architecture.md#search-texts),
  * off the request path. A GIN index takes new entries into a pending list first, and whichever
  * insert finds that list over `gin_pending_list_limit` merges all of it before it returns: at the
- * default 4 MB (about three 1,000-SMS requests), ~30 ms in one bulk request out of three. The
+ * default 4 MB (about three 1,000-SMS requests), that slowed one bulk request in three. The
  * indexes hold 16 MB (SEARCH_PENDING_LIST_KB) and the worker calls this every second, so writers do
  * not find the list full and searches scan a short one.
  * Returns the pending pages merged.
