@@ -33,7 +33,11 @@ async function main() {
   runProcesses(
     [
       // Our web server around Next's development server: the live events stream is the production one.
-      { name: 'web', command: 'node', args: ['--import', 'tsx', 'server/cli/web-server.ts', '--dev', '--port', String(config.port)] },
+      {
+        name: 'web',
+        command: 'node',
+        args: ['--import', 'tsx', 'server/cli/web-server.ts', '--dev', '--port', String(config.port)],
+      },
       { name: 'worker', command: 'tsx', args: ['workers/index.ts'] },
     ],
     env,

@@ -66,10 +66,7 @@ function bucketOf(scope: string, window: number): Bucket {
   const key = keyOf(scope, window);
   let bucket = buckets.get(key);
   if (!bucket)
-    buckets.set(
-      key,
-      (bucket = { scope, window, tokens: 0, shared: -1, readAt: 0, lastHitAt: 0, reserving: null, owed: 0 }),
-    );
+    buckets.set(key, (bucket = { scope, window, tokens: 0, shared: -1, readAt: 0, lastHitAt: 0, reserving: null, owed: 0 }));
   return bucket;
 }
 

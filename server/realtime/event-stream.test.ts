@@ -68,7 +68,6 @@ async function readUntil(body: ReadableStream<Uint8Array>, until: (text: string)
   return text;
 }
 
-
 describe('live event stream', () => {
   it('writes tRPC subscription frames (trpc-sse.ts): connected, then each event of the business', async () => {
     const t = await createTenant();

@@ -132,7 +132,11 @@ describe('marketing consent follows the destination address', () => {
     await marketing(a.id, 'email', 'given');
     const item = (copies: Record<string, string[]>) => ({ client_id: a.id, subject: 'Offer', message: '20% off', ...copies });
     const before = await messageCount(t.business.id);
-    const cc = await post('/email', { sender_type: 'system', category: 'campaign', messages: [item({ cc_email: ['x@else.example'] })] });
+    const cc = await post('/email', {
+      sender_type: 'system',
+      category: 'campaign',
+      messages: [item({ cc_email: ['x@else.example'] })],
+    });
     expect(cc.status).toBe(422);
     expect(await locsOf(cc)).toEqual([['body', 'messages', 0, 'cc_email']]);
     const bcc = await post('/email', {
@@ -144,7 +148,9 @@ describe('marketing consent follows the destination address', () => {
     expect(await messageCount(t.business.id)).toBe(before);
     // Without copies the campaign is accepted; a transactional email may carry them.
     expect((await post('/email', { sender_type: 'system', category: 'campaign', messages: [item({})] })).status).toBe(200);
-    expect((await post('/email', { sender_type: 'system', messages: [item({ cc_email: ['x@else.example'] })] })).status).toBe(200);
+    expect((await post('/email', { sender_type: 'system', messages: [item({ cc_email: ['x@else.example'] })] })).status).toBe(
+      200,
+    );
   });
 
   it("queued: A's yes does not outweigh B's no at the same number (by client_id and by number); a number nobody withdrew goes", async () => {

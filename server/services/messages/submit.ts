@@ -546,7 +546,9 @@ async function planNewMessages(
     }
     // docs/api.md#consent: a marketing email goes to its client alone; a copy would reach addresses
     // whose consent nobody asked.
-    const copies = (['cc_email', 'bcc_email'] as const).find((f) => f in item && ((item as Record<typeof f, unknown[] | undefined>)[f]?.length ?? 0) > 0);
+    const copies = (['cc_email', 'bcc_email'] as const).find(
+      (f) => f in item && ((item as Record<typeof f, unknown[] | undefined>)[f]?.length ?? 0) > 0,
+    );
     if (marketing && copies) {
       issues.push({
         loc: loc(index, copies),
