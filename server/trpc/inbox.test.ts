@@ -267,7 +267,7 @@ describe('tRPC inbox router', () => {
       content: 'not yours',
     });
     await new Promise<void>((resolve, reject) => {
-      const args = ['server/testing/add-note-cli.ts', String(a.business.id), String(convA.id), 'from another process'];
+      const args = ['e2e/cli/add-note-cli.ts', String(a.business.id), String(convA.id), 'from another process'];
       const child = spawn('node_modules/.bin/tsx', args, { env: process.env, stdio: 'inherit' });
       child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
     });
