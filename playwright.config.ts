@@ -3,7 +3,7 @@ import { defineConfig, devices } from '@playwright/test';
 
 /**
  * Browser tests against a production build (`next build` + `next start`) with its own embedded
- * PostgreSQL, started by server/cli/e2e-server.ts. Debian's Chromium when installed (Playwright
+ * PostgreSQL, started by e2e/browser/e2e-server.ts. Debian's Chromium when installed (Playwright
  * cannot download browsers here); Playwright's own browser elsewhere.
  */
 const WEB_PORT = Number(process.env.E2E_WEB_PORT ?? 3100);
@@ -22,7 +22,7 @@ process.env.EMAIL_INBOUND_SECRET ??= 'e2e-inbound-secret';
 // Voice is configured with made-up credentials (tokens are signed offline; Twilio is never
 // reached from the tests), while SMS and email stay on the sandbox providers.
 // MMS media is fetched by the server from Twilio's API host; here, from the fake Twilio that
-// e2e/mms.spec.ts starts on this port (SMS itself stays on the sandbox provider).
+// e2e/browser/mms.spec.ts starts on this port (SMS itself stays on the sandbox provider).
 process.env.E2E_TWILIO_PORT ??= String(WEB_PORT + 7);
 const voice = {
   TWILIO_ACCOUNT_SID: 'AC' + '0'.repeat(32),
@@ -32,7 +32,7 @@ const voice = {
 };
 
 export default defineConfig({
-  testDir: 'e2e',
+  testDir: 'e2e/browser',
   testMatch: '**/*.spec.ts',
   outputDir: 'test-results',
   fullyParallel: true,
@@ -67,7 +67,7 @@ export default defineConfig({
     },
   ],
   webServer: {
-    command: 'node_modules/.bin/tsx server/cli/e2e-server.ts',
+    command: 'node_modules/.bin/tsx e2e/browser/e2e-server.ts',
     url: `http://localhost:${WEB_PORT}/api/v1/health`,
     timeout: 300_000,
     reuseExistingServer: !process.env.CI,

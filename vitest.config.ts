@@ -13,7 +13,8 @@ export default defineConfig({
   },
   test: {
     include: ['**/*.test.ts'],
-    // e2e/ holds the browser specs (*.spec.ts, Playwright's) and the test runner, whose planner is tested here.
+    // e2e/ holds the whole-system tools: the browser specs (*.spec.ts, Playwright's) are left to
+    // Playwright; the unit tests of the runner's planner, the fuzzer and the benchmarks run here.
     exclude: ['node_modules/**', '.next*/**', '.data/**', 'e2e/**/*.spec.ts'],
     globalSetup: ['server/testing/global-setup.ts'],
     setupFiles: ['server/testing/setup-database.ts'],

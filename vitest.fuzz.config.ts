@@ -2,13 +2,13 @@ import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 /**
- * `npm run test:fuzz`: the OpenAPI fuzzer against a production build (server/testing/fuzz). One
+ * `npm run test:fuzz`: the OpenAPI fuzzer against a production build (e2e/fuzz). One
  * file, its own stack (no shared test database), generous timeouts: it sends 10,000 requests.
  */
 export default defineConfig({
   resolve: { alias: { '@': path.resolve(import.meta.dirname) } },
   test: {
-    include: ['server/testing/fuzz/*.fuzz.ts'],
+    include: ['e2e/fuzz/*.fuzz.ts'],
     testTimeout: 900_000,
     hookTimeout: 600_000,
     env: { NODE_ENV: 'test', LOG_LEVEL: 'silent' },

@@ -5,7 +5,7 @@ import path from 'node:path';
 /**
  * A production build (`next build`) in `distDir` that is not older than the sources: built when
  * missing, when a source under app/, components/, server/ or db/ changed after it (the rule of the
- * fuzz stack, server/testing/fuzz/stack.ts), or when `force`. Test files that run in parallel
+ * fuzz stack, e2e/fuzz/stack.ts), or when `force`. Test files that run in parallel
  * share one build: a lock directory beside it lets one build while the others wait, then reuse it.
  */
 const ROOT = path.resolve(import.meta.dirname, '../..');

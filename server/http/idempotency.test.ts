@@ -52,7 +52,7 @@ describe('Idempotency-Key leases', () => {
     const path = `/api/v1/businesses/${t.business.id}/sms`;
     const release = await blockMessageWrites();
     // `node --import tsx`: one process (the tsx CLI would leave its node child running after a SIGKILL).
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/testing/call-api-cli.ts', 'POST', path, '1'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'e2e/cli/call-api-cli.ts', 'POST', path, '1'], {
       env: {
         ...process.env,
         CALL_API_KEY: t.apiKey,

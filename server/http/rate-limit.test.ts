@@ -72,7 +72,7 @@ describe('rate limit', () => {
     const second = new Date().getSeconds();
     if (second > 45) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
     // Spend 4 of the key's 5 in another process, then 2 here: the second of ours is refused.
-    const child = await run('node_modules/.bin/tsx', ['server/testing/call-api-cli.ts', 'GET', path, '4'], {
+    const child = await run('node_modules/.bin/tsx', ['e2e/cli/call-api-cli.ts', 'GET', path, '4'], {
       env: { ...process.env, RATE_LIMIT_PER_MINUTE: '5', CALL_API_KEY: apiKey },
     });
     expect(JSON.parse(child.stdout.trim().split('\n').pop()!)).toEqual([200, 200, 200, 200]);

@@ -89,7 +89,7 @@ describe('live event stream', () => {
     await readUntil(res.body!, (x) => x.includes('connected'));
     await new Promise((r) => setTimeout(r, 300));
     await new Promise<void>((resolve, reject) => {
-      const args = ['server/testing/add-note-cli.ts', String(t.business.id), String(conv.id), 'from another process'];
+      const args = ['e2e/cli/add-note-cli.ts', String(t.business.id), String(conv.id), 'from another process'];
       const child = spawn('node_modules/.bin/tsx', args, { env: process.env, stdio: 'inherit' });
       child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
     });

@@ -8,9 +8,13 @@ import { describe, expect, it } from 'vitest';
  */
 const eslint = new ESLint({ cwd: path.resolve(import.meta.dirname, '../..') });
 
-async function restrictedImports(filePath: string, code: string): Promise<string[]> {
+async function restrictedImports(
+  filePath: string,
+  code: string,
+  ruleId = '@typescript-eslint/no-restricted-imports',
+): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath });
-  return result!.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+  return result!.messages.filter((m) => m.ruleId === ruleId).map((m) => m.message);
 }
 
 describe('layer boundaries', () => {
@@ -49,5 +53,17 @@ export const x: [AppRouter | null, number] = [null, MAX_SMS_LENGTH];
     expect(
       await restrictedImports('server/services/probe.ts', `import { db } from '@/db/client';\nexport const x = db;\n`),
     ).toEqual([]);
+  });
+
+  it('the product and its test support never import the whole-system tools in e2e/', async () => {
+    const code = `import { startWebServer } from '@/e2e/bench/harness';\nimport { seed } from '../../e2e/system/seed';\nexport const x = [startWebServer, seed];\n`;
+    for (const at of ['server/services/probe.ts', 'server/testing/probe.ts', 'workers/probe.ts', 'db/probe.ts', 'app/probe.ts']) {
+      expect(await restrictedImports(at, code, 'no-restricted-imports'), at).toHaveLength(2);
+    }
+    // Unit tests may (they spawn e2e/cli/ by path), and the tools import the product freely.
+    expect(await restrictedImports('server/http/probe.test.ts', code, 'no-restricted-imports')).toEqual([]);
+    expect(await restrictedImports('e2e/bench/probe.ts', `import { db } from '@/db/client';\nexport const x = db;\n`)).toEqual(
+      [],
+    );
   });
 });

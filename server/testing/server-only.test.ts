@@ -8,11 +8,11 @@ import { describe, expect, it } from 'vitest';
  * bundles (and vitest, vitest.config.ts) resolve it to an empty module: under plain Node it throws.
  * So no module that workers, CLIs, deploy scripts, benchmarks, test helpers or Playwright load with
  * plain Node may carry the mark, directly or through what it imports. That includes every route
- * handler under app/api: server/testing/http.ts imports them by path, and call-api-cli.ts runs it
+ * handler under app/api: server/testing/http.ts imports them by path, and e2e/cli/call-api-cli.ts runs it
  * under plain Node.
  */
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const PLAIN_NODE = ['workers', 'server/cli', 'server/bench', 'server/testing', 'deploy', 'e2e', 'app/api'];
+const PLAIN_NODE = ['workers', 'server/cli', 'server/testing', 'deploy', 'e2e', 'app/api'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

@@ -1,8 +1,8 @@
 import { flushRateLimits } from '@/server/http/rate-limit';
-import { api } from './http';
+import { api } from '@/server/testing/http';
 
 /**
- * `tsx server/testing/call-api-cli.ts GET /api/v1/... N`: calls a route N times in this process,
+ * `tsx e2e/cli/call-api-cli.ts GET /api/v1/... N`: calls a route N times in this process,
  * with X-API-KEY from CALL_API_KEY (plus the JSON headers in CALL_API_HEADERS, and the JSON body in
  * CALL_API_BODY), and prints the statuses as JSON. Lets tests prove that state (rate limits,
  * idempotency) is shared between processes through the database, and kill a process mid-request.

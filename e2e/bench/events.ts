@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { requestEventStream, sseParser } from '../testing/sse';
+import { requestEventStream, sseParser } from '@/server/testing/sse';
 
 /**
  * `npm run bench:events`: many open inboxes on ONE production web process.
@@ -392,7 +392,7 @@ type Reader = { child: ChildProcess; ask: <T extends FromReader>(m: ToReader, ty
 
 function startReader(): Reader {
   // Forked with this process's flags (tsx's loader): a direct child, so it exits when this one does.
-  const child = fork(path.resolve('server/bench/events.ts'), ['--reader'], {
+  const child = fork(path.resolve('e2e/bench/events.ts'), ['--reader'], {
     execArgv: process.execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '@/db/embedded';
 import { migrateDatabase } from '@/db/migrate';
-import { runProcesses } from './processes';
+import { runProcesses } from '@/server/cli/processes';
 
 /**
  * The server Playwright tests run against: a throw-away embedded PostgreSQL, migrations, a

@@ -1,6 +1,6 @@
 import { expect, test } from './fixtures';
 import { addClient, equipBusiness, inboundSms } from './support';
-import { startFakeTwilio, type FakeTwilio } from '../server/testing/fake-twilio';
+import { startFakeTwilio, type FakeTwilio } from '../../server/testing/fake-twilio';
 
 /**
  * An inbound MMS (docs/api.md#mms): the picture arrives as a Twilio MediaUrl through the signed

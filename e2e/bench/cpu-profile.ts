@@ -4,10 +4,10 @@ import path from 'node:path';
 /**
  * Reads V8 CPU profiles (what `node --cpu-prof` writes, see BENCH_CPU_PROF in harness.ts).
  *
- *   npx tsx server/bench/cpu-profile.ts [--last S] <file.cpuprofile> [top]
+ *   npx tsx e2e/bench/cpu-profile.ts [--last S] <file.cpuprofile> [top]
  *     the share of the sampled time spent in our code, in node_modules by package, in Node.js itself,
  *     in garbage collection and idle, then the functions with the most self time.
- *   npx tsx server/bench/cpu-profile.ts [--last S] [--skip T] --diff <before>[@T] <requests> <after>[@T] <requests> [top]
+ *   npx tsx e2e/bench/cpu-profile.ts [--last S] [--skip T] --diff <before>[@T] <requests> <after>[@T] <requests> [top]
  *     two profiles side by side in microseconds per request (each profile's time divided by the
  *     requests it served in the window), by area and by function, largest change first: what one
  *     request of a workload costs beyond another's (a mix against the bare handler), or before and
@@ -74,7 +74,7 @@ const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
 if (args[0] === '--diff') {
   const [, before, beforeRequests, after, afterRequests, topArg] = args;
   if (!before || !after || !Number(beforeRequests) || !Number(afterRequests))
-    throw new Error('usage: tsx server/bench/cpu-profile.ts [--last S] --diff <before> <requests> <after> <requests> [top]');
+    throw new Error('usage: tsx e2e/bench/cpu-profile.ts [--last S] --diff <before> <requests> <after> <requests> [top]');
   // `file@T`: that side's window T seconds earlier (two phases of one profile, side by side).
   const side = (arg: string) => {
     const [file, at] = arg.split(/@(?=[\d.]+$)/);
@@ -101,7 +101,7 @@ if (args[0] === '--diff') {
   show('by function', perRequest(a.byFunction, nA), perRequest(b.byFunction, nB), Number(topArg ?? 30));
 } else {
   const [file, topArg] = args;
-  if (!file) throw new Error('usage: tsx server/bench/cpu-profile.ts [--last S] <file.cpuprofile> [top]');
+  if (!file) throw new Error('usage: tsx e2e/bench/cpu-profile.ts [--last S] <file.cpuprofile> [top]');
   const { byArea, byFunction, total } = selfTimes(file, last, skip);
   const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
   console.log(`${file}: ${(total / 1e6).toFixed(1)} s sampled`);

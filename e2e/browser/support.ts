@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { APIRequestContext } from '@playwright/test';
-import { createSql } from '../db/client';
+import { createSql } from '../../db/client';
 import {
   inboundEmailPath,
   inboundParseForm,
@@ -8,7 +8,7 @@ import {
   TWILIO_WEBHOOK_PATHS,
   twilioSid,
   twilioWebhookRequest,
-} from '../server/providers/webhook-requests';
+} from '../../server/providers/webhook-requests';
 
 /**
  * Test data for the browser tests: rows the business already has (numbers, clients) are

@@ -1,5 +1,5 @@
 import { expect, test } from './fixtures';
-import { twilioSid } from '../server/providers/webhook-requests';
+import { twilioSid } from '../../server/providers/webhook-requests';
 import { clientTexted, postTwilio } from './support';
 
 /**

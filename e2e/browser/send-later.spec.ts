@@ -1,6 +1,6 @@
 import { expect, test } from './fixtures';
 import { clientTexted, database } from './support';
-import { fromLocalInput } from '../server/shared/zoned-time';
+import { fromLocalInput } from '../../server/shared/zoned-time';
 
 /**
  * Send later (docs/api.md#send-later) in the inbox: a text scheduled with a quick pick shows in the

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type { Page } from '@playwright/test';
-import { requestEventStream, sseParser } from '../server/testing/sse';
+import { requestEventStream, sseParser } from '../../server/testing/sse';
 import { expect, test } from './fixtures';
 import { clientTexted, inboundSms } from './support';
 

@@ -36,7 +36,7 @@ test('set the window, see a reminder held for quiet hours, send it now; the comp
   await page.goto(tenant.loginUrl);
   await page.goto('/settings/quiet-hours');
   const form = page.getByRole('form', { name: 'Business sending window' });
-  // Test businesses send all day (e2e/fixtures.ts): no preset is that wide.
+  // Test businesses send all day (e2e/browser/fixtures.ts): no preset is that wide.
   await expect(form.getByLabel('Preset')).toHaveValue('custom');
   await form.getByLabel('Preset').selectOption('us_florida');
   await expect(form.getByLabel('Until')).toHaveValue('20:00');
