@@ -8,7 +8,7 @@ import { bossDb } from '@/server/jobs/boss-db';
 import { BULK_CHUNK, createQueues, QUEUES } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
 import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
-import { compactConversationCounts } from '@/server/services/conversation-counts';
+import { compactConversationCounts } from '@/server/services/conversations/counts';
 import { wakeSnoozedConversations } from '@/server/services/conversations';
 import { runMaintenance } from '@/server/services/maintenance';
 import { requeueOrphanedSends, sweepUnprocessedEvents } from '@/server/services/recovery';
