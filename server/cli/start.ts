@@ -1,4 +1,4 @@
-import { migrateDatabase } from '@/db/migrate';
+import { migrateDatabase } from '@/server/migrate';
 import { parseEnv } from '@/server/env';
 import { sandboxEnabled } from '@/server/services/sandbox/phone';
 import { ensureDatabase } from './database';
