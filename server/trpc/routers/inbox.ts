@@ -37,7 +37,8 @@ import {
 import { conversationQuietHours } from '@/server/services/compliance/quiet-hours';
 import { sendingWindowSettings, setBusinessSendingWindow, setLocationSendingWindow } from '@/server/services/sending-windows';
 import { SendingWindowInput } from '@/server/schemas/sending-windows';
-import { MAX_SEARCH_TERM_LENGTH, searchMessages } from '@/server/services/search';
+import { searchMessages } from '@/server/services/search';
+import { MAX_SEARCH_TERM_LENGTH } from '@/server/shared/limits';
 import { router, staffProcedure } from '../init';
 
 /** The composer's Send later: when, and whether the client's reply cancels it. */
