@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bossDb, type BossDb } from '@/server/jobs/boss-db';
 import { isDatabaseUnavailable } from '@/server/errors';
-import { EVENTS_CHANNEL, type InboxEvent } from '@/server/realtime/publish';
+import { EVENTS_CHANNEL, type InboxEvent } from '@/server/services/live-events/publish';
 import { subscribeBusiness } from '@/server/realtime/listen';
 import { closeDb, createSql, db } from './client';
 import { startEmbeddedPostgres, type EmbeddedDb } from './embedded';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BALANCER_DEFAULTS } from '@/deploy/cluster';
 import { ConfigError, parseEnv } from '@/server/env';
-import { MAX_IDS } from '@/server/realtime/publish';
+import { MAX_IDS } from '@/server/services/live-events/publish';
 
 /**
  * The docs quote settings and limits the code defines: this keeps them in step. Every default in

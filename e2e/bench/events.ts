@@ -462,9 +462,9 @@ async function main() {
   const { freePort } = await import('@/db/embedded');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { ensureProductionBuild } = await import('@/server/cli/production-build');
-  const { publish } = await import('@/server/realtime/publish');
+  const { publish } = await import('@/server/services/live-events/publish');
   type Tx = import('@/db/client').Tx;
-  type InboxEvent = import('@/server/realtime/publish').InboxEvent;
+  type InboxEvent = import('@/server/services/live-events/publish').InboxEvent;
 
   console.log(
     `bench:events on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}): ${STREAMS} streams over ${BUSINESSES} businesses, ` +

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { createSql } from '@/db/client';
-import { EVENTS_CHANNEL, type InboxEvent } from '@/server/realtime/publish';
+import { EVENTS_CHANNEL, type InboxEvent } from '@/server/services/live-events/publish';
 import { requestEventStream, sseParser } from '@/server/testing/sse';
 
 /**

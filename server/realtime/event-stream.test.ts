@@ -9,7 +9,7 @@ import { issueSession } from '@/server/services/auth';
 import { createClient, createConversation, createTenant } from '@/server/testing/factories';
 import { requestEventStream, sseParser } from '@/server/testing/sse';
 import { EVENTS_PATH, openEventStreams, serveEventStream } from './event-stream';
-import { publish, type InboxEvent } from './publish';
+import { publish, type InboxEvent } from '@/server/services/live-events/publish';
 import { streamMeter } from './stream-meter';
 import { CONNECTED_FRAME, eventFrame } from './trpc-sse';
 

@@ -1,7 +1,7 @@
 import { createSql } from '@/db/client';
 import { env } from '@/server/env';
 import { logger } from '@/server/logger';
-import { EVENTS_CHANNEL, type InboxEvent } from './publish';
+import { EVENTS_CHANNEL, type InboxEvent } from '@/server/services/live-events/publish';
 import { streamMeter } from './stream-meter';
 import { eventFrame } from './trpc-sse';
 

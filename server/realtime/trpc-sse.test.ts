@@ -2,7 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import superjson from 'superjson';
 import { describe, expect, it } from 'vitest';
-import type { InboxEvent } from './publish';
+import type { InboxEvent } from '@/server/services/live-events/publish';
 import { CONNECTED_FRAME, errorFrame, eventFrame, type StreamEndCode } from './trpc-sse';
 
 /**

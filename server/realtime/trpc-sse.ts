@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
-import type { InboxEvent } from './publish';
+import type { InboxEvent } from '@/server/services/live-events/publish';
 
 /**
  * The one place the live event stream depends on tRPC: the bytes of tRPC 11's SSE subscription

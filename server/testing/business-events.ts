@@ -1,5 +1,5 @@
 import { subscribeBusiness } from '@/server/realtime/listen';
-import type { InboxEvent } from '@/server/realtime/publish';
+import type { InboxEvent } from '@/server/services/live-events/publish';
 
 export type FollowedBusiness = {
   /** Resolves once the LISTEN hub listens: what is published after it arrives. */

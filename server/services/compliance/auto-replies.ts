@@ -5,7 +5,7 @@ import { businesses, type BusinessSettings } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { displayPhone } from '@/server/lib/phone';
 import { QUEUES } from '@/server/jobs/queues';
-import { publish } from '@/server/realtime/publish';
+import { publish } from '@/server/services/live-events/publish';
 import { touchConversations } from '@/server/services/conversations/activity';
 import { insertMessages } from '@/server/services/messages/insert';
 import { configuredSmsProvider } from '@/server/services/messages/providers-config';

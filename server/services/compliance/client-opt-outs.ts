@@ -2,7 +2,7 @@ import { and, desc, eq, or, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { clients, messages, optOutEvents, optOuts, type OptOutChannel } from '@/db/schema';
 import { AppError, type ValidationIssue } from '@/server/errors';
-import { publish } from '@/server/realtime/publish';
+import { publish } from '@/server/services/live-events/publish';
 import type { ClientOptOutHistory, OptInRequest, OptOutRecord } from '@/server/schemas/opt-outs';
 import { clientDetails } from '@/server/services/conversations';
 import { requireStaff } from '@/server/services/directory';

@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import { staff } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { publish } from '@/server/realtime/publish';
+import { publish } from '@/server/services/live-events/publish';
 import { insertNote } from '@/server/services/conversations/messages';
 import { requireStaff } from '@/server/services/directory';
 import { conversationDetails, resolveConversation, type ConversationRef } from '@/server/services/conversations';

@@ -6,7 +6,7 @@ import { isoTimestamp } from '@/db/sql-json';
 import { conversations, type ConversationStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
-import { publish } from '@/server/realtime/publish';
+import { publish } from '@/server/services/live-events/publish';
 import type { ClientDetailsResponse, ConversationListQuery } from '@/server/schemas/businesses';
 import { requireStaff } from '@/server/services/directory';
 import { keptTotalSql, type KeptFilter } from './counts';

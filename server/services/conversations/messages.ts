@@ -3,7 +3,7 @@ import { db, type Tx } from '@/db/client';
 import { fixedStatement } from '@/db/prepared';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { publish } from '@/server/realtime/publish';
+import { publish } from '@/server/services/live-events/publish';
 import { touchConversations } from './activity';
 import { resolveConversation, type ConversationRef } from './index';
 import { requireStaff } from '@/server/services/directory';

@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db, rawSql } from '@/db/client';
 import { messages } from '@/db/schema';
-import { EVENTS_CHANNEL } from '@/server/realtime/publish';
+import { EVENTS_CHANNEL } from '@/server/services/live-events/publish';
 import { RETRYABLE_STATUSES } from '@/server/shared/message-statuses';
 import { clientOptOuts, createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
 import { forwardStatusCtes, recordSendResults, startNewAttempt } from './lifecycle';

@@ -4,7 +4,7 @@ import { db, type Tx } from '@/db/client';
 import { messages, SENDABLE_ORIGINS, type Channel, type MessageStatus, type Provider } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES, type SendTarget } from '@/server/jobs/queues';
-import { messageStatusNotifySql, publish } from '@/server/realtime/publish';
+import { messageStatusNotifySql, publish } from '@/server/services/live-events/publish';
 import { ERROR_STATUSES, IN_FLIGHT_STATUSES, isStatusIn } from '@/server/shared/message-statuses';
 import { twilioErrorMessage } from '@/server/shared/provider-errors';
 import { optOutRecipientsOf } from './suppression';

@@ -4,7 +4,7 @@ import { businesses, locations, messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
-import { publish } from '@/server/realtime/publish';
+import { publish } from '@/server/services/live-events/publish';
 import { holdUntil } from '@/server/services/compliance/quiet-hours';
 import { refreshLatestMessages } from '@/server/services/conversations/activity';
 import { cancelScheduled } from './lifecycle';

@@ -20,7 +20,7 @@ import { QUEUES } from '@/server/jobs/queues';
 import { normalizePhone } from '@/server/lib/phone';
 import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
 import { smsSegments } from '@/server/shared/sms-segments';
-import { publish } from '@/server/realtime/publish';
+import { publish } from '@/server/services/live-events/publish';
 import {
   type RecordEmailRequest,
   type RecordSmsRequest,

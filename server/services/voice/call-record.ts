@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { statusOnConflict } from '@/server/services/messages/lifecycle';
-import { publish } from '@/server/realtime/publish';
+import { publish } from '@/server/services/live-events/publish';
 import { touchConversations } from '@/server/services/conversations/activity';
 import { COUNTS_AS_UNREAD } from '@/server/services/messages/insert';
 

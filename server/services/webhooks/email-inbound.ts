@@ -6,7 +6,7 @@ import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/db/client';
 import { businessEmailSenders, businesses, messages, type StoredAttachment } from '@/db/schema';
 import { cleanJson } from '@/server/lib/pg-text';
-import { publish } from '@/server/realtime/publish';
+import { publish } from '@/server/services/live-events/publish';
 import { email } from '@/server/schemas/common';
 import { insertMessages } from '@/server/services/messages/insert';
 import { cancelScheduledOnReply } from '@/server/services/messages/lifecycle';

@@ -3,7 +3,7 @@ import { db, type Tx } from '@/db/client';
 import type { StoredAttachment } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
-import { publish } from '@/server/realtime/publish';
+import { publish } from '@/server/services/live-events/publish';
 import { insertMessages } from '@/server/services/messages/insert';
 import { cancelScheduledOnReply } from '@/server/services/messages/lifecycle';
 import { optIn, optOut } from '@/server/services/messages/suppression';

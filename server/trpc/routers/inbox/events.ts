@@ -1,5 +1,5 @@
 import { TRPCError } from '@trpc/server';
-import type { InboxEvent } from '@/server/realtime/publish';
+import type { InboxEvent } from '@/server/services/live-events/publish';
 import { staffProcedure } from '../../init';
 
 export const eventProcedures = {
