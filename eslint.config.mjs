@@ -119,8 +119,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['next', 'next/*', '@/server/http/**', '@/server/trpc/**', '@/app/**'],
-              message: 'Services are transport-free: no next, server/http or server/trpc.',
+              group: ['next', 'next/*', '@/server/http/**', '@/server/web/**', '@/server/trpc/**', '@/app/**'],
+              message: 'Services are transport-free: no next, server/http, server/web or server/trpc.',
             },
           ],
         },

@@ -10,7 +10,7 @@ const nextConfig = {
   typescript: { ignoreBuildErrors: process.env.NEXT_SKIP_TYPECHECK === '1' },
   typedRoutes: false,
   // Headers every answer carries (pages also get a per-request CSP from proxy.ts, see
-  // server/http/security-headers.ts). A later entry overrides an earlier one for the same key.
+  // server/web/security-headers.ts). A later entry overrides an earlier one for the same key.
   async headers() {
     const apiPolicy = (defaultSrc) => [
       { key: 'Content-Security-Policy', value: `default-src ${defaultSrc}; frame-ancestors 'none'` },

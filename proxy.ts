@@ -1,5 +1,5 @@
 import { NextResponse, type NextRequest } from 'next/server';
-import { pagePolicy, permissionsPolicy } from '@/server/http/security-headers';
+import { pagePolicy, permissionsPolicy } from '@/server/web/security-headers';
 
 /**
  * Pages only (see `config.matcher`): a fresh CSP nonce per request, on the request (Next.js reads

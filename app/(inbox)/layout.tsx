@@ -2,7 +2,7 @@ import { cookies } from 'next/headers';
 import { redirect } from 'next/navigation';
 import type { ReactNode } from 'react';
 import { TrpcProvider } from '@/components/trpc/provider';
-import { SESSION_COOKIE } from '@/server/http/credentials';
+import { SESSION_COOKIE } from '@/server/web/credentials';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,4 +1,4 @@
-import { sessionCookie } from '@/server/http/credentials';
+import { sessionCookie } from '@/server/web/credentials';
 import { SESSION_TTL } from '@/server/schemas/auth';
 import { redeemLoginCode } from '@/server/services/auth';
 

@@ -3,7 +3,7 @@ import { cookies } from 'next/headers';
 import { notFound, redirect } from 'next/navigation';
 import { SandboxApp } from '@/components/sandbox/sandbox-app';
 import { TrpcProvider } from '@/components/trpc/provider';
-import { SESSION_COOKIE } from '@/server/http/credentials';
+import { SESSION_COOKIE } from '@/server/web/credentials';
 import { sandboxEnabled } from '@/server/services/sandbox/phone';
 
 export const dynamic = 'force-dynamic';

@@ -1,4 +1,4 @@
-import { flushRateLimits } from '@/server/http/rate-limit';
+import { flushRateLimits } from '@/server/web/rate-limit';
 import { api } from '@/server/testing/http';
 
 /**

@@ -4,7 +4,7 @@ import path from 'node:path';
 import next from 'next';
 import { closeDb } from '@/db/client';
 import { loadEnv } from '@/server/env';
-import { beginShutdown, isDraining } from '@/server/http/shutdown';
+import { beginShutdown, isDraining } from '@/server/web/shutdown';
 import { logger } from '@/server/logger';
 import { EVENTS_PATH, serveEventStream } from '@/server/realtime/event-stream';
 
@@ -20,7 +20,7 @@ import { EVENTS_PATH, serveEventStream } from '@/server/realtime/event-stream';
  * On SIGTERM or SIGINT:
  *  1. draining: `GET /api/v1/health/live` answers 503, so the balancer stops routing here;
  *  2. the listening socket closes: new connections are refused (a balancer retries them elsewhere);
- *  3. the open inbox events streams end at once (server/http/shutdown.ts → server/realtime/event-stream.ts)
+ *  3. the open inbox events streams end at once (server/web/shutdown.ts → server/realtime/event-stream.ts)
  *     with a retryable error, so browsers reconnect to another process;
  *  4. requests in flight finish; idle keep-alive connections are closed, and answers given while
  *     draining carry `Connection: close`;

@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { AppError, HTTP_STATUS, isDatabaseUnavailable } from '@/server/errors';
 import { logger, type Logger } from '@/server/logger';
 import { assertBusinessAccess, assertPlatform, type Caller } from '@/server/services/auth';
-import { assertSameOrigin, authenticate, countRequest } from './credentials';
+import { assertSameOrigin, authenticate, countRequest } from '@/server/web/credentials';
 import type { Operation, WebhookVerifier } from './operation';
 import { withIdempotency } from './idempotency';
-import { assertStorableText } from './storable-text';
+import { requestIdOf } from '@/server/web/request-id';
+import { assertStorableText } from '@/server/web/storable-text';
 import { groupPairs } from '@/server/lib/pairs';
 import { readCapped } from '@/server/lib/read-capped';
 import { verifyInboundEmailSecret, verifySendgridSignature } from '@/server/providers/sendgrid-signature';
@@ -14,13 +14,6 @@ import { verifyTwilioSignature, type VerifiedForm } from '@/server/providers/twi
 import { parseOrThrow } from './validation';
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
-/** The caller's X-Request-Id when it matches the pattern of docs/api.md#request-ids, else a new UUID. */
-export function requestIdOf(req: Request): string {
-  const incoming = req.headers.get('x-request-id');
-  return incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-}
 
 type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
 

@@ -1,7 +1,7 @@
 /**
  * PostgreSQL `text` and `jsonb` cannot hold U+0000, and a lone UTF-16 surrogate has no UTF-8 form
  * to store: either fails the statement that meets it. REST refuses such input with a 422
- * (server/http/storable-text.ts); a signed webhook cannot be refused for it (the provider would
+ * (server/web/storable-text.ts); a signed webhook cannot be refused for it (the provider would
  * retry forever), so its parsed fields are cleaned with these before they reach the database, and
  * the exact bytes are kept beside them (webhook_events.raw_body).
  */

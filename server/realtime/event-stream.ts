@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { countRequest, sessionTokenOf } from '@/server/http/credentials';
-import { isDraining, shutdownSignal } from '@/server/http/shutdown';
+import { countRequest, sessionTokenOf } from '@/server/web/credentials';
+import { isDraining, shutdownSignal } from '@/server/web/shutdown';
 import { logger } from '@/server/logger';
 import { liveSessionIds, resolveSession } from '@/server/services/auth';
 import { STREAM_REFUSED_CODE, STREAM_SUPERSEDED } from '@/server/shared/live-events';

@@ -2,7 +2,7 @@ import { id } from './common';
 
 /**
  * A write's `staff_id` naming who acts (docs/api.md#staff-sessions), enforced by
- * server/http/staff-context.ts: documented once, for every body that carries one.
+ * server/web/staff-context.ts: documented once, for every body that carries one.
  */
 export const actingStaffId = id.optional().meta({
   description:

@@ -2,9 +2,9 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import superjson from 'superjson';
 import { ZodError } from 'zod';
 import { AppError, isDatabaseUnavailable } from '@/server/errors';
-import { assertSameOrigin, countRequest, sessionTokenOf } from '@/server/http/credentials';
-import { requestIdOf } from '@/server/http/route';
-import { assertStorableText } from '@/server/http/storable-text';
+import { assertSameOrigin, countRequest, sessionTokenOf } from '@/server/web/credentials';
+import { requestIdOf } from '@/server/web/request-id';
+import { assertStorableText } from '@/server/web/storable-text';
 import { logger } from '@/server/logger';
 import { resolveSession, type Caller } from '@/server/services/auth';
 

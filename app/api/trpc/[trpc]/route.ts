@@ -2,7 +2,8 @@ import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { AppError } from '@/server/errors';
 import { logger } from '@/server/logger';
 import { MAX_TRPC_BATCH } from '@/server/shared/limits';
-import { errorResponse, MAX_BODY_BYTES, readBody, requestIdOf } from '@/server/http/route';
+import { errorResponse, MAX_BODY_BYTES, readBody } from '@/server/http/route';
+import { requestIdOf } from '@/server/web/request-id';
 import { createContext } from '@/server/trpc/init';
 import { appRouter } from '@/server/trpc/root';
 

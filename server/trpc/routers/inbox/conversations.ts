@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ownStaffOnly } from '@/server/http/staff-context';
+import { ownStaffOnly } from '@/server/web/staff-context';
 import { ConversationListQuery, CreateConversationRequest, StatusRequest } from '@/server/schemas/businesses';
 import { id } from '@/server/schemas/common';
 import { conversationFilters } from '@/server/services/conversations/counts';

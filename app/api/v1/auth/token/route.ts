@@ -1,4 +1,4 @@
-import { countSessionMint } from '@/server/http/credentials';
+import { countSessionMint } from '@/server/web/credentials';
 import { generateAuthToken as op } from '@/server/http/operations/auth';
 import { route } from '@/server/http/route';
 import { issueLoginCode, issueSession, loginUrl } from '@/server/services/auth';

@@ -1,6 +1,6 @@
 import { getLiveness as op } from '@/server/http/operations/health';
 import { json, route } from '@/server/http/route';
-import { isDraining } from '@/server/http/shutdown';
+import { isDraining } from '@/server/web/shutdown';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,6 +1,6 @@
 import { processMessages as op } from '@/server/http/operations/messages';
 import { route } from '@/server/http/route';
-import { asWritingStaff } from '@/server/http/staff-context';
+import { asWritingStaff } from '@/server/web/staff-context';
 import { parseOrThrow } from '@/server/http/validation';
 import {
   OTHER_MODE_FIELDS,

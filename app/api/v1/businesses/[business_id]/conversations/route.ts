@@ -1,6 +1,6 @@
 import { createConversation, listConversations } from '@/server/http/operations/conversations';
 import { jsonText, route } from '@/server/http/route';
-import { staffForMine } from '@/server/http/staff-context';
+import { staffForMine } from '@/server/web/staff-context';
 import * as conversations from '@/server/services/conversations';
 import { startConversation } from '@/server/services/conversations/new';
 

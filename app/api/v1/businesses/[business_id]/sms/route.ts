@@ -1,6 +1,6 @@
 import { queueSms as op } from '@/server/http/operations/messages';
 import { route } from '@/server/http/route';
-import { asWritingStaff } from '@/server/http/staff-context';
+import { asWritingStaff } from '@/server/web/staff-context';
 import { submitSms } from '@/server/services/messages/submit';
 
 // POST: queue SMS (single or bulk) for sending.

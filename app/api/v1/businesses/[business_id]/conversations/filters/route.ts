@@ -1,6 +1,6 @@
 import { conversationFilters as op } from '@/server/http/operations/conversations';
 import { route } from '@/server/http/route';
-import { staffForMine } from '@/server/http/staff-context';
+import { staffForMine } from '@/server/web/staff-context';
 import { conversationFilters } from '@/server/services/conversations/counts';
 
 // GET: counts per status, assignment, channel, label and location, unread, flagged and possible opt-out.

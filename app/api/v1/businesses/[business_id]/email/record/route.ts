@@ -1,6 +1,6 @@
 import { recordEmail as op } from '@/server/http/operations/messages';
 import { route } from '@/server/http/route';
-import { asWritingStaff } from '@/server/http/staff-context';
+import { asWritingStaff } from '@/server/web/staff-context';
 import { submitEmail } from '@/server/services/messages/submit';
 
 // POST: record email (inbound or outbound) without sending.

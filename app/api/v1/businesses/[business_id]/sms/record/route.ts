@@ -1,6 +1,6 @@
 import { recordSms as op } from '@/server/http/operations/messages';
 import { route } from '@/server/http/route';
-import { asWritingStaff } from '@/server/http/staff-context';
+import { asWritingStaff } from '@/server/web/staff-context';
 import { submitSms } from '@/server/services/messages/submit';
 
 // POST: record SMS (inbound or outbound) without sending.

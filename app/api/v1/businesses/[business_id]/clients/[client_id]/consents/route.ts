@@ -1,6 +1,6 @@
 import { listClientConsents, recordClientConsent } from '@/server/http/operations/consents';
 import { route } from '@/server/http/route';
-import { actingStaff } from '@/server/http/staff-context';
+import { actingStaff } from '@/server/web/staff-context';
 import { clientConsents, recordConsent } from '@/server/services/compliance/consent';
 
 // GET: the client's current consent per channel and purpose, and its history.

@@ -1,6 +1,6 @@
 import { assignConversation as op } from '@/server/http/operations/conversations';
 import { route } from '@/server/http/route';
-import { actingStaff } from '@/server/http/staff-context';
+import { actingStaff } from '@/server/web/staff-context';
 import { assignConversation } from '@/server/services/conversations';
 
 // POST: assign to a staff member, or unassign with null.

@@ -1,6 +1,6 @@
 import { labelConversation as op } from '@/server/http/operations/conversations';
 import { route } from '@/server/http/route';
-import { actingStaff } from '@/server/http/staff-context';
+import { actingStaff } from '@/server/web/staff-context';
 import { labelConversation } from '@/server/services/conversations';
 
 // POST: set or clear the conversation's label.

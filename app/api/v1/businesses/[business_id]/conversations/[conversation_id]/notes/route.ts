@@ -1,6 +1,6 @@
 import { addNote as op } from '@/server/http/operations/conversations';
 import { route } from '@/server/http/route';
-import { writingStaff } from '@/server/http/staff-context';
+import { writingStaff } from '@/server/web/staff-context';
 import { addNote } from '@/server/services/conversations/messages';
 
 // POST: an internal note (author: the session's staff; with an API key, staff_id or none).

@@ -1,6 +1,6 @@
 import { decidePossibleOptOut as op } from '@/server/http/operations/opt-outs';
 import { route } from '@/server/http/route';
-import { writingStaff } from '@/server/http/staff-context';
+import { writingStaff } from '@/server/web/staff-context';
 import { decidePossibleOptOut } from '@/server/services/compliance/opt-out-review';
 
 // POST: confirm (opt the number out of SMS) or dismiss the pending possible opt-out.

@@ -1,6 +1,6 @@
 import { setConversationStatus as op } from '@/server/http/operations/conversations';
 import { route } from '@/server/http/route';
-import { actingStaff, ownStaffOnly } from '@/server/http/staff-context';
+import { actingStaff, ownStaffOnly } from '@/server/web/staff-context';
 import { setConversationStatus } from '@/server/services/conversations';
 
 // POST: open / pending / snoozed (until) / resolved.

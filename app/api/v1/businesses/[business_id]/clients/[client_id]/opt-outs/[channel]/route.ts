@@ -1,6 +1,6 @@
 import { optInClient, optOutClient } from '@/server/http/operations/opt-outs';
 import { route } from '@/server/http/route';
-import { actingStaff, writingStaff } from '@/server/http/staff-context';
+import { actingStaff, writingStaff } from '@/server/web/staff-context';
 import { setClientOptOut } from '@/server/services/compliance/client-opt-outs';
 
 // PUT: the client's address is opted out of the channel; DELETE: opted back in (source `api`, or

@@ -131,7 +131,7 @@ export async function enforceRateLimit(
 
 /**
  * Gives back the token a request of `scope` just took, in this window: the request was refused by
- * another limit after all (server/http/credentials.ts), and a refused request spends nothing.
+ * another limit after all (server/web/credentials.ts), and a refused request spends nothing.
  */
 export function giveBackRateLimit(scope: string): void {
   const bucket = buckets.get(keyOf(scope, windowOf(Date.now())));

@@ -22,7 +22,7 @@ async function sessionCount(businessId: number): Promise<number> {
   return row!.count;
 }
 
-// A session over REST is its own caller for the rate limit (server/http/rate-limit.ts).
+// A session over REST is its own caller for the rate limit (server/web/rate-limit.ts).
 describe('a session over REST: its own rate limit', () => {
   it('serves exactly the limit, answers 429 past it, and counts what it served', async () => {
     await withinOneWindow();
