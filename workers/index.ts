@@ -16,12 +16,13 @@ import { mergeSearchIndexPendingLists } from '@/server/services/search';
 import { applyStatusUpdate } from '@/server/services/messages/lifecycle';
 import { failureReason } from '@/server/services/webhooks/events';
 import { reprocessEvent } from '@/server/services/webhooks/retry';
-import { startBatchLoop, type JobOutcome } from './batch-loop';
+import type { JobOutcome } from '@/server/jobs/outcomes';
+import { sendEmailBatch } from '@/server/services/messages/send/email';
+import { sendSmsBatch } from '@/server/services/messages/send/sms';
+import { startBatchLoop } from './batch-loop';
 import { importClientsBatch } from './import-clients';
 import { refuseMalformed } from './job-payloads';
 import { every } from './periodic';
-import { sendEmailBatch } from './send-email';
-import { sendSmsBatch } from './send-sms';
 
 /**
  * The worker process: starts pg-boss, creates every known queue, runs the send loops and the
