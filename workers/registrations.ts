@@ -7,6 +7,7 @@ import type { EmailProvider, SmsProvider } from '@/server/providers/types';
 import { compactConversationCounts } from '@/server/services/conversation-counts';
 import { wakeSnoozedConversations } from '@/server/services/conversations';
 import { runMaintenance } from '@/server/services/maintenance';
+import { importClientsBatch } from '@/server/services/onboarding-import';
 import { applyStatusUpdate } from '@/server/services/messages/lifecycle';
 import { sendEmailBatch } from '@/server/services/messages/send/email';
 import { sendSmsBatch } from '@/server/services/messages/send/sms';
@@ -14,7 +15,6 @@ import { requeueOrphanedSends, sweepUnprocessedEvents } from '@/server/services/
 import { mergeSearchIndexPendingLists } from '@/server/services/search';
 import { failureReason } from '@/server/services/webhooks/events';
 import { reprocessEvent } from '@/server/services/webhooks/retry';
-import { importClientsBatch } from './import-clients';
 
 /**
  * What the worker handles: each queue once, with how it is fetched and what handles its jobs, and
