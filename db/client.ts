@@ -65,7 +65,7 @@ function handles(): Handles {
     // statements with parameters too (searches, writes): they are planned without their values,
     // an array parameter as ~10 elements, so a statement over a list is written to be right
     // whatever its length (a lateral probe per element, never a join of two lists:
-    // touchConversations). `conversations.test.ts` and `search.test.ts` check the generic plans.
+    // touchConversations). `conversations/index.test.ts` and `search.test.ts` check the generic plans.
     const prepare = env().databasePrepare;
     const options = { prepare, ...(prepare ? { connection: { plan_cache_mode: 'force_generic_plan' } } : {}) };
     // Both pools send a statement again when its connection died before it was sent (./retry.ts).

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createSql } from './client';
-import { migrateDatabase } from './migrate';
+import { migrateDatabase } from '@/server/migrate';
 import { parseEnv, ConfigError } from '@/server/env';
 
 const run = promisify(execFile);

@@ -2,42 +2,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
-import PgBoss from 'pg-boss';
-import { createQueues } from '@/server/jobs/queues';
 import { createSql } from './client';
 
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
 /**
- * pg-boss 10's fetch orders waiting jobs by (priority desc, created_on, id) under FOR UPDATE SKIP
- * LOCKED, which its own indexes do not serve: at a 200,000-job backlog each fetch sorted on disk
- * (~370 ms). This partial index matches the order over waiting jobs only (see
- * docs/architecture.md#pg-boss-fetch-index and `npm run bench:send`). pg-boss's schema is its own, so the
- * index is created here, idempotently, after pg-boss has installed or upgraded that schema.
+ * Applies the committed drizzle migrations. A database is brought up to date by migrateDatabase
+ * (server/migrate.ts), which then installs pg-boss's schema and queues.
  */
-const PGBOSS_FETCH_INDEX = `
-  CREATE INDEX IF NOT EXISTS job_fetch_waiting_idx
-  ON pgboss.job (name, priority DESC, created_on, id)
-  WHERE state < 'active'`;
-
-/**
- * Applies the committed drizzle migrations, lets pg-boss create or upgrade its schema, adds the
- * fetch index, and creates every known queue, so web and worker processes can enqueue at once.
- */
-export async function migrateDatabase(url: string): Promise<void> {
+export async function migrateSchema(url: string): Promise<void> {
   const sql = createSql(url, { max: 1 });
   try {
     await migrate(drizzle(sql), { migrationsFolder });
   } finally {
     await sql.end({ timeout: 5 });
-  }
-  const boss = new PgBoss({ connectionString: url, supervise: false, schedule: false, max: 1 });
-  boss.on('error', () => {});
-  await boss.start();
-  try {
-    await boss.getDb().executeSql(PGBOSS_FETCH_INDEX, []);
-    await createQueues(boss);
-  } finally {
-    await boss.stop({ graceful: false, wait: true });
   }
 }

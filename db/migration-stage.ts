@@ -7,14 +7,14 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import type { Sql } from 'postgres';
 import { createSql } from './client';
-import { migrateDatabase } from './migrate';
+import { migrateSchema } from './migrate';
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
 export type MigrationStage = {
   /** A connection to the staged database, migrated up to the one before the migration under test. */
   sql: Sql;
-  /** Closes `sql`, applies the remaining migrations as production does (migrateDatabase), and opens a new connection. */
+  /** Closes `sql`, applies the remaining migrations as production does (migrateSchema), and opens a new connection. */
   migrateToEnd(): Promise<Sql>;
   /** Drops the database and the staged copy of the migrations; closes every connection opened here. */
   drop(): Promise<void>;
@@ -52,7 +52,7 @@ export async function stageBeforeMigration(adminUrl: string, idx: number): Promi
     sql,
     async migrateToEnd() {
       await sql.end();
-      await migrateDatabase(url.toString());
+      await migrateSchema(url.toString());
       return open();
     },
     async drop() {

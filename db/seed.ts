@@ -2,6 +2,7 @@ import { Faker, base, en } from '@faker-js/faker';
 import { sql } from 'drizzle-orm';
 import { db, type Tx } from '@/db/client';
 import {
+  apiKeys,
   businessEmailSenders,
   businesses,
   businessSmsNumbers,
@@ -24,7 +25,7 @@ import {
   type StaffRole,
   type UserType,
 } from '@/db/schema';
-import { createBusinessApiKey } from '@/server/services/auth';
+import { newBusinessApiKey } from '@/server/lib/secret-tokens';
 import { emailErrorMessage, twilioErrorMessage } from '@/server/shared/provider-errors';
 
 /**
@@ -1533,7 +1534,8 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
   };
   for (let bi = 0; bi < BUSINESSES.length; bi++) {
     const businessId = bizIds[bi]!;
-    const apiKey = await createBusinessApiKey(businessId, tx);
+    const { key: apiKey, keyHash, prefix } = newBusinessApiKey();
+    await tx.insert(apiKeys).values({ businessId, keyHash, prefix });
     const owner = staffPlans.find((s) => s.biz === bi && s.role === 'owner')!;
     summary.businesses.push({ id: businessId, name: BUSINESSES[bi]!.name, ownerStaffId: owner.id, apiKey });
     summary.locations += locIds[bi]!.length;

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { freePort } from '@/db/embedded';
-import { migrateDatabase } from '@/db/migrate';
+import { migrateDatabase } from '@/server/migrate';
 import { spawnProc, waitForOk, type Proc as ChildProc, type ProcExit } from '@/server/cli/child-process';
 import { ensureProductionBuild } from '@/server/cli/production-build';
 import { installCommand, systemToolPath } from '@/deploy/system-tools';

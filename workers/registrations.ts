@@ -4,7 +4,7 @@ import type { JobOutcome } from '@/server/jobs/outcomes';
 import { BULK_CHUNK, QUEUES, type JobPayload, type QueueName } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
 import type { EmailProvider, SmsProvider } from '@/server/providers/types';
-import { compactConversationCounts } from '@/server/services/conversation-counts';
+import { compactConversationCounts } from '@/server/services/conversations/counts';
 import { wakeSnoozedConversations } from '@/server/services/conversations';
 import { runMaintenance } from '@/server/services/maintenance';
 import { importClientsBatch } from '@/server/services/onboarding-import';

@@ -5,7 +5,7 @@ import { inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeDb, db } from '@/db/client';
 import { startEmbeddedPostgres, type EmbeddedDb } from '@/db/embedded';
-import { migrateDatabase } from '@/db/migrate';
+import { migrateDatabase } from '@/server/migrate';
 import { messages } from '@/db/schema';
 import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
 import { createSmsNumber, createTenant } from '@/server/testing/factories';

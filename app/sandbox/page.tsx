@@ -4,7 +4,7 @@ import { notFound, redirect } from 'next/navigation';
 import { SandboxApp } from '@/components/sandbox/sandbox-app';
 import { TrpcProvider } from '@/components/trpc/provider';
 import { SESSION_COOKIE } from '@/server/http/credentials';
-import { sandboxEnabled } from '@/server/services/sandbox-phone';
+import { sandboxEnabled } from '@/server/services/sandbox/phone';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Sandbox', robots: { index: false } };

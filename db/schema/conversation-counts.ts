@@ -32,7 +32,7 @@ const countColumns = () => ({
 
 /**
  * The kept counts: per business, dimension and value, how many conversations have it, as of the
- * last compaction. Written only by compactConversationCounts (server/services/conversation-counts.ts),
+ * last compaction. Written only by compactConversationCounts (server/services/conversations/counts.ts),
  * one compaction at a time; a key that falls to 0 is deleted. The current count of a key is its `n`
  * here plus the `n` of its pending deltas.
  */

@@ -34,25 +34,8 @@ export const MESSAGE_ORIGINS = ['send', 'system', 'record', 'webhook'] as const;
 /** The origins whose messages a send worker may claim and the recovery sweep may re-enqueue. */
 export const SENDABLE_ORIGINS = ['send', 'system'] as const satisfies readonly (typeof MESSAGE_ORIGINS)[number][];
 export const STAFF_ROLES = ['owner', 'manager', 'staff'] as const;
-export const MESSAGE_STATUSES = [
-  'initiated',
-  'scheduled',
-  'queued',
-  'sending',
-  'sent',
-  'delivered',
-  'read',
-  'received',
-  'undelivered',
-  'failed',
-  'bounced',
-  'canceled',
-  'ringing',
-  'in_progress',
-  'completed',
-  'busy',
-  'no_answer',
-] as const;
+// Defined with the browser-safe vocabularies (the statuses' meanings, server/shared/message-statuses.ts).
+export { MESSAGE_STATUSES, type MessageStatus } from '../../server/shared/message-statuses';
 export const ONBOARDING_STATUSES = ['pending', 'in_progress', 'completed', 'failed'] as const;
 export const WEBHOOK_OUTCOMES = ['pending', 'processed', 'ignored', 'failed'] as const;
 /** The channels an address can opt out of (docs/api.md#opt-out). */
@@ -94,7 +77,6 @@ export type MessageType = (typeof MESSAGE_TYPES)[number];
 export type Direction = (typeof DIRECTIONS)[number];
 export type MessageOrigin = (typeof MESSAGE_ORIGINS)[number];
 export type StaffRole = (typeof STAFF_ROLES)[number];
-export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 export type OnboardingStatus = (typeof ONBOARDING_STATUSES)[number];
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 export type OptOutChannel = (typeof OPT_OUT_CHANNELS)[number];

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '@/db/embedded';
 import { freePort } from '@/db/embedded';
-import { migrateDatabase } from '@/db/migrate';
+import { migrateDatabase } from '@/server/migrate';
 
 /** Shared pieces of the `npm run bench:*` scripts: a database, the production server, a worker. */
 

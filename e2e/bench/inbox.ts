@@ -358,7 +358,7 @@ async function seed(url: string): Promise<Seeded> {
     // The triggers recorded the load's changes as deltas (docs/architecture.md#kept-counts); a
     // running worker folds them within 5 s.
     await timed('filter counts folded, as the worker does', async () => {
-      const { compactConversationCounts } = await import('@/server/services/conversation-counts');
+      const { compactConversationCounts } = await import('@/server/services/conversations/counts');
       await compactConversationCounts(undefined, drizzle(a) as unknown as Parameters<typeof compactConversationCounts>[1]);
       await a`vacuum (analyze) conversation_counts, conversation_count_deltas`;
     });

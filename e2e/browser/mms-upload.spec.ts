@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { expect, test } from './fixtures';
 import { clientTexted, database } from './support';
 import { parseEnv } from '../../server/env';
-import { MEDIA_URL_TTL_SECONDS, signedMediaUrl } from '../../server/services/messages/media-links';
+import { MEDIA_URL_TTL_SECONDS } from '../../server/shared/limits';
+import { signedMediaUrl } from '../../server/services/messages/media-links';
 
 /**
  * Pictures by text from the composer (docs/api.md#mms-uploads): attached with the button and by

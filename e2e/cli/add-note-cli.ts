@@ -1,5 +1,5 @@
 import { closeDb } from '@/db/client';
-import { addNote } from '@/server/services/conversation-messages';
+import { addNote } from '@/server/services/conversations/messages';
 
 /** `tsx e2e/cli/add-note-cli.ts BUSINESS CONVERSATION TEXT`: a change made by another process (tests of cross-process events). */
 const [businessId, conversationId, content] = process.argv.slice(2);

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } fro
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, startEmbeddedPostgres } from '@/db/embedded';
-import { migrateDatabase } from '@/db/migrate';
+import { migrateDatabase } from '@/server/migrate';
 import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
 import { startSmtpSink, type SmtpSink } from '@/server/testing/smtp-sink';
 

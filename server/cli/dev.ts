@@ -1,4 +1,4 @@
-import { migrateDatabase } from '@/db/migrate';
+import { migrateDatabase } from '@/server/migrate';
 import { developmentSecrets, ensureDatabase } from './database';
 import { runProcesses } from './processes';
 

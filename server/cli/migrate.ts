@@ -1,4 +1,4 @@
-import { migrateDatabase } from '@/db/migrate';
+import { migrateDatabase } from '@/server/migrate';
 import { ensureDatabase } from './database';
 
 /** `npm run db:migrate` */

@@ -1,6 +1,6 @@
-import { migrateDatabase } from '@/db/migrate';
+import { migrateDatabase } from '@/server/migrate';
 import { parseEnv } from '@/server/env';
-import { sandboxEnabled } from '@/server/services/sandbox-phone';
+import { sandboxEnabled } from '@/server/services/sandbox/phone';
 import { ensureDatabase } from './database';
 import { runProcesses } from './processes';
 

@@ -4,7 +4,8 @@ import { db, inAmbientTransaction } from '@/db/client';
 import { idempotencyKeys } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { logger } from '@/server/logger';
-import { sha256, type Caller } from '@/server/services/auth';
+import { sha256 } from '@/server/lib/secret-tokens';
+import type { Caller } from '@/server/services/auth';
 
 const WAIT_FOR_FIRST_MS = 10_000;
 /** A running request renews its claim this often; a claim not renewed for LEASE_SECONDS is dead. */

@@ -7,7 +7,7 @@ import type { InboxEvent } from './publish';
  * The one place the live event stream depends on tRPC: the bytes of tRPC 11's SSE subscription
  * format, which the browser's tRPC client (`inbox.events`, httpSubscriptionLink with superjson)
  * reads. The stream (server/realtime/event-stream.ts) writes them straight to the socket; the tRPC
- * route itself never streams events (server/trpc/routers/inbox.ts). trpc-sse.test.ts compares each
+ * route itself never streams events (server/trpc/routers/inbox/events.ts). trpc-sse.test.ts compares each
  * frame with what tRPC's own SSE producer writes for the same value, byte for byte.
  */
 

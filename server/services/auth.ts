@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/db/client';
@@ -7,6 +7,7 @@ import { apiKeys, businesses, loginCodes, sessions, staff } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { SESSION_TTL } from '@/server/schemas/auth';
+import { newBusinessApiKey, newSecretToken, sha256 } from '@/server/lib/secret-tokens';
 import { TtlCache } from '@/server/lib/ttl-cache';
 import { isActiveStaff, requireStaff } from './directory';
 
@@ -16,15 +17,11 @@ export type Caller =
   | { kind: 'business_key'; scope: string; businessId: number; apiKeyId: number }
   | { kind: 'session'; scope: string; businessId: number; staffId: number; sessionId: number; viaCookie: boolean };
 
-export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
-
 /** Session tokens and login codes are hashed with a server secret, so a leaked table alone cannot be replayed. */
 const hashSessionToken = (token: string) => createHmac('sha256', env().sessionSecret).update(token).digest('hex');
 
 /** How long a login link works: long enough to click it, short enough that an old one is dead. */
 export const LOGIN_CODE_TTL_SECONDS = 600;
-
-export const newSecretToken = (prefix = '') => prefix + randomBytes(32).toString('base64url');
 
 function sameHash(a: string, b: string): boolean {
   const x = Buffer.from(a, 'hex');
@@ -260,8 +257,8 @@ export async function redeemLoginCode(code: string): Promise<{ token: string; tt
 
 /** A new business API key; the plain key is returned once and only its hash is stored. */
 export async function createBusinessApiKey(businessId: number, tx: Tx = db): Promise<string> {
-  const key = newSecretToken('bk_');
-  await tx.insert(apiKeys).values({ businessId, keyHash: sha256(key), prefix: key.slice(0, 8) });
+  const { key, keyHash, prefix } = newBusinessApiKey();
+  await tx.insert(apiKeys).values({ businessId, keyHash, prefix });
   return key;
 }
 

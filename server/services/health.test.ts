@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDb } from '@/db/embedded';
-import { migrateDatabase } from '@/db/migrate';
+import { migrateDatabase } from '@/server/migrate';
 import { closeDb } from '@/db/client';
 import { createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';

@@ -5,11 +5,9 @@ import { conversations, messages, messageSearch } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
+import { MAX_SEARCH_TERM_LENGTH } from '@/server/shared/limits';
 import { SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
 import { messageItemsJson, type MessageItemOut } from './messages/serialize';
-
-/** Not in the spec: bounds the work one request can ask of the trigram index. */
-export const MAX_SEARCH_TERM_LENGTH = 200;
 
 export type SearchMessagesInput = {
   businessId: number;

@@ -35,3 +35,13 @@ export const MMS_MAX_MEDIA = 10;
  */
 export const MMS_UPLOAD_TYPES = ['image/jpeg', 'image/png', 'image/gif'] as const;
 export type MmsUploadType = (typeof MMS_UPLOAD_TYPES)[number];
+
+/** The longest message search term. Not in the spec: bounds the work one request can ask of the trigram index. */
+export const MAX_SEARCH_TERM_LENGTH = 200;
+
+/**
+ * How long a signed MMS media URL works (server/services/messages/media-links.ts): Twilio fetches the media when it sends the message, which may be up
+ * to its longest queue time (a message's validity period, at most 4 hours by default) after we
+ * handed it over; 6 hours leaves room beyond that. Retries of our own send get a fresh URL.
+ */
+export const MEDIA_URL_TTL_SECONDS = 6 * 3600;

@@ -1,10 +1,30 @@
-import type { MessageStatus } from '@/db/schema';
-
 /**
  * What the message statuses mean, written once for the server, the schemas and the inbox. The order
  * of statuses (a status only moves forward) is the database function message_status_rank; see
  * docs/api.md#message-statuses.
  */
+
+/** Every message status: the DB CHECK constraint and the zod schemas read it through db/schema/enums.ts. */
+export const MESSAGE_STATUSES = [
+  'initiated',
+  'scheduled',
+  'queued',
+  'sending',
+  'sent',
+  'delivered',
+  'read',
+  'received',
+  'undelivered',
+  'failed',
+  'bounced',
+  'canceled',
+  'ringing',
+  'in_progress',
+  'completed',
+  'busy',
+  'no_answer',
+] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** Statuses that carry an error code and a reason (`error_code`, `error_message`). */
 export const ERROR_STATUSES = ['failed', 'undelivered', 'bounced'] as const satisfies readonly MessageStatus[];

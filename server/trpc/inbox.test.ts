@@ -12,7 +12,7 @@ import { getJson } from '@/server/testing/http';
 import { db } from '@/db/client';
 import { mediaContents, mediaUploads } from '@/db/schema';
 import { createContext } from './init';
-import { createCaller } from './root';
+import { appRouter, createCaller } from './root';
 
 async function callerFor(token: string, signal?: AbortSignal) {
   const req = new Request('http://localhost:3000/api/trpc/x', {
@@ -23,6 +23,53 @@ async function callerFor(token: string, signal?: AbortSignal) {
 }
 
 describe('tRPC inbox router', () => {
+  it('keeps the paths the browser calls, whichever file of routers/inbox/ holds the procedure', () => {
+    const paths = Object.keys(appRouter._def.procedures).filter((path) => path.startsWith('inbox.'));
+    expect(paths.sort()).toEqual(
+      [
+        'addNote',
+        'assign',
+        'cancelScheduled',
+        'consents',
+        'conversation',
+        'createSavedReply',
+        'decidePossibleOptOut',
+        'deleteSavedReply',
+        'emailView',
+        'events',
+        'filters',
+        'findClientsToMessage',
+        'flag',
+        'label',
+        'list',
+        'markRead',
+        'messages',
+        'optOutHistory',
+        'possibleOptOut',
+        'quietHours',
+        'recordConsent',
+        'reschedule',
+        'resolveSavedReply',
+        'savedReplies',
+        'search',
+        'sendEmail',
+        'sendLaterTimezone',
+        'sendScheduledNow',
+        'sendSms',
+        'sendingWindows',
+        'setBusinessSendingWindow',
+        'setClientOptOut',
+        'setLocationSendingWindow',
+        'setStatus',
+        'staff',
+        'startConversation',
+        'updateSavedReply',
+      ]
+        .map((name) => `inbox.${name}`)
+        .sort(),
+    );
+  });
+
   it('lists, opens and works a conversation of the staff member’s business only', async () => {
     const a = await createTenant();
     const b = await createTenant();

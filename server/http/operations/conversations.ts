@@ -20,7 +20,7 @@ import {
 } from '@/server/schemas/businesses';
 import { businessPath, idParam, UpdateSuccessResponse } from '@/server/schemas/common';
 import { PaginatedMessages } from '@/server/schemas/messages';
-import { SERVED_MEDIA_TYPES } from '@/server/services/messages/media';
+import { SERVED_MEDIA_TYPES } from '@/server/shared/media-types';
 import { defineOperation } from '../operation';
 
 const conversationPath = z.object({ business_id: idParam, conversation_id: idParam });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { businessPath, idParam } from '@/server/schemas/common';
 import { MediaUpload } from '@/server/schemas/messages';
 import { MMS_MAX_BYTES, MMS_UPLOAD_TYPES } from '@/server/shared/limits';
-import { MEDIA_URL_TTL_SECONDS } from '@/server/services/messages/media-links';
+import { MEDIA_URL_TTL_SECONDS } from '@/server/shared/limits';
 import { defineOperation } from '../operation';
 import { UPLOAD_FIELD } from '../upload-body';
 

@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { AppError } from '@/server/errors';
 import { MessageResponse } from '@/server/schemas/businesses';
 import { businessPath, idParam, UpdateSuccessResponse } from '@/server/schemas/common';
 import {
+  MAX_ITEMS,
   pageQuery,
   platformRequestPath,
   ProcessMessagesRequest,
@@ -18,8 +20,15 @@ import {
   UpdateEmailStatusRequest,
   UpdateSmsStatusRequest,
 } from '@/server/schemas/messages';
-import { assertItemLimit } from '@/server/services/messages/submit';
 import { defineOperation } from '../operation';
+
+/** 413 before validation: a bulk request over the item limit is refused whole. */
+function assertItemLimit(raw: unknown): void {
+  const items = (raw as { messages?: unknown } | null)?.messages;
+  if (Array.isArray(items) && items.length > MAX_ITEMS) {
+    throw new AppError('payload_too_large', `At most ${MAX_ITEMS} messages per request (got ${items.length})`);
+  }
+}
 
 const creates = { idempotent: true as const, preValidate: assertItemLimit, errors: [403, 404, 409, 413] };
 

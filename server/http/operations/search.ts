@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { businessPath, idParam, MIN_SEARCH_TERM_LENGTH, paginationQuery, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
 import { PaginatedMessages, refuseBeyondSearchWindow, SEARCH_RESULT_WINDOW, SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
-import { MAX_SEARCH_TERM_LENGTH } from '@/server/services/search';
+import { MAX_SEARCH_TERM_LENGTH } from '@/server/shared/limits';
 import { defineOperation } from '../operation';
 
 /** Trimmed; under 3 characters is a 422 on ['query', 'search_term'] (docs/api.md#search). */

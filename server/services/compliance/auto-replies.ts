@@ -6,7 +6,7 @@ import { enqueue } from '@/server/jobs/enqueue';
 import { displayPhone } from '@/server/lib/phone';
 import { QUEUES } from '@/server/jobs/queues';
 import { publish } from '@/server/realtime/publish';
-import { touchConversations } from '@/server/services/conversations';
+import { touchConversations } from '@/server/services/conversations/activity';
 import { insertMessages } from '@/server/services/messages/insert';
 import { configuredSmsProvider } from '@/server/services/messages/providers-config';
 import { smsSegments } from '@/server/shared/sms-segments';

@@ -3,7 +3,7 @@ import { db, type Tx } from '@/db/client';
 import { staff } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
-import { insertNote } from '@/server/services/conversation-messages';
+import { insertNote } from '@/server/services/conversations/messages';
 import { requireStaff } from '@/server/services/directory';
 import { conversationDetails, resolveConversation, type ConversationRef } from '@/server/services/conversations';
 import { optOut } from '@/server/services/messages/suppression';

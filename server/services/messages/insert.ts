@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '@/db/client';
 import { asText, textArray } from '@/db/sql-array';
 import type { messages } from '@/db/schema';
-import { ensureConversationsWith, touchConversations, type NewConversationStart } from '@/server/services/conversations';
+import { ensureConversationsWith, touchConversations, type NewConversationStart } from '@/server/services/conversations/activity';
 
 type Row = typeof messages.$inferInsert;
 /** A row of fileMessages: its id and conversation come beside it (Assigned), not in it. */

@@ -110,7 +110,7 @@ export function claimForSendingCtes(targets: SendTarget[]): SQL {
     ), attempt as (
       -- went_later_in: the conversation of a message claimed from scheduled (this statement reads
       -- the rows as they were before the claim): it is now that conversation's latest message, and
-      -- the caller refreshes it (refreshLatestMessages in conversations.ts) once the claim committed.
+      -- the caller refreshes it (refreshLatestMessages in conversations/activity.ts) once the claim committed.
       select c.id, null::timestamptz as stuck_since, case when m.status = 'scheduled' then m.conversation_id end as went_later_in
       from claimed c join messages m on m.id = c.id
       union all

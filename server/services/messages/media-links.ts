@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { env } from '@/server/env';
+import { MEDIA_URL_TTL_SECONDS } from '@/server/shared/limits';
 
 /**
  * The URLs Twilio fetches our MMS uploads from (docs/api.md#mms-uploads): PUBLIC_BASE_URL + a
@@ -7,13 +8,6 @@ import { env } from '@/server/env';
  * (MEDIA_URL_SECRET). The send worker builds one for every attempt, so a retried send never
  * hands Twilio a stale URL; nothing stores or logs them.
  */
-
-/**
- * How long a signed URL works: Twilio fetches the media when it sends the message, which may be up
- * to its longest queue time (a message's validity period, at most 4 hours by default) after we
- * handed it over; 6 hours leaves room beyond that. Retries of our own send get a fresh URL.
- */
-export const MEDIA_URL_TTL_SECONDS = 6 * 3600;
 
 /** The public route, under PUBLIC_BASE_URL: `/api/v1/public-media/{business_id}/{media_id}?expires=…&signature=…`. */
 export const PUBLIC_MEDIA_PATH = '/api/v1/public-media';

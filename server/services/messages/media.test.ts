@@ -9,7 +9,8 @@ import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
 import { startHttpsServer, TEST_TLS } from '@/server/testing/tls';
 import { inboundSmsForm, postTwilio, TWILIO_PATHS, twilioSid } from '@/server/testing/webhooks';
 import { api, jsonOf, locs, restTenant, type RestTenant } from '@/server/testing/http';
-import { fetchTwilioMedia, MEDIA_MAX_BYTES, mediaDisposition, twilioMediaMessageSid } from './media';
+import { mediaDisposition } from '@/server/shared/media-types';
+import { fetchTwilioMedia, MEDIA_MAX_BYTES, twilioMediaMessageSid } from './media';
 
 /**
  * MMS media through GET /businesses/{id}/messages/{id}/media/{index} (docs/api.md#mms): tenancy,

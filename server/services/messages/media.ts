@@ -4,6 +4,7 @@ import { messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { fetchPublic, FetchRefused, type FetchPolicy } from '@/server/lib/public-fetch';
 import { readCapped } from '@/server/lib/read-capped';
+import { mediaDisposition } from '@/server/shared/media-types';
 
 /**
  * MMS media of a stored message, fetched on demand through our own route (docs/api.md#mms): the
@@ -13,36 +14,6 @@ import { readCapped } from '@/server/lib/read-capped';
 
 /** Past this, the fetch is cut off while it streams (Twilio's own MMS limit is 5 MB). */
 export const MEDIA_MAX_BYTES = 5 * 1024 * 1024;
-
-/** Shown inline (an <img>): raster formats browsers decode and that cannot carry script. SVG is not among them. */
-const INLINE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
-/** Served as downloads only (Content-Disposition: attachment): what phones commonly send besides pictures. */
-const DOWNLOAD_TYPES = new Set([
-  'image/heic',
-  'image/heif',
-  'application/pdf',
-  'text/vcard',
-  'text/x-vcard',
-  'audio/mpeg',
-  'audio/mp4',
-  'audio/ogg',
-  'audio/amr',
-  'audio/3gpp',
-  'video/mp4',
-  'video/3gpp',
-  'video/quicktime',
-]);
-
-/** Every type the media route may answer with, for the API reference. */
-export const SERVED_MEDIA_TYPES: readonly string[] = [...INLINE_TYPES, ...DOWNLOAD_TYPES];
-
-/** How a content type is served: inline, as a download, or not at all. */
-export function mediaDisposition(contentType: string | null | undefined): 'inline' | 'attachment' | null {
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (INLINE_TYPES.has(type)) return 'inline';
-  if (DOWNLOAD_TYPES.has(type)) return 'attachment';
-  return null;
-}
 
 /** Where Twilio media may come from, and the credentials for it (server/env.ts). */
 export type MediaSource = { accountSid?: string; authToken?: string; apiBaseUrl?: string };

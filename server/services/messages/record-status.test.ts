@@ -2,7 +2,7 @@ import { eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { conversations, messages, type MessageStatus } from '@/db/schema';
-import { touchConversations } from '@/server/services/conversations';
+import { touchConversations } from '@/server/services/conversations/activity';
 import {
   createBusiness,
   createClient,

@@ -6,7 +6,7 @@ import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import { publish } from '@/server/realtime/publish';
 import { holdUntil } from '@/server/services/compliance/quiet-hours';
-import { refreshLatestMessages } from '@/server/services/conversations';
+import { refreshLatestMessages } from '@/server/services/conversations/activity';
 import { cancelScheduled } from './lifecycle';
 import { selectMessageItems, toMessageItem } from './serialize';
 

@@ -22,7 +22,6 @@ import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
 import { smsSegments } from '@/server/shared/sms-segments';
 import { publish } from '@/server/realtime/publish';
 import {
-  MAX_ITEMS,
   type RecordEmailRequest,
   type RecordSmsRequest,
   type SendEmailRequest,
@@ -65,14 +64,6 @@ type AnyItem = (SmsBody['messages'] | EmailBody['messages'])[number] & {
 };
 
 export type SubmitResult = { success: true; message: string; request_id: string; message_ids: number[] };
-
-/** 413 before validation: a bulk request over the item limit is refused whole. */
-export function assertItemLimit(raw: unknown): void {
-  const items = (raw as { messages?: unknown } | null)?.messages;
-  if (Array.isArray(items) && items.length > MAX_ITEMS) {
-    throw new AppError('payload_too_large', `At most ${MAX_ITEMS} messages per request (got ${items.length})`);
-  }
-}
 
 type Planned = {
   index: number;

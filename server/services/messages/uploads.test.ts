@@ -9,7 +9,8 @@ import { multipartBody } from '@/server/providers/webhook-requests';
 import { MMS_MAX_BYTES } from '@/server/shared/limits';
 import { createSmsNumber, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf, locs, restTenant, type Headers, type RestTenant } from '@/server/testing/http';
-import { checkMediaLink, MEDIA_URL_TTL_SECONDS, PUBLIC_MEDIA_PATH, signedMediaUrl } from './media-links';
+import { MEDIA_URL_TTL_SECONDS } from '@/server/shared/limits';
+import { checkMediaLink, PUBLIC_MEDIA_PATH, signedMediaUrl } from './media-links';
 import { attachUploads, deleteUnattachedUploads, UNATTACHED_UPLOAD_TTL_MS } from './uploads';
 
 /**

@@ -3,7 +3,7 @@ import type { Tx } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { statusOnConflict } from '@/server/services/messages/lifecycle';
 import { publish } from '@/server/realtime/publish';
-import { touchConversations } from '@/server/services/conversations';
+import { touchConversations } from '@/server/services/conversations/activity';
 import { COUNTS_AS_UNREAD } from '@/server/services/messages/insert';
 
 export type CallOutcome = 'missed' | 'voicemail';

@@ -5,7 +5,7 @@ import { normalizePhone } from '@/server/lib/phone';
 import { logger } from '@/server/logger';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
 import { DEFAULT_RECORDING_NOTICE, type InstructionStep } from '@/server/schemas/voice';
-import { ensureConversations } from '@/server/services/conversations';
+import { ensureConversations } from '@/server/services/conversations/activity';
 import {
   activeStaffMember,
   activeStaffOf,

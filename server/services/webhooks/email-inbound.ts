@@ -10,7 +10,7 @@ import { publish } from '@/server/realtime/publish';
 import { email } from '@/server/schemas/common';
 import { insertMessages } from '@/server/services/messages/insert';
 import { cancelScheduledOnReply } from '@/server/services/messages/lifecycle';
-import { ensureConversations, touchConversations } from '@/server/services/conversations';
+import { ensureConversations, touchConversations } from '@/server/services/conversations/activity';
 import { findOrCreateClientByEmail } from '@/server/services/directory';
 import { markEvent, processOrRetry, storeEvent } from './events';
 

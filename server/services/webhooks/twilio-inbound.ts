@@ -7,7 +7,7 @@ import { publish } from '@/server/realtime/publish';
 import { insertMessages } from '@/server/services/messages/insert';
 import { cancelScheduledOnReply } from '@/server/services/messages/lifecycle';
 import { optIn, optOut } from '@/server/services/messages/suppression';
-import { ensureConversations, touchConversations } from '@/server/services/conversations';
+import { ensureConversations, touchConversations } from '@/server/services/conversations/activity';
 import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/directory';
 import { smsSegments } from '@/server/shared/sms-segments';
 import {

@@ -11,7 +11,7 @@ import {
   createTenant,
   clientOptOuts,
 } from '@/server/testing/factories';
-import { touchConversations } from '@/server/services/conversations';
+import { touchConversations } from '@/server/services/conversations/activity';
 import { twilioErrorMessage } from '@/server/shared/provider-errors';
 import { api, jsonOf } from '@/server/testing/http';
 import { inboundSmsForm, jobsWhere, postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';

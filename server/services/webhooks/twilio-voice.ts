@@ -3,7 +3,7 @@ import { db, type Tx } from '@/db/client';
 import { businesses, staff, type MessageStatus } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
-import { ensureConversations } from '@/server/services/conversations';
+import { ensureConversations } from '@/server/services/conversations/activity';
 import { businessForNumber, findOrCreateClientByPhone } from '@/server/services/directory';
 import { callStatusOf, findCall, recordCall, UNANSWERED, type CallFacts } from '@/server/services/voice/call-record';
 import { ensureMissedCallText } from '@/server/services/voice/missed-call-text';

@@ -2,7 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { id, MAX_PAGE } from '@/server/schemas/common';
 import { MAX_SMS_LENGTH } from '@/server/shared/limits';
-import { listSandboxClients, replyAsClient, sandboxEnabled, sandboxMailbox, sandboxPhone } from '@/server/services/sandbox-phone';
+import { listSandboxClients, replyAsClient, sandboxEnabled, sandboxMailbox, sandboxPhone } from '@/server/services/sandbox/phone';
 import { router, staffProcedure } from '../init';
 
 /**

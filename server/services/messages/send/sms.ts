@@ -16,7 +16,7 @@ import {
   OPTED_OUT,
   wentLaterIn,
 } from '@/server/services/messages/lifecycle';
-import { refreshLatestMessages } from '@/server/services/conversations';
+import { refreshLatestMessages } from '@/server/services/conversations/activity';
 import { marketingConsentMissingSql } from '@/server/services/compliance/consent';
 import { suppressedSql } from '@/server/services/messages/suppression';
 import { signedMediaUrl } from '@/server/services/messages/media-links';

@@ -2,7 +2,7 @@ import { createConversation, listConversations } from '@/server/http/operations/
 import { jsonText, route } from '@/server/http/route';
 import { staffForMine } from '@/server/http/staff-context';
 import * as conversations from '@/server/services/conversations';
-import { startConversation } from '@/server/services/new-conversation';
+import { startConversation } from '@/server/services/conversations/new';
 
 // GET: the conversation list with filters, as JSON text built by the database. POST: start (or
 // retrieve) a conversation with a client, a number or an address.

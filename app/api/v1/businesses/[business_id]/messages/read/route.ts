@@ -1,6 +1,6 @@
 import { markRead as op } from '@/server/http/operations/conversations';
 import { route } from '@/server/http/route';
-import { markMessagesRead } from '@/server/services/conversation-messages';
+import { markMessagesRead } from '@/server/services/conversations/messages';
 
 // POST: mark inbound messages read or unread by selectors.
 export const POST = route(op, ({ params, body }) => markMessagesRead(params.business_id, body));

@@ -1,7 +1,7 @@
 import { addNote as op } from '@/server/http/operations/conversations';
 import { route } from '@/server/http/route';
 import { writingStaff } from '@/server/http/staff-context';
-import { addNote } from '@/server/services/conversation-messages';
+import { addNote } from '@/server/services/conversations/messages';
 
 // POST: an internal note (author: the session's staff; with an API key, staff_id or none).
 export const POST = route(op, ({ caller, params, body }) =>

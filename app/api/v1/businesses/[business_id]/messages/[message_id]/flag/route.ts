@@ -1,6 +1,6 @@
 import { flagMessage as op } from '@/server/http/operations/conversations';
 import { route } from '@/server/http/route';
-import { flagMessage } from '@/server/services/conversation-messages';
+import { flagMessage } from '@/server/services/conversations/messages';
 
 // POST: flag or unflag one message.
 export const POST = route(op, ({ params, body }) => flagMessage(params.business_id, params.message_id, body.flagged));

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { conversations, messages } from '@/db/schema';
 import { insertMessages } from '@/server/services/messages/insert';
-import { touchConversations } from '@/server/services/conversations';
+import { touchConversations } from './activity';
 import { createClient, createConversation, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 import { prng } from '@/server/testing/prng';

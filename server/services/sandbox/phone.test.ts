@@ -16,7 +16,7 @@ import {
 } from '@/server/testing/factories';
 import { match } from '@/server/testing/http';
 import { messageOf } from '@/server/testing/messages';
-import { listSandboxClients, replyAsClient, sandboxEnabled, sandboxMailbox, sandboxPhone } from './sandbox-phone';
+import { listSandboxClients, replyAsClient, sandboxEnabled, sandboxMailbox, sandboxPhone } from './phone';
 
 // The gating test switches providers by overriding what env() answers (every module reads it).
 const envOverride = vi.hoisted(() => ({ current: {} as Record<string, unknown> }));

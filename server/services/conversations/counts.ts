@@ -93,7 +93,7 @@ export const keptCountSql = (businessId: unknown, dimension: CountDimension, val
       ${values ? sql`and value = any(${values})` : sql``}
   ) kept)`;
 
-/** The list's filters that one kept dimension answers alone (ListFilters in conversations.ts, by shape). */
+/** The list's filters that one kept dimension answers alone (ListFilters in index.ts, by shape). */
 export type KeptFilter =
   | { dimension: 'all' }
   | { dimension: CountDimension; values: SQL; negate?: false }

@@ -4,9 +4,10 @@ import { clients } from '@/db/schema';
 import { AppError, type ErrorLocation } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { normalizePhone } from '@/server/lib/phone';
-import { conversationDetails, ensureConversations } from './conversations';
-import { businessCountry, findOrCreateClientByEmail, findOrCreateClientByPhone } from './directory';
-import { clientOptedOutColumns } from './messages/suppression';
+import { ensureConversations } from './activity';
+import { conversationDetails } from './index';
+import { businessCountry, findOrCreateClientByEmail, findOrCreateClientByPhone } from '@/server/services/directory';
+import { clientOptedOutColumns } from '@/server/services/messages/suppression';
 
 /**
  * Starting a conversation (docs/api.md#conversations, New conversation): with a client of the

@@ -2,13 +2,8 @@ import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/db/client';
 import { conversations, messages } from '@/db/schema';
-import {
-  assignConversation,
-  ensureConversations,
-  loadConversation,
-  touchStatement,
-  wakeSnoozedConversations,
-} from '@/server/services/conversations';
+import { ensureConversations, touchStatement } from './activity';
+import { assignConversation, loadConversation, wakeSnoozedConversations } from './index';
 import {
   createBusiness,
   createClient,

@@ -4,14 +4,9 @@ import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db, inAmbientTransaction } from '@/db/client';
 import { clients, conversations, COUNT_DIMENSIONS } from '@/db/schema';
-import { flagMessage, markMessagesRead } from '@/server/services/conversation-messages';
-import { compactConversationCounts } from '@/server/services/conversation-counts';
-import {
-  assignConversation,
-  labelConversation,
-  setConversationStatus,
-  wakeSnoozedConversations,
-} from '@/server/services/conversations';
+import { flagMessage, markMessagesRead } from './messages';
+import { compactConversationCounts } from './counts';
+import { assignConversation, labelConversation, setConversationStatus, wakeSnoozedConversations } from './index';
 import {
   createClient,
   createConversation,
@@ -454,7 +449,7 @@ describe('compaction', () => {
       null,
     );
     // The migration's last statement, run as it is over counts emptied as before the migration.
-    const migration = readFileSync(path.join(import.meta.dirname, '../../db/migrations/0016_kept_counts.sql'), 'utf8');
+    const migration = readFileSync(path.join(import.meta.dirname, '../../../db/migrations/0016_kept_counts.sql'), 'utf8');
     const backfill = migration.split('--> statement-breakpoint').at(-1)!;
     expect(backfill).toMatch(/INSERT INTO conversation_counts/);
     await db.transaction(async (tx) => {

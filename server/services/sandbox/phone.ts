@@ -16,9 +16,9 @@ import {
   twilioSid,
   twilioWebhookRequest,
 } from '@/server/providers/webhook-requests';
-import { defaultSmsNumber } from './directory';
-import { attachmentsWithoutBytes } from './messages/serialize';
-import { clientOptedOutColumns, suppressedSql } from './messages/suppression';
+import { defaultSmsNumber } from '@/server/services/directory';
+import { attachmentsWithoutBytes } from '@/server/services/messages/serialize';
+import { clientOptedOutColumns, suppressedSql } from '@/server/services/messages/suppression';
 
 /**
  * The /sandbox page (docs/api.md#sandbox): each client's phone (their SMS thread) and mailbox, and replies

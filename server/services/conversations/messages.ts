@@ -4,10 +4,11 @@ import { fixedStatement } from '@/db/prepared';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/realtime/publish';
-import { resolveConversation, touchConversations, type ConversationRef } from './conversations';
-import { requireStaff } from './directory';
-import { insertMessages } from './messages/insert';
-import { messageItemsJson, selectMessageItems, toMessageItem, type MessageItemOut } from './messages/serialize';
+import { touchConversations } from './activity';
+import { resolveConversation, type ConversationRef } from './index';
+import { requireStaff } from '@/server/services/directory';
+import { insertMessages } from '@/server/services/messages/insert';
+import { messageItemsJson, selectMessageItems, toMessageItem, type MessageItemOut } from '@/server/services/messages/serialize';
 
 type MessageFilter = (typeof MESSAGE_FILTERS)[number];
 

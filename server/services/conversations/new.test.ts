@@ -4,7 +4,7 @@ import { db } from '@/db/client';
 import { clients, conversations } from '@/db/schema';
 import { createClient } from '@/server/testing/factories';
 import { locs, postJson, restTenant } from '@/server/testing/http';
-import { findClientsToMessage } from './new-conversation';
+import { findClientsToMessage } from './new';
 
 /**
  * Starting a conversation (docs/api.md#new-conversation) with a client, a number typed by hand or

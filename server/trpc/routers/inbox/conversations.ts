@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { ownStaffOnly } from '@/server/http/staff-context';
+import { ConversationListQuery, CreateConversationRequest, StatusRequest } from '@/server/schemas/businesses';
+import { id } from '@/server/schemas/common';
+import { conversationFilters } from '@/server/services/conversations/counts';
+import * as conversations from '@/server/services/conversations';
+import { listStaff } from '@/server/services/directory';
+import { findClientsToMessage, startConversation } from '@/server/services/conversations/new';
+import { staffProcedure } from '../../init';
+import { conversationProcedure, pageNumber } from './shared';
+
+/** The conversation list and its filters, a conversation's header, its assignee, status and label, starting one. */
+export const conversationProcedures = {
+  /**
+   * `cursor` is the page number, for React Query's infinite list (it wins over `page`). The REST
+   * query's filters, with JSON numbers where the query string has digits.
+   */
+  list: staffProcedure
+    .input(
+      ConversationListQuery.omit({ staff_id: true, location_id: true, page: true, page_size: true })
+        .partial({ assignment: true })
+        .extend({
+          location_id: id.optional(),
+          page: pageNumber.optional(),
+          page_size: z.number().int().min(1).max(100).optional(),
+          cursor: pageNumber.nullish(),
+        }),
+    )
+    .query(({ ctx, input: { cursor, ...input } }) =>
+      conversations.listConversations(
+        ctx.caller.businessId,
+        { assignment: 'all', page: 1, page_size: 25, ...input, ...(cursor ? { page: cursor } : {}) },
+        ctx.caller.staffId,
+      ),
+    ),
+  filters: staffProcedure.query(({ ctx }) => conversationFilters(ctx.caller.businessId, ctx.caller.staffId)),
+  conversation: conversationProcedure.query(({ ctx }) =>
+    conversations.conversationDetails(ctx.caller.businessId, ctx.conversation.id),
+  ),
+  /** The business's staff, for the assignee picker. */
+  staff: staffProcedure.query(({ ctx }) => listStaff(ctx.caller.businessId, { page: 1, page_size: 200 })),
+  assign: conversationProcedure
+    .input(z.object({ staffId: id.nullable() }))
+    .mutation(({ ctx, input }) =>
+      conversations.assignConversation(ctx.caller.businessId, ctx.conversation, input.staffId, ctx.caller.staffId),
+    ),
+  setStatus: conversationProcedure.input(StatusRequest).mutation(({ ctx, input }) => {
+    // The same rule as REST: the session acts as its own staff member (docs/api.md#staff-sessions).
+    ownStaffOnly(ctx.caller, input.staff_id);
+    return conversations.setConversationStatus(ctx.caller.businessId, ctx.conversation, input, ctx.caller.staffId);
+  }),
+  label: conversationProcedure
+    .input(z.object({ label: z.string().trim().min(1).max(50).nullable() }))
+    .mutation(({ ctx, input }) =>
+      conversations.labelConversation(ctx.caller.businessId, ctx.conversation, input.label, ctx.caller.staffId),
+    ),
+  /** The new-message picker: clients by name, email or number (docs/api.md#new-conversation). */
+  findClientsToMessage: staffProcedure
+    .input(z.object({ term: z.string().trim().min(1).max(100) }))
+    .query(({ ctx, input }) => findClientsToMessage(ctx.caller.businessId, input.term)),
+  /** Lands in the client's conversation, created if new; a new number or address becomes a lead. */
+  startConversation: staffProcedure
+    .input(CreateConversationRequest)
+    .mutation(({ ctx, input }) => startConversation(ctx.caller.businessId, input, 'body')),
+};

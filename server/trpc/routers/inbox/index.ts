@@ -1,0 +1,22 @@
+import { router } from '../../init';
+import { clientProcedures } from './clients';
+import { conversationProcedures } from './conversations';
+import { eventProcedures } from './events';
+import { messageProcedures } from './messages';
+import { noteProcedures } from './notes';
+import { settingsProcedures } from './settings';
+
+/**
+ * The inbox's procedures, over the same services as REST, one file per area. They are spread into
+ * one flat router, not nested ones, because the browser calls them by name (`inbox.list`,
+ * `inbox.sendSms`, `inbox.events`…): the files are not part of a procedure's path. A name used in
+ * two areas would silently keep only the last; inbox.test.ts pins the list of names.
+ */
+export const inboxRouter = router({
+  ...conversationProcedures,
+  ...messageProcedures,
+  ...noteProcedures,
+  ...clientProcedures,
+  ...settingsProcedures,
+  ...eventProcedures,
+});
