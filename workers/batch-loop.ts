@@ -1,11 +1,8 @@
 import type PgBoss from 'pg-boss';
 import type { JobPayload, QueueName } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
+import type { BatchHandler, JobOutcome } from '@/server/jobs/outcomes';
 import { endRetries, logMalformed, parseJobs } from './job-payloads';
-
-/** `retry: false` fails the job for good, whatever retries its queue allows. */
-export type JobOutcome = { ok: true } | { ok: false; error: string; retry?: false };
-export type BatchHandler<T> = (jobs: PgBoss.JobWithMetadata<T>[]) => Promise<Map<string, JobOutcome>>;
 
 /**
  * A fetch → handle → complete loop per queue. pg-boss 10's `work()` sleeps its polling interval

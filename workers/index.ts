@@ -5,27 +5,18 @@ import { closeDb } from '@/db/client';
 import { loadEnv } from '@/server/env';
 import { isDatabaseUnavailable } from '@/server/errors';
 import { bossDb } from '@/server/jobs/boss-db';
-import { BULK_CHUNK, createQueues, QUEUES } from '@/server/jobs/queues';
+import { createQueues } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
 import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
-import { compactConversationCounts } from '@/server/services/conversations/counts';
-import { wakeSnoozedConversations } from '@/server/services/conversations';
-import { runMaintenance } from '@/server/services/maintenance';
-import { requeueOrphanedSends, sweepUnprocessedEvents } from '@/server/services/recovery';
-import { mergeSearchIndexPendingLists } from '@/server/services/search';
-import { applyStatusUpdate } from '@/server/services/messages/lifecycle';
-import { failureReason } from '@/server/services/webhooks/events';
-import { reprocessEvent } from '@/server/services/webhooks/retry';
-import { startBatchLoop, type JobOutcome } from './batch-loop';
-import { importClientsBatch } from './import-clients';
+import { startBatchLoop } from './batch-loop';
 import { refuseMalformed } from './job-payloads';
 import { every } from './periodic';
-import { sendEmailBatch } from './send-email';
-import { sendSmsBatch } from './send-sms';
+import { PERIODIC_TASKS, QUEUE_REGISTRATIONS, type WorkerContext } from './registrations';
 
 /**
- * The worker process: starts pg-boss, creates every known queue, runs the send loops and the
- * other handlers; on SIGTERM/SIGINT it stops fetching and lets running batches finish.
+ * The worker process: starts pg-boss, creates every known queue, starts each queue's handler and
+ * each periodic task of ./registrations.ts; on SIGTERM/SIGINT it stops fetching and lets running
+ * batches finish.
  */
 export async function startWorker() {
   const config = loadEnv();
@@ -52,108 +43,33 @@ export async function startWorker() {
 
   const sms = smsProvider();
   const email = emailProvider();
-  const statusCallback = smsStatusCallbackUrl();
-  // The same senders on every send queue. A fetch from sms.send / email.send takes many one-message
-  // jobs; from the bulk queues one chunk job (BULK_CHUNK messages): either way a loop has at most
-  // 50 texts or 20 emails in flight. An idle bulk loop looks again every 500 ms (a campaign can
-  // wait that long to start; a reply cannot). Send later (docs/api.md#send-later): jobs started after send_at.
-  type SmsQueue = typeof QUEUES.smsSend | typeof QUEUES.smsSendBulk | typeof QUEUES.smsSendLater;
-  type EmailQueue = typeof QUEUES.emailSend | typeof QUEUES.emailSendBulk | typeof QUEUES.emailSendLater;
-  const smsLoop = (queue: SmsQueue, batchSize: number, loops: number, idleMs: number) =>
-    startBatchLoop(boss, queue, { batchSize, loops, idleMs }, (jobs) => sendSmsBatch(jobs, sms, statusCallback, log), log);
-  const emailLoop = (queue: EmailQueue, batchSize: number, loops: number, idleMs: number) =>
-    startBatchLoop(boss, queue, { batchSize, loops, idleMs }, (jobs) => sendEmailBatch(jobs, email, log), log);
-  const loops = [
-    smsLoop(QUEUES.smsSend, BULK_CHUNK.sms, 4, 200),
-    smsLoop(QUEUES.smsSendBulk, 1, 4, 500),
-    emailLoop(QUEUES.emailSend, BULK_CHUNK.email, 2, 250),
-    emailLoop(QUEUES.emailSendBulk, 1, 2, 500),
-    // As many as the immediate queue: 10,000 texts scheduled for one moment all fall due at once.
-    smsLoop(QUEUES.smsSendLater, BULK_CHUNK.sms, 4, 250),
-    emailLoop(QUEUES.emailSendLater, BULK_CHUNK.email, 1, 500),
-  ];
+  const worker: WorkerContext = { config, log, sms, email, statusCallback: smsStatusCallbackUrl() };
 
-  await boss.work(QUEUES.sandboxStatus, { batchSize: 100, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-    for (const job of await refuseMalformed(boss, QUEUES.sandboxStatus, jobs, log)) {
-      const { provider, providerMessageId, status } = job.data;
-      await applyStatusUpdate({ provider, providerMessageId }, { status });
+  const loops: { stop: () => Promise<void> }[] = [];
+  for (const registration of QUEUE_REGISTRATIONS) {
+    if (registration.kind === 'loop') {
+      const { queue, handle } = registration;
+      loops.push(startBatchLoop(boss, queue, registration.loop, (jobs) => handle(jobs, worker), log));
+      continue;
     }
-  });
-  // One outcome per job: an event that still fails must not hold back the others of its batch.
-  loops.push(
-    startBatchLoop(
-      boss,
-      QUEUES.webhookRetry,
-      { batchSize: 20, loops: 1, idleMs: 1000 },
-      async (jobs) => {
-        const outcomes = new Map<string, JobOutcome>();
-        for (const job of jobs) {
-          try {
-            await reprocessEvent(job.data.eventId, job.retryCount >= job.retryLimit);
-            outcomes.set(job.id, { ok: true });
-          } catch (err) {
-            outcomes.set(job.id, { ok: false, error: failureReason(err) });
-          }
-        }
-        return outcomes;
-      },
-      log,
+    const { queue, handle, schedule } = registration;
+    await boss.work(queue, registration.work, async (jobs) => handle(await refuseMalformed(boss, queue, jobs, log), worker));
+    if (schedule) await boss.schedule(queue, schedule);
+  }
+  const periodic = PERIODIC_TASKS.map((task) =>
+    every(
+      typeof task.everyMs === 'number' ? task.everyMs : task.everyMs(config),
+      () => task.run(worker),
+      (err) => log.warn({ err: { message: (err as Error).message } }, task.failure),
+      task.pauseAfterFailureMs,
     ),
   );
-  loops.push(
-    startBatchLoop(
-      boss,
-      QUEUES.clientsImport,
-      { batchSize: 1, loops: 2, idleMs: 1000 },
-      (jobs) => importClientsBatch(jobs, log),
-      log,
-    ),
-  );
-  // Periodic work, each task one run at a time (./periodic.ts); a failed run is logged.
-  const warn = (what: string) => (err: unknown) => log.warn({ err: { message: (err as Error).message } }, what);
-  // docs/api.md#snooze: a snoozed conversation is open again within 60 s after its time passes.
-  // Every 15 s from each worker (an idempotent UPDATE over a partial index), which is tighter
-  // than pg-boss's minute-grained cron.
-  const wake = every(
-    15_000,
-    () => wakeSnoozedConversations().then((woken) => woken && log.info({ woken }, 'snoozed conversations reopened')),
-    warn('wake snoozed failed'),
-  );
-  // docs/architecture.md#kept-counts: the filter counts' pending deltas folded every 5 s, so a
-  // read sums a few seconds of changes at most (one compaction at a time across workers).
-  const compact = every(5_000, () => compactConversationCounts(), warn('conversation counts compaction failed'));
-  // docs/architecture.md#search-texts: the search indexes' pending entries merged every second by
-  // the worker, not by whichever bulk insert finds the pending list full. A failure (typically: the
-  // worker's role does not own the indexes) pauses the merges for a minute: logged once a minute.
-  const mergeSearch = every(
-    1_000,
-    () => mergeSearchIndexPendingLists(),
-    warn('search index merge failed; next attempt in a minute'),
-    60_000,
-  );
-  // Recovery (server/services/recovery.ts): webhook events stored but never processed, and
-  // messages in flight whose send job is gone. Every 10 s, one sweep at a time per process.
-  const recover = every(
-    config.recoverySweepIntervalSeconds * 1000,
-    () =>
-      Promise.all([
-        sweepUnprocessedEvents(log).then((n) => n && log.info({ events: n }, 'unprocessed webhook events swept')),
-        requeueOrphanedSends(log),
-      ]),
-    warn('recovery sweep failed'),
-  );
-  await boss.work(QUEUES.maintenance, async (jobs) => {
-    if ((await refuseMalformed(boss, QUEUES.maintenance, jobs, log)).length === 0) return;
-    const swept = await runMaintenance();
-    log.info({ swept }, 'maintenance sweep');
-  });
-  await boss.schedule(QUEUES.maintenance, '*/5 * * * *');
 
   log.info({ sms: sms.name, email: email.name }, 'worker started');
   return {
     boss,
     async stop() {
-      for (const periodic of [wake, compact, mergeSearch, recover]) periodic.stop();
+      for (const task of periodic) task.stop();
       await Promise.all(loops.map((l) => l.stop()));
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
       await database.close(); // pg-boss closes only a pool it opened itself

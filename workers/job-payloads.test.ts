@@ -5,7 +5,8 @@ import { db } from '@/db/client';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES, type JobPayload, type QueueName } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
-import { startBatchLoop, type JobOutcome } from './batch-loop';
+import type { JobOutcome } from '@/server/jobs/outcomes';
+import { startBatchLoop } from './batch-loop';
 import { refuseMalformed } from './job-payloads';
 
 /**

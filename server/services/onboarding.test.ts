@@ -10,7 +10,7 @@ import { logger } from '@/server/logger';
 import type { BusinessOnboardResponse, OnboardingStatusResponse } from '@/server/schemas/onboarding';
 import { createBusiness, createSmsNumber, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
-import { importClientsBatch } from '@/workers/import-clients';
+import { importClientsBatch } from '@/server/services/onboarding-import';
 import { CLIENTS_IMPORT_QUEUE, importClientsChunk } from './onboarding';
 
 const platform = () => ({ 'x-api-key': PLATFORM_KEY() });

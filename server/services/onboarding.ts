@@ -583,7 +583,7 @@ export async function getOnboardingStatus(businessId: number, tx: Tx = db) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Background import (workers/import-clients.ts)
+// Background import (its jobs: onboarding-import.ts)
 // ---------------------------------------------------------------------------------------------
 
 type ChunkOutcome = 'imported' | 'already_imported' | 'superseded' | 'business_gone';

@@ -12,7 +12,7 @@ import { createClient, createConversation, createSmsNumber, createTenant } from 
 import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
 import { sendJobsFor } from '@/server/testing/send-jobs';
 import { jobsWhere, postTwilio, TWILIO_PATHS, twilioSid } from '@/server/testing/webhooks';
-import { sendSmsBatch } from '@/workers/send-sms';
+import { sendSmsBatch } from '@/server/services/messages/send/sms';
 import { retryMessages } from './messages/requests';
 import { applyStatusUpdate } from './messages/lifecycle';
 import { requeueOrphanedSends, sweepUnprocessedEvents } from './recovery';

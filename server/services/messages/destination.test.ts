@@ -11,7 +11,7 @@ import { createClient, createSmsNumber, createTenant } from '@/server/testing/fa
 import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';
 import { api, jsonOf, locsOf } from '@/server/testing/http';
 import { messageCount } from '@/server/testing/messages';
-import { sendSmsBatch } from '@/workers/send-sms';
+import { sendSmsBatch } from '@/server/services/messages/send/sms';
 
 /**
  * docs/api.md#sending-messages, #consent: consent, opt-outs and quiet hours follow the address a

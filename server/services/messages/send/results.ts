@@ -2,7 +2,7 @@ import type PgBoss from 'pg-boss';
 import type { Provider } from '@/db/schema';
 import { sendTargetsOf, type BulkSendJob, type SendJob, type SendTarget } from '@/server/jobs/queues';
 import { recordSendResults, type SentResult } from '@/server/services/messages/lifecycle';
-import type { JobOutcome } from './batch-loop';
+import type { JobOutcome } from '@/server/jobs/outcomes';
 
 /** A job of any send queue: one message (sms.send, the send-later queues) or a chunk (the bulk queues). */
 export type AnySendJob = PgBoss.JobWithMetadata<SendJob | BulkSendJob>;

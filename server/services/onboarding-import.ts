@@ -2,7 +2,7 @@ import type PgBoss from 'pg-boss';
 import type { ClientsImportJob } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
 import { importClientsChunk, markClientsImportFailed } from '@/server/services/onboarding';
-import type { JobOutcome } from './batch-loop';
+import type { JobOutcome } from '@/server/jobs/outcomes';
 
 /**
  * Background client import (docs/api.md#onboarding: more than 1,000 clients). Each job carries

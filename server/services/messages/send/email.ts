@@ -8,9 +8,9 @@ import type { Logger } from '@/server/logger';
 import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
 import { newEmailMessageId } from '@/server/providers/smtp';
 import type { EmailProvider } from '@/server/providers/types';
-import type { JobOutcome } from './batch-loop';
-import { classify } from './send-sms';
-import { finishSends, sendTargets, type AnySendJob, type SendResult } from './send-results';
+import type { JobOutcome } from '@/server/jobs/outcomes';
+import { classify } from './sms';
+import { finishSends, sendTargets, type AnySendJob, type SendResult } from './results';
 import {
   assignEmailMessageIds,
   claimForSendingCtes,

@@ -7,8 +7,8 @@ import { QUEUES } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
 import { SANDBOX_PLAYBACK } from '@/server/providers/sandbox';
 import { ProviderError, type SmsProvider, type SmsSendResult } from '@/server/providers/types';
-import type { JobOutcome } from './batch-loop';
-import { finishSends, sendTargets, type AnySendJob, type SendResult } from './send-results';
+import type { JobOutcome } from '@/server/jobs/outcomes';
+import { finishSends, sendTargets, type AnySendJob, type SendResult } from './results';
 import {
   claimForSendingCtes,
   holdUntilWindowOpens,
