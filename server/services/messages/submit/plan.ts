@@ -15,7 +15,7 @@ import {
 } from '@/db/schema';
 import { AppError, type ValidationIssue } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
-import { enqueueSends } from './send-jobs';
+import { enqueueSends } from '@/server/services/messages/send-jobs';
 import { QUEUES } from '@/server/jobs/queues';
 import { normalizePhone } from '@/server/lib/phone';
 import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
@@ -28,14 +28,14 @@ import {
   type SendSmsRequest,
 } from '@/server/schemas/messages';
 import { defaultSmsNumber, staffMember } from '@/server/services/directory';
-import { fileMessages } from './insert';
-import { configuredEmailProvider, configuredSmsProvider } from './providers-config';
-import { NO_MARKETING_CONSENT, OPTED_OUT, startNewAttempt } from './lifecycle';
+import { fileMessages } from '@/server/services/messages/insert';
+import { configuredEmailProvider, configuredSmsProvider } from '@/server/services/messages/providers-config';
+import { NO_MARKETING_CONSENT, OPTED_OUT, startNewAttempt } from '@/server/services/messages/lifecycle';
 import { addressesWithMarketingWithdrawn, clientsWithMarketingConsent } from '@/server/services/compliance/consent';
 import { needsMarketingConsent } from '@/server/shared/consent';
-import { fillFromSavedReplies } from './saved-reply-content';
-import { suppressedAddresses, suppressionAddress } from './suppression';
-import { attachUploads, mmsAttachments } from './uploads';
+import { fillFromSavedReplies } from '@/server/services/messages/saved-reply-content';
+import { suppressedAddresses, suppressionAddress } from '@/server/services/messages/suppression';
+import { attachUploads, mmsAttachments } from '@/server/services/messages/uploads';
 import { isStatusIn, RESENDABLE_STATUSES } from '@/server/shared/message-statuses';
 import { heldByQuietHours } from '@/server/shared/quiet-hours';
 import {

@@ -1,0 +1,1 @@
+export { submitEmail, submitSms, type SubmitOptions, type SubmitResult } from './plan';
