@@ -7,6 +7,10 @@ import regexp from 'eslint-plugin-regexp';
 import tseslint from 'typescript-eslint';
 
 const SERVER_ONLY = ['@/server/*', '@/server/**', '@/db', '@/db/**', '@/workers/**'];
+const transportRefused = {
+  group: ['next', 'next/*', '@/server/http/**', '@/server/web/**', '@/server/trpc/**', '@/app/**'],
+  message: 'Services are transport-free: no next, server/http, server/web or server/trpc.',
+};
 
 /** Server code is refused, but for types and the pure modules of server/shared. */
 const serverCodeRefused = (message) => ({
@@ -113,15 +117,20 @@ export default tseslint.config(
   {
     // Services are transport-free: no HTTP layer, no Next.js.
     files: ['server/services/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [transportRefused] }] },
+  },
+  {
+    // ...and the worker process is above them: it registers their handlers (workers/registrations.ts),
+    // never the other way round. Their tests may start a worker.
+    files: ['server/services/**/*.ts'],
+    ignores: ['**/*.test.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           patterns: [
-            {
-              group: ['next', 'next/*', '@/server/http/**', '@/server/web/**', '@/server/trpc/**', '@/app/**'],
-              message: 'Services are transport-free: no next, server/http, server/web or server/trpc.',
-            },
+            transportRefused,
+            { group: ['@/workers/**'], message: 'Services do not import the worker process: workers/ registers them.' },
           ],
         },
       ],

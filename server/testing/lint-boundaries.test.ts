@@ -44,8 +44,8 @@ export const x: [AppRouter | null, number] = [null, MAX_SMS_LENGTH];
     );
   });
 
-  it('services are transport-free: no next, server/http or server/trpc', async () => {
-    for (const from of ['next/server', '@/server/http/route', '@/server/trpc/init']) {
+  it('services are transport-free: no next, server/http, server/web or server/trpc', async () => {
+    for (const from of ['next/server', '@/server/http/route', '@/server/web/credentials', '@/server/trpc/init']) {
       expect(
         await restrictedImports('server/services/probe.ts', `import * as m from '${from}';\nexport const x = m;\n`),
       ).toHaveLength(1);
@@ -53,6 +53,16 @@ export const x: [AppRouter | null, number] = [null, MAX_SMS_LENGTH];
     expect(
       await restrictedImports('server/services/probe.ts', `import { db } from '@/db/client';\nexport const x = db;\n`),
     ).toEqual([]);
+  });
+
+  it('services never import the worker process (it registers them); their tests may start one', async () => {
+    const code = `import { startWorker } from '@/workers/index';\nexport const x = startWorker;\n`;
+    expect(await restrictedImports('server/services/probe.ts', code)).toHaveLength(1);
+    expect(await restrictedImports('server/services/probe.test.ts', code)).toEqual([]);
+    // The transport rule still holds for tests.
+    expect(
+      await restrictedImports('server/services/probe.test.ts', `import * as m from 'next/server';\nexport const x = m;\n`),
+    ).toHaveLength(1);
   });
 
   it('the product and its test support never import the whole-system tools in e2e/', async () => {
