@@ -6,17 +6,12 @@ import { parseEnv } from '@/server/env';
 import { createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 import { flushRateLimits } from './rate-limit';
+import { withinOneWindow } from '@/server/testing/rate-window';
 
 // Read on first use of the configuration, which happens in this file's first request.
 process.env.RATE_LIMIT_PER_MINUTE = '8';
 process.env.RATE_LIMIT_PER_BUSINESS_PER_MINUTE = '20';
 process.env.AUTH_TOKENS_PER_BUSINESS_PER_MINUTE = '3';
-
-/** Waits, if needed, so the next `seconds` fall inside one minute window. */
-async function withinOneWindow(seconds = 20) {
-  const second = new Date().getSeconds();
-  if (second > 59 - seconds) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
-}
 
 /** The shared count of a scope in the current window, every process's hits flushed. */
 async function sharedCount(scope: string): Promise<number> {
@@ -58,7 +53,7 @@ const businessLimit = expect.stringContaining('Rate limit of 20 requests per min
 
 describe('business-wide budget: sessions a key mints share their business budget', () => {
   it('replays the attack: a key mints sessions and spends each one’s budget; together they stop at the business budget', async () => {
-    await withinOneWindow();
+    await withinOneWindow(20);
     const t = await createTenant();
     const other = await createTenant();
     const key = { 'x-api-key': t.apiKey };
@@ -111,7 +106,7 @@ describe('business-wide budget: sessions a key mints share their business budget
   });
 
   it('holds exactly under concurrency: many sessions of a business at once are served the business budget, not one more', async () => {
-    await withinOneWindow();
+    await withinOneWindow(20);
     /** A tenant whose key mints 3 sessions (3 of the business's 20), each used `warm` times first. */
     const tenantWithSessions = async (warm: number) => {
       const t = await createTenant();
@@ -146,7 +141,7 @@ describe('business-wide budget: sessions a key mints share their business budget
   });
 
   it('sees what other processes counted: near the business budget every request is decided on its row', async () => {
-    await withinOneWindow();
+    await withinOneWindow(20);
     const t = await createTenant();
     // Another process took the business to 19 of its 20 meanwhile.
     await db.execute(sql`
@@ -161,7 +156,7 @@ describe('business-wide budget: sessions a key mints share their business budget
   });
 
   it('a session another process took past its own limit is refused, and its business is not charged', async () => {
-    await withinOneWindow();
+    await withinOneWindow(20);
     const t = await createTenant();
     const session = `session:${await sessionIdOf(t.business.id)}`;
     await db.execute(sql`
@@ -185,7 +180,7 @@ async function sessionIdOf(businessId: number): Promise<number> {
 
 describe('POST /auth/token: capped per business per minute', () => {
   it('refuses the mint past the cap with 429 and Retry-After, whoever asks; another business is not affected', async () => {
-    await withinOneWindow();
+    await withinOneWindow(20);
     const a = await createTenant();
     const b = await createTenant();
     const platform = { 'x-api-key': PLATFORM_KEY() };

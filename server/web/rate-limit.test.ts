@@ -8,16 +8,11 @@ import { AppError } from '@/server/errors';
 import { createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 import { enforceRateLimit, flushRateLimits, rateLimitReservations } from './rate-limit';
+import { withinOneWindow } from '@/server/testing/rate-window';
 
 // Read on first use of the configuration, which happens in this file's first request.
 process.env.RATE_LIMIT_PER_MINUTE = '5';
 const run = promisify(execFile);
-
-/** Waits, if needed, so the next `seconds` fall inside one minute window. */
-async function withinOneWindow(seconds = 15) {
-  const second = new Date().getSeconds();
-  if (second > 59 - seconds) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
-}
 
 /** Outcome of one counted request: 'ok' or 429. */
 const hit = (scope: string, limit: number) =>

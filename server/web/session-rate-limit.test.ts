@@ -4,15 +4,10 @@ import { db } from '@/db/client';
 import { createTenant } from '@/server/testing/factories';
 import { api } from '@/server/testing/http';
 import { flushRateLimits } from './rate-limit';
+import { withinOneWindow } from '@/server/testing/rate-window';
 
 // Read on first use of the configuration, which happens in this file's first request.
 process.env.RATE_LIMIT_PER_MINUTE = '5';
-
-/** Waits, if needed, so the next `seconds` fall inside one minute window. */
-async function withinOneWindow(seconds = 15) {
-  const second = new Date().getSeconds();
-  if (second > 59 - seconds) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
-}
 
 async function sessionCount(businessId: number): Promise<number> {
   await flushRateLimits();
