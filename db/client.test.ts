@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSql, db, inAmbientTransaction, rawSql } from './client';
+import { createSql, db, rawSql } from './client';
 import { executePrepared, fixedStatement } from './prepared';
 import { sql } from 'drizzle-orm';
 import { env } from '@/server/env';
@@ -47,7 +47,7 @@ describe('the pool', () => {
     }
   });
 
-  it('runs a fixed statement on the pool, or on the transaction it is given or runs inside (seeing what that transaction set)', async () => {
+  it('runs a fixed statement on the pool, or on the transaction it is given (seeing what that transaction set)', async () => {
     const statement = fixedStatement<{ n: number }>(
       (p) => sql`select ${p.n}::int as n, coalesce(current_setting('test.marker', true), '') as marker`,
     );
@@ -58,10 +58,5 @@ describe('the pool', () => {
       return statement<{ n: number; marker: string }>({ n: 2 }, '', tx);
     });
     expect(onGiven).toEqual([{ n: 2, marker: 'in-tx' }]);
-    const onAmbient = await inAmbientTransaction(async (tx) => {
-      await mark(tx);
-      return statement<{ n: number; marker: string }>({ n: 3 });
-    });
-    expect(onAmbient).toEqual([{ n: 3, marker: 'in-tx' }]);
   });
 });

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { env } from '@/server/env';
@@ -78,33 +77,20 @@ function handles(): Handles {
   return globalForDb.__db;
 }
 
-type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
-const ambient = new AsyncLocalStorage<Transaction>();
-
 /**
- * Runs `fn` in one transaction that every use of `db` inside it joins (a service's own
- * `db.transaction` becomes a savepoint). The idempotency layer uses it so a request's effects and
- * its stored response commit together or not at all.
+ * The process's drizzle database (lazily connected: nothing connects until a first statement).
+ * Services never use it directly: they take `tx: Tx = db` and run on the transaction they are
+ * given, or on this pool (docs/contributing.md#conventions).
  */
-export function inAmbientTransaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-  return handles().db.transaction((tx) => ambient.run(tx, () => fn(tx)));
-}
-
-/** The ambient transaction, if the caller runs inside one. */
-export function ambientTransaction(): Transaction | undefined {
-  return ambient.getStore();
-}
-
-/** The process's drizzle database (lazily connected); inside `inAmbientTransaction`, that transaction. */
 export const db: Database = new Proxy({} as Database, {
   get(_t, prop) {
-    const target = (ambient.getStore() ?? handles().db) as unknown as Record<string | symbol, unknown>;
+    const target = handles().db as unknown as Record<string | symbol, unknown>;
     const value = target[prop];
     return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
   },
 });
 
-/** The pool's drizzle database, never an ambient transaction (queries built once, db/prepared.ts). */
+/** The pool's drizzle database itself, not the proxy (queries built once per pool, db/prepared.ts). */
 export function poolDb(): Database {
   return handles().db;
 }

@@ -1,6 +1,6 @@
 import { fillPlaceholders, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { ambientTransaction, db, hotSql, poolDb, type Database, type Tx } from './client';
+import { db, hotSql, poolDb, type Database, type Tx } from './client';
 
 const dialect = new PgDialect();
 
@@ -14,10 +14,9 @@ const dialect = new PgDialect();
  * With DATABASE_PREPARE=false (PgBouncer in transaction mode) the pool's `prepare: false` overrides
  * the `prepare: true` below and the statement goes unnamed, like any other (db/client.ts).
  */
-export async function executePrepared<T extends Record<string, unknown>>(query: SQL): Promise<T[]> {
-  // Inside an ambient transaction the statement must see (and wait for) that transaction's rows.
-  const tx = ambientTransaction();
-  if (tx) return (await tx.execute(query)) as unknown as T[];
+export async function executePrepared<T extends Record<string, unknown>>(query: SQL, tx: Tx = db): Promise<T[]> {
+  // On a caller's transaction the statement must see (and wait for) that transaction's rows.
+  if (tx !== db) return (await tx.execute(query)) as unknown as T[];
   const { sql, params } = dialect.sqlToQuery(query);
   return (await hotSql().unsafe(sql, params as never[], { prepare: true })) as unknown as T[];
 }
@@ -35,14 +34,13 @@ const placeholdersFor = <P>() =>
  * that changes the text (an optional filter, a different ORDER BY) goes into `shape`, which keys
  * the rendered text. Rendering a statement of a few joined subqueries is a walk of drizzle's whole
  * tree, visible per request in bench:inbox's CPU profile; this does it once.
- * On a transaction (`tx`, or the ambient one) the statement is built with the values and runs on it.
+ * On a transaction (`tx`) the statement is built with the values and runs on it.
  */
 export function fixedStatement<P extends Record<string, unknown>>(build: (p: Placeholders<P>, shape: string) => SQL) {
   const rendered = new Map<string, { sql: string; params: unknown[] }>();
   const placeholders = placeholdersFor<P>();
   return async function run<T extends Record<string, unknown>>(values: P, shape = '', tx: Tx = db): Promise<T[]> {
-    const on = tx === db ? ambientTransaction() : tx;
-    if (on) return (await on.execute(build(values, shape))) as unknown as T[];
+    if (tx !== db) return (await tx.execute(build(values, shape))) as unknown as T[];
     let query = rendered.get(shape);
     if (!query) rendered.set(shape, (query = dialect.sqlToQuery(build(placeholders, shape))));
     const params = fillPlaceholders(query.params, values);
@@ -53,7 +51,7 @@ export function fixedStatement<P extends Record<string, unknown>>(build: (p: Pla
 /**
  * A drizzle query built once per pool (per `key`), typically ending in `.prepare(name)` with
  * `sql.placeholder`s, instead of rebuilding the query builder and its SQL text on every call.
- * Built on the pool itself, never on an ambient transaction: callers inside one take their usual path.
+ * Built on the pool itself: a caller with a transaction builds its query on that (preparedQuery).
  */
 export function builtOnce<Q>(build: (db: Database, key: string) => Q): (key?: string) => Q {
   const byPool = new WeakMap<Database, Map<string, Q>>();
@@ -75,6 +73,5 @@ export function preparedQuery<V extends Record<string, unknown>, R>(
   build: (tx: Tx, p: V) => { execute: (values?: Record<string, unknown>) => Promise<R> },
 ) {
   const onPool = builtOnce((pool) => build(pool, placeholdersFor<V>()));
-  return (values: V, tx: Tx = db): Promise<R> =>
-    tx === db && !ambientTransaction() ? onPool().execute(values) : build(tx, values).execute();
+  return (values: V, tx: Tx = db): Promise<R> => (tx === db ? onPool().execute(values) : build(tx, values).execute());
 }

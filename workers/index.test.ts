@@ -44,7 +44,6 @@ describe('worker process', () => {
       const t = await createTenant();
       const conversation = await createConversation(t.business.id, (await createClient(t.business.id)).id);
       await insertMessages(
-        db,
         Array.from({ length: 100 }, (_, i) => ({
           businessId: t.business.id,
           conversationId: conversation.id,
@@ -57,6 +56,7 @@ describe('worker process', () => {
           status: 'sent' as const,
           origin: 'send' as const,
         })),
+        db,
       );
       const merged = Date.now();
       let pending = await pendingSearchPages();

@@ -586,7 +586,7 @@ describe('opt-outs by address at send time (docs/api.md#opt-out)', () => {
     const [queuedId] = await post('sms', [{ client_id: child.id, message: body }]);
     expect((await rowsOf([queuedId!]))[0]).toMatchObject({ status: 'queued' });
     // The parent's row opts out (as its STOP would) after the child's message was queued.
-    await optOut(db, { businessId: tenant.business.id, channel: 'sms', address: shared, source: 'keyword' });
+    await optOut({ businessId: tenant.business.id, channel: 'sms', address: shared, source: 'keyword' }, db);
     expect(await clientOptOuts(child.id)).toEqual({ sms: true, email: false });
 
     // Also an email to an address opted out through another row spelled differently.
@@ -595,7 +595,7 @@ describe('opt-outs by address at send time (docs/api.md#opt-out)', () => {
     const emailClient = await createClient(tenant.business.id, { email: address.toLowerCase() });
     const subject = `Queued before the unsubscribe ${runId}`;
     const [emailId] = await post('email', [{ client_id: emailClient.id, subject, message: 'Hello' }]);
-    await optOut(db, { businessId: tenant.business.id, channel: 'email', address, source: 'provider_error' });
+    await optOut({ businessId: tenant.business.id, channel: 'email', address, source: 'provider_error' }, db);
 
     // The latest record decides at send time: out and back in is sent; out, in and out again is not.
     const target = (n: number) => ({ businessId: tenant.business.id, channel: 'sms' as const, address: phone(n) });
@@ -604,10 +604,10 @@ describe('opt-outs by address at send time (docs/api.md#opt-out)', () => {
     const [backInId] = await post('sms', [{ to_number: phone(810), message: backIn }]);
     const [outAgainId] = await post('sms', [{ to_number: phone(811), message: outAgain }]);
     for (const n of [810, 811]) {
-      await optOut(db, { ...target(n), source: 'keyword' });
-      await optIn(db, { ...target(n), source: 'keyword' });
+      await optOut({ ...target(n), source: 'keyword' }, db);
+      await optIn({ ...target(n), source: 'keyword' }, db);
     }
-    await optOut(db, { ...target(811), source: 'staff' });
+    await optOut({ ...target(811), source: 'staff' }, db);
 
     const worker = await startWorker();
     try {
@@ -624,7 +624,7 @@ describe('opt-outs by address at send time (docs/api.md#opt-out)', () => {
       expect(atSink(subject)).toHaveLength(0);
 
       // START (opt back in): the next message to either row is sent.
-      await optIn(db, { businessId: tenant.business.id, channel: 'sms', address: shared, source: 'keyword' });
+      await optIn({ businessId: tenant.business.id, channel: 'sms', address: shared, source: 'keyword' }, db);
       const again = `After START ${runId}`;
       const [againId] = await post('sms', [{ client_id: parent.id, message: again }]);
       const [sent] = await settled([againId!]);
@@ -704,7 +704,7 @@ describe('marketing consent and cc/bcc suppression at send time (docs/api.md#con
     const droppedCc = `Dropped-CC.${runId}@example.test`;
     const droppedBcc = `dropped-bcc.${runId}@example.test`;
     for (const address of [droppedCc, droppedBcc]) {
-      await optOut(db, { businessId: tenant.business.id, channel: 'email', address, source: 'provider_error' });
+      await optOut({ businessId: tenant.business.id, channel: 'email', address, source: 'provider_error' }, db);
     }
     const subject = `Copies ${runId}`;
     const [id] = await post('email', [
@@ -767,7 +767,7 @@ describe('send worker as a process, killed mid-send', () => {
       const optClient = await createClient(tenant.business.id, { phoneNumber: phone(701) });
       const optBody = `Opted out before sending ${runId}`;
       const [optId] = await post('sms', [{ client_id: optClient.id, message: optBody }]);
-      await optOut(db, { businessId: tenant.business.id, channel: 'sms', address: phone(701), source: 'staff' });
+      await optOut({ businessId: tenant.business.id, channel: 'sms', address: phone(701), source: 'staff' }, db);
 
       // 4. The dead worker's jobs expire at once; a fresh worker picks them up.
       const expired = await db.execute(sql`

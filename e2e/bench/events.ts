@@ -620,7 +620,7 @@ async function main() {
       probe++;
       for (const businessId of businessIds) {
         const event = { type: 'conversation.updated', businessId, conversationIds: [], probe } as InboxEvent & { probe: number };
-        await publish(db, event);
+        await publish(event, db);
       }
     };
     const awaitProbe = async (readers: Reader[], expect: number, timeoutMs: number) => {
@@ -742,7 +742,7 @@ async function main() {
           bench: { run, seq, sentAt: now() } satisfies Stamp,
         } as InboxEvent & { bench: Stamp };
         pending.push(
-          publish(db, event).catch(() => {
+          publish(event, db).catch(() => {
             publishErrors++;
             perBusiness.set(businessId, perBusiness.get(businessId)! - 1);
           }),

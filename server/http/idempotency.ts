@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { db, inAmbientTransaction } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { idempotencyKeys } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { logger } from '@/server/logger';
@@ -40,10 +40,10 @@ export async function withIdempotency(
   req: Request,
   caller: Caller,
   rawBody: string,
-  run: () => Promise<Response>,
+  run: (tx: Tx) => Promise<Response>,
 ): Promise<Response> {
   const key = req.headers.get('idempotency-key');
-  if (key === null) return run();
+  if (key === null) return run(db);
   if (!KEY.test(key)) throw AppError.invalid(['header', 'Idempotency-Key'], 'must be 1–255 visible ASCII characters');
 
   const path = new URL(req.url).pathname;
@@ -112,7 +112,7 @@ export async function withIdempotency(
 }
 
 /** Runs the request while holding the key: renews the lease, commits effects + response together. */
-async function runHolding(id: number, holder: string, run: () => Promise<Response>): Promise<Response> {
+async function runHolding(id: number, holder: string, run: (tx: Tx) => Promise<Response>): Promise<Response> {
   const mine = and(eq(idempotencyKeys.id, id), eq(idempotencyKeys.holder, holder), eq(idempotencyKeys.state, 'running'));
   // Created outside the request's transaction, so the renewals use their own connection.
   const renew = setInterval(() => {
@@ -125,10 +125,10 @@ async function runHolding(id: number, holder: string, run: () => Promise<Respons
   try {
     let response: Response;
     try {
-      response = await inAmbientTransaction(async () => {
-        const answer = await run();
+      response = await db.transaction(async (tx) => {
+        const answer = await run(tx);
         if (answer.status >= 400) throw new Rejected(answer);
-        const [completed] = await db
+        const [completed] = await tx
           .update(idempotencyKeys)
           .set({ state: 'completed', responseStatus: answer.status, responseBody: await bodyOf(answer), lockedUntil: null })
           .where(mine)

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { db, type Tx } from '@/db/client';
 import { AppError, HTTP_STATUS, isDatabaseUnavailable } from '@/server/errors';
 import { logger, type Logger } from '@/server/logger';
 import { assertBusinessAccess, assertPlatform, type Caller } from '@/server/services/auth';
@@ -32,6 +33,11 @@ type HandlerContext<P, Q, B, V = undefined> = {
   rawBytes: Buffer;
   /** The signed form, cleaned to be storable: `verifiedBy: 'twilio-signature'` operations only. */
   form: V extends 'twilio-signature' ? VerifiedForm : undefined;
+  /**
+   * Where the handler's statements run: with an Idempotency-Key, the transaction its effects and
+   * its stored response commit in together; otherwise the pool. Pass it to every service call.
+   */
+  tx: Tx;
 };
 
 type RouteContext = { params: Promise<Record<string, string | string[]>> };
@@ -141,7 +147,7 @@ async function run<
     body = op.body ? parseOrThrow('body', op.body, decoded) : decoded;
   }
 
-  const invoke = async (): Promise<Response> => {
+  const invoke = async (tx: Tx): Promise<Response> => {
     const result = await handler({
       req,
       requestId,
@@ -153,15 +159,16 @@ async function run<
       rawBody,
       rawBytes,
       form: form as never,
+      tx,
     });
     if (result instanceof Response) return result;
     return json(200, result === undefined ? null : result);
   };
   if (op.idempotent && caller) {
     // Errors inside become stored responses (a 409 replays as a 409); 5xx are never stored.
-    return withIdempotency(req, caller, rawBody, () => invoke().catch((err) => errorResponse(err, requestId, log)));
+    return withIdempotency(req, caller, rawBody, (tx) => invoke(tx).catch((err) => errorResponse(err, requestId, log)));
   }
-  return invoke();
+  return invoke(db);
 }
 
 /** A signed webhook's proof over its body (403 when it fails); a Twilio form comes back verified and cleaned. */

@@ -77,7 +77,7 @@ describe('live event stream', () => {
     expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toBe(CONNECTED_FRAME.toString());
     await new Promise((r) => setTimeout(r, 300)); // subscribed on the LISTEN hub
     const event = { type: 'message.status' as const, businessId: t.business.id, conversationIds: [3, 4], messageIds: [10, 11] };
-    await publish(db, event);
+    await publish(event, db);
     expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toBe(eventFrame(event).toString());
     await res.body!.cancel();
   });
@@ -104,8 +104,8 @@ describe('live event stream', () => {
     const res = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${a.sessionToken}` } });
     await readUntil(res.body!, (x) => x.includes('connected'));
     await new Promise((r) => setTimeout(r, 300));
-    await publish(db, { type: 'conversation.updated', businessId: b.business.id, conversationIds: [1] });
-    await publish(db, { type: 'conversation.updated', businessId: a.business.id, conversationIds: [2] });
+    await publish({ type: 'conversation.updated', businessId: b.business.id, conversationIds: [1] }, db);
+    await publish({ type: 'conversation.updated', businessId: a.business.id, conversationIds: [2] }, db);
     const mine = await readUntil(res.body!, (x) => x.includes('\n\n\n'));
     expect(mine).toContain(`"businessId":${a.business.id}`);
     expect(mine).not.toContain(`"businessId":${b.business.id}`);
@@ -161,7 +161,7 @@ describe('live event stream', () => {
       data: { code: 'CONFLICT', httpStatus: 409, path: 'inbox.events' },
     });
     // The other five still get events.
-    await publish(db, { type: 'conversation.updated', businessId: t.business.id, conversationIds: [5] });
+    await publish({ type: 'conversation.updated', businessId: t.business.id, conversationIds: [5] }, db);
     for (const res of open.slice(1))
       expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toContain('"conversationIds":[5]');
     for (const res of open) await res.body!.cancel();
@@ -233,7 +233,7 @@ describe('live event stream', () => {
     });
     for (let batch = 0; batch < 400 && !entry.res.destroyed; batch++) {
       await db.transaction(async (tx) => {
-        for (let k = 0; k < 100; k++) await publish(tx, big(batch * 100 + k));
+        for (let k = 0; k < 100; k++) await publish(big(batch * 100 + k), tx);
       });
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -244,7 +244,7 @@ describe('live event stream', () => {
     expect(streamMeter().count({ businessId: t.business.id })).toBe(1);
     // The reader that keeps up is still open and still fed.
     const got = readBytes;
-    await publish(db, { type: 'conversation.updated', businessId: t.business.id, conversationIds: [9] });
+    await publish({ type: 'conversation.updated', businessId: t.business.id, conversationIds: [9] }, db);
     for (let i = 0; i < 100 && readBytes === got; i++) await new Promise((r) => setTimeout(r, 50));
     expect(readBytes).toBeGreaterThan(got);
     slow.destroy();

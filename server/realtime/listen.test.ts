@@ -23,7 +23,7 @@ describe('LISTEN fan-out', () => {
     const other = followBusiness(902, 902);
     expect(streamMeter().count({ sessionId: 901 })).toBe(1);
     await mine.ready;
-    await publish(db, { type: 'conversation.updated', businessId: 901, conversationIds: [7] });
+    await publish({ type: 'conversation.updated', businessId: 901, conversationIds: [7] }, db);
     expect(await mine.next()).toEqual({ type: 'conversation.updated', businessId: 901, conversationIds: [7] });
     await expect(other.next(1500)).rejects.toThrow('no event in time');
     mine.stop();
@@ -37,7 +37,7 @@ describe('LISTEN fan-out', () => {
     // Ids of 19 digits (the longest a bigint has) make the largest payloads.
     const messageIds = Array.from({ length: 400 }, (_, i) => 9_000_000_000_000_000_000 + i * 1024);
     const conversationIds = Array.from({ length: 400 }, (_, i) => 1_000_000 + i);
-    await publish(db, { type: 'message.created', businessId: 904, conversationIds, messageIds });
+    await publish({ type: 'message.created', businessId: 904, conversationIds, messageIds }, db);
     const parts: { messageIds: number[]; conversationIds: number[] }[] = [];
     while (parts.length < 3) parts.push((await stream.next()) as (typeof parts)[number]);
     expect(parts.map((p) => p.messageIds.length)).toEqual([150, 150, 100]);
@@ -63,7 +63,7 @@ describe('LISTEN fan-out', () => {
     const fresh = followBusiness(903, 903);
     const got = fresh.next();
     await new Promise((r) => setTimeout(r, 300));
-    await publish(db, { type: 'conversation.updated', businessId: 903, conversationIds: [8] });
+    await publish({ type: 'conversation.updated', businessId: 903, conversationIds: [8] }, db);
     expect(await got).toMatchObject({ businessId: 903, conversationIds: [8] });
     fresh.stop();
   }, 30_000);

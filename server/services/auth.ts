@@ -225,8 +225,8 @@ export const loginUrl = (code: string) => `${env().publicBaseUrl}/login?token=${
  * fresh browser session (its own token, a child of the code's session, same lifetime). A used,
  * stale or unknown code, a revoked or expired session or a deactivated staff member gives null.
  */
-export async function redeemLoginCode(code: string): Promise<{ token: string; ttlSeconds: number } | null> {
-  return db.transaction(async (tx) => {
+export async function redeemLoginCode(code: string, tx: Tx = db): Promise<{ token: string; ttlSeconds: number } | null> {
+  return tx.transaction(async (tx) => {
     const [used] = await tx
       .update(loginCodes)
       .set({ usedAt: sql`now()` })

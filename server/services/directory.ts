@@ -19,7 +19,7 @@ type DirectoryQuery = { search?: string; external_id?: string; page: number; pag
 const likeTerm = (term: string) => `%${escapeLike(term)}%`;
 const iso = (d: Date | string) => new Date(d).toISOString();
 
-export async function listClients(businessId: number, q: DirectoryQuery) {
+export async function listClients(businessId: number, q: DirectoryQuery, tx: Tx = db) {
   const where: SQL[] = [sql`cl.business_id = ${businessId}`];
   if (q.external_id) where.push(sql`cl.external_id = ${q.external_id}`);
   if (q.search)
@@ -28,13 +28,13 @@ export async function listClients(businessId: number, q: DirectoryQuery) {
     );
   const cond = sql.join(where, sql` and `);
   const [rows, [total]] = await Promise.all([
-    db.execute<Omit<z.input<typeof ClientListResponse>, 'created_at'> & { created_at: Date }>(sql`
+    tx.execute<Omit<z.input<typeof ClientListResponse>, 'created_at'> & { created_at: Date }>(sql`
       select cl.id as client_id, cl.external_id, cl.name as client_name, cl.email as client_email, cl.phone_number as client_phone_number,
         cl.gender as client_gender, cl.image_url as client_image_url, cl.client_type, cl.location_id, c.id as conversation_id,
         ${clientOptedOutColumns('cl')}, cl.created_at
       from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id
       where ${cond} order by cl.name nulls last, cl.id limit ${q.page_size} offset ${(q.page - 1) * q.page_size}`),
-    db.execute<{ n: number }>(sql`select count(*)::int as n from clients cl where ${cond}`),
+    tx.execute<{ n: number }>(sql`select count(*)::int as n from clients cl where ${cond}`),
   ]);
   return {
     clients: rows.map((r) => ({ ...r, created_at: iso(r.created_at) })),
@@ -51,17 +51,17 @@ const STAFF = sql`
     (select count(*)::int from conversations c where c.business_id = s.business_id and c.assigned_staff_id = s.id and c.status = 'open') as open_conversations
   from staff s`;
 
-export async function listStaff(businessId: number, q: DirectoryQuery) {
+export async function listStaff(businessId: number, q: DirectoryQuery, tx: Tx = db) {
   const where: SQL[] = [sql`s.business_id = ${businessId}`];
   if (q.external_id) where.push(sql`s.external_id = ${q.external_id}`);
   if (q.search)
     where.push(sql`(s.name || ' ' || coalesce(s.email, '') || ' ' || coalesce(s.phone_number, '')) ilike ${likeTerm(q.search)}`);
   const cond = sql.join(where, sql` and `);
   const [rows, [total]] = await Promise.all([
-    db.execute<z.input<typeof StaffResponse>>(
+    tx.execute<z.input<typeof StaffResponse>>(
       sql`${STAFF} where ${cond} order by s.name, s.id limit ${q.page_size} offset ${(q.page - 1) * q.page_size}`,
     ),
-    db.execute<{ n: number }>(sql`select count(*)::int as n from staff s where ${cond}`),
+    tx.execute<{ n: number }>(sql`select count(*)::int as n from staff s where ${cond}`),
   ]);
   return {
     staffs: [...rows],
@@ -72,8 +72,8 @@ export async function listStaff(businessId: number, q: DirectoryQuery) {
   };
 }
 
-export async function staffProfile(businessId: number, staffId: number) {
-  const [row] = await db.execute<z.input<typeof StaffResponse>>(
+export async function staffProfile(businessId: number, staffId: number, tx: Tx = db) {
+  const [row] = await tx.execute<z.input<typeof StaffResponse>>(
     sql`${STAFF} where s.business_id = ${businessId} and s.id = ${staffId}`,
   );
   if (!row) throw AppError.notFound('Staff');
@@ -153,7 +153,7 @@ export async function defaultSmsNumber(businessId: number, tx: Tx = db): Promise
 }
 
 /** Finds the client with this number (oldest first), or creates a `lead`, under an advisory lock. */
-export async function findOrCreateClientByPhone(tx: Tx, businessId: number, phone: string): Promise<number> {
+export async function findOrCreateClientByPhone(businessId: number, phone: string, tx: Tx): Promise<number> {
   await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(${phone}))`);
   const [existing] = await tx
     .select({ id: clients.id })
@@ -174,10 +174,10 @@ export async function findOrCreateClientByPhone(tx: Tx, businessId: number, phon
  * with it (and `name`, when known), under the same advisory lock as every other lead creation.
  */
 export async function findOrCreateClientByEmail(
-  tx: Tx,
   businessId: number,
   email: string,
   name?: string | null,
+  tx: Tx = db,
 ): Promise<number> {
   const address = email.trim().toLowerCase();
   await tx.execute(sql`select pg_advisory_xact_lock(${businessId}, hashtext(${`email:${address}`}))`);

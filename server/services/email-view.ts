@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { emailFrameDocument, sanitizeEmailHtml } from '@/server/lib/email-html';
@@ -8,8 +8,8 @@ import { emailFrameDocument, sanitizeEmailHtml } from '@/server/lib/email-html';
  * An email's HTML part as the inbox shows it: sanitized, inside a frame document whose CSP blocks
  * scripts and remote loads (server/lib/email-html.ts). `null` document for a text-only email.
  */
-export async function emailView(businessId: number, messageId: number, allowRemoteImages: boolean) {
-  const [row] = await db
+export async function emailView(businessId: number, messageId: number, allowRemoteImages: boolean, tx: Tx = db) {
+  const [row] = await tx
     .select({ channel: messages.channel, metadata: messages.providerMetadata })
     .from(messages)
     .where(and(eq(messages.businessId, businessId), eq(messages.id, messageId)))

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 
 const startedAt = Date.now();
 export const APP_VERSION = process.env.npm_package_version ?? '0.1.0';
@@ -7,12 +7,12 @@ export const APP_VERSION = process.env.npm_package_version ?? '0.1.0';
 type ServiceHealth = { name: string; status: 'ok' | 'down'; latency_ms: number };
 
 /** Pings PostgreSQL with a short timeout, so a dead database answers "down" quickly, not after minutes. */
-export async function checkDatabase(timeoutMs = 2000): Promise<ServiceHealth> {
+export async function checkDatabase(timeoutMs = 2000, tx: Tx = db): Promise<ServiceHealth> {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      db.execute(sql`select 1`),
+      tx.execute(sql`select 1`),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
       }),
@@ -25,8 +25,8 @@ export async function checkDatabase(timeoutMs = 2000): Promise<ServiceHealth> {
   }
 }
 
-export async function getHealth() {
-  const database = await checkDatabase();
+export async function getHealth(tx: Tx = db) {
+  const database = await checkDatabase(undefined, tx);
   return {
     status: database.status === 'ok' ? ('ok' as const) : ('degraded' as const),
     version: APP_VERSION,

@@ -7,8 +7,8 @@ import { deleteUnattachedUploads } from '@/server/services/messages/uploads';
  * idempotency keys (24 h), rate-limit windows long past, sessions that ended more than a week ago,
  * and MMS uploads no message named within a day of their upload (docs/api.md#mms-uploads).
  */
-export async function runMaintenance() {
-  return { ...(await sweepExpiredRows()), uploads: await deleteUnattachedUploads() };
+export async function runMaintenance(tx: Tx = db) {
+  return { ...(await sweepExpiredRows(tx)), uploads: await deleteUnattachedUploads(undefined, tx) };
 }
 
 /** The expired rows of runMaintenance. */

@@ -1,3 +1,4 @@
+import { db, type Tx } from '@/db/client';
 import type PgBoss from 'pg-boss';
 import type { ClientsImportJob } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
@@ -14,12 +15,13 @@ import type { JobOutcome } from '@/server/jobs/outcomes';
 export async function importClientsBatch(
   jobs: PgBoss.JobWithMetadata<ClientsImportJob>[],
   log: Logger,
+  tx: Tx = db,
 ): Promise<Map<string, JobOutcome>> {
   const outcomes = new Map<string, JobOutcome>();
   for (const job of jobs) {
     const started = performance.now();
     try {
-      const result = await importClientsChunk(job.data);
+      const result = await importClientsChunk(job.data, tx);
       log.info(
         {
           business_id: job.data.businessId,
@@ -38,7 +40,7 @@ export async function importClientsBatch(
         'clients chunk failed',
       );
       if (job.retryCount >= job.retryLimit) {
-        await markClientsImportFailed(job.data, error).catch((e) =>
+        await markClientsImportFailed(job.data, error, tx).catch((e) =>
           log.error({ err: { message: (e as Error).message } }, 'could not mark the import failed'),
         );
       }

@@ -117,11 +117,11 @@ type UpsertCounts = { created: number; updated: number; unchanged: number };
  * existing ones alone. External ids must be unique within `rows` (the caller checks).
  */
 async function upsertByExternalId(
-  tx: Tx,
   entity: Entity,
   businessId: number,
   rows: object[],
   insertOnly = false,
+  tx: Tx = db,
 ): Promise<UpsertCounts> {
   if (rows.length === 0) return { created: 0, updated: 0, unchanged: 0 };
   const value = (c: Column) => (c.cast ? `(s.doc->>'${c.key}')::${c.cast}` : `s.doc->>'${c.key}'`);
@@ -173,10 +173,10 @@ async function upsertByExternalId(
 
 /** Ids by external_id, in the order of `externalIds`. */
 async function idsByExternalId(
-  tx: Tx,
   table: typeof locations | typeof staff | typeof clients,
   businessId: number,
   externalIds: string[],
+  tx: Tx,
 ) {
   if (externalIds.length === 0) return [];
   const rows = await tx
@@ -192,10 +192,15 @@ async function idsByExternalId(
  * then appends their consent records (docs/api.md#consent) and their opt-outs (docs/api.md#opt-out), in
  * the caller's transaction.
  */
-async function upsertClients(tx: Tx, businessId: number, rows: ClientImportRow[], insertOnly = false): Promise<UpsertCounts> {
-  const counts = await upsertByExternalId(tx, CLIENT_ENTITY, businessId, rows, insertOnly);
-  await importConsents(tx, businessId, rows);
-  await optOutImportedClients(tx, businessId, rows);
+async function upsertClients(
+  businessId: number,
+  rows: ClientImportRow[],
+  insertOnly = false,
+  tx: Tx = db,
+): Promise<UpsertCounts> {
+  const counts = await upsertByExternalId(CLIENT_ENTITY, businessId, rows, insertOnly, tx);
+  await importConsents(businessId, rows, tx);
+  await optOutImportedClients(businessId, rows, tx);
   return counts;
 }
 
@@ -334,8 +339,8 @@ type BusinessRow = typeof businesses.$inferSelect;
  * of one business run one after the other) or creates it. Only changed fields are written.
  */
 async function upsertBusiness(
-  tx: Tx,
   input: BusinessOnboardInput,
+  tx: Tx,
 ): Promise<{ row: BusinessRow; created: boolean; changed: boolean }> {
   const fields = {
     name: input.name,
@@ -394,7 +399,7 @@ async function upsertBusiness(
 }
 
 /** SMS numbers and the email sender. A number or address owned by another business → 409. */
-async function upsertSenders(tx: Tx, businessId: number, smsNumbers: string[] | undefined, input: BusinessOnboardInput) {
+async function upsertSenders(businessId: number, smsNumbers: string[] | undefined, input: BusinessOnboardInput, tx: Tx) {
   let numbers = 0;
   if (smsNumbers && smsNumbers.length > 0) {
     const taken = await tx.execute<{ phone_number: string }>(sql`
@@ -463,7 +468,7 @@ function overallStatus(steps: OnboardingStep[]): OnboardingStatus {
 /** POST /business/onboard (platform key; the transport checks that). Everything in one transaction. */
 export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db): Promise<OnboardResult> {
   return tx.transaction(async (tx) => {
-    const { row: business, created, changed } = await upsertBusiness(tx, input);
+    const { row: business, created, changed } = await upsertBusiness(input, tx);
     const businessId = business.id;
 
     const referencesLocations = [...(input.staff ?? []), ...(input.clients ?? [])].some((e) => e.location_external_id != null);
@@ -475,20 +480,20 @@ export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db):
       : [];
     const data = normalise(input, business.country, new Set(stored.map((l) => l.externalId!)));
 
-    const senders = await upsertSenders(tx, businessId, data.smsNumbers, input);
-    const locationCounts = await upsertByExternalId(tx, LOCATION_ENTITY, businessId, data.locations);
-    const staffCounts = await upsertByExternalId(tx, STAFF_ENTITY, businessId, data.staff);
+    const senders = await upsertSenders(businessId, data.smsNumbers, input, tx);
+    const locationCounts = await upsertByExternalId(LOCATION_ENTITY, businessId, data.locations, undefined, tx);
+    const staffCounts = await upsertByExternalId(STAFF_ENTITY, businessId, data.staff, undefined, tx);
     const locationIds = await idsByExternalId(
-      tx,
       locations,
       businessId,
       (input.locations ?? []).map((l) => l.external_id),
+      tx,
     );
     const staffIds = await idsByExternalId(
-      tx,
       staff,
       businessId,
       (input.staff ?? []).map((s) => s.external_id),
+      tx,
     );
 
     const previousClientsStep = (business.onboardingSteps as StoredStep[]).find((s) => s.name === 'clients');
@@ -505,12 +510,12 @@ export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db):
         total: 0,
       };
     } else if (total <= SYNC_CLIENT_LIMIT) {
-      const counts = await upsertClients(tx, businessId, data.clients);
+      const counts = await upsertClients(businessId, data.clients, undefined, tx);
       clientIds = await idsByExternalId(
-        tx,
         clients,
         businessId,
         data.clients.map((c) => c.external_id),
+        tx,
       );
       clientsStep = { name: 'clients', status: 'completed', detail: countsDetail(total, 'client', counts), done: total, total };
     } else {
@@ -611,7 +616,7 @@ export async function importClientsChunk(
     const current = step?.import_id === job.importId;
     if (current && step!.chunks_done?.includes(job.chunk)) return { outcome: 'already_imported' as const };
 
-    const counts = await upsertClients(tx, job.businessId, job.clients, !current);
+    const counts = await upsertClients(job.businessId, job.clients, !current, tx);
     if (!current) return { outcome: 'superseded' as const, ...counts };
 
     const done = (step!.done ?? 0) + job.clients.length;

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { SENDABLE_ORIGINS } from '@/db/schema';
 import { env } from '@/server/env';
 import { enqueueSends, liveSendJobMessageIds } from './messages/send-jobs';
@@ -23,9 +23,9 @@ const SEND_SWEEP_LOCK = 7_310_013;
  * `pending`/`failed` whose claim has lapsed is processed again (claimed first, so never twice at
  * once). Returns how many were tried.
  */
-export async function sweepUnprocessedEvents(log: Logger, limit = 100): Promise<number> {
+export async function sweepUnprocessedEvents(log: Logger, limit = 100, tx: Tx = db): Promise<number> {
   const maxAttempts = env().recoveryEventMaxAttempts;
-  const stale = await db.execute<{ id: number; attempts: number }>(sql`
+  const stale = await tx.execute<{ id: number; attempts: number }>(sql`
     select id, attempts from webhook_events
     where outcome in ('pending', 'failed')
       and received_at < now() - make_interval(secs => ${EVENT_LEASE_SECONDS})
@@ -36,7 +36,7 @@ export async function sweepUnprocessedEvents(log: Logger, limit = 100): Promise<
     limit ${limit}`);
   for (const event of stale) {
     try {
-      await reprocessEvent(event.id, event.attempts + 1 >= maxAttempts);
+      await reprocessEvent(event.id, event.attempts + 1 >= maxAttempts, tx);
     } catch (err) {
       log.warn({ event_id: event.id, err: { message: (err as Error).message } }, 'swept webhook event still fails');
     }
@@ -53,8 +53,12 @@ export async function sweepUnprocessedEvents(log: Logger, limit = 100): Promise<
  * One worker sweeps at a time (an advisory lock), and the check and the enqueue share a
  * transaction, so a message never gets two live jobs from here.
  */
-export async function requeueOrphanedSends(log: Logger, olderThanSeconds = env().recoveryOrphanedSendSeconds): Promise<number> {
-  return db.transaction(async (tx) => {
+export async function requeueOrphanedSends(
+  log: Logger,
+  olderThanSeconds = env().recoveryOrphanedSendSeconds,
+  tx: Tx = db,
+): Promise<number> {
+  return tx.transaction(async (tx) => {
     const [lock] = await tx.execute<{ locked: boolean }>(sql`select pg_try_advisory_xact_lock(${SEND_SWEEP_LOCK}) as locked`);
     if (!lock?.locked) return 0;
     // `not in` over the live jobs is hashed: one pass over them, whatever the backlog.
@@ -67,8 +71,8 @@ export async function requeueOrphanedSends(log: Logger, olderThanSeconds = env()
       limit 500`);
     if (orphans.length === 0) return 0;
     await enqueueSends(
-      tx,
       orphans.map((m) => ({ id: m.id, businessId: m.business_id, channel: m.channel, attempts: m.attempts })),
+      tx,
     );
     log.warn({ message_ids: orphans.map((m) => m.id) }, 'messages in flight without a send job; re-enqueued');
     return orphans.length;

@@ -1,5 +1,5 @@
 import { and, asc, eq } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { businesses, locations } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { locationWindowOut, sendingWindowOut } from '@/server/schemas/sending-windows';
@@ -11,13 +11,13 @@ import { SENDING_WINDOW_PRESETS, type SendingWindow } from '@/server/shared/quie
  * decided in server/services/compliance/quiet-hours.ts.
  */
 
-export async function sendingWindowSettings(businessId: number) {
-  const [business] = await db
+export async function sendingWindowSettings(businessId: number, tx: Tx = db) {
+  const [business] = await tx
     .select({ timezone: businesses.timezone, start: businesses.sendingWindowStart, end: businesses.sendingWindowEnd })
     .from(businesses)
     .where(eq(businesses.id, businessId));
   if (!business) throw AppError.notFound('Business');
-  const rows = await db
+  const rows = await tx
     .select()
     .from(locations)
     .where(eq(locations.businessId, businessId))
@@ -35,21 +35,26 @@ export async function sendingWindowSettings(businessId: number) {
   };
 }
 
-export async function setBusinessSendingWindow(businessId: number, window: SendingWindow) {
-  await db
+export async function setBusinessSendingWindow(businessId: number, window: SendingWindow, tx: Tx = db) {
+  await tx
     .update(businesses)
     .set({ sendingWindowStart: window.start, sendingWindowEnd: window.end, updatedAt: new Date() })
     .where(eq(businesses.id, businessId));
-  return sendingWindowSettings(businessId);
+  return sendingWindowSettings(businessId, tx);
 }
 
 /** A location's own window, or null: the location keeps to the business's. */
-export async function setLocationSendingWindow(businessId: number, locationId: number, window: SendingWindow | null) {
-  const [row] = await db
+export async function setLocationSendingWindow(
+  businessId: number,
+  locationId: number,
+  window: SendingWindow | null,
+  tx: Tx = db,
+) {
+  const [row] = await tx
     .update(locations)
     .set({ sendingWindowStart: window?.start ?? null, sendingWindowEnd: window?.end ?? null })
     .where(and(eq(locations.businessId, businessId), eq(locations.id, locationId)))
     .returning({ id: locations.id });
   if (!row) throw AppError.notFound('Location');
-  return sendingWindowSettings(businessId);
+  return sendingWindowSettings(businessId, tx);
 }

@@ -78,8 +78,8 @@ export async function createClient(
     })
     .returning();
   if (optedOutSms && row!.phoneNumber)
-    await optOut(tx, { businessId, channel: 'sms', address: row!.phoneNumber, source: 'staff' });
-  if (optedOutEmail && row!.email) await optOut(tx, { businessId, channel: 'email', address: row!.email, source: 'staff' });
+    await optOut({ businessId, channel: 'sms', address: row!.phoneNumber, source: 'staff' }, tx);
+  if (optedOutEmail && row!.email) await optOut({ businessId, channel: 'email', address: row!.email, source: 'staff' }, tx);
   return row!;
 }
 

@@ -64,7 +64,7 @@ export type InboundContext = {
   businessPhone: string;
 };
 
-export async function businessForReplies(tx: Tx, businessId: number) {
+export async function businessForReplies(businessId: number, tx: Tx) {
   const [row] = await tx
     .select({ name: businesses.name, timezone: businesses.timezone, country: businesses.country, settings: businesses.settings })
     .from(businesses)
@@ -78,7 +78,7 @@ export async function businessForReplies(tx: Tx, businessId: number) {
  * holds the client's advisory lock (findOrCreateClientByPhone), so two HELPs of one client cannot
  * both find none.
  */
-export async function helpAnsweredToday(tx: Tx, conversationId: number, timezone: string): Promise<boolean> {
+export async function helpAnsweredToday(conversationId: number, timezone: string, tx: Tx): Promise<boolean> {
   const rows = await tx.execute(sql`
     select 1 from messages
     where conversation_id = ${conversationId} and direction = 'outbound' and response_id is not null
@@ -94,45 +94,51 @@ export async function helpAnsweredToday(tx: Tx, conversationId: number, timezone
  * The inbound message is unique per MessageSid and this runs only when it is new, so a redelivered
  * webhook never queues a second answer. Returns the message id.
  */
-export async function queueAutoReply(tx: Tx, inbound: InboundContext, kind: AutoReply, content: string): Promise<number> {
+export async function queueAutoReply(inbound: InboundContext, kind: AutoReply, content: string, tx: Tx): Promise<number> {
   const segments = smsSegments(content);
-  const [row] = await insertMessages(tx, [
-    {
-      businessId: inbound.businessId,
-      conversationId: inbound.conversationId,
-      clientId: inbound.clientId,
-      channel: 'sms',
-      direction: 'outbound',
-      messageType: 'TEXT',
-      category: 'transactional',
-      senderType: 'system',
-      receiverType: 'client',
-      receiverId: inbound.clientId,
-      content,
-      fromAddress: inbound.businessPhone,
-      toAddress: inbound.clientPhone,
-      status: 'queued',
-      origin: 'system',
-      provider: configuredSmsProvider(),
-      providerMetadata: { auto_reply: kind, in_reply_to_sid: inbound.messageSid },
-      responseId: inbound.messageId,
-      requestId: randomUUID(),
-      isRead: true,
-      attempts: 1,
-      segments: segments.segments,
-      encoding: segments.encoding,
-      // After the inbound message (its sent_at is taken the same way), so the timeline reads in order.
-      sentAt: new Date(),
-    },
-  ]);
+  const [row] = await insertMessages(
+    [
+      {
+        businessId: inbound.businessId,
+        conversationId: inbound.conversationId,
+        clientId: inbound.clientId,
+        channel: 'sms',
+        direction: 'outbound',
+        messageType: 'TEXT',
+        category: 'transactional',
+        senderType: 'system',
+        receiverType: 'client',
+        receiverId: inbound.clientId,
+        content,
+        fromAddress: inbound.businessPhone,
+        toAddress: inbound.clientPhone,
+        status: 'queued',
+        origin: 'system',
+        provider: configuredSmsProvider(),
+        providerMetadata: { auto_reply: kind, in_reply_to_sid: inbound.messageSid },
+        responseId: inbound.messageId,
+        requestId: randomUUID(),
+        isRead: true,
+        attempts: 1,
+        segments: segments.segments,
+        encoding: segments.encoding,
+        // After the inbound message (its sent_at is taken the same way), so the timeline reads in order.
+        sentAt: new Date(),
+      },
+    ],
+    tx,
+  );
   const id = row!.id;
-  await touchConversations(tx, [row!]);
+  await touchConversations([row!], tx);
   await enqueue(tx, QUEUES.smsSend, [{ data: { messageId: id, businessId: inbound.businessId } }]);
-  await publish(tx, {
-    type: 'message.created',
-    businessId: inbound.businessId,
-    conversationIds: [inbound.conversationId],
-    messageIds: [id],
-  });
+  await publish(
+    {
+      type: 'message.created',
+      businessId: inbound.businessId,
+      conversationIds: [inbound.conversationId],
+      messageIds: [id],
+    },
+    tx,
+  );
   return id;
 }

@@ -285,7 +285,7 @@ describe('opting back in is a record, and only the client lifts their own opt-ou
       ['provider_error', 'the email provider reported an unsubscribe'],
       ['import', 'an import marked it opted out'],
     ] as const) {
-      await optOut(db, { businessId: t.business.id, channel: 'email', address: client.email!, source });
+      await optOut({ businessId: t.business.id, channel: 'email', address: client.email!, source }, db);
       const email = await jsonOf(await t.del(client.id, 'email', t.key));
       expect(email.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([
         ['body', 'source'],

@@ -82,8 +82,9 @@ export async function setClientOptOut(
   optedOut: boolean,
   actor: OptOutActor,
   statement: Pick<OptInRequest, 'source' | 'note'> = {},
+  tx: Tx = db,
 ) {
-  const [client] = await db
+  const [client] = await tx
     .select({ phone: clients.phoneNumber, email: clients.email })
     .from(clients)
     .where(and(eq(clients.businessId, businessId), eq(clients.id, clientId)))
@@ -94,11 +95,11 @@ export async function setClientOptOut(
     const kind = channel === 'sms' ? 'mobile number' : 'email address';
     throw AppError.invalid(['path', 'channel'], `This client has no ${kind} to opt ${optedOut ? 'out' : 'in'}`, 'missing');
   }
-  if (actor.staffId !== null) await requireStaff(businessId, actor.staffId, ['body', 'staff_id']);
+  if (actor.staffId !== null) await requireStaff(businessId, actor.staffId, ['body', 'staff_id'], tx);
   const target = { businessId, channel, address, staffId: actor.staffId };
-  await db.transaction(async (tx) => {
-    if (optedOut) await optOut(tx, { ...target, source: actor.via });
-    else await optBackIn(tx, target, actor, statement);
+  await tx.transaction(async (tx) => {
+    if (optedOut) await optOut({ ...target, source: actor.via }, tx);
+    else await optBackIn(target, actor, statement, tx);
     // Staff (or the API) decided about texts, either way: a possible opt-out left pending by an
     // inbound text is settled too (docs/api.md#possible-opt-outs). The lookups use the clients'
     // (business_id, phone_number) and (business_id, lower(email)) indexes.
@@ -113,19 +114,19 @@ export async function setClientOptOut(
       )
       select id from shown`);
     if (shown.length > 0)
-      await publish(tx, { type: 'conversation.updated', businessId, conversationIds: shown.map((r) => r.id) });
+      await publish({ type: 'conversation.updated', businessId, conversationIds: shown.map((r) => r.id) }, tx);
   });
-  return (await clientDetails(businessId, clientId))!;
+  return (await clientDetails(businessId, clientId, tx))!;
 }
 
 /** The opt-in, under the lock of the opt-out it lifts (a STOP arriving meanwhile is not lifted unseen). */
 async function optBackIn(
-  tx: Tx,
   target: { businessId: number; channel: OptOutChannel; address: string; staffId: number | null },
   actor: OptOutActor,
   statement: Pick<OptInRequest, 'source' | 'note'>,
+  tx: Tx,
 ): Promise<void> {
-  const current = await lockOptOut(tx, target);
+  const current = await lockOptOut(target, tx);
   if (!current) return; // not opted out: nothing to lift, nothing to record
   if (!setByHand(current) && !(statement.source && statement.note)) {
     const [text] = current.messageId
@@ -136,7 +137,7 @@ async function optBackIn(
       : [];
     throw refusal(current, text?.content ?? null, statement);
   }
-  await optIn(tx, { ...target, source: statement.source ?? actor.via, note: statement.note || null });
+  await optIn({ ...target, source: statement.source ?? actor.via, note: statement.note || null }, tx);
 }
 
 const toRecord = (r: typeof optOutEvents.$inferSelect): OptOutRecord => ({
@@ -155,8 +156,8 @@ const toRecord = (r: typeof optOutEvents.$inferSelect): OptOutRecord => ({
  * The opt-out history of the client's current phone number and email address (opt-outs and
  * opt-ins, newest first) and whether each is opted out now. 404 for a client the business does not have.
  */
-export async function clientOptOutHistory(businessId: number, clientId: number): Promise<ClientOptOutHistory> {
-  const [client] = await db.execute<{
+export async function clientOptOutHistory(businessId: number, clientId: number, tx: Tx = db): Promise<ClientOptOutHistory> {
+  const [client] = await tx.execute<{
     phone_number: string | null;
     email: string | null;
     opted_out_sms: boolean;
@@ -171,7 +172,7 @@ export async function clientOptOutHistory(businessId: number, clientId: number):
     ...(email ? [and(eq(optOutEvents.channel, 'email'), eq(optOutEvents.address, email))] : []),
   ];
   const rows = addresses.length
-    ? await db
+    ? await tx
         .select()
         .from(optOutEvents)
         .where(and(eq(optOutEvents.businessId, businessId), or(...addresses)))

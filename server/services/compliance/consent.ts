@@ -47,8 +47,9 @@ export async function recordConsent(
   clientId: number,
   input: ConsentRequest,
   recordedByStaffId: number | null,
+  tx: Tx = db,
 ): Promise<ConsentRecord> {
-  return db.transaction(async (tx) => {
+  return tx.transaction(async (tx) => {
     await requireClient(businessId, clientId, tx);
     const [row] = await tx
       .insert(consents)
@@ -71,9 +72,9 @@ export async function recordConsent(
 }
 
 /** A client's current consent per channel and purpose, and its history, newest first. */
-export async function clientConsents(businessId: number, clientId: number): Promise<ClientConsents> {
-  await requireClient(businessId, clientId);
-  const rows = await db
+export async function clientConsents(businessId: number, clientId: number, tx: Tx = db): Promise<ClientConsents> {
+  await requireClient(businessId, clientId, tx);
+  const rows = await tx
     .select()
     .from(consents)
     .where(and(eq(consents.businessId, businessId), eq(consents.clientId, clientId)))
@@ -92,9 +93,9 @@ export async function clientConsents(businessId: number, clientId: number): Prom
  * when it normalises the request, for that reason.
  */
 export async function importConsents(
-  tx: Tx,
   businessId: number,
   rows: readonly Pick<ClientImportRow, 'external_id' | 'consents'>[],
+  tx: Tx,
 ): Promise<number> {
   const withConsents = rows.filter((r) => r.consents?.length);
   if (withConsents.length === 0) return 0;
@@ -153,13 +154,13 @@ export function marketingConsentMissingSql(channel: ConsentChannel): SQL {
  * half of the rule marketingConsentMissingSql applies at send time. One query.
  */
 export async function addressesWithMarketingWithdrawn(
-  conn: Tx,
   businessId: number,
   channel: ConsentChannel,
   addresses: readonly string[],
+  tx: Tx,
 ): Promise<Set<string>> {
   if (addresses.length === 0) return new Set();
-  const rows = await conn.execute<{ address: string }>(sql`
+  const rows = await tx.execute<{ address: string }>(sql`
     select distinct a.address from unnest(${sql.param([...new Set(addresses)])}::text[]) a(address)
     join clients c on ${clientsAtAddressSql(channel, sql`${businessId}`, sql`a.address`)}
     where ${latestMarketingStatusSql(channel, sql`c.business_id`, sql`c.id`)} = 'withdrawn'`);
@@ -168,13 +169,13 @@ export async function addressesWithMarketingWithdrawn(
 
 /** Of these clients, those whose latest marketing consent for the channel is `given` (one query). */
 export async function clientsWithMarketingConsent(
-  conn: Tx,
   businessId: number,
   channel: ConsentChannel,
   clientIds: readonly number[],
+  tx: Tx,
 ): Promise<Set<number>> {
   if (clientIds.length === 0) return new Set();
-  const rows = await conn.execute<{ client_id: number }>(sql`
+  const rows = await tx.execute<{ client_id: number }>(sql`
     select latest.client_id from (
       select distinct on (k.client_id) k.client_id, k.status from consents k
       where k.business_id = ${businessId} and k.client_id = any(${sql.param([...new Set(clientIds)])}::int[])

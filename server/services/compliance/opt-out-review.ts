@@ -34,9 +34,9 @@ export async function deciderName(businessId: number, staffId: number | null, tx
  * The pending text the banner quotes: message `messageId` of the conversation, when it is still the
  * pending one (null otherwise, e.g. decided meanwhile). Read by primary key.
  */
-export async function pendingOptOutText(businessId: number, ref: ConversationRef, messageId: number) {
-  const conversation = await resolveConversation(businessId, ref);
-  const [row] = await db.execute<{ content: string | null; sent_at: Date | null }>(sql`
+export async function pendingOptOutText(businessId: number, ref: ConversationRef, messageId: number, tx: Tx = db) {
+  const conversation = await resolveConversation(businessId, ref, tx);
+  const [row] = await tx.execute<{ content: string | null; sent_at: Date | null }>(sql`
     select m.content, m.sent_at from conversations c
     join messages m on m.business_id = c.business_id and m.id = c.possible_opt_out_message_id
     where c.business_id = ${businessId} and c.id = ${conversation.id} and c.possible_opt_out_message_id = ${messageId}`);
@@ -56,10 +56,11 @@ export async function decidePossibleOptOut(
   ref: ConversationRef,
   decision: OptOutDecision,
   opts: { messageId?: number; staffId: number | null },
+  tx: Tx = db,
 ) {
-  const conversation = await resolveConversation(businessId, ref);
-  if (opts.staffId !== null) await requireStaff(businessId, opts.staffId, ['body', 'staff_id']);
-  return db.transaction(async (tx) => {
+  const conversation = await resolveConversation(businessId, ref, tx);
+  if (opts.staffId !== null) await requireStaff(businessId, opts.staffId, ['body', 'staff_id'], tx);
+  return tx.transaction(async (tx) => {
     // Locks the conversation: of two staff members deciding at once, the second finds nothing pending.
     const [pending] = await tx.execute<{
       message_id: number | null;
@@ -88,17 +89,17 @@ export async function decidePossibleOptOut(
       // The cause is named while the text exists (the pending id has no foreign key; opt_outs.message_id has).
       const cause = pending!.stored ? messageId : null;
       for (const address of numbers)
-        await optOut(tx, { businessId, channel: 'sms', address, source: 'staff', messageId: cause, staffId: opts.staffId });
+        await optOut({ businessId, channel: 'sms', address, source: 'staff', messageId: cause, staffId: opts.staffId }, tx);
     }
     await tx.execute(sql`update conversations set possible_opt_out_message_id = null
                          where business_id = ${businessId} and id = ${conversation.id}`);
     const who = await deciderName(businessId, opts.staffId, tx);
     const after = pending!.content ? ` after: ${quoted(pending!.content)}` : '';
     const note = decision === 'confirm' ? `Marked opted out of texts by ${who}${after}` : `Kept subscribed by ${who}${after}`;
-    await insertNote(tx, conversation, note, opts.staffId);
+    await insertNote(conversation, note, opts.staffId, tx);
     // The note's message.created names the conversation too; this one says its own fields changed
     // (the pending text, the opt-out), for any listener that refetches conversations only on it.
-    await publish(tx, { type: 'conversation.updated', businessId, conversationIds: [conversation.id] });
+    await publish({ type: 'conversation.updated', businessId, conversationIds: [conversation.id] }, tx);
     return conversationDetails(businessId, conversation.id, tx);
   });
 }

@@ -215,7 +215,6 @@ describe('the inbox composer', () => {
         messages: [{ client_id: conversation.clientId, message: 'Hello' }],
       } as never,
       'send',
-      undefined,
       { staffReply: { conversationId: conversation.id, sendNow } },
     );
     return messageOf(result.message_ids[0]!);

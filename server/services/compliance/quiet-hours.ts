@@ -83,18 +83,19 @@ export async function conversationQuietHours(
   businessId: number,
   conversation: { id: number; clientId: number; locationId: number | null },
   now: Date = new Date(),
+  tx: Tx = db,
 ) {
-  const [client] = await db
+  const [client] = await tx
     .select({ timeZone: clients.timezone, phoneNumber: clients.phoneNumber, locationId: clients.locationId })
     .from(clients)
     .where(and(eq(clients.businessId, businessId), eq(clients.id, conversation.clientId)));
-  const rules = await sendingRules(businessId);
+  const rules = await sendingRules(businessId, tx);
   const window = recipientWindow(rules, {
     timeZone: client?.timeZone ?? null,
     phoneNumber: client?.phoneNumber ?? null,
     locationId: client?.locationId ?? conversation.locationId,
   });
-  const lastInboundAt = await lastInboundWithinADay(businessId, conversation.id, now);
+  const lastInboundAt = await lastInboundWithinADay(businessId, conversation.id, now, tx);
   const open = windowOpen(window.time_zone, window, now);
   return {
     ...window,

@@ -9,8 +9,8 @@ import { equalsAny, textArray } from '@/db/sql-array';
  */
 
 /** One conversation per business + client: created on first contact, found afterwards. */
-export async function ensureConversations(tx: Tx, businessId: number, clientIds: number[]): Promise<Map<number, number>> {
-  return (await ensureConversationsWith(tx, businessId, new Map(clientIds.map((id) => [id, null])))).byClient;
+export async function ensureConversations(businessId: number, clientIds: number[], tx: Tx): Promise<Map<number, number>> {
+  return (await ensureConversationsWith(businessId, new Map(clientIds.map((id) => [id, null])), tx)).byClient;
 }
 
 /**
@@ -30,9 +30,9 @@ export type NewConversationStart = {
  * existed (or a concurrent writer created meanwhile) does not, and is touched by the caller.
  */
 export async function ensureConversationsWith(
-  tx: Tx,
   businessId: number,
   starts: Map<number, NewConversationStart | null>,
+  tx: Tx,
 ): Promise<{ byClient: Map<number, number>; created: Set<number> }> {
   const clientIds = [...starts.keys()];
   const created = new Set<number>();
@@ -86,7 +86,7 @@ type NewMessageCounts = { unread: number; inbound: number };
  * keeps counts exact under concurrent writers. What each message counts comes with it, so the
  * messages are not read again (for a 1,000-SMS request: two scans of 1,000 ids fewer).
  */
-export async function touchConversations(tx: Tx, newMessages: readonly NewMessage[]): Promise<void> {
+export async function touchConversations(newMessages: readonly NewMessage[], tx: Tx): Promise<void> {
   if (newMessages.length === 0) return;
   const perConversation = new Map<number, NewMessageCounts>();
   for (const m of newMessages) {
@@ -148,7 +148,7 @@ export function touchStatement(perConversation: Map<number, NewMessageCounts>): 
  * over; activity only moves forward. The caller locks the conversations before their messages
  * where it holds both, as touchConversations' callers do.
  */
-export async function refreshLatestMessages(tx: Tx, conversationIds: number[]): Promise<void> {
+export async function refreshLatestMessages(conversationIds: number[], tx: Tx): Promise<void> {
   if (conversationIds.length === 0) return;
   await tx.execute(sql`
     update conversations c set

@@ -187,7 +187,7 @@ describe('read-status calls racing each other', () => {
     const client = await createClient(t.business.id);
     const conv = await createConversation(t.business.id, client.id);
     const inbound = (content: string) => unreadInboundSms(conv, content);
-    const [x, z, y] = await db.transaction((tx) => insertMessages(tx, [inbound('x'), inbound('z'), inbound('y')]));
+    const [x, z, y] = await db.transaction((tx) => insertMessages([inbound('x'), inbound('z'), inbound('y')], tx));
     await db.update(conversations).set({ unreadCount: 3 }).where(eq(conversations.id, conv.id));
     // Statistics as autovacuum would gather them: a small table is read by a sequential scan.
     await db.execute(sql`analyze messages`);
@@ -254,16 +254,16 @@ async function interleavedWriters() {
   const bHasLock = new Promise<void>((r) => (bTouched = r));
 
   const writerB = db.transaction(async (tx) => {
-    const [m] = await insertMessages(tx, [row('newer (B)', new Date(now))]);
-    await touchConversations(tx, [m!]);
+    const [m] = await insertMessages([row('newer (B)', new Date(now))], tx);
+    await touchConversations([m!], tx);
     bTouched();
     await bMayCommit;
     return m!.id;
   });
   await bHasLock;
   const writerA = db.transaction(async (tx) => {
-    const [m] = await insertMessages(tx, [row('older (A)', new Date(now - 1000))]);
-    await touchConversations(tx, [m!]);
+    const [m] = await insertMessages([row('older (A)', new Date(now - 1000))], tx);
+    await touchConversations([m!], tx);
     return m!.id;
   });
   // Wait until A is blocked on B's conversation lock.

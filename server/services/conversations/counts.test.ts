@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db, inAmbientTransaction } from '@/db/client';
+import { db } from '@/db/client';
 import { clients, conversations, COUNT_DIMENSIONS } from '@/db/schema';
 import { flagMessage, markMessagesRead } from './messages';
 import { compactConversationCounts } from './counts';
@@ -193,23 +193,25 @@ function operations(b: Business, random: () => number) {
       const [message] = await db.execute<{ id: number }>(
         sql`select id from messages where business_id = ${b.t.business.id} and conversation_id = ${id} order by random() limit 1`,
       );
-      await inAmbientTransaction(async () => {
-        await db.execute(
-          sql`select id from messages where business_id = ${b.t.business.id} and conversation_id = ${id} order by id for update`,
-        );
-        await markMessagesRead(b.t.business.id, { conversation_id: id, is_read: false });
-        if (message) await flagMessage(b.t.business.id, message.id, true);
-        await setConversationStatus(b.t.business.id, id, statusBody(), null);
-        await assignConversation(b.t.business.id, id, pick(b.staff), null);
-        await labelConversation(b.t.business.id, id, pick(LABELS), null);
-        await db.execute(sql`update conversations set unread_count = unread_count + 5, flagged_count = flagged_count + 1,
-                             possible_opt_out_message_id = 1, last_channel = 'voice'
-                             where business_id = ${b.t.business.id} and id = ${id}`);
-        await createConversation(b.t.business.id, (await createClient(b.t.business.id)).id, { status: 'pending' });
-        throw new Rollback();
-      }).catch((err) => {
-        if (!(err instanceof Rollback)) throw err;
-      });
+      await db
+        .transaction(async (tx) => {
+          await tx.execute(
+            sql`select id from messages where business_id = ${b.t.business.id} and conversation_id = ${id} order by id for update`,
+          );
+          await markMessagesRead(b.t.business.id, { conversation_id: id, is_read: false }, tx);
+          if (message) await flagMessage(b.t.business.id, message.id, true, tx);
+          await setConversationStatus(b.t.business.id, id, statusBody(), null, tx);
+          await assignConversation(b.t.business.id, id, pick(b.staff), null, tx);
+          await labelConversation(b.t.business.id, id, pick(LABELS), null, tx);
+          await tx.execute(sql`update conversations set unread_count = unread_count + 5, flagged_count = flagged_count + 1,
+                               possible_opt_out_message_id = 1, last_channel = 'voice'
+                               where business_id = ${b.t.business.id} and id = ${id}`);
+          await createConversation(b.t.business.id, (await createClient(b.t.business.id, {}, tx)).id, { status: 'pending' }, tx);
+          throw new Rollback();
+        })
+        .catch((err: unknown) => {
+          if (!(err instanceof Rollback)) throw err;
+        });
       return { status: 'rolled back' };
     },
   };

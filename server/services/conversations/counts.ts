@@ -40,19 +40,19 @@ const filtersStatement = fixedStatement<{ businessId: number }>(
 );
 
 /** GET /conversations/filters: every value with its count, from the kept counts in one statement. */
-export async function conversationFilters(businessId: number, staffId: number | null) {
+export async function conversationFilters(businessId: number, staffId: number | null, tx: Tx = db) {
   const [row] = await filtersStatement<{
     counts: Record<string, number>;
     labels: { value: string; count: number }[];
     locations: { location_id: number; name: string; count: number }[];
     pending: number;
-  }>({ businessId });
+  }>({ businessId }, '', tx);
   const { counts, labels, locations, pending } = row!;
   // The answer above is already exact; folding keeps the next reads short when the worker's
   // compaction is behind (or not running). A failure here is the next compaction's to retry, not
   // this read's.
   if (pending > COMPACT_ON_READ_AFTER)
-    await compactConversationCounts(businessId).catch((err: Error) =>
+    await compactConversationCounts(businessId, tx).catch((err: Error) =>
       logger.warn({ err: { message: err.message }, businessId }, 'conversation counts compaction on read failed'),
     );
   const count = (dimension: CountDimension, value = '') => counts[`${dimension}:${value}`] ?? 0;

@@ -942,12 +942,12 @@ describe('ensureConversations: one conversation per client', () => {
     const created = new Promise<void>((resolve) => (firstCreated = resolve));
     const [a, b] = await Promise.all([
       db.transaction(async (tx) => {
-        const map = await ensureConversations(tx, business.id, ids);
+        const map = await ensureConversations(business.id, ids, tx);
         firstCreated();
         await new Promise((r) => setTimeout(r, 300));
         return map;
       }),
-      created.then(() => db.transaction((tx) => ensureConversations(tx, business.id, [...ids].reverse()))),
+      created.then(() => db.transaction((tx) => ensureConversations(business.id, [...ids].reverse(), tx))),
     ]);
     expect(a.get(existing.id)).toBe(existingConversation.id);
     expect([...a.entries()].sort()).toEqual([...b.entries()].sort());

@@ -66,8 +66,8 @@ export async function conversationDetails(businessId: number, conversationId: nu
 }
 
 /** Client details (docs/api.md#clients-staff-and-locations): `null` for a client this business does not have. */
-export async function clientDetails(businessId: number, clientId: number): Promise<Details | null> {
-  const [row] = await clientDetailsStatement<Row>({ businessId, id: clientId });
+export async function clientDetails(businessId: number, clientId: number, tx: Tx = db): Promise<Details | null> {
+  const [row] = await clientDetailsStatement<Row>({ businessId, id: clientId }, '', tx);
   return row ? toDetails(row) : null;
 }
 
@@ -250,8 +250,13 @@ const listStatement = fixedStatement<ListValues>((p, shape) => {
  * activity first, page-based. The page's conversations come from PostgreSQL as one JSON array, so
  * Node neither parses 25 rows of 30 columns nor serialises them again (bench:inbox's profile).
  */
-export async function listConversationsJson(businessId: number, q: ListQuery, staffId: number | null): Promise<string> {
-  const { items, total } = await listPage(businessId, q, staffId);
+export async function listConversationsJson(
+  businessId: number,
+  q: ListQuery,
+  staffId: number | null,
+  tx: Tx = db,
+): Promise<string> {
+  const { items, total } = await listPage(businessId, q, staffId, tx);
   return `{"conversations":${items},"total_conversations":${total},"page":${q.page},"page_size":${q.page_size},"next_page":${q.page * q.page_size < total}}`;
 }
 
@@ -260,14 +265,21 @@ export async function listConversations(
   businessId: number,
   q: ListQuery,
   staffId: number | null,
+  tx: Tx = db,
 ): Promise<{ conversations: Details[]; total_conversations: number; page: number; page_size: number; next_page: boolean }> {
-  return JSON.parse(await listConversationsJson(businessId, q, staffId));
+  return JSON.parse(await listConversationsJson(businessId, q, staffId, tx));
 }
 
-async function listPage(businessId: number, q: ListQuery, staffId: number | null): Promise<{ items: string; total: number }> {
+async function listPage(
+  businessId: number,
+  q: ListQuery,
+  staffId: number | null,
+  tx: Tx = db,
+): Promise<{ items: string; total: number }> {
   if (q.location_id !== undefined) {
     const [loc] = await executePrepared(
       sql`select 1 as found from locations where business_id = ${businessId} and id = ${q.location_id}`,
+      tx,
     );
     if (!loc) throw AppError.invalid(['query', 'location_id'], `Location ${q.location_id} not found in this business`);
   }
@@ -285,8 +297,8 @@ async function listPage(businessId: number, q: ListQuery, staffId: number | null
   };
   // Prepared and rendered once per shape (db/prepared.ts) except with a search, whose plan depends on the term.
   const [row] = q.search
-    ? await db.execute<{ items: string; total: number }>(listQuery(values, q))
-    : await listStatement<{ items: string; total: number }>(values, listShape(q));
+    ? await tx.execute<{ items: string; total: number }>(listQuery(values, q))
+    : await listStatement<{ items: string; total: number }>(values, listShape(q), tx);
   return row!;
 }
 
@@ -296,15 +308,16 @@ async function updateConversation(
   conversationId: number,
   set: Partial<typeof conversations.$inferInsert>,
   activity = true,
+  tx: Tx = db,
 ) {
-  return db.transaction(async (tx) => {
+  return tx.transaction(async (tx) => {
     const rows = await tx
       .update(conversations)
       .set(activity ? { ...set, lastActivityAt: sql`now()` } : set)
       .where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId)))
       .returning({ id: conversations.id });
     if (!rows.length) throw AppError.notFound('Conversation');
-    await publish(tx, { type: 'conversation.updated', businessId, conversationIds: [conversationId] });
+    await publish({ type: 'conversation.updated', businessId, conversationIds: [conversationId] }, tx);
     return conversationDetails(businessId, conversationId, tx);
   });
 }
@@ -315,10 +328,11 @@ export async function assignConversation(
   conversation: ConversationRef,
   staffId: number | null,
   actingStaffId: number | null,
+  tx: Tx = db,
 ) {
-  const { id } = await resolveConversation(businessId, conversation);
-  if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id']);
-  return updateConversation(businessId, id, { assignedStaffId: staffId, updatedByStaffId: actingStaffId });
+  const { id } = await resolveConversation(businessId, conversation, tx);
+  if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id'], tx);
+  return updateConversation(businessId, id, { assignedStaffId: staffId, updatedByStaffId: actingStaffId }, undefined, tx);
 }
 
 /** POST /status: any status to any other (docs/api.md#conversation-statuses); snoozed needs a future time, resolved records who. */
@@ -327,16 +341,23 @@ export async function setConversationStatus(
   conversation: ConversationRef,
   body: { status: ConversationStatus; snoozed_until?: Date; staff_id?: number },
   sessionStaffId: number | null,
+  tx: Tx = db,
 ) {
-  const { id } = await resolveConversation(businessId, conversation);
+  const { id } = await resolveConversation(businessId, conversation, tx);
   const acting =
-    body.staff_id !== undefined ? await requireStaff(businessId, body.staff_id, ['body', 'staff_id']) : sessionStaffId;
-  return updateConversation(businessId, id, {
-    status: body.status,
-    snoozedUntil: body.status === 'snoozed' ? body.snoozed_until! : null,
-    resolvedByStaffId: body.status === 'resolved' ? acting : null,
-    updatedByStaffId: acting,
-  });
+    body.staff_id !== undefined ? await requireStaff(businessId, body.staff_id, ['body', 'staff_id'], tx) : sessionStaffId;
+  return updateConversation(
+    businessId,
+    id,
+    {
+      status: body.status,
+      snoozedUntil: body.status === 'snoozed' ? body.snoozed_until! : null,
+      resolvedByStaffId: body.status === 'resolved' ? acting : null,
+      updatedByStaffId: acting,
+    },
+    undefined,
+    tx,
+  );
 }
 
 /** POST /label: a label of 1–50 characters, or null to clear it. */
@@ -345,9 +366,10 @@ export async function labelConversation(
   conversation: ConversationRef,
   label: string | null,
   actingStaffId: number | null,
+  tx: Tx = db,
 ) {
-  const { id } = await resolveConversation(businessId, conversation);
-  return updateConversation(businessId, id, { label, updatedByStaffId: actingStaffId }, false);
+  const { id } = await resolveConversation(businessId, conversation, tx);
+  return updateConversation(businessId, id, { label, updatedByStaffId: actingStaffId }, false, tx);
 }
 
 /** Snoozed conversations whose time has passed open again (run every minute by the worker). */
@@ -359,6 +381,6 @@ export async function wakeSnoozedConversations(tx: Tx = db): Promise<number> {
   const byBusiness = new Map<number, number[]>();
   for (const r of rows) byBusiness.set(r.business_id, [...(byBusiness.get(r.business_id) ?? []), r.id]);
   for (const [businessId, conversationIds] of byBusiness)
-    await publish(tx, { type: 'conversation.updated', businessId, conversationIds });
+    await publish({ type: 'conversation.updated', businessId, conversationIds }, tx);
   return rows.length;
 }

@@ -61,17 +61,19 @@ async function messagesPage(
   filter: MessageFilter,
   page: number,
   pageSize: number,
+  tx: Tx = db,
 ): Promise<{ items: string; total: number }> {
   // Tenancy: a conversation given by the caller is checked here; one named by id is looked up with
   // its business inside the statement, which then finds nothing when it is not this business's.
   const conversationId =
-    typeof conversation === 'number' ? conversation : (await resolveConversation(businessId, conversation)).id;
+    typeof conversation === 'number' ? conversation : (await resolveConversation(businessId, conversation, tx)).id;
   const [row] = await messagesPageStatement<{ items: string; total: number }>(
     { businessId, conversationId, limit: pageSize, offset: (page - 1) * pageSize },
     filter,
+    tx,
   );
   // Nothing under this filter: an empty page of an existing conversation, or no such conversation (404).
-  if (row!.total === 0) await resolveConversation(businessId, conversationId);
+  if (row!.total === 0) await resolveConversation(businessId, conversationId, tx);
   return row!;
 }
 
@@ -82,8 +84,9 @@ export async function conversationMessagesJson(
   filter: MessageFilter,
   page: number,
   pageSize: number,
+  tx: Tx = db,
 ): Promise<string> {
-  const { items, total } = await messagesPage(businessId, conversation, filter, page, pageSize);
+  const { items, total } = await messagesPage(businessId, conversation, filter, page, pageSize, tx);
   return `{"messages":${items},"total_messages":${total},"page":${page},"page_size":${pageSize},"next_page":${page * pageSize < total}}`;
 }
 
@@ -94,16 +97,17 @@ export async function conversationMessages(
   filter: MessageFilter,
   page: number,
   pageSize: number,
+  tx: Tx = db,
 ): Promise<{ messages: MessageItemOut[]; total_messages: number; page: number; page_size: number; next_page: boolean }> {
-  return JSON.parse(await conversationMessagesJson(businessId, conversation, filter, page, pageSize));
+  return JSON.parse(await conversationMessagesJson(businessId, conversation, filter, page, pageSize, tx));
 }
 
 /** POST /notes: an internal note by a staff member of the business (or no author with an API key). */
-export async function addNote(businessId: number, ref: ConversationRef, content: string, staffId: number | null) {
-  const conversation = await resolveConversation(businessId, ref);
-  if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id']);
-  const id = await db.transaction((tx) => insertNote(tx, conversation, content, staffId));
-  const [item] = await selectMessageItems(db).where(eq(messages.id, id));
+export async function addNote(businessId: number, ref: ConversationRef, content: string, staffId: number | null, tx: Tx = db) {
+  const conversation = await resolveConversation(businessId, ref, tx);
+  if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id'], tx);
+  const id = await tx.transaction((tx) => insertNote(conversation, content, staffId, tx));
+  const [item] = await selectMessageItems(tx).where(eq(messages.id, id));
   return { success: true, data: toMessageItem(item!) };
 }
 
@@ -112,32 +116,35 @@ export async function addNote(businessId: number, ref: ConversationRef, content:
  * message and activity move (touchConversations) and the inbox hears of it. Its id.
  */
 export async function insertNote(
-  tx: Tx,
   conversation: { id: number; businessId: number; clientId: number },
   content: string,
   staffId: number | null,
+  tx: Tx,
 ): Promise<number> {
   const { businessId } = conversation;
-  const [row] = await insertMessages(tx, [
-    {
-      businessId,
-      conversationId: conversation.id,
-      clientId: conversation.clientId,
-      channel: null,
-      direction: 'outbound',
-      messageType: 'NOTE',
-      senderType: 'staff',
-      senderId: staffId,
-      staffId,
-      content,
-      status: 'sent',
-      origin: 'system',
-      isRead: true,
-      sentAt: new Date(),
-    },
-  ]);
-  await touchConversations(tx, [row!]);
-  await publish(tx, { type: 'message.created', businessId, conversationIds: [conversation.id], messageIds: [row!.id] });
+  const [row] = await insertMessages(
+    [
+      {
+        businessId,
+        conversationId: conversation.id,
+        clientId: conversation.clientId,
+        channel: null,
+        direction: 'outbound',
+        messageType: 'NOTE',
+        senderType: 'staff',
+        senderId: staffId,
+        staffId,
+        content,
+        status: 'sent',
+        origin: 'system',
+        isRead: true,
+        sentAt: new Date(),
+      },
+    ],
+    tx,
+  );
+  await touchConversations([row!], tx);
+  await publish({ type: 'message.created', businessId, conversationIds: [conversation.id], messageIds: [row!.id] }, tx);
   return row!.id;
 }
 
@@ -149,16 +156,17 @@ export async function insertNote(
 export async function markMessagesRead(
   businessId: number,
   filters: { conversation_id?: number; client_id?: number; message_ids?: number[]; up_to_message_id?: number; is_read: boolean },
+  tx: Tx = db,
 ) {
   if (filters.conversation_id !== undefined) {
-    const [c] = await db.execute(
+    const [c] = await tx.execute(
       sql`select 1 from conversations where business_id = ${businessId} and id = ${filters.conversation_id}`,
     );
     if (!c)
       throw AppError.invalid(['body', 'conversation_id'], `Conversation ${filters.conversation_id} not found in this business`);
   }
   if (filters.client_id !== undefined) {
-    const [c] = await db
+    const [c] = await tx
       .select({ id: clients.id })
       .from(clients)
       .where(and(eq(clients.businessId, businessId), eq(clients.id, filters.client_id)));
@@ -166,7 +174,7 @@ export async function markMessagesRead(
   }
   if (filters.message_ids || filters.up_to_message_id !== undefined) {
     const ids = [...(filters.message_ids ?? []), ...(filters.up_to_message_id !== undefined ? [filters.up_to_message_id] : [])];
-    const found = await db.execute<{ id: number }>(
+    const found = await tx.execute<{ id: number }>(
       sql`select id from messages where business_id = ${businessId} and id = any(${sql.param(ids)}::bigint[])`,
     );
     const known = new Set(found.map((r) => r.id));
@@ -201,7 +209,7 @@ export async function markMessagesRead(
   if (filters.message_ids) selectors.push(sql`m.id = any(${sql.param(filters.message_ids)}::bigint[])`);
   if (filters.up_to_message_id !== undefined) selectors.push(sql`m.id <= ${filters.up_to_message_id}`);
   const delta = filters.is_read ? -1 : 1;
-  const result = await db.transaction(async (tx) => {
+  const result = await tx.transaction(async (tx) => {
     // Rows are locked in id order before they change, so overlapping calls queue, never deadlock.
     const changed = await tx.execute<{ conversation_id: number; n: number; max_id: number }>(sql`
       with target as (
@@ -220,15 +228,15 @@ export async function markMessagesRead(
         where id = ${c.conversation_id} and business_id = ${businessId}`);
     }
     if (changed.length)
-      await publish(tx, { type: 'conversation.updated', businessId, conversationIds: changed.map((c) => c.conversation_id) });
+      await publish({ type: 'conversation.updated', businessId, conversationIds: changed.map((c) => c.conversation_id) }, tx);
     return changed.reduce((sum, c) => sum + c.n, 0);
   });
   return { success: true, updated: result, message: `${result} message(s) marked ${filters.is_read ? 'read' : 'unread'}` };
 }
 
 /** POST /messages/{id}/flag: flagged_count moves by one only when the flag actually changes. */
-export async function flagMessage(businessId: number, messageId: number, flagged: boolean) {
-  const found = await db.transaction(async (tx) => {
+export async function flagMessage(businessId: number, messageId: number, flagged: boolean, tx: Tx = db) {
+  const found = await tx.transaction(async (tx) => {
     const [row] = await tx.execute<{ id: number; conversation_id: number; changed: boolean }>(sql`
       with target as (select id, conversation_id, flagged from messages where business_id = ${businessId} and id = ${messageId} for update),
       upd as (update messages m set flagged = ${flagged} from target t where m.id = t.id and t.flagged <> ${flagged} returning m.id)
@@ -237,11 +245,11 @@ export async function flagMessage(businessId: number, messageId: number, flagged
     if (row.changed) {
       await tx.execute(sql`update conversations set flagged_count = greatest(flagged_count + ${flagged ? 1 : -1}, 0)
                            where id = ${row.conversation_id} and business_id = ${businessId}`);
-      await publish(tx, { type: 'message.status', businessId, conversationIds: [row.conversation_id], messageIds: [messageId] });
+      await publish({ type: 'message.status', businessId, conversationIds: [row.conversation_id], messageIds: [messageId] }, tx);
     }
     return row;
   });
   if (!found) throw AppError.notFound('Message');
-  const [item] = await selectMessageItems(db).where(eq(messages.id, messageId));
+  const [item] = await selectMessageItems(tx).where(eq(messages.id, messageId));
   return { success: true, data: toMessageItem(item!) };
 }

@@ -19,15 +19,20 @@ import { clientOptedOutColumns } from '@/server/services/messages/suppression';
 /** Exactly one of the three (the request schemas check it). */
 export type ConversationTarget = { client_id?: number; phone_number?: string; email?: string };
 
-export async function startConversation(businessId: number, target: ConversationTarget, loc: ErrorLocation[0] = 'body') {
-  const conversationId = await db.transaction(async (tx) => {
-    const clientId = await clientFor(tx, businessId, target, loc);
-    return (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
+export async function startConversation(
+  businessId: number,
+  target: ConversationTarget,
+  loc: ErrorLocation[0] = 'body',
+  tx: Tx = db,
+) {
+  const conversationId = await tx.transaction(async (tx) => {
+    const clientId = await clientFor(businessId, target, loc, tx);
+    return (await ensureConversations(businessId, [clientId], tx)).get(clientId)!;
   });
-  return conversationDetails(businessId, conversationId);
+  return conversationDetails(businessId, conversationId, tx);
 }
 
-async function clientFor(tx: Tx, businessId: number, target: ConversationTarget, loc: ErrorLocation[0]): Promise<number> {
+async function clientFor(businessId: number, target: ConversationTarget, loc: ErrorLocation[0], tx: Tx): Promise<number> {
   if (target.client_id !== undefined) {
     const [client] = await tx
       .select({ id: clients.id })
@@ -41,19 +46,19 @@ async function clientFor(tx: Tx, businessId: number, target: ConversationTarget,
     const country = await businessCountry(businessId, tx);
     const phone = normalizePhone(target.phone_number, country);
     if (!phone) throw AppError.invalid([loc, 'phone_number'], `is not a phone number (read with country ${country})`);
-    return findOrCreateClientByPhone(tx, businessId, phone);
+    return findOrCreateClientByPhone(businessId, phone, tx);
   }
-  if (target.email !== undefined) return findOrCreateClientByEmail(tx, businessId, target.email);
+  if (target.email !== undefined) return findOrCreateClientByEmail(businessId, target.email, undefined, tx);
   throw AppError.invalid([loc], 'Give one of client_id, phone_number or email');
 }
 
 /** The picker's matches: by name, email or number as typed, and by the number read in the business's country. */
 const PICKER_LIMIT = 8;
 
-export async function findClientsToMessage(businessId: number, term: string) {
+export async function findClientsToMessage(businessId: number, term: string, tx: Tx = db) {
   const typed = term.trim();
-  const phone = normalizePhone(typed, await businessCountry(businessId));
-  const rows = await db.execute<{
+  const phone = normalizePhone(typed, await businessCountry(businessId, tx));
+  const rows = await tx.execute<{
     client_id: number;
     client_name: string | null;
     client_phone_number: string | null;

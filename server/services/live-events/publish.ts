@@ -40,7 +40,7 @@ export function messageStatusNotifySql(changed: SQL): SQL {
     group by c.business_id, c.chunk`;
 }
 
-export async function publish(tx: Tx, event: InboxEvent): Promise<void> {
+export async function publish(event: InboxEvent, tx: Tx): Promise<void> {
   const conversationIds = [...new Set(event.conversationIds)];
   const messageIds = 'messageIds' in event ? event.messageIds : [];
   // Every id reaches some part: both lists are split at the same offsets.

@@ -6,7 +6,7 @@ import { createClient, createConversation, createLocation, createMessage, create
 import { keptCountDifferences } from '@/server/testing/kept-counts';
 import { countsAsUnread, fileMessages, insertMessages } from './insert';
 
-type NewRow = Parameters<typeof fileMessages>[2][number];
+type NewRow = Parameters<typeof fileMessages>[1][number];
 
 const row = (businessId: number, clientId: number, overrides: Partial<NewRow> = {}): NewRow => ({
   businessId,
@@ -66,13 +66,17 @@ describe('fileMessages: a bulk write into new and existing conversations', () =>
     const now = new Date();
     const earlier = new Date(now.getTime() - 5_000);
     const inserted = await db.transaction((tx) =>
-      fileMessages(tx, businessId, [
-        row(businessId, twice.id, { content: 'Second, sent later', direction: 'inbound', isRead: false, sentAt: now }),
-        row(businessId, known.id, { content: 'Reminder for the known client', sentAt: now }),
-        row(businessId, fresh.id, { content: 'Welcome!', channel: 'email', messageType: 'EMAIL', sentAt: now }),
-        // Listed after, sent before: the latest message goes by sent_at first, as touchConversations orders.
-        row(businessId, twice.id, { content: 'First, sent earlier', direction: 'inbound', isRead: false, sentAt: earlier }),
-      ]),
+      fileMessages(
+        businessId,
+        [
+          row(businessId, twice.id, { content: 'Second, sent later', direction: 'inbound', isRead: false, sentAt: now }),
+          row(businessId, known.id, { content: 'Reminder for the known client', sentAt: now }),
+          row(businessId, fresh.id, { content: 'Welcome!', channel: 'email', messageType: 'EMAIL', sentAt: now }),
+          // Listed after, sent before: the latest message goes by sent_at first, as touchConversations orders.
+          row(businessId, twice.id, { content: 'First, sent earlier', direction: 'inbound', isRead: false, sentAt: earlier }),
+        ],
+        tx,
+      ),
     );
 
     expect(inserted.map((m) => m.id)).toEqual([...inserted.map((m) => m.id)].sort((a, b) => a - b));
@@ -122,7 +126,7 @@ describe('fileMessages: a bulk write into new and existing conversations', () =>
     });
     await created;
     const ours = db.transaction((tx) =>
-      fileMessages(tx, businessId, [row(businessId, client.id, { direction: 'inbound', isRead: false, content: 'Raced in' })]),
+      fileMessages(businessId, [row(businessId, client.id, { direction: 'inbound', isRead: false, content: 'Raced in' })], tx),
     );
     await new Promise((r) => setTimeout(r, 100));
     releaseOther();
@@ -147,7 +151,7 @@ describe('insertMessages', () => {
       { ...base, content: 'two', isRead: false, quietHours: null, sentAt: new Date('2026-03-01T10:00:01.000Z') },
       { ...base, content: null, isRead: true, quietHours: null, sentAt },
     ];
-    const inserted = await insertMessages(db, given);
+    const inserted = await insertMessages(given, db);
     const stored = await db.select().from(messages).where(eq(messages.conversationId, conversation.id)).orderBy(messages.id);
     expect(stored.map((m) => m.id)).toEqual(inserted.map((m) => m.id));
     expect(stored.map((m) => [m.content, m.isRead, m.quietHours, m.sentAt.toISOString(), m.status, m.category])).toEqual([
@@ -156,7 +160,7 @@ describe('insertMessages', () => {
       [null, true, null, '2026-03-01T10:00:00.000Z', 'queued', 'conversational'],
     ]);
     // One row: every column is the same for all rows.
-    const [single] = await insertMessages(db, [{ ...base, content: 'alone', cancelOnReply: false }]);
+    const [single] = await insertMessages([{ ...base, content: 'alone', cancelOnReply: false }], db);
     const [alone] = await db.select().from(messages).where(eq(messages.id, single!.id));
     expect(alone).toMatchObject({ content: 'alone', cancelOnReply: false, clientId: client.id, direction: 'outbound' });
   });
@@ -177,7 +181,7 @@ describe('insertMessages', () => {
         })),
       ),
     );
-    const inserted = await insertMessages(db, kinds);
+    const inserted = await insertMessages(kinds, db);
     expect(inserted.map((m) => m.unread)).toEqual(kinds.map(countsAsUnread));
     expect(inserted.filter((m) => m.unread)).toHaveLength(1);
   });

@@ -84,7 +84,7 @@ export const countsAsUnread = (r: Pick<Row, 'direction' | 'isRead' | 'messageTyp
 export type InsertedMessage = { id: number; conversationId: number; status: string; direction: string; unread: boolean };
 
 /** Inserts rows in the given order (ids from the identity) and returns them, with their ids, in that order. */
-export async function insertMessages(tx: Tx, rows: Row[]): Promise<InsertedMessage[]> {
+export async function insertMessages(rows: Row[], tx: Tx): Promise<InsertedMessage[]> {
   if (rows.length === 0) return [];
   const result = await tx.execute<{
     id: number;
@@ -105,7 +105,7 @@ export async function insertMessages(tx: Tx, rows: Row[]): Promise<InsertedMessa
  * is already here: nothing comes back (a bulk request's 1,000 rows not sent back to be parsed; the
  * statement changes none of them, insert.test.ts checks the two agree).
  */
-async function insertAssigned(tx: Tx, rows: UnassignedRow[], assigned: Assigned): Promise<InsertedMessage[]> {
+async function insertAssigned(rows: UnassignedRow[], assigned: Assigned, tx: Tx): Promise<InsertedMessage[]> {
   await tx.execute(insertStatement(rows, assigned));
   return rows.map((r, i) => ({
     id: assigned.ids[i]!,
@@ -158,7 +158,7 @@ function insertStatement(rows: (Row | UnassignedRow)[], assigned?: Assigned): SQ
  * Ids for rows about to be inserted, from the identity's own sequence, increasing: a caller that
  * needs a message's id before the message exists (fileMessages) takes them here.
  */
-export async function reserveMessageIds(tx: Tx, n: number): Promise<number[]> {
+export async function reserveMessageIds(n: number, tx: Tx): Promise<number[]> {
   const rows = await tx.execute<{ id: string }>(
     sql`select nextval(pg_get_serial_sequence('messages', 'id')) as id from generate_series(1, ${n}::int)`,
   );
@@ -172,12 +172,12 @@ export async function reserveMessageIds(tx: Tx, n: number): Promise<number[]> {
  * inserted rows in the given order.
  */
 export async function fileMessages(
-  tx: Tx,
   businessId: number,
   rows: (Omit<Row, 'id' | 'conversationId' | 'clientId' | 'sentAt'> & { clientId: number; sentAt: Date })[],
+  tx: Tx,
 ): Promise<InsertedMessage[]> {
   if (rows.length === 0) return [];
-  const ids = await reserveMessageIds(tx, rows.length);
+  const ids = await reserveMessageIds(rows.length, tx);
   // Each client's start if its conversation is new: its latest message (sent_at, then id, as
   // touchConversations orders them) and how many of its messages count as unread.
   const starts = new Map<number, NewConversationStart>();
@@ -191,11 +191,11 @@ export async function fileMessages(
       unread,
     });
   });
-  const { byClient, created } = await ensureConversationsWith(tx, businessId, starts);
-  const inserted = await insertAssigned(tx, rows, { ids, conversationIds: rows.map((r) => byClient.get(r.clientId)!) });
+  const { byClient, created } = await ensureConversationsWith(businessId, starts, tx);
+  const inserted = await insertAssigned(rows, { ids, conversationIds: rows.map((r) => byClient.get(r.clientId)!) }, tx);
   await touchConversations(
-    tx,
     inserted.filter((m) => !created.has(m.conversationId)),
+    tx,
   );
   return inserted;
 }

@@ -83,7 +83,9 @@ describe('message lifecycle', () => {
 
     let rows: Awaited<ReturnType<typeof startNewAttempt>> = [];
     const payloads = await notificationsDuring(async () => {
-      rows = await db.transaction((tx) => startNewAttempt(tx, t.business.id, [failed.id, delivered.id], RETRYABLE_STATUSES));
+      rows = await db.transaction((tx) =>
+        startNewAttempt(t.business.id, [failed.id, delivered.id], RETRYABLE_STATUSES, undefined, tx),
+      );
     });
 
     expect(rows.map((r) => r.id)).toEqual([failed.id]);

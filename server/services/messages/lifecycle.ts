@@ -58,7 +58,7 @@ export const NO_MARKETING_CONSENT = {
 type Touched = { id: number; business_id: number; conversation_id: number };
 
 /** One `message.status` event per business for the rows a statement changed. */
-async function publishStatus(tx: Tx, rows: readonly Touched[]): Promise<void> {
+async function publishStatus(rows: readonly Touched[], tx: Tx): Promise<void> {
   const byBusiness = new Map<number, Touched[]>();
   for (const row of rows) {
     const list = byBusiness.get(row.business_id);
@@ -66,12 +66,15 @@ async function publishStatus(tx: Tx, rows: readonly Touched[]): Promise<void> {
     else byBusiness.set(row.business_id, [row]);
   }
   for (const [businessId, changed] of byBusiness) {
-    await publish(tx, {
-      type: 'message.status',
-      businessId,
-      conversationIds: changed.map((r) => r.conversation_id),
-      messageIds: changed.map((r) => r.id),
-    });
+    await publish(
+      {
+        type: 'message.status',
+        businessId,
+        conversationIds: changed.map((r) => r.conversation_id),
+        messageIds: changed.map((r) => r.id),
+      },
+      tx,
+    );
   }
 }
 
@@ -162,8 +165,8 @@ export type SendOutcomes = {
  * Writes a batch's outcomes in a few set-based statements (only messages still in flight move), in
  * one transaction: a message is never seen `failed` by 21610 before its recipient is opted out.
  */
-export async function recordSendResults(provider: Provider, outcomes: SendOutcomes, conn: Tx = db): Promise<void> {
-  await conn.transaction((tx) => writeSendResults(provider, outcomes, tx));
+export async function recordSendResults(provider: Provider, outcomes: SendOutcomes, tx: Tx = db): Promise<void> {
+  await tx.transaction((tx) => writeSendResults(provider, outcomes, tx));
 }
 
 async function writeSendResults(provider: Provider, outcomes: SendOutcomes, tx: Tx): Promise<void> {
@@ -202,16 +205,16 @@ async function writeSendResults(provider: Provider, outcomes: SendOutcomes, tx: 
     touched.push(...rows);
     // The provider refused them because the recipient opted out (Twilio 21610): suppress that address.
     await optOutRecipientsOf(
-      tx,
       failed.filter((r) => r.optedOut).map((r) => r.messageId),
       'provider_error',
+      tx,
     );
   }
   if (requeue.length) {
     await tx.execute(sql`update messages set status = 'queued', status_updated_at = now()
                          where id = any(${sql.param(requeue)}::bigint[]) and status = 'sending'`);
   }
-  await publishStatus(tx, touched);
+  await publishStatus(touched, tx);
 }
 
 /**
@@ -224,11 +227,11 @@ async function writeSendResults(provider: Provider, outcomes: SendOutcomes, tx: 
  * enqueues the send jobs for the rows returned, in the same transaction.
  */
 export async function startNewAttempt(
-  tx: Tx,
   businessId: number,
   ids: number[],
   from: readonly MessageStatus[],
   extra: { requestId?: string } = {},
+  tx: Tx = db,
 ): Promise<{ id: number; channel: Channel | null; conversationId: number; attempts: number }[]> {
   if (ids.length === 0) return [];
   const rows = await tx
@@ -260,8 +263,8 @@ export async function startNewAttempt(
       attempts: messages.attempts,
     });
   await publishStatus(
-    tx,
     rows.map((r) => ({ id: r.id, business_id: businessId, conversation_id: r.conversationId })),
+    tx,
   );
   return rows;
 }
@@ -275,13 +278,13 @@ export const CANCELED = {
 } as const;
 
 /** `scheduled` → `canceled` for the rows `where` picks among the scheduled ones, with the reason. */
-async function cancelWhere(tx: Tx, where: SQL | undefined, why: { code: string; reason: string }): Promise<Touched[]> {
+async function cancelWhere(where: SQL | undefined, why: { code: string; reason: string }, tx: Tx): Promise<Touched[]> {
   const rows = await tx
     .update(messages)
     .set({ status: 'canceled', statusUpdatedAt: sql`now()`, errorCode: why.code, errorMessage: why.reason })
     .where(and(where, eq(messages.status, 'scheduled')))
     .returning({ id: messages.id, business_id: messages.businessId, conversation_id: messages.conversationId });
-  await publishStatus(tx, rows);
+  await publishStatus(rows, tx);
   return rows;
 }
 
@@ -290,22 +293,22 @@ async function cancelWhere(tx: Tx, where: SQL | undefined, why: { code: string; 
  * exactly one winner (the claim takes `scheduled` rows only, and so does this). Returns false when
  * the message was no longer `scheduled`.
  */
-export async function cancelScheduled(tx: Tx, businessId: number, messageId: number): Promise<boolean> {
+export async function cancelScheduled(businessId: number, messageId: number, tx: Tx): Promise<boolean> {
   const where = and(eq(messages.businessId, businessId), eq(messages.id, messageId));
-  return (await cancelWhere(tx, where, CANCELED.byRequest)).length === 1;
+  return (await cancelWhere(where, CANCELED.byRequest, tx)).length === 1;
 }
 
 /**
  * Cancel on reply: the client wrote in, so the conversation's scheduled messages that asked for it
  * are canceled in one statement (a reminder never crosses the client's own reply). Returns their ids.
  */
-export async function cancelScheduledOnReply(tx: Tx, businessId: number, conversationId: number): Promise<number[]> {
+export async function cancelScheduledOnReply(businessId: number, conversationId: number, tx: Tx): Promise<number[]> {
   const where = and(
     eq(messages.businessId, businessId),
     eq(messages.conversationId, conversationId),
     eq(messages.cancelOnReply, true),
   );
-  return (await cancelWhere(tx, where, CANCELED.clientReplied)).map((r) => r.id);
+  return (await cancelWhere(where, CANCELED.clientReplied, tx)).map((r) => r.id);
 }
 
 /**
@@ -331,7 +334,7 @@ export async function holdUntilWindowOpens(ids: number[], tx: Tx = db): Promise<
     QUEUES.smsSendLater,
     rows.map((r) => ({ data: { messageId: r.id, businessId: r.business_id }, startAt: new Date(r.send_at) })),
   );
-  await publishStatus(tx, [...rows]);
+  await publishStatus([...rows], tx);
   return rows.map((r) => r.id);
 }
 
@@ -385,7 +388,7 @@ export async function applyStatusUpdate(
     )
     .returning({ id: messages.id, business_id: messages.businessId, conversation_id: messages.conversationId });
   if (rows[0]) {
-    await publishStatus(tx, rows);
+    await publishStatus(rows, tx);
     return { updated: 1, messageId: rows[0].id };
   }
   const [existing] = await tx.select({ id: messages.id }).from(messages).where(where).limit(1);

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { fetchPublic, FetchRefused, type FetchPolicy } from '@/server/lib/public-fetch';
@@ -191,8 +191,9 @@ export async function messageMedia(
   messageId: number,
   index: number,
   source: MediaSource,
+  tx: Tx = db,
 ): Promise<MessageMedia | null> {
-  const [row] = await db
+  const [row] = await tx
     .select({
       attachments: messages.attachments,
       channel: messages.channel,

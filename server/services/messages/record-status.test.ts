@@ -237,7 +237,7 @@ describe('POST /businesses/{id}/sms/record', () => {
         { direction: 'inbound', isRead: false, senderType: 'client', status: 'received' },
         tx,
       );
-      await touchConversations(tx, [note, sms]);
+      await touchConversations([note, sms], tx);
     });
     expect((await conversationOf(conv.id)).unreadCount).toBe(3);
   });

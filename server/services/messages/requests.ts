@@ -1,6 +1,6 @@
 import { and, asc, count, eq, type SQL } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { enqueueSends } from './send-jobs';
@@ -14,16 +14,22 @@ import { isStatusIn, RETRYABLE_STATUSES } from '@/server/shared/message-statuses
  * were created (message id; a re-queued older message keeps its place), with a status summary over
  * the whole request.
  */
-export async function getRequestMessages(businessId: number | null, requestId: string, page: number, pageSize: number) {
+export async function getRequestMessages(
+  businessId: number | null,
+  requestId: string,
+  page: number,
+  pageSize: number,
+  tx: Tx = db,
+) {
   const where = and(eq(messages.requestId, requestId), businessId === null ? undefined : eq(messages.businessId, businessId));
-  const summaryRows = await db
+  const summaryRows = await tx
     .select({ status: messages.status, n: count() })
     .from(messages)
     .where(where)
     .groupBy(messages.status);
   const total = summaryRows.reduce((sum, r) => sum + r.n, 0);
   if (total === 0) throw AppError.notFound('Request');
-  const rows = await selectMessageItems(db)
+  const rows = await selectMessageItems(tx)
     .where(where)
     .orderBy(asc(messages.id))
     .limit(pageSize)
@@ -44,12 +50,12 @@ export async function getRequestMessages(businessId: number | null, requestId: s
  * cleared, attempts + 1) with a new job; anything else is listed in `skipped` with the reason.
  * One conditional UPDATE decides, so a message is never queued twice by concurrent retries.
  */
-export async function retryMessages(businessId: number, selector: { messageIds: number[] } | { requestId: string }) {
+export async function retryMessages(businessId: number, selector: { messageIds: number[] } | { requestId: string }, tx: Tx = db) {
   const where: SQL | undefined =
     'messageIds' in selector
       ? and(eq(messages.businessId, businessId), equalsAny(messages.id, selector.messageIds, 'bigint'))
       : and(eq(messages.businessId, businessId), eq(messages.requestId, selector.requestId));
-  const found = await db
+  const found = await tx
     .select({ id: messages.id, status: messages.status, direction: messages.direction, messageType: messages.messageType })
     .from(messages)
     .where(where)
@@ -83,14 +89,14 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
     else candidates.push(m.id);
   }
 
-  const requeued = await db.transaction(async (tx) => {
+  const requeued = await tx.transaction(async (tx) => {
     if (candidates.length === 0) return [];
-    const rows = await startNewAttempt(tx, businessId, candidates, RETRYABLE_STATUSES);
+    const rows = await startNewAttempt(businessId, candidates, RETRYABLE_STATUSES, undefined, tx);
     await enqueueSends(
-      tx,
       rows.flatMap((r) =>
         r.channel === 'sms' || r.channel === 'email' ? [{ id: r.id, businessId, channel: r.channel, attempts: r.attempts }] : [],
       ),
+      tx,
     );
     return rows.map((r) => r.id);
   });

@@ -21,12 +21,12 @@ export type Fillable = {
  * that resolves past 1,600 characters, an email with no subject from the item or the reply.
  */
 export async function fillFromSavedReplies(
-  conn: Tx,
   businessId: number,
   channel: 'sms' | 'email',
   staffId: number | null,
   planned: Fillable[],
   issues: ValidationIssue[],
+  tx: Tx,
 ): Promise<void> {
   const uses = planned.filter((p) => p.item.saved_reply_id !== undefined);
   if (uses.length === 0) return;
@@ -34,7 +34,7 @@ export async function fillFromSavedReplies(
     businessId,
     uses.map((p) => ({ savedReplyId: p.item.saved_reply_id!, clientId: p.clientId })),
     staffId,
-    conn,
+    tx,
   );
   uses.forEach((p, i) => {
     const id = p.item.saved_reply_id!;

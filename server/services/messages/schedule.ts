@@ -17,7 +17,7 @@ import { selectMessageItems, toMessageItem } from './serialize';
  */
 
 /** 404 outside the business; 409 naming the status once it is no longer scheduled. */
-async function refuse(tx: Tx, businessId: number, messageId: number, action: string): Promise<never> {
+async function refuse(businessId: number, messageId: number, action: string, tx: Tx): Promise<never> {
   const [row] = await tx
     .select({ status: messages.status })
     .from(messages)
@@ -27,8 +27,8 @@ async function refuse(tx: Tx, businessId: number, messageId: number, action: str
   throw new AppError('conflict', `Message ${messageId} is ${row.status}, not scheduled; it cannot be ${action}`);
 }
 
-async function answer(messageId: number) {
-  const [item] = await selectMessageItems(db).where(eq(messages.id, messageId));
+async function answer(messageId: number, tx: Tx = db) {
+  const [item] = await selectMessageItems(tx).where(eq(messages.id, messageId));
   return { success: true, data: toMessageItem(item!) };
 }
 
@@ -36,18 +36,18 @@ async function answer(messageId: number) {
  * Cancels a scheduled message: it is kept, `canceled`, with the reason; its job finds nothing to
  * send. It never reached the client, so the conversation list previews what came before it.
  */
-export async function cancelScheduledMessage(businessId: number, messageId: number) {
-  await db.transaction(async (tx) => {
+export async function cancelScheduledMessage(businessId: number, messageId: number, tx: Tx = db) {
+  await tx.transaction(async (tx) => {
     // The conversation is locked before the message, in the order an inbound reply canceling the
     // same message takes them (touchConversations, then the cancel): no deadlock between the two.
     const [conversation] = await tx.execute<{ id: number }>(sql`
       select c.id from conversations c join messages m on m.conversation_id = c.id
       where m.id = ${messageId} and m.business_id = ${businessId}
       for no key update of c`);
-    if (!conversation || !(await cancelScheduled(tx, businessId, messageId))) await refuse(tx, businessId, messageId, 'canceled');
-    await refreshLatestMessages(tx, [conversation!.id]);
+    if (!conversation || !(await cancelScheduled(businessId, messageId, tx))) await refuse(businessId, messageId, 'canceled', tx);
+    await refreshLatestMessages([conversation!.id], tx);
   });
-  return answer(messageId);
+  return answer(messageId, tx);
 }
 
 /**
@@ -55,11 +55,11 @@ export async function cancelScheduledMessage(businessId: number, messageId: numb
  * transaction. The earlier job is left alone: if it runs first, the claim sees a send_at still to
  * come and takes nothing.
  */
-export async function rescheduleMessage(businessId: number, messageId: number, requested: Date) {
-  await db.transaction(async (tx) => {
+export async function rescheduleMessage(businessId: number, messageId: number, requested: Date, tx: Tx = db) {
+  await tx.transaction(async (tx) => {
     const target = and(eq(messages.businessId, businessId), eq(messages.id, messageId), eq(messages.status, 'scheduled'));
     const [current] = await tx.select({ quietHours: messages.quietHours }).from(messages).where(target).for('update');
-    if (!current) return refuse(tx, businessId, messageId, 'rescheduled');
+    if (!current) return refuse(businessId, messageId, 'rescheduled', tx);
     // A text that keeps to quiet hours (docs/api.md#quiet-hours) moved into the night waits for the morning.
     const sendAt = current.quietHours ? holdUntil(current.quietHours, requested) : requested;
     const held = sendAt.getTime() > requested.getTime();
@@ -72,9 +72,9 @@ export async function rescheduleMessage(businessId: number, messageId: number, r
     await enqueue(tx, row!.channel === 'email' ? QUEUES.emailSendLater : QUEUES.smsSendLater, [
       { data: { messageId, businessId }, startAt: sendAt },
     ]);
-    await publish(tx, { type: 'message.status', businessId, conversationIds: [row!.conversationId], messageIds: [messageId] });
+    await publish({ type: 'message.status', businessId, conversationIds: [row!.conversationId], messageIds: [messageId] }, tx);
   });
-  return answer(messageId);
+  return answer(messageId, tx);
 }
 
 /**
@@ -82,26 +82,30 @@ export async function rescheduleMessage(businessId: number, messageId: number, r
  * no longer keeps to quiet hours. Conditional on `scheduled` like cancel; the claim takes it at once
  * (send_at is now), through a job in the immediate queue.
  */
-export async function sendScheduledNow(businessId: number, messageId: number) {
-  await db.transaction(async (tx) => {
+export async function sendScheduledNow(businessId: number, messageId: number, tx: Tx = db) {
+  await tx.transaction(async (tx) => {
     const [row] = await tx
       .update(messages)
       .set({ sendAt: sql`now()`, quietHours: null, holdReason: null })
       .where(and(eq(messages.businessId, businessId), eq(messages.id, messageId), eq(messages.status, 'scheduled')))
       .returning({ channel: messages.channel, conversationId: messages.conversationId });
-    if (!row) return refuse(tx, businessId, messageId, 'sent now');
+    if (!row) return refuse(businessId, messageId, 'sent now', tx);
     await enqueue(tx, row.channel === 'email' ? QUEUES.emailSend : QUEUES.smsSend, [{ data: { messageId, businessId } }]);
-    await publish(tx, { type: 'message.status', businessId, conversationIds: [row.conversationId], messageIds: [messageId] });
+    await publish({ type: 'message.status', businessId, conversationIds: [row.conversationId], messageIds: [messageId] }, tx);
   });
-  return answer(messageId);
+  return answer(messageId, tx);
 }
 
 /**
  * The time zone Send later's quick picks are in: the conversation's location's, else the
  * business's (docs/api.md#send-later).
  */
-export async function sendLaterTimezone(businessId: number, locationId: number | null): Promise<{ timezone: string }> {
-  const [row] = await db
+export async function sendLaterTimezone(
+  businessId: number,
+  locationId: number | null,
+  tx: Tx = db,
+): Promise<{ timezone: string }> {
+  const [row] = await tx
     .select({ timezone: sql<string>`coalesce(${locations.timezone}, ${businesses.timezone})` })
     .from(businesses)
     .leftJoin(locations, and(eq(locations.businessId, businesses.id), eq(locations.id, locationId ?? -1)))

@@ -13,7 +13,7 @@ type ToSend = { id: number; businessId: number; channel: 'sms' | 'email'; attemp
  * (BULK_CHUNK messages each, one business per job, in the order given), so a bulk request writes a
  * job per chunk, not per message, and the worker's fetch and completion touch as few jobs.
  */
-export async function enqueueSends(tx: Tx, messages: ToSend[]): Promise<void> {
+export async function enqueueSends(messages: ToSend[], tx: Tx): Promise<void> {
   for (const channel of ['sms', 'email'] as const) {
     const ofChannel = messages.filter((m) => m.channel === channel);
     if (ofChannel.length === 1) {

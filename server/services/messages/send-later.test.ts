@@ -194,7 +194,7 @@ describe('the claim of a scheduled message', () => {
       await db.execute(sql`update messages set send_at = now() where id = ${id}`);
       const [claimed, canceled] = await Promise.all([
         claim(id!),
-        db.transaction((tx) => cancelScheduled(tx, t.business.id, id!)),
+        db.transaction((tx) => cancelScheduled(t.business.id, id!, tx)),
       ]);
       expect(claimed !== canceled).toBe(true);
       const [row] = await db.select({ status: messages.status }).from(messages).where(eq(messages.id, id!));

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { applyStatusUpdate } from './lifecycle';
@@ -20,9 +20,10 @@ export async function updateStatusFromApi(
     error_message?: string;
     provider_metadata?: Record<string, unknown>;
   },
+  tx: Tx = db,
 ) {
   const field = body.message_id !== undefined ? 'message_id' : 'provider_message_id';
-  const [found] = await db
+  const [found] = await tx
     .select({ id: messages.id, status: messages.status })
     .from(messages)
     .where(
@@ -47,7 +48,7 @@ export async function updateStatusFromApi(
       'The message is scheduled: cancel, reschedule or send it now instead (its status is not reported)',
     );
   }
-  const result = await db.transaction((tx) =>
+  const result = await tx.transaction((tx) =>
     applyStatusUpdate(
       { businessId, messageId: found.id },
       {

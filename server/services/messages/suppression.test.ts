@@ -103,7 +103,7 @@ describe('opt-outs by number', () => {
     // message_id refers to a message of the same business only.
     const foreign = await createMessage(await createConversation(other.business.id, (await createClient(other.business.id)).id));
     await expect(
-      optOut(db, { businessId: t.business.id, channel: 'sms', address: newPhone(), source: 'api', messageId: foreign.id }),
+      optOut({ businessId: t.business.id, channel: 'sms', address: newPhone(), source: 'api', messageId: foreign.id }, db),
     ).rejects.toMatchObject({ cause: { code: '23503' } });
   });
 
@@ -139,7 +139,7 @@ describe('opt-outs by number', () => {
     const phone = newPhone();
     await createClient(t.business.id, { phoneNumber: phone });
     await createClient(t.business.id, { phoneNumber: phone });
-    await optOut(db, { businessId: t.business.id, channel: 'sms', address: phone, source: 'keyword' });
+    await optOut({ businessId: t.business.id, channel: 'sms', address: phone, source: 'keyword' }, db);
     expect((await callStatus({ ...newCall(phone, t.number.phoneNumber) }, 'no-answer')).status).toBe(200);
     const texts = await db
       .select()
@@ -238,7 +238,7 @@ describe('the history and the current state (docs/api.md#opt-out)', () => {
       const address = addresses[Math.floor(random() * addresses.length)]!;
       const target = { businessId: t.business.id, channel: 'sms' as const, address };
       const roll = random();
-      if (roll < 0.35) await optOut(db, { ...target, source: random() < 0.5 ? 'keyword' : 'staff', staffId: t.owner.id });
+      if (roll < 0.35) await optOut({ ...target, source: random() < 0.5 ? 'keyword' : 'staff', staffId: t.owner.id }, db);
       else if (roll < 0.45) {
         await db.update(messages).set({ status: 'sending' }).where(eq(messages.id, refused.id));
         await recordSendResults('twilio', {
@@ -246,7 +246,7 @@ describe('the history and the current state (docs/api.md#opt-out)', () => {
           failed: [{ messageId: refused.id, code: '21610', message: 'Unsubscribed recipient', optedOut: true }],
           requeue: [],
         });
-      } else await optIn(db, { ...target, source: random() < 0.5 ? 'keyword' : 'phone_call', note: 'asked' });
+      } else await optIn({ ...target, source: random() < 0.5 ? 'keyword' : 'phone_call', note: 'asked' }, db);
       const mismatched = await db.execute(sql`
         select a.address from unnest(${sql.param(addresses)}::text[]) as a(address)
         where exists (select 1 from opt_outs o where o.business_id = ${t.business.id} and o.channel = 'sms' and o.address = a.address)

@@ -39,7 +39,7 @@ export const suppressionAddress = (channel: OptOutChannel, address: string) =>
  * is no longer lifted without the client (compliance/client-opt-outs.ts). True when this call opted
  * it out or made it the client's.
  */
-export async function optOut(tx: Tx, target: OptOutTarget & Attribution & { source: OptOutSource }): Promise<boolean> {
+export async function optOut(target: OptOutTarget & Attribution & { source: OptOutSource }, tx: Tx): Promise<boolean> {
   const address = suppressionAddress(target.channel, target.address);
   if (!address) return false;
   const rows = await tx.execute(sql`
@@ -63,7 +63,7 @@ export async function optOut(tx: Tx, target: OptOutTarget & Attribution & { sour
  * (`source`), why (`note`, the START message). True when it was opted out (a record was added).
  * Whether this caller may lift the opt-out is the caller's rule (compliance/client-opt-outs.ts).
  */
-export async function optIn(tx: Tx, target: OptOutTarget & Attribution & { source: OptOutEventSource }): Promise<boolean> {
+export async function optIn(target: OptOutTarget & Attribution & { source: OptOutEventSource }, tx: Tx): Promise<boolean> {
   const address = suppressionAddress(target.channel, target.address);
   if (!address) return false;
   const rows = await tx.execute(sql`
@@ -81,7 +81,7 @@ export async function optIn(tx: Tx, target: OptOutTarget & Attribution & { sourc
 }
 
 /** The current opt-out of an address (null: not opted out), locked until the caller's transaction ends. */
-export async function lockOptOut(tx: Tx, target: OptOutTarget) {
+export async function lockOptOut(target: OptOutTarget, tx: Tx) {
   const [row] = await tx
     .select()
     .from(optOuts)
@@ -98,22 +98,22 @@ export async function lockOptOut(tx: Tx, target: OptOutTarget) {
 
 /** Which of these addresses are opted out of the channel, in one indexed query. */
 export async function suppressedAddresses(
-  conn: Tx,
   businessId: number,
   channel: OptOutChannel,
   addresses: readonly string[],
+  tx: Tx,
 ): Promise<Set<string>> {
   const wanted = [...new Set(addresses.map((a) => suppressionAddress(channel, a)))].filter(Boolean);
   if (wanted.length === 0) return new Set();
-  const rows = await conn
+  const rows = await tx
     .select({ address: optOuts.address })
     .from(optOuts)
     .where(and(eq(optOuts.businessId, businessId), eq(optOuts.channel, channel), equalsAny(optOuts.address, wanted, 'text')));
   return new Set(rows.map((r) => r.address));
 }
 
-export async function isSuppressed(target: OptOutTarget, conn: Tx = db): Promise<boolean> {
-  return (await suppressedAddresses(conn, target.businessId, target.channel, [target.address])).size > 0;
+export async function isSuppressed(target: OptOutTarget, tx: Tx = db): Promise<boolean> {
+  return (await suppressedAddresses(target.businessId, target.channel, [target.address], tx)).size > 0;
 }
 
 /**
@@ -132,7 +132,7 @@ export function suppressedSql(channel: OptOutChannel, businessId: SQL, address: 
  * Opts out the recipients of messages a provider refused or bounced because of the recipient
  * (Twilio 21610), each on its message's channel and by its `to_address`, in one statement.
  */
-export async function optOutRecipientsOf(tx: Tx, messageIds: readonly number[], source: OptOutSource): Promise<void> {
+export async function optOutRecipientsOf(messageIds: readonly number[], source: OptOutSource, tx: Tx): Promise<void> {
   if (messageIds.length === 0) return;
   await tx.execute(sql`
     with changed as (
@@ -166,9 +166,9 @@ export function clientOptedOutColumns(cl: string): SQL {
  * stored one), in one statement. Source `import`; an existing opt-out keeps its first cause.
  */
 export async function optOutImportedClients(
-  tx: Tx,
   businessId: number,
   rows: readonly { external_id: string; opted_out_sms?: boolean; opted_out_email?: boolean }[],
+  tx: Tx,
 ): Promise<void> {
   const marked = rows
     .filter((r) => r.opted_out_sms || r.opted_out_email)

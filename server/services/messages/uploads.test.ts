@@ -568,7 +568,7 @@ describe('storage: one copy per content, a quota per business, a day for uploads
         ],
       ],
     ]);
-    await expect(db.transaction((tx) => attachUploads(tx, u.business.id, mms))).rejects.toMatchObject({
+    await expect(db.transaction((tx) => attachUploads(u.business.id, mms, tx))).rejects.toMatchObject({
       code: 'validation',
       extra: { issues: [{ loc: ['body', 'messages', 3, 'media_ids', 1], msg: `Media ${gone} not found in this business` }] },
     });

@@ -86,7 +86,7 @@ function toMediaUpload(r: Pick<Row, 'id' | 'contentType' | 'sizeBytes' | 'sha256
  * one business and the cleanup of its contents run one at a time: the quota check, the content row
  * and the count change together, and two uploads of the same bytes at once store them once.
  */
-async function lockStorage(tx: Tx, businessId: number): Promise<number> {
+async function lockStorage(businessId: number, tx: Tx): Promise<number> {
   await tx.insert(mediaStorage).values({ businessId }).onConflictDoNothing();
   const [row] = await tx
     .select({ storedBytes: mediaStorage.storedBytes })
@@ -108,6 +108,7 @@ export async function storeUpload(
   file: { bytes: Buffer; declaredType: string; filename: string | null },
   caller: Caller,
   quotaBytes = env().mediaStorageQuotaBytes,
+  tx: Tx = db,
 ) {
   if (file.bytes.length === 0) throw AppError.invalid(['body'], 'The file is empty');
   if (file.bytes.length > MMS_MAX_BYTES) {
@@ -119,8 +120,8 @@ export async function storeUpload(
   const contentType = uploadType(file.bytes, file.declaredType);
   const sha256 = createHash('sha256').update(file.bytes).digest('hex');
   const size = file.bytes.length;
-  const row = await db.transaction(async (tx) => {
-    const stored = await lockStorage(tx, businessId);
+  const row = await tx.transaction(async (tx) => {
+    const stored = await lockStorage(businessId, tx);
     // Read under the lock: no other writer of this business's contents runs until we commit.
     const [known] = await tx
       .select({ sha256: mediaContents.sha256 })
@@ -152,8 +153,8 @@ export async function storeUpload(
 export type MediaUploadOut = Awaited<ReturnType<typeof storeUpload>>;
 
 /** An upload's bytes and type, for the business that owns it; 404 for any other id. */
-export async function uploadedMedia(businessId: number, mediaId: number) {
-  const [row] = await db
+export async function uploadedMedia(businessId: number, mediaId: number, tx: Tx = db) {
+  const [row] = await tx
     .select({ bytes: mediaContents.bytes, contentType: mediaUploads.contentType, filename: mediaUploads.filename })
     .from(mediaUploads)
     .innerJoin(
@@ -172,7 +173,7 @@ export async function uploadedMedia(businessId: number, mediaId: number) {
  * messages are not stored. Only uploads not yet attached are written (and locked): a campaign that
  * names one picture in many requests does not queue them behind each other on its row.
  */
-export async function attachUploads(tx: Tx, businessId: number, mms: Map<number, StoredAttachment[]>): Promise<void> {
+export async function attachUploads(businessId: number, mms: Map<number, StoredAttachment[]>, tx: Tx): Promise<void> {
   const ids = [
     ...new Set([...mms.values()].flatMap((list) => list.flatMap((a) => (a.media_id === undefined ? [] : [a.media_id])))),
   ];
@@ -225,19 +226,22 @@ const CLEANUP_MAX_BATCHES = 100;
  * that holds the business's storage lock (lockStorage), so an upload of the same bytes meanwhile
  * either comes first (and its upload keeps the content) or after (and stores it anew, counted).
  */
-export async function deleteUnattachedUploads(now = new Date()): Promise<{ uploads: number; contents: number; bytes: number }> {
+export async function deleteUnattachedUploads(
+  now = new Date(),
+  tx: Tx = db,
+): Promise<{ uploads: number; contents: number; bytes: number }> {
   const cutoff = new Date(now.getTime() - UNATTACHED_UPLOAD_TTL_MS);
   const total = { uploads: 0, contents: 0, bytes: 0 };
   for (let batch = 0; batch < CLEANUP_MAX_BATCHES; batch++) {
-    const [next] = await db
+    const [next] = await tx
       .select({ businessId: mediaUploads.businessId })
       .from(mediaUploads)
       .where(and(isNull(mediaUploads.attachedAt), lt(mediaUploads.createdAt, cutoff)))
       .limit(1);
     if (!next) break;
     const { businessId } = next;
-    await db.transaction(async (tx) => {
-      await lockStorage(tx, businessId);
+    await tx.transaction(async (tx) => {
+      await lockStorage(businessId, tx);
       const gone = await tx
         .delete(mediaUploads)
         .where(
@@ -289,17 +293,17 @@ type MmsItem = { media_urls?: string[]; media_ids?: number[] };
  * together over MMS_MAX_BYTES a 422 at `messages[i].media_ids`.
  */
 export async function mmsAttachments(
-  conn: Tx,
   businessId: number,
   // Any queue item (an email's, a record item's): only an SMS queue item has these fields.
   items: { item: object; index: number }[],
   issues: ValidationIssue[],
+  tx: Tx,
 ): Promise<Map<number, StoredAttachment[]>> {
   const mms = items.map(({ item, index }) => ({ item: item as MmsItem, index }));
   const ids = [...new Set(mms.flatMap(({ item }) => item.media_ids ?? []))];
   const found = new Map<number, Pick<Row, 'id' | 'contentType' | 'sizeBytes' | 'filename'>>();
   if (ids.length) {
-    const rows = await conn
+    const rows = await tx
       .select({
         id: mediaUploads.id,
         contentType: mediaUploads.contentType,

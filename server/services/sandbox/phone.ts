@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, isNotNull, sql, type SQL } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { businessEmailSenders, businesses, clients, messages, staff } from '@/db/schema';
 import { env, type Env } from '@/server/env';
 import { AppError } from '@/server/errors';
@@ -48,7 +48,7 @@ function assertSandboxEnabled(): void {
 type SandboxClientQuery = { search?: string; page: number; pageSize: number };
 
 /** The business's clients, most recent conversation activity first; search by name, phone or email. */
-export async function listSandboxClients(businessId: number, q: SandboxClientQuery) {
+export async function listSandboxClients(businessId: number, q: SandboxClientQuery, tx: Tx = db) {
   const where: SQL[] = [sql`cl.business_id = ${businessId}`];
   const term = q.search?.trim();
   if (term) {
@@ -58,7 +58,7 @@ export async function listSandboxClients(businessId: number, q: SandboxClientQue
   }
   const cond = sql.join(where, sql` and `);
   const [rows, [total]] = await Promise.all([
-    db.execute<{
+    tx.execute<{
       id: number;
       name: string | null;
       phone_number: string | null;
@@ -76,7 +76,7 @@ export async function listSandboxClients(businessId: number, q: SandboxClientQue
       where ${cond}
       order by c.last_activity_at desc nulls last, cl.name nulls last, cl.id
       limit ${q.pageSize} offset ${(q.page - 1) * q.pageSize}`),
-    db.execute<{ n: number }>(sql`select count(*)::int as n from clients cl where ${cond}`),
+    tx.execute<{ n: number }>(sql`select count(*)::int as n from clients cl where ${cond}`),
   ]);
   return {
     clients: rows.map((r) => ({
@@ -98,8 +98,8 @@ export async function listSandboxClients(businessId: number, q: SandboxClientQue
   };
 }
 
-async function loadClient(businessId: number, clientId: number) {
-  const [client] = await db
+async function loadClient(businessId: number, clientId: number, tx: Tx = db) {
+  const [client] = await tx
     .select({
       id: clients.id,
       name: clients.name,
@@ -120,12 +120,12 @@ const attachmentsOf = (a: (typeof messages.$inferSelect)['attachments']) =>
 const THREAD_LIMIT = 200;
 
 /** A client's phone: their SMS with the business, both directions, newest last (the latest 200). */
-export async function sandboxPhone(businessId: number, clientId: number) {
-  const client = await loadClient(businessId, clientId);
+export async function sandboxPhone(businessId: number, clientId: number, tx: Tx = db) {
+  const client = await loadClient(businessId, clientId, tx);
   const [businessNumber, rows] = await Promise.all([
     // The number the business texts from: the one the client texts back.
-    defaultSmsNumber(businessId),
-    db
+    defaultSmsNumber(businessId, tx),
+    tx
       .select({
         id: messages.id,
         direction: messages.direction,
@@ -160,11 +160,11 @@ const MAILBOX_LIMIT = 100;
  * 100). HTML is sanitized like the inbox's (server/lib/email-html.ts), remote images withheld: the
  * page shows it in a script-less frame, but nothing hostile should reach the browser at all.
  */
-export async function sandboxMailbox(businessId: number, clientId: number) {
-  const client = await loadClient(businessId, clientId);
+export async function sandboxMailbox(businessId: number, clientId: number, tx: Tx = db) {
+  const client = await loadClient(businessId, clientId, tx);
   const [address, rows] = await Promise.all([
-    businessMailAddress(businessId, clientId),
-    db
+    businessMailAddress(businessId, clientId, undefined, tx),
+    tx
       .select({
         id: messages.id,
         direction: messages.direction,
@@ -201,8 +201,8 @@ export async function sandboxMailbox(businessId: number, clientId: number) {
 }
 
 /** The last email the business sent this client (that a reply can thread to), or a given one. */
-async function emailToAnswer(businessId: number, clientId: number, messageId?: number) {
-  const [row] = await db
+async function emailToAnswer(businessId: number, clientId: number, messageId?: number, tx: Tx = db) {
+  const [row] = await tx
     .select({
       id: messages.id,
       subject: messages.subject,
@@ -232,10 +232,15 @@ async function emailToAnswer(businessId: number, clientId: number, messageId?: n
  * Where the client writes to: the address the business last wrote from, when it still receives
  * mail for this business, else its sender address (`from_email`), else a registered sender.
  */
-async function businessMailAddress(businessId: number, clientId: number, preferred?: string | null): Promise<string | null> {
-  const last = preferred === undefined ? (await emailToAnswer(businessId, clientId))?.from : preferred;
-  const [business] = await db.select({ fromEmail: businesses.fromEmail }).from(businesses).where(eq(businesses.id, businessId));
-  const senders = await db
+async function businessMailAddress(
+  businessId: number,
+  clientId: number,
+  preferred?: string | null,
+  tx: Tx = db,
+): Promise<string | null> {
+  const last = preferred === undefined ? (await emailToAnswer(businessId, clientId, undefined, tx))?.from : preferred;
+  const [business] = await tx.select({ fromEmail: businesses.fromEmail }).from(businesses).where(eq(businesses.id, businessId));
+  const senders = await tx
     .select({ email: businessEmailSenders.email })
     .from(businessEmailSenders)
     .where(eq(businessEmailSenders.businessId, businessId))
@@ -285,16 +290,17 @@ export async function replyAsClient(
   businessId: number,
   reply: SmsReply | EmailReply,
   options: ReplyOptions = {},
+  tx: Tx = db,
 ): Promise<ReplyResult> {
   assertSandboxEnabled();
-  return reply.channel === 'sms' ? replySms(businessId, reply, options) : replyEmail(businessId, reply, options);
+  return reply.channel === 'sms' ? replySms(businessId, reply, options, tx) : replyEmail(businessId, reply, options, tx);
 }
 
-async function replySms(businessId: number, reply: SmsReply, options: ReplyOptions): Promise<ReplyResult> {
+async function replySms(businessId: number, reply: SmsReply, options: ReplyOptions, tx: Tx = db): Promise<ReplyResult> {
   const config = env();
-  const client = await loadClient(businessId, reply.clientId);
+  const client = await loadClient(businessId, reply.clientId, tx);
   if (!client.phone) throw AppError.invalid(['body', 'client_id'], 'This client has no phone number');
-  const to = await defaultSmsNumber(businessId);
+  const to = await defaultSmsNumber(businessId, tx);
   if (!to) throw new AppError('bad_request', 'This business has no SMS number, so the client has nothing to text');
   const token = options.twilioAuthToken ?? config.twilio.authToken;
   if (!token) throw new AppError('not_configured', 'No Twilio auth token to sign the webhook with');
@@ -320,7 +326,7 @@ async function replySms(businessId: number, reply: SmsReply, options: ReplyOptio
   const request = twilioWebhookRequest(`${config.publicBaseUrl}${path}`, params, token);
   await post(`${options.targetBaseUrl ?? config.publicBaseUrl}${path}`, request.headers, request.body, options, 'SMS');
 
-  const [stored] = await db
+  const [stored] = await tx
     .select({ id: messages.id, conversationId: messages.conversationId })
     .from(messages)
     .where(and(eq(messages.provider, 'twilio'), eq(messages.providerMessageId, sid), eq(messages.businessId, businessId)));
@@ -333,14 +339,14 @@ function mailbox(name: string | null, address: string): string {
   return clean ? `"${clean.replace(/(["\\])/g, '\\$1')}" <${address}>` : address;
 }
 
-async function replyEmail(businessId: number, reply: EmailReply, options: ReplyOptions): Promise<ReplyResult> {
+async function replyEmail(businessId: number, reply: EmailReply, options: ReplyOptions, tx: Tx = db): Promise<ReplyResult> {
   const config = env();
-  const client = await loadClient(businessId, reply.clientId);
+  const client = await loadClient(businessId, reply.clientId, tx);
   if (!client.email) throw AppError.invalid(['body', 'client_id'], 'This client has no email address');
   const secret = options.inboundSecret ?? config.emailInboundSecret;
   if (!secret) throw new AppError('not_configured', 'No inbound email secret to post the webhook with');
-  const answered = await emailToAnswer(businessId, reply.clientId, reply.replyToMessageId);
-  const to = await businessMailAddress(businessId, reply.clientId, answered?.from ?? null);
+  const answered = await emailToAnswer(businessId, reply.clientId, reply.replyToMessageId, tx);
+  const to = await businessMailAddress(businessId, reply.clientId, answered?.from ?? null, tx);
   if (!to) throw new AppError('bad_request', 'This business has no email address, so the client has nowhere to write');
 
   let attachment: { filename: string; contentType: string; content: Buffer } | null = null;
@@ -375,7 +381,7 @@ async function replyEmail(businessId: number, reply: EmailReply, options: ReplyO
   const target = `${options.targetBaseUrl ?? config.publicBaseUrl}${inboundEmailPath('sendgrid')}?secret=${encodeURIComponent(secret)}`;
   await post(target, { 'content-type': contentType }, new Uint8Array(bytes), options, 'email');
 
-  const [stored] = await db
+  const [stored] = await tx
     .select({ id: messages.id, conversationId: messages.conversationId })
     .from(messages)
     .where(

@@ -69,7 +69,7 @@ export type RecordedCall = {
  *   call ending busy/no-answer/canceled/failed) counts only when that status moved the call
  *   forward, so a late `busy` cannot turn an answered call into a missed one.
  */
-export async function recordCall(tx: Tx, call: CallFacts): Promise<RecordedCall> {
+export async function recordCall(call: CallFacts, tx: Tx): Promise<RecordedCall> {
   const inbound = call.direction === 'inbound';
   const explicit = call.outcome ?? null;
   const { advanced, set: statusSet } = statusOnConflict('CALL');
@@ -129,13 +129,16 @@ export async function recordCall(tx: Tx, call: CallFacts): Promise<RecordedCall>
       unread: sql<boolean>`${COUNTS_AS_UNREAD}`,
     });
   const saved = row!;
-  if (saved.created) await touchConversations(tx, [saved]);
-  await publish(tx, {
-    type: saved.created ? 'message.created' : 'message.status',
-    businessId: saved.businessId,
-    conversationIds: [saved.conversationId],
-    messageIds: [saved.id],
-  });
+  if (saved.created) await touchConversations([saved], tx);
+  await publish(
+    {
+      type: saved.created ? 'message.created' : 'message.status',
+      businessId: saved.businessId,
+      conversationIds: [saved.conversationId],
+      messageIds: [saved.id],
+    },
+    tx,
+  );
   return {
     ...saved,
     callSid: call.callSid,
@@ -152,7 +155,7 @@ type KnownCall = Pick<
 };
 
 /** The parties of a CallSid's CALL message, if a call step or callback has created it yet. */
-export async function findCall(tx: Tx, callSid: string): Promise<KnownCall | null> {
+export async function findCall(callSid: string, tx: Tx): Promise<KnownCall | null> {
   const [row] = await tx
     .select({
       businessId: messages.businessId,

@@ -35,11 +35,11 @@ import { calleeNotice, dialNumber, dialStaff, endCall, MAX_RING_GROUP, rejectCal
  * Every request writes the call's one CALL message (recordCall: idempotent, any order with the
  * status callbacks), so a retried request or a late callback changes nothing twice.
  */
-export async function callInstructions(params: FormParams, step: InstructionStep | undefined): Promise<string> {
-  if (step === 'outbound') return afterOutboundDial(params);
-  if (step === 'notice') return noticeToCallee(params);
-  if (step) return inboundStep(params, step);
-  return (param(params, 'From') ?? '').startsWith('client:') ? placeCall(params) : inboundStep(params, undefined);
+export async function callInstructions(params: FormParams, step: InstructionStep | undefined, tx: Tx = db): Promise<string> {
+  if (step === 'outbound') return afterOutboundDial(params, tx);
+  if (step === 'notice') return noticeToCallee(params, tx);
+  if (step) return inboundStep(params, step, tx);
+  return (param(params, 'From') ?? '').startsWith('client:') ? placeCall(params, tx) : inboundStep(params, undefined, tx);
 }
 
 type Business = { id: number; name: string; country: string; settings: BusinessSettings };
@@ -50,7 +50,7 @@ const noticeText = (settings: BusinessSettings) => settings.recording_notice?.tr
 /** What is said before a call is connected: the notice when the business records calls, else nothing. */
 const recordingNotice = (settings: BusinessSettings) => (settings.record_calls === true ? noticeText(settings) : null);
 
-async function loadBusiness(tx: Tx, businessId: number): Promise<Business> {
+async function loadBusiness(businessId: number, tx: Tx): Promise<Business> {
   const [row] = await tx
     .select({ id: businesses.id, name: businesses.name, country: businesses.country, settings: businesses.settings })
     .from(businesses)
@@ -62,42 +62,49 @@ async function loadBusiness(tx: Tx, businessId: number): Promise<Business> {
 // ---- browser → phone ------------------------------------------------------------------------
 
 /** A call from the dialer: `To` (a phone number) and/or `ClientId` (a client of the staff member's business). */
-async function placeCall(params: FormParams): Promise<string> {
+async function placeCall(params: FormParams, tx: Tx = db): Promise<string> {
   const staffId = staffIdOfIdentity(param(params, 'From'));
-  const member = staffId ? await activeStaffMember(staffId) : null;
+  const member = staffId ? await activeStaffMember(staffId, tx) : null;
   if (!member) return rejectCall();
-  const business = await loadBusiness(db, member.businessId);
-  const callerId = await defaultSmsNumber(business.id);
+  const business = await loadBusiness(member.businessId, tx);
+  const callerId = await defaultSmsNumber(business.id, tx);
   if (!callerId) return sayAndHangUp('This business has no phone number to call from.');
-  const target = await callTarget(business, params);
+  const target = await callTarget(business, params, tx);
   if (typeof target === 'string') return sayAndHangUp(target);
 
-  await db.transaction(async (tx) => {
-    const clientId = target.clientId ?? (await findOrCreateClientByPhone(tx, business.id, target.number));
-    const conversationId = (await ensureConversations(tx, business.id, [clientId])).get(clientId)!;
-    await recordCall(tx, {
-      businessId: business.id,
-      clientId,
-      conversationId,
-      callSid: param(params, 'CallSid') ?? '',
-      direction: 'outbound',
-      staffId: member.id,
-      from: param(params, 'From') ?? '',
-      to: target.number,
-      status: callStatusOf(param(params, 'CallStatus')) ?? 'initiated',
-    });
+  await tx.transaction(async (tx) => {
+    const clientId = target.clientId ?? (await findOrCreateClientByPhone(business.id, target.number, tx));
+    const conversationId = (await ensureConversations(business.id, [clientId], tx)).get(clientId)!;
+    await recordCall(
+      {
+        businessId: business.id,
+        clientId,
+        conversationId,
+        callSid: param(params, 'CallSid') ?? '',
+        direction: 'outbound',
+        staffId: member.id,
+        from: param(params, 'From') ?? '',
+        to: target.number,
+        status: callStatusOf(param(params, 'CallStatus')) ?? 'initiated',
+      },
+      tx,
+    );
   });
   return dialNumber({ callerId, number: target.number, recordingNotice: recordingNotice(business.settings) });
 }
 
 /** Whom the dialer asked for: the client named by ClientId (at `To` if given, else their phone), or whoever has `To`. */
-async function callTarget(business: Business, params: FormParams): Promise<{ clientId: number | null; number: string } | string> {
+async function callTarget(
+  business: Business,
+  params: FormParams,
+  tx: Tx = db,
+): Promise<{ clientId: number | null; number: string } | string> {
   const clientIdParam = param(params, 'ClientId');
   const toParam = param(params, 'To');
   let client: { id: number; phoneNumber: string | null } | undefined;
   if (clientIdParam) {
     [client] = /^\d{1,9}$/.test(clientIdParam)
-      ? await db
+      ? await tx
           .select({ id: clients.id, phoneNumber: clients.phoneNumber })
           .from(clients)
           .where(and(eq(clients.id, Number(clientIdParam)), eq(clients.businessId, business.id)))
@@ -111,16 +118,19 @@ async function callTarget(business: Business, params: FormParams): Promise<{ cli
 }
 
 /** The browser call's <Dial> ended: its DialCallStatus is the call's result (the client answered or not). */
-async function afterOutboundDial(params: FormParams): Promise<string> {
+async function afterOutboundDial(params: FormParams, tx: Tx = db): Promise<string> {
   const callSid = param(params, 'CallSid') ?? '';
-  await db.transaction(async (tx) => {
-    const known = await findCall(tx, callSid);
+  await tx.transaction(async (tx) => {
+    const known = await findCall(callSid, tx);
     if (!known) return logger.warn({ call_sid: callSid }, 'dial result of a call that was never recorded');
-    await recordCall(tx, {
-      ...known,
-      status: callStatusOf(param(params, 'DialCallStatus')) ?? 'completed',
-      durationSeconds: countParam(params, 'DialCallDuration'),
-    });
+    await recordCall(
+      {
+        ...known,
+        status: callStatusOf(param(params, 'DialCallStatus')) ?? 'completed',
+        durationSeconds: countParam(params, 'DialCallDuration'),
+      },
+      tx,
+    );
   });
   return endCall();
 }
@@ -130,10 +140,10 @@ async function afterOutboundDial(params: FormParams): Promise<string> {
  * are connected. The leg's `From` is the caller id we dialled from, the business's number; should
  * that number have no business any more, the default notice is said: the call is recorded anyway.
  */
-async function noticeToCallee(params: FormParams): Promise<string> {
+async function noticeToCallee(params: FormParams, tx: Tx = db): Promise<string> {
   const from = param(params, 'From') ?? '';
-  const owner = await businessForNumber(normalizePhone(from) ?? from);
-  return calleeNotice(owner ? noticeText((await loadBusiness(db, owner.businessId)).settings) : DEFAULT_RECORDING_NOTICE);
+  const owner = await businessForNumber(normalizePhone(from) ?? from, tx);
+  return calleeNotice(owner ? noticeText((await loadBusiness(owner.businessId, tx)).settings) : DEFAULT_RECORDING_NOTICE);
 }
 
 // ---- phone → business -----------------------------------------------------------------------
@@ -157,34 +167,37 @@ const CALLER_GONE = new Set(['completed', 'canceled', 'busy', 'no-answer', 'fail
  * One request of an inbound call: decides the next step, writes the call in the same transaction
  * (the client, a lead when the number is new, and its conversation are found or created first).
  */
-async function inboundStep(params: FormParams, step: InboundStep | undefined): Promise<string> {
+async function inboundStep(params: FormParams, step: InboundStep | undefined, tx: Tx = db): Promise<string> {
   const to = param(params, 'To') ?? '';
-  const owner = await businessForNumber(normalizePhone(to) ?? to);
+  const owner = await businessForNumber(normalizePhone(to) ?? to, tx);
   if (!owner) {
     logger.warn({ to, call_sid: param(params, 'CallSid') }, 'call to a number no business owns');
     return endCall();
   }
-  const { inbound, next, call } = await db.transaction(async (tx) => {
-    const inbound = await resolveInbound(tx, owner.businessId, params);
-    const { next, status, outcome, durationSeconds } = await decide(tx, inbound, params, step);
+  const { inbound, next, call } = await tx.transaction(async (tx) => {
+    const inbound = await resolveInbound(owner.businessId, params, tx);
+    const { next, status, outcome, durationSeconds } = await decide(inbound, params, step, tx);
     const call = inbound.client
-      ? await recordCall(tx, {
-          businessId: inbound.business.id,
-          clientId: inbound.client.id,
-          conversationId: inbound.client.conversationId,
-          callSid: param(params, 'CallSid') ?? '',
-          direction: 'inbound',
-          staffId: null,
-          from: param(params, 'From') ?? '',
-          to,
-          status,
-          outcome,
-          durationSeconds,
-        })
+      ? await recordCall(
+          {
+            businessId: inbound.business.id,
+            clientId: inbound.client.id,
+            conversationId: inbound.client.conversationId,
+            callSid: param(params, 'CallSid') ?? '',
+            direction: 'inbound',
+            staffId: null,
+            from: param(params, 'From') ?? '',
+            to,
+            status,
+            outcome,
+            durationSeconds,
+          },
+          tx,
+        )
       : null;
     return { inbound, next, call };
   });
-  if (call?.callOutcome) await textCaller(call);
+  if (call?.callOutcome) await textCaller(call, tx);
 
   const record = inbound.business.settings.record_calls === true;
   // The caller hears the notice once, before the first ring; later rings are the same recorded call.
@@ -202,9 +215,9 @@ async function inboundStep(params: FormParams, step: InboundStep | undefined): P
 type Decision = { next: Next; status: MessageStatus; outcome?: CallOutcome; durationSeconds?: number | null };
 
 /** What this request means for the call, and what Twilio does next. */
-async function decide(tx: Tx, inbound: Inbound, params: FormParams, step: InboundStep | undefined): Promise<Decision> {
+async function decide(inbound: Inbound, params: FormParams, step: InboundStep | undefined, tx: Tx): Promise<Decision> {
   if (step === undefined)
-    return ringing(await ringPlan(tx, inbound, 'start'), callStatusOf(param(params, 'CallStatus')) ?? 'ringing');
+    return ringing(await ringPlan(inbound, 'start', tx), callStatusOf(param(params, 'CallStatus')) ?? 'ringing');
   if (step === 'voicemail') return { next: { kind: 'end' }, status: 'completed' };
   const dialStatus = param(params, 'DialCallStatus');
   if (dialStatus === 'completed' || dialStatus === 'answered') {
@@ -213,20 +226,20 @@ async function decide(tx: Tx, inbound: Inbound, params: FormParams, step: Inboun
   // The caller hung up while it rang: a missed call, nothing left to ring.
   const callStatus = param(params, 'CallStatus') ?? '';
   if (CALLER_GONE.has(callStatus)) return { next: { kind: 'end' }, status: callStatusOf(callStatus)!, outcome: 'missed' };
-  return ringing(step === 'assigned' ? await ringPlan(tx, inbound, 'team') : { kind: 'voicemail' }, 'ringing');
+  return ringing(step === 'assigned' ? await ringPlan(inbound, 'team', tx) : { kind: 'voicemail' }, 'ringing');
 }
 
 /** Going to voicemail means nobody answered: the call is missed from here on (a recording makes it a voicemail). */
 const ringing = (next: Next, status: MessageStatus): Decision =>
   next.kind === 'voicemail' ? { next, status, outcome: 'missed' } : { next, status };
 
-async function resolveInbound(tx: Tx, businessId: number, params: FormParams): Promise<Inbound> {
-  const business = await loadBusiness(tx, businessId);
+async function resolveInbound(businessId: number, params: FormParams, tx: Tx): Promise<Inbound> {
+  const business = await loadBusiness(businessId, tx);
   const caller = normalizePhone(param(params, 'From') ?? '', business.country);
   // A withheld or unparsable caller id has no client to file the call under; staff are still rung.
   if (!caller) return { business, client: null };
-  const clientId = await findOrCreateClientByPhone(tx, businessId, caller);
-  const conversationId = (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
+  const clientId = await findOrCreateClientByPhone(businessId, caller, tx);
+  const conversationId = (await ensureConversations(businessId, [clientId], tx)).get(clientId)!;
   const [client] = await tx
     .select({
       id: clients.id,
@@ -248,7 +261,7 @@ async function resolveInbound(tx: Tx, businessId: number, params: FormParams): P
  * nobody, every active staff member of the business. Twilio rings at most 10 at once. Nobody left:
  * voicemail.
  */
-async function ringPlan(tx: Tx, inbound: Inbound, from: 'start' | 'team'): Promise<Next> {
+async function ringPlan(inbound: Inbound, from: 'start' | 'team', tx: Tx): Promise<Next> {
   const businessId = inbound.business.id;
   const assignedId = inbound.client?.assignedStaffId ?? null;
   if (from === 'start' && assignedId !== null) {
@@ -275,8 +288,8 @@ async function ringPlan(tx: Tx, inbound: Inbound, from: 'start' | 'team'): Promi
 }
 
 /** The missed-call text must never cost the caller the call: a failure is logged, and the next write of the call tries again. */
-async function textCaller(call: RecordedCall): Promise<void> {
-  await ensureMissedCallText(call).catch((err: unknown) =>
+async function textCaller(call: RecordedCall, tx: Tx = db): Promise<void> {
+  await ensureMissedCallText(call, tx).catch((err: unknown) =>
     logger.error({ err, call_sid: call.callSid }, 'missed-call text failed'),
   );
 }

@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { businesses } from '@/db/schema';
 import { submitSms } from '@/server/services/messages/submit';
 import type { RecordedCall } from './call-record';
@@ -18,9 +18,9 @@ import type { RecordedCall } from './call-record';
  * *try* lock: whoever does not get it can stop, the holder is deciding for the same client.
  * Returns the queued message's id, or null when nothing was sent.
  */
-export async function ensureMissedCallText(call: RecordedCall): Promise<number | null> {
+export async function ensureMissedCallText(call: RecordedCall, tx: Tx = db): Promise<number | null> {
   if (call.direction !== 'inbound' || !call.callOutcome) return null;
-  const [business] = await db
+  const [business] = await tx
     .select({ settings: businesses.settings, timezone: businesses.timezone })
     .from(businesses)
     .where(eq(businesses.id, call.businessId))
@@ -28,7 +28,7 @@ export async function ensureMissedCallText(call: RecordedCall): Promise<number |
   const text = business?.settings.missed_call_text?.trim();
   if (!business || !text) return null;
 
-  return db.transaction(async (tx) => {
+  return tx.transaction(async (tx) => {
     const [lock] = await tx.execute<{ locked: boolean }>(
       sql`select pg_try_advisory_xact_lock(${call.businessId}, hashtext(${`missed-call-text:${call.clientId}`})) as locked`,
     );
@@ -51,6 +51,7 @@ export async function ensureMissedCallText(call: RecordedCall): Promise<number |
         messages: [{ client_id: call.clientId, message: text, provider_metadata: { missed_call_sid: call.callSid } }],
       },
       'send',
+      {},
       tx,
     );
     return queued.message_ids[0] ?? null;

@@ -1,4 +1,4 @@
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { markEvent } from '@/server/services/webhooks/events';
 import { findCall, recordCall } from './call-record';
@@ -12,15 +12,15 @@ import { ensureMissedCallText } from './missed-call-text';
  * said) and `failed` recordings change nothing. A CallSid with no message yet is retried by the
  * webhook retry job (`lastAttempt` closes it as ignored).
  */
-export async function processRecording(eventId: number, params: FormParams, lastAttempt = false): Promise<void> {
+export async function processRecording(eventId: number, params: FormParams, lastAttempt = false, tx: Tx = db): Promise<void> {
   const callSid = param(params, 'CallSid') ?? '';
   const status = param(params, 'RecordingStatus') ?? 'completed';
   const url = param(params, 'RecordingUrl');
   if (status !== 'completed' || !url)
-    return markEvent(eventId, 'ignored', { error: `Recording ${status}${url ? '' : ', no RecordingUrl'}` });
+    return markEvent(eventId, 'ignored', { error: `Recording ${status}${url ? '' : ', no RecordingUrl'}` }, tx);
 
-  const call = await db.transaction(async (tx) => {
-    const known = await findCall(tx, callSid);
+  const call = await tx.transaction(async (tx) => {
+    const known = await findCall(callSid, tx);
     if (!known) {
       if (!lastAttempt) throw new Error(`No call has CallSid ${callSid} yet`);
       await markEvent(eventId, 'ignored', { error: `No call has CallSid ${callSid}` }, tx);
@@ -28,14 +28,17 @@ export async function processRecording(eventId: number, params: FormParams, last
     }
     const voicemail = known.direction === 'inbound' && known.callOutcome !== null;
     // `initiated` ranks lowest: the recording never moves the call's status.
-    const recorded = await recordCall(tx, {
-      ...known,
-      status: 'initiated',
-      recordingUrl: url,
-      outcome: voicemail ? 'voicemail' : null,
-    });
+    const recorded = await recordCall(
+      {
+        ...known,
+        status: 'initiated',
+        recordingUrl: url,
+        outcome: voicemail ? 'voicemail' : null,
+      },
+      tx,
+    );
     await markEvent(eventId, 'processed', { businessId: known.businessId }, tx);
     return recorded;
   });
-  if (call) await ensureMissedCallText(call);
+  if (call) await ensureMissedCallText(call, tx);
 }

@@ -152,28 +152,31 @@ const recipientsOf = (mail: InboundEmail) => {
  * conversation with its sender recorded and creates no client. Stored and deduplicated by the
  * mail's Message-ID (or a hash of the body when it has none).
  */
-export async function handleInboundEmail(mail: InboundEmail, headers: Record<string, string>, rawBytes: Buffer) {
+export async function handleInboundEmail(mail: InboundEmail, headers: Record<string, string>, rawBytes: Buffer, tx: Tx = db) {
   // Text PostgreSQL cannot store is cleaned; the exact bytes are then kept beside the payload.
   const { changed } = cleanJson(mail);
   // One event per receiving business, deduplicated per business: the same Message-ID sent to two
   // businesses reaches both (a mail to none is stored once, and ignored with the reason).
   const key = inboundDedupeKey(mail, rawBytes);
-  const businessIds = await businessesFor(recipientsOf(mail));
+  const businessIds = await businessesFor(recipientsOf(mail), tx);
   let accepted = 0;
   for (const businessId of businessIds.length ? businessIds : [null]) {
     // The whole mail (attachments included) is the stored payload, so a retry has everything.
-    const eventId = await storeEvent({
-      provider: 'sendgrid',
-      kind: 'email_inbound',
-      dedupeKey: businessId === null ? key : `${businessId}:${key}`,
-      headers,
-      payload: mail,
-      rawBody: changed ? rawBytes : null,
-      businessId,
-    });
+    const eventId = await storeEvent(
+      {
+        provider: 'sendgrid',
+        kind: 'email_inbound',
+        dedupeKey: businessId === null ? key : `${businessId}:${key}`,
+        headers,
+        payload: mail,
+        rawBody: changed ? rawBytes : null,
+        businessId,
+      },
+      tx,
+    );
     if (eventId === null) continue;
     accepted++;
-    await processOrRetry(eventId, 'email_inbound', () => processInboundEmail(eventId, mail, businessId));
+    await processOrRetry(eventId, 'email_inbound', () => processInboundEmail(eventId, mail, businessId, tx), tx);
   }
   return { status: accepted ? 'accepted' : 'duplicate' };
 }
@@ -182,11 +185,16 @@ function inboundDedupeKey(mail: InboundEmail, rawBytes: Buffer): string {
   return headerValue(mail.headers, 'Message-ID') ?? createHash('sha256').update(rawBytes).digest('hex');
 }
 
-export async function processInboundEmail(eventId: number, mail: InboundEmail, forBusiness: number | null = null): Promise<void> {
+export async function processInboundEmail(
+  eventId: number,
+  mail: InboundEmail,
+  forBusiness: number | null = null,
+  tx: Tx = db,
+): Promise<void> {
   const ownMessageId = headerValue(mail.headers, 'Message-ID');
   const dedupeKey = ownMessageId ?? `event:${eventId}`;
   const { attachments } = mail;
-  await db.transaction(async (tx) => {
+  await tx.transaction(async (tx) => {
     const recipients = recipientsOf(mail);
     const businessId = forBusiness ?? (await businessesFor(recipients, tx))[0];
     if (!businessId) {
@@ -214,41 +222,44 @@ export async function processInboundEmail(eventId: number, mail: InboundEmail, f
       if (thread) ({ conversationId, clientId } = thread);
     }
     if (!clientId) {
-      clientId = await findOrCreateClientByEmail(tx, businessId, sender, displayName(mail.from));
-      conversationId = (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
+      clientId = await findOrCreateClientByEmail(businessId, sender, displayName(mail.from), tx);
+      conversationId = (await ensureConversations(businessId, [clientId], tx)).get(clientId)!;
     }
 
-    const [row] = await insertMessages(tx, [
-      {
-        businessId,
-        conversationId: conversationId!,
-        clientId,
-        channel: 'email',
-        direction: 'inbound',
-        messageType: 'EMAIL',
-        senderType: 'client',
-        senderId: clientId,
-        receiverType: 'staff',
-        content: mail.text || null,
-        subject: mail.subject || null,
-        fromAddress: sender,
-        toAddress: recipients[0] ?? null,
-        attachments: attachments.length ? attachments : null,
-        status: 'received',
-        origin: 'webhook',
-        provider: 'sendgrid',
-        providerMessageId: dedupeKey,
-        providerMetadata: mail.html ? { html: mail.html } : {},
-        emailMessageId: ownMessageId,
-        inReplyTo: references[0] ?? null,
-        isRead: false,
-        sentAt: new Date(),
-      },
-    ]);
-    await touchConversations(tx, [row!]);
+    const [row] = await insertMessages(
+      [
+        {
+          businessId,
+          conversationId: conversationId!,
+          clientId,
+          channel: 'email',
+          direction: 'inbound',
+          messageType: 'EMAIL',
+          senderType: 'client',
+          senderId: clientId,
+          receiverType: 'staff',
+          content: mail.text || null,
+          subject: mail.subject || null,
+          fromAddress: sender,
+          toAddress: recipients[0] ?? null,
+          attachments: attachments.length ? attachments : null,
+          status: 'received',
+          origin: 'webhook',
+          provider: 'sendgrid',
+          providerMessageId: dedupeKey,
+          providerMetadata: mail.html ? { html: mail.html } : {},
+          emailMessageId: ownMessageId,
+          inReplyTo: references[0] ?? null,
+          isRead: false,
+          sentAt: new Date(),
+        },
+      ],
+      tx,
+    );
+    await touchConversations([row!], tx);
     // docs/api.md#send-later: a reminder never crosses the client's own reply.
-    await cancelScheduledOnReply(tx, businessId, conversationId!);
-    await publish(tx, { type: 'message.created', businessId, conversationIds: [conversationId!], messageIds: [row!.id] });
+    await cancelScheduledOnReply(businessId, conversationId!, tx);
+    await publish({ type: 'message.created', businessId, conversationIds: [conversationId!], messageIds: [row!.id] }, tx);
     await markEvent(eventId, 'processed', { businessId }, tx);
   });
 }

@@ -84,8 +84,8 @@ export async function storeEvent(
 }
 
 /** Claims a stored event for processing (the retry job, the sweep); null when done or held. */
-export async function claimEvent(id: number) {
-  const [row] = await db
+export async function claimEvent(id: number, tx: Tx = db) {
+  const [row] = await tx
     .update(webhookEvents)
     .set({ processingUntil: lease() })
     .where(and(eq(webhookEvents.id, id), claimable))
@@ -114,8 +114,8 @@ export async function markEvent(
 }
 
 /** A processing attempt that threw: counted, its error kept, the claim released; the outcome stays. */
-export async function releaseEvent(id: number, err: unknown) {
-  await db
+export async function releaseEvent(id: number, err: unknown, tx: Tx = db) {
+  await tx
     .update(webhookEvents)
     .set({ error: failureReason(err), attempts: sql`${webhookEvents.attempts} + 1`, processingUntil: null })
     .where(eq(webhookEvents.id, id));
@@ -127,13 +127,18 @@ export async function releaseEvent(id: number, err: unknown) {
  * that cannot be written (the database is down), the event stays stored and unprocessed, and the
  * worker's sweep (server/services/recovery.ts) processes it once its claim lapses.
  */
-export async function processOrRetry(eventId: number, kind: WebhookKind, process: () => Promise<void>): Promise<void> {
+export async function processOrRetry(
+  eventId: number,
+  kind: WebhookKind,
+  process: () => Promise<void>,
+  tx: Tx = db,
+): Promise<void> {
   try {
     await process();
   } catch (err) {
     logger.error({ err, event_id: eventId, kind }, 'webhook processing failed; will retry');
-    await markEvent(eventId, 'failed', { error: failureReason(err) }).catch(() => {});
-    await enqueue(db, QUEUES.webhookRetry, [{ data: { eventId }, startAfterSeconds: 5 }]).catch((e) =>
+    await markEvent(eventId, 'failed', { error: failureReason(err) }, tx).catch(() => {});
+    await enqueue(tx, QUEUES.webhookRetry, [{ data: { eventId }, startAfterSeconds: 5 }]).catch((e) =>
       logger.error({ err: e, event_id: eventId }, 'could not enqueue webhook retry; the sweep will process the event'),
     );
   }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { cleanJson } from '@/server/lib/pg-text';
 import { int32FromDigits } from '@/server/schemas/common';
@@ -38,7 +38,10 @@ const str = (v: unknown) => (typeof v === 'string' && v.length ? v : typeof v ==
  * when sending, the `smtp-id` equal to our stored Message-ID, then `sg_message_id` starting with
  * the stored provider id.
  */
-async function findMessage(event: SendgridEvent): Promise<{ id: number; businessId: number; toAddress: string | null } | null> {
+async function findMessage(
+  event: SendgridEvent,
+  tx: Tx = db,
+): Promise<{ id: number; businessId: number; toAddress: string | null } | null> {
   const columns = { id: messages.id, businessId: messages.businessId, toAddress: messages.toAddress };
   // The business_id unique argument we attach when sending scopes every lookup to that business
   // (mail sent before it was attached is matched without it).
@@ -46,7 +49,7 @@ async function findMessage(event: SendgridEvent): Promise<{ id: number; business
   const scope = business === null ? undefined : eq(messages.businessId, business);
   const ours = int32FromDigits(str(event.message_id));
   if (ours !== null) {
-    const [row] = await db
+    const [row] = await tx
       .select(columns)
       .from(messages)
       .where(and(eq(messages.id, ours), eq(messages.channel, 'email'), scope))
@@ -55,7 +58,7 @@ async function findMessage(event: SendgridEvent): Promise<{ id: number; business
   }
   const smtpId = str(event['smtp-id']);
   if (smtpId) {
-    const [row] = await db
+    const [row] = await tx
       .select(columns)
       .from(messages)
       .where(and(eq(messages.emailMessageId, smtpId), eq(messages.channel, 'email'), scope))
@@ -65,7 +68,7 @@ async function findMessage(event: SendgridEvent): Promise<{ id: number; business
   const sgId = str(event.sg_message_id);
   if (sgId) {
     const prefix = sgId.split('.')[0]!;
-    const [row] = await db
+    const [row] = await tx
       .select(columns)
       .from(messages)
       .where(and(eq(messages.channel, 'email'), sql`${messages.providerMessageId} in (${prefix}, ${sgId})`, scope))
@@ -82,7 +85,12 @@ async function findMessage(event: SendgridEvent): Promise<{ id: number; business
  * its 200 and does not retry it. Text PostgreSQL cannot store is cleaned, and the batch's exact
  * bytes are kept with each event that needed it.
  */
-export async function handleSendgridEvents(events: unknown[], headers: Record<string, string>, rawBody: Buffer | null = null) {
+export async function handleSendgridEvents(
+  events: unknown[],
+  headers: Record<string, string>,
+  rawBody: Buffer | null = null,
+  tx: Tx = db,
+) {
   let stored = 0;
   let duplicates = 0;
   for (const candidate of events) {
@@ -91,49 +99,55 @@ export async function handleSendgridEvents(events: unknown[], headers: Record<st
     if (tooDeep) continue;
     const event = candidate as SendgridEvent;
     const dedupeKey = str(event.sg_event_id) ?? createHash('sha256').update(JSON.stringify(event)).digest('hex');
-    const eventId = await storeEvent({
-      provider: 'sendgrid',
-      kind: 'sendgrid_event',
-      dedupeKey,
-      headers,
-      payload: event,
-      rawBody: changed ? rawBody : null,
-    });
+    const eventId = await storeEvent(
+      {
+        provider: 'sendgrid',
+        kind: 'sendgrid_event',
+        dedupeKey,
+        headers,
+        payload: event,
+        rawBody: changed ? rawBody : null,
+      },
+      tx,
+    );
     if (eventId === null) {
       duplicates++;
       continue;
     }
     stored++;
-    await processOrRetry(eventId, 'sendgrid_event', () => applySendgridEvent(eventId, event));
+    await processOrRetry(eventId, 'sendgrid_event', () => applySendgridEvent(eventId, event, tx), tx);
   }
   return { received: events.length, stored, duplicates };
 }
 
 /** Applies one stored event; idempotent (statuses only move forward), so a retry is safe. */
-export async function applySendgridEvent(eventId: number, event: SendgridEvent): Promise<void> {
+export async function applySendgridEvent(eventId: number, event: SendgridEvent, tx: Tx = db): Promise<void> {
   const type = str(event.event) ?? '';
   const effect = EVENT_STATUS[type];
-  const message = await findMessage(event);
-  if (!message) return markEvent(eventId, 'ignored', { error: 'No message matches this event' });
+  const message = await findMessage(event, tx);
+  if (!message) return markEvent(eventId, 'ignored', { error: 'No message matches this event' }, tx);
   // The address the email went to is suppressed, for every client row carrying it.
-  const optOut = () =>
-    suppress(db, {
-      businessId: message.businessId,
-      channel: 'email',
-      address: message.toAddress ?? str(event.email) ?? '',
-      source: 'provider_error',
-      messageId: message.id,
-    });
+  const optOut = (tx: Tx = db) =>
+    suppress(
+      {
+        businessId: message.businessId,
+        channel: 'email',
+        address: message.toAddress ?? str(event.email) ?? '',
+        source: 'provider_error',
+        messageId: message.id,
+      },
+      tx,
+    );
   if (effect === 'optOut') {
-    await optOut();
-    return markEvent(eventId, 'processed', { businessId: message.businessId });
+    await optOut(tx);
+    return markEvent(eventId, 'processed', { businessId: message.businessId }, tx);
   }
   // A bounce suppresses the address even after delivery (docs/providers.md#sendgrid-event-mapping); the status rule decides the rest.
-  if (effect === 'bounced') await optOut();
-  if (!effect) return markEvent(eventId, 'ignored', { businessId: message.businessId });
+  if (effect === 'bounced') await optOut(tx);
+  if (!effect) return markEvent(eventId, 'ignored', { businessId: message.businessId }, tx);
   const errorCode = str(event.status) ?? str(event.type) ?? (effect === 'failed' ? 'dropped' : null);
   const reason = str(event.reason) ?? str(event.response);
-  const result = await db.transaction((tx) =>
+  const result = await tx.transaction((tx) =>
     applyStatusUpdate(
       { businessId: message.businessId, messageId: message.id },
       {
@@ -145,5 +159,5 @@ export async function applySendgridEvent(eventId: number, event: SendgridEvent):
       tx,
     ),
   );
-  await markEvent(eventId, result.updated ? 'processed' : 'ignored', { businessId: message.businessId });
+  await markEvent(eventId, result.updated ? 'processed' : 'ignored', { businessId: message.businessId }, tx);
 }

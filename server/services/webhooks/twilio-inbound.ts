@@ -29,24 +29,24 @@ import { markEvent, processOrRetry, storeEvent } from './events';
  * possible opt-out), HELP is answered, a likely opt-out is flagged and left pending for staff. Idempotent: the message is unique on (twilio, MessageSid), so
  * reprocessing a stored event changes nothing twice and never queues a second answer.
  */
-export async function processInboundSms(eventId: number, params: FormParams): Promise<void> {
+export async function processInboundSms(eventId: number, params: FormParams, tx: Tx = db): Promise<void> {
   const sid = param(params, 'MessageSid') ?? param(params, 'SmsMessageSid') ?? param(params, 'SmsSid')!;
   const to = normalizePhone(param(params, 'To') ?? '') ?? param(params, 'To') ?? '';
   const body = param(params, 'Body') ?? '';
   // Twilio's ids are 34 characters and numbers are short: anything far longer is not Twilio's.
   if (sid.length > 64 || (param(params, 'From') ?? '').length > 64 || to.length > 64) {
-    await markEvent(eventId, 'ignored', { error: 'MessageSid, From or To is not a Twilio value' });
+    await markEvent(eventId, 'ignored', { error: 'MessageSid, From or To is not a Twilio value' }, tx);
     return;
   }
-  await db.transaction(async (tx) => {
+  await tx.transaction(async (tx) => {
     const business = await businessForNumber(to, tx);
     if (!business) {
       await markEvent(eventId, 'ignored', { error: `No business owns ${to}` }, tx);
       return;
     }
     const from = normalizePhone(param(params, 'From') ?? '', business.country) ?? param(params, 'From') ?? '';
-    const clientId = await findOrCreateClientByPhone(tx, business.businessId, from);
-    const conversationId = (await ensureConversations(tx, business.businessId, [clientId])).get(clientId)!;
+    const clientId = await findOrCreateClientByPhone(business.businessId, from, tx);
+    const conversationId = (await ensureConversations(business.businessId, [clientId], tx)).get(clientId)!;
     const media: StoredAttachment[] = [];
     const count = countParam(params, 'NumMedia') ?? 0;
     for (let i = 0; i < count && i < 10; i++) {
@@ -64,41 +64,44 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
     if (existing.length === 0) {
       const segments = smsSegments(body);
       const wording = classifyInbound(body);
-      const [row] = await insertMessages(tx, [
-        {
-          businessId: business.businessId,
-          conversationId,
-          clientId,
-          channel: 'sms',
-          direction: 'inbound',
-          messageType: 'TEXT',
-          senderType: 'client',
-          senderId: clientId,
-          receiverType: 'staff',
-          content: body,
-          fromAddress: from,
-          toAddress: to,
-          attachments: media.length ? media : null,
-          status: 'received',
-          origin: 'webhook',
-          provider: 'twilio',
-          providerMessageId: sid,
-          providerMetadata: {
-            AccountSid: param(params, 'AccountSid') ?? null,
-            NumSegments: param(params, 'NumSegments') ?? null,
-            ...(wording.class !== 'none' ? { keyword_class: wording.class, keyword_match: wording.match } : {}),
+      const [row] = await insertMessages(
+        [
+          {
+            businessId: business.businessId,
+            conversationId,
+            clientId,
+            channel: 'sms',
+            direction: 'inbound',
+            messageType: 'TEXT',
+            senderType: 'client',
+            senderId: clientId,
+            receiverType: 'staff',
+            content: body,
+            fromAddress: from,
+            toAddress: to,
+            attachments: media.length ? media : null,
+            status: 'received',
+            origin: 'webhook',
+            provider: 'twilio',
+            providerMessageId: sid,
+            providerMetadata: {
+              AccountSid: param(params, 'AccountSid') ?? null,
+              NumSegments: param(params, 'NumSegments') ?? null,
+              ...(wording.class !== 'none' ? { keyword_class: wording.class, keyword_match: wording.match } : {}),
+            },
+            // A likely opt-out is not acted on: staff see it flagged and decide.
+            flagged: wording.class === 'likely_opt_out',
+            isRead: false,
+            segments: countParam(params, 'NumSegments') ?? segments.segments,
+            encoding: segments.encoding,
+            sentAt: new Date(),
           },
-          // A likely opt-out is not acted on: staff see it flagged and decide.
-          flagged: wording.class === 'likely_opt_out',
-          isRead: false,
-          segments: countParam(params, 'NumSegments') ?? segments.segments,
-          encoding: segments.encoding,
-          sentAt: new Date(),
-        },
-      ]);
-      await touchConversations(tx, [row!]);
+        ],
+        tx,
+      );
+      await touchConversations([row!], tx);
       // docs/api.md#send-later: a reminder never crosses the client's own reply.
-      await cancelScheduledOnReply(tx, business.businessId, conversationId);
+      await cancelScheduledOnReply(business.businessId, conversationId, tx);
       if (wording.class === 'likely_opt_out') {
         // docs/api.md#counts: the conversation's flagged count moves with the flagged row; the text
         // becomes the conversation's pending possible opt-out for staff to decide
@@ -112,21 +115,29 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
                              where id = ${conversationId} and business_id = ${business.businessId}
                                and possible_opt_out_message_id < ${row!.id}::bigint`);
       }
-      await publish(tx, {
-        type: 'message.created',
-        businessId: business.businessId,
-        conversationIds: [conversationId],
-        messageIds: [row!.id],
-      });
-      await actOnWording(tx, wording, body, {
-        businessId: business.businessId,
-        conversationId,
-        clientId,
-        messageId: row!.id,
-        messageSid: sid,
-        clientPhone: from,
-        businessPhone: to,
-      });
+      await publish(
+        {
+          type: 'message.created',
+          businessId: business.businessId,
+          conversationIds: [conversationId],
+          messageIds: [row!.id],
+        },
+        tx,
+      );
+      await actOnWording(
+        wording,
+        body,
+        {
+          businessId: business.businessId,
+          conversationId,
+          clientId,
+          messageId: row!.id,
+          messageSid: sid,
+          clientPhone: from,
+          businessPhone: to,
+        },
+        tx,
+      );
     }
     await markEvent(eventId, 'processed', { businessId: business.businessId }, tx);
   });
@@ -139,23 +150,23 @@ export async function processInboundSms(eventId: number, params: FormParams): Pr
  * - `opt_in`: opted back in;
  * - `help`: the business's HELP answer, at most once per conversation per day, opted out or not.
  */
-async function actOnWording(tx: Tx, wording: Classification, body: string, inbound: InboundContext): Promise<void> {
+async function actOnWording(wording: Classification, body: string, inbound: InboundContext, tx: Tx): Promise<void> {
   const { businessId } = inbound;
   const number = { businessId, channel: 'sms' as const, address: inbound.clientPhone };
   if (wording.class === 'opt_out') {
-    const newlyOptedOut = await optOut(tx, { ...number, source: 'keyword', messageId: inbound.messageId });
+    const newlyOptedOut = await optOut({ ...number, source: 'keyword', messageId: inbound.messageId }, tx);
     if (!newlyOptedOut || twilioConfirmsItself(body)) return;
-    const business = await businessForReplies(tx, businessId);
+    const business = await businessForReplies(businessId, tx);
     const text = optOutConfirmationText(business.settings, business.name);
-    if (text) await queueAutoReply(tx, inbound, 'opt_out_confirmation', text);
+    if (text) await queueAutoReply(inbound, 'opt_out_confirmation', text, tx);
   } else if (wording.class === 'opt_in') {
     // The number's own START lifts any opt-out of it, and is recorded with the text as its cause.
-    await optIn(tx, { ...number, source: 'keyword', messageId: inbound.messageId });
+    await optIn({ ...number, source: 'keyword', messageId: inbound.messageId }, tx);
   } else if (wording.class === 'help') {
-    const business = await businessForReplies(tx, businessId);
+    const business = await businessForReplies(businessId, tx);
     const text = helpReplyText(business.settings, business.name, inbound.businessPhone, business.country);
-    if (text && !(await helpAnsweredToday(tx, inbound.conversationId, business.timezone))) {
-      await queueAutoReply(tx, inbound, 'help', text);
+    if (text && !(await helpAnsweredToday(inbound.conversationId, business.timezone, tx))) {
+      await queueAutoReply(inbound, 'help', text, tx);
     }
   }
 }
@@ -169,16 +180,20 @@ export async function receiveInboundSms(
   params: FormParams,
   headers: Record<string, string>,
   rawBody: Buffer | null,
+  tx: Tx = db,
 ): Promise<void> {
   const sid = param(params, 'MessageSid') ?? param(params, 'SmsMessageSid') ?? param(params, 'SmsSid');
   if (!sid) return;
-  const eventId = await storeEvent({
-    provider: 'twilio',
-    kind: 'sms_incoming',
-    dedupeKey: sid,
-    headers,
-    payload: params,
-    rawBody,
-  });
-  if (eventId !== null) await processOrRetry(eventId, 'sms_incoming', () => processInboundSms(eventId, params));
+  const eventId = await storeEvent(
+    {
+      provider: 'twilio',
+      kind: 'sms_incoming',
+      dedupeKey: sid,
+      headers,
+      payload: params,
+      rawBody,
+    },
+    tx,
+  );
+  if (eventId !== null) await processOrRetry(eventId, 'sms_incoming', () => processInboundSms(eventId, params, tx), tx);
 }

@@ -243,7 +243,7 @@ describe('POST /webhooks/twilio/sms/incoming', () => {
       const mine = await createMessage(conv, { ...inboundRow, providerMessageId: twilioSid('SM') }, tx);
       // touchConversations takes the new messages (it passed the conversation's id before, which
       // held only while conversation and message ids happened to line up).
-      await touchConversations(tx, [mine]);
+      await touchConversations([mine], tx);
     });
     expect((await conversationOf(conv.id)).unreadCount).toBe(2);
   });

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import { fixedStatement } from '@/db/prepared';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
@@ -50,6 +50,7 @@ export function handleSmsStatusCallback(
   params: FormParams,
   headers: Record<string, string>,
   rawBody: Buffer | null = null,
+  tx: Tx = db,
 ): Promise<StatusCallbackResult> {
   const sid = param(params, 'MessageSid') ?? param(params, 'SmsSid') ?? '';
   const twilioStatus = param(params, 'MessageStatus') ?? param(params, 'SmsStatus') ?? '';
@@ -68,11 +69,11 @@ export function handleSmsStatusCallback(
       resolve,
       reject,
     });
-    if (!flushing) void flush();
+    if (!flushing) void flush(tx);
   });
 }
 
-async function flush(): Promise<void> {
+async function flush(tx: Tx = db): Promise<void> {
   flushing = true;
   // Let the requests that arrived in this turn of the event loop join the batch.
   await new Promise((r) => setImmediate(r));
@@ -80,7 +81,7 @@ async function flush(): Promise<void> {
     const batch = queue.slice(0, MAX_BATCH);
     queue = queue.slice(batch.length);
     try {
-      const results = await writeBatch(batch);
+      const results = await writeBatch(batch, tx);
       batch.forEach((p, i) => p.resolve(results[i]!));
     } catch (err) {
       batch.forEach((p) => p.reject(err));
@@ -140,24 +141,28 @@ const batchStatement = fixedStatement<Columns>(
     order by i.ord`,
 );
 
-async function writeBatch(batch: Pending[]): Promise<StatusCallbackResult[]> {
+async function writeBatch(batch: Pending[], tx: Tx = db): Promise<StatusCallbackResult[]> {
   const col = <K extends keyof Columns>(k: K) => batch.map((p) => p[k]) as Columns[K];
-  const rows = await batchStatement<{ ord: number; event_id: number | null; matched: boolean; moved: boolean }>({
-    sid: col('sid'),
-    from: col('from'),
-    status: col('status'),
-    errorCode: col('errorCode'),
-    errorMessage: col('errorMessage'),
-    dedupeKey: col('dedupeKey'),
-    headers: col('headers'),
-    payload: col('payload'),
-    rawBody: col('rawBody'),
-  });
+  const rows = await batchStatement<{ ord: number; event_id: number | null; matched: boolean; moved: boolean }>(
+    {
+      sid: col('sid'),
+      from: col('from'),
+      status: col('status'),
+      errorCode: col('errorCode'),
+      errorMessage: col('errorMessage'),
+      dedupeKey: col('dedupeKey'),
+      headers: col('headers'),
+      payload: col('payload'),
+      rawBody: col('rawBody'),
+    },
+    undefined,
+    tx,
+  );
 
   const pendingEvents = rows.filter((r) => r.event_id !== null && !r.matched).map((r) => r.event_id!);
   if (pendingEvents.length) {
     await enqueue(
-      db,
+      tx,
       QUEUES.webhookRetry,
       pendingEvents.map((eventId) => ({ data: { eventId }, startAfterSeconds: 3 })),
     );

@@ -16,29 +16,29 @@ import { markEvent, processOrRetry, storeEvent } from './events';
  * call-record.ts), creating it when the callback beats the instructions request. A child leg (the
  * <Number> or <Client> our TwiML dialled, with ParentCallSid) belongs to its parent's message.
  */
-export async function processVoiceStatus(eventId: number, params: FormParams): Promise<void> {
+export async function processVoiceStatus(eventId: number, params: FormParams, tx: Tx = db): Promise<void> {
   const status = callStatusOf(param(params, 'CallStatus'));
-  if (!status) return markEvent(eventId, 'ignored', { error: `Unknown CallStatus ${param(params, 'CallStatus')}` });
+  if (!status) return markEvent(eventId, 'ignored', { error: `Unknown CallStatus ${param(params, 'CallStatus')}` }, tx);
 
-  const call = await db.transaction(async (tx) => {
-    const facts = await callOfCallback(tx, params, status);
+  const call = await tx.transaction(async (tx) => {
+    const facts = await callOfCallback(params, status, tx);
     if (typeof facts === 'string') {
       await markEvent(eventId, 'ignored', { error: facts }, tx);
       return null;
     }
-    const recorded = await recordCall(tx, facts);
+    const recorded = await recordCall(facts, tx);
     await markEvent(eventId, 'processed', { businessId: recorded.businessId }, tx);
     return recorded;
   });
-  if (call) await ensureMissedCallText(call);
+  if (call) await ensureMissedCallText(call, tx);
 }
 
 /** The call a callback is about and what it says, or why it cannot be placed. */
-async function callOfCallback(tx: Tx, params: FormParams, status: MessageStatus): Promise<CallFacts | string> {
+async function callOfCallback(params: FormParams, status: MessageStatus, tx: Tx): Promise<CallFacts | string> {
   const parentSid = param(params, 'ParentCallSid');
   const callSid = parentSid ?? param(params, 'CallSid') ?? '';
-  const known = await findCall(tx, callSid);
-  const parties = known ?? (await partiesOf(tx, params, callSid));
+  const known = await findCall(callSid, tx);
+  const parties = known ?? (await partiesOf(params, callSid, tx));
   if (typeof parties === 'string') return parties;
 
   const duration = countParam(params, 'CallDuration') ?? countParam(params, 'DialCallDuration');
@@ -76,7 +76,7 @@ async function callOfCallback(tx: Tx, params: FormParams, status: MessageStatus)
  * outbound call; a `client:staff-N` callee is a ring leg of an inbound call; otherwise the business
  * number is `To` of an inbound call or `From` of a leg we dialled. An unknown caller becomes a lead.
  */
-async function partiesOf(tx: Tx, params: FormParams, callSid: string) {
+async function partiesOf(params: FormParams, callSid: string, tx: Tx) {
   const from = param(params, 'From') ?? '';
   const to = param(params, 'To') ?? '';
   const callerStaff = staffIdOfIdentity(from);
@@ -102,8 +102,8 @@ async function partiesOf(tx: Tx, params: FormParams, callSid: string) {
   if (!businessId) return `No business for call ${callSid}`;
   const clientPhone = normalizePhone(inbound ? from : to, country);
   if (!clientPhone) return `No client number on call ${callSid}`;
-  const clientId = await findOrCreateClientByPhone(tx, businessId, clientPhone);
-  const conversationId = (await ensureConversations(tx, businessId, [clientId])).get(clientId)!;
+  const clientId = await findOrCreateClientByPhone(businessId, clientPhone, tx);
+  const conversationId = (await ensureConversations(businessId, [clientId], tx)).get(clientId)!;
   // The caller of an outbound call is known here; who answers an inbound one only when a leg is answered.
   const staffId = inbound ? null : callerStaff;
   return {
@@ -127,14 +127,18 @@ export async function receiveVoiceStatus(
   params: FormParams,
   headers: Record<string, string>,
   rawBody: Buffer | null,
+  tx: Tx = db,
 ): Promise<void> {
   const callSid = param(params, 'CallSid');
   if (!callSid) return;
   const dedupeKey = [callSid, param(params, 'CallStatus'), param(params, 'SequenceNumber'), param(params, 'RecordingSid')].join(
     ':',
   );
-  const eventId = await storeEvent({ provider: 'twilio', kind: 'voice_status', dedupeKey, headers, payload: params, rawBody });
-  if (eventId !== null) await processOrRetry(eventId, 'voice_status', () => processVoiceStatus(eventId, params));
+  const eventId = await storeEvent(
+    { provider: 'twilio', kind: 'voice_status', dedupeKey, headers, payload: params, rawBody },
+    tx,
+  );
+  if (eventId !== null) await processOrRetry(eventId, 'voice_status', () => processVoiceStatus(eventId, params, tx), tx);
 }
 
 /**
@@ -146,10 +150,15 @@ export async function receiveRecordingStatus(
   params: FormParams,
   headers: Record<string, string>,
   rawBody: Buffer | null,
+  tx: Tx = db,
 ): Promise<void> {
   const recordingSid = param(params, 'RecordingSid');
   if (!recordingSid) return;
   const dedupeKey = `${recordingSid}:${param(params, 'RecordingStatus') ?? ''}`;
-  const eventId = await storeEvent({ provider: 'twilio', kind: 'voice_recording', dedupeKey, headers, payload: params, rawBody });
-  if (eventId !== null) await processOrRetry(eventId, 'voice_recording', () => processRecording(eventId, params));
+  const eventId = await storeEvent(
+    { provider: 'twilio', kind: 'voice_recording', dedupeKey, headers, payload: params, rawBody },
+    tx,
+  );
+  if (eventId !== null)
+    await processOrRetry(eventId, 'voice_recording', () => processRecording(eventId, params, undefined, tx), tx);
 }

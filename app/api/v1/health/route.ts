@@ -5,4 +5,4 @@ import { getHealth } from '@/server/services/health';
 export const dynamic = 'force-dynamic';
 
 // GET: process health; `degraded` when PostgreSQL is down.
-export const GET = route(op, () => getHealth());
+export const GET = route(op, ({ tx }) => getHealth(tx));

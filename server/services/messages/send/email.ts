@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import pLimit from 'p-limit';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import type { StoredAttachment } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
@@ -58,9 +58,14 @@ const UNKNOWN_OUTCOME =
  * with one may have, and SMTP cannot be asked, so it fails safe as `unknown_outcome` for a person
  * to review and retry (never twice).
  */
-export async function sendEmailBatch(jobs: AnySendJob[], provider: EmailProvider, log: Logger): Promise<Map<string, JobOutcome>> {
+export async function sendEmailBatch(
+  jobs: AnySendJob[],
+  provider: EmailProvider,
+  log: Logger,
+  tx: Tx = db,
+): Promise<Map<string, JobOutcome>> {
   const { targets, jobByMessage } = sendTargets(jobs);
-  const rows = await db.execute<
+  const rows = await tx.execute<
     Claimed & { email_message_id: string | null; stuck_since: Date | null; went_later_in: number | null }
   >(sql`
     with ${claimForSendingCtes(targets)}
@@ -71,7 +76,7 @@ export async function sendEmailBatch(jobs: AnySendJob[], provider: EmailProvider
            ${marketingConsentMissingSql('email')} as no_consent, m.email_message_id, a.stuck_since, a.went_later_in
     from attempt a join messages m on m.id = a.id join businesses b on b.id = m.business_id`);
   // docs/api.md#send-later: a scheduled email that goes now moves its conversation up the list.
-  await refreshLatestMessages(db, wentLaterIn(rows));
+  await refreshLatestMessages(wentLaterIn(rows), tx);
   const stuckIds = new Set(rows.filter((m) => m.stuck_since).map((m) => m.id));
   const stuck = rows.filter((m) => stuckIds.has(m.id));
 
@@ -88,7 +93,7 @@ export async function sendEmailBatch(jobs: AnySendJob[], provider: EmailProvider
   }
   const toSend = toAttempt.filter((m) => !m.opted_out && !m.no_consent);
   const messageIds = new Map(toSend.map((m) => [m.id, newEmailMessageId(m.from_address)]));
-  await assignEmailMessageIds(messageIds);
+  await assignEmailMessageIds(messageIds, tx);
 
   const limit = pLimit(CONCURRENCY);
   results.push(
@@ -133,12 +138,12 @@ export async function sendEmailBatch(jobs: AnySendJob[], provider: EmailProvider
   );
 
   // Messages neither claimed nor stuck were handled already: nothing to do, their job is done.
-  const outcomes = await finishSends(results, jobs, jobByMessage, provider.name);
+  const outcomes = await finishSends(results, jobs, jobByMessage, provider.name, tx);
   if (provider.name === 'sandbox') {
     const sids = results.flatMap((r) => (r.kind === 'sent' ? [r.providerMessageId] : []));
     const delivered = SANDBOX_PLAYBACK.filter((s) => s.status === 'delivered');
     await enqueue(
-      db,
+      tx,
       QUEUES.sandboxStatus,
       delivered.flatMap((s) =>
         sids.map((sid) => ({

@@ -1,3 +1,4 @@
+import { db, type Tx } from '@/db/client';
 import type PgBoss from 'pg-boss';
 import type { Provider } from '@/db/schema';
 import { sendTargetsOf, type BulkSendJob, type SendJob, type SendTarget } from '@/server/jobs/queues';
@@ -32,19 +33,24 @@ export async function finishSends(
   jobs: AnySendJob[],
   jobByMessage: Map<number, AnySendJob>,
   provider: Provider,
+  tx: Tx = db,
 ): Promise<Map<string, JobOutcome>> {
   const givesUp = (r: SendResult): r is Exclude<SendResult, { kind: 'sent' }> =>
     r.kind === 'permanent' || ((r.kind === 'transient' || r.kind === 'unknown') && r.lastAttempt);
-  await recordSendResults(provider, {
-    sent: results.flatMap((r) => (r.kind === 'sent' ? [r] : [])),
-    failed: results.filter(givesUp).map((r) => ({
-      messageId: r.messageId,
-      code: r.code,
-      message: r.message,
-      optedOut: r.kind === 'permanent' && r.optedOut,
-    })),
-    requeue: results.filter((r) => r.kind === 'transient' && !r.lastAttempt).map((r) => r.messageId),
-  });
+  await recordSendResults(
+    provider,
+    {
+      sent: results.flatMap((r) => (r.kind === 'sent' ? [r] : [])),
+      failed: results.filter(givesUp).map((r) => ({
+        messageId: r.messageId,
+        code: r.code,
+        message: r.message,
+        optedOut: r.kind === 'permanent' && r.optedOut,
+      })),
+      requeue: results.filter((r) => r.kind === 'transient' && !r.lastAttempt).map((r) => r.messageId),
+    },
+    tx,
+  );
 
   // Every job of the batch is done unless one of its messages is to be tried again: then it fails,
   // and pg-boss retries it whole (a job none of whose messages was attempted, all handled already, is done).

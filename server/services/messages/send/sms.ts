@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import pLimit from 'p-limit';
-import { db } from '@/db/client';
+import { db, type Tx } from '@/db/client';
 import type { MessageStatus } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
@@ -54,14 +54,15 @@ export async function sendSmsBatch(
   provider: SmsProvider,
   statusCallback: string,
   log: Logger,
+  tx: Tx = db,
 ): Promise<Map<string, JobOutcome>> {
   const { targets, jobByMessage } = sendTargets(jobs);
   const ids = [...jobByMessage.keys()];
   // Scheduled texts (their jobs are in the send-later queue) keep to quiet hours at send time too.
   if (jobs.some((j) => j.name === QUEUES.smsSendLater)) {
-    await db.transaction((tx) => holdUntilWindowOpens(ids, tx));
+    await tx.transaction((tx) => holdUntilWindowOpens(ids, tx));
   }
-  const rows = await db.execute<Claimed & { stuck_since: Date | null; went_later_in: number | null }>(sql`
+  const rows = await tx.execute<Claimed & { stuck_since: Date | null; went_later_in: number | null }>(sql`
     with ${claimForSendingCtes(targets)}
     select m.id, m.business_id, m.to_address, m.from_address, m.content,
            (select jsonb_agg(case when a.value->>'media_id' is not null
@@ -74,7 +75,7 @@ export async function sendSmsBatch(
            m.previous_provider_message_ids as previous, a.stuck_since, a.went_later_in
     from attempt a join messages m on m.id = a.id`);
   // docs/api.md#send-later: a scheduled text that goes now moves its conversation up the list.
-  await refreshLatestMessages(db, wentLaterIn(rows));
+  await refreshLatestMessages(wentLaterIn(rows), tx);
 
   const limit = pLimit(CONCURRENCY);
   const results: SendResult[] = await Promise.all(
@@ -119,8 +120,8 @@ export async function sendSmsBatch(
   }
 
   // Messages neither claimed nor stuck were handled already: nothing to do, their job is done.
-  const outcomes = await finishSends(results, jobs, jobByMessage, provider.name);
-  if (provider.name === 'sandbox') await playSandboxStatuses(results);
+  const outcomes = await finishSends(results, jobs, jobByMessage, provider.name, tx);
+  if (provider.name === 'sandbox') await playSandboxStatuses(results, tx);
   return outcomes;
 }
 
@@ -152,11 +153,11 @@ export function classify(err: unknown, messageId: number, job: AnySendJob): Send
   return { messageId, kind: 'unknown', code: 'internal', message: (err as Error)?.message ?? String(err), lastAttempt };
 }
 
-async function playSandboxStatuses(results: SendResult[]) {
+async function playSandboxStatuses(results: SendResult[], tx: Tx = db) {
   const sids = results.flatMap((r) => (r.kind === 'sent' ? [r.providerMessageId] : []));
   if (sids.length === 0) return;
   await enqueue(
-    db,
+    tx,
     QUEUES.sandboxStatus,
     SANDBOX_PLAYBACK.flatMap((step) =>
       sids.map((sid) => ({

@@ -32,12 +32,12 @@ export type SubmitResult = { success: true; message: string; request_id: string;
  * connection (the writes in a savepoint). Never call these with `db` while holding a transaction
  * open: the pool could run out with every connection held by a caller waiting for another one.
  */
-export async function submitSms(businessId: number, body: SmsBody, mode: Mode, tx: Tx = db, options: SubmitOptions = {}) {
-  return submit(businessId, 'sms', body, mode, tx, options);
+export async function submitSms(businessId: number, body: SmsBody, mode: Mode, options: SubmitOptions = {}, tx: Tx = db) {
+  return submit(businessId, 'sms', body, mode, options, tx);
 }
 
 export async function submitEmail(businessId: number, body: EmailBody, mode: Mode, tx: Tx = db) {
-  return submit(businessId, 'email', body, mode, tx);
+  return submit(businessId, 'email', body, mode, {}, tx);
 }
 
 async function submit(
@@ -45,23 +45,23 @@ async function submit(
   channel: Channel,
   body: SmsBody | EmailBody,
   mode: Mode,
-  conn: Tx,
-  options: SubmitOptions = {},
+  options: SubmitOptions,
+  tx: Tx,
 ): Promise<SubmitResult> {
   const issues: ValidationIssue[] = [];
   // The reads that need only the business id go out together (one wait, not four: each is a
   // round trip of a bulk request's latency; on one transaction's connection they are pipelined).
   const [[business], staffFound, quiet, defaultNumber] = await Promise.all([
-    conn.select().from(businesses).where(eq(businesses.id, businessId)).limit(1),
-    body.staff_id !== undefined ? staffMember(businessId, body.staff_id, conn) : null,
-    mode === 'send' && channel === 'sms' ? quietHoursFor({ conn, businessId, body, options }) : null,
-    channel === 'sms' && !(body as SmsBody).from_number ? defaultSmsNumber(businessId, conn) : null,
+    tx.select().from(businesses).where(eq(businesses.id, businessId)).limit(1),
+    body.staff_id !== undefined ? staffMember(businessId, body.staff_id, tx) : null,
+    mode === 'send' && channel === 'sms' ? quietHoursFor({ tx, businessId, body, options }) : null,
+    channel === 'sms' && !(body as SmsBody).from_number ? defaultSmsNumber(businessId, tx) : null,
   ]);
   if (!business) throw AppError.notFound('Business');
 
   const items = body.messages as AnyItem[];
   // What every stage before the write is told of the request; each collects its 422s in issues.
-  const request = { conn, business, channel, mode, body, issues };
+  const request = { tx, business, channel, mode, body, issues };
   const { from, requeueIds, storedById } = await validateRequest({
     ...request,
     items,
@@ -74,11 +74,11 @@ async function submit(
   // docs/api.md#consent: a campaign, marketing or review request needs each client's marketing consent.
   const marketing = mode === 'send' && needsMarketingConsent(body.category, body.notification_type);
   const planned = await planNewMessages({ ...request, from, fresh, marketing, sendAt, quiet });
-  if (mode === 'send') await fillFromSavedReplies(conn, businessId, channel, body.staff_id ?? null, planned, issues);
+  if (mode === 'send') await fillFromSavedReplies(businessId, channel, body.staff_id ?? null, planned, issues, tx);
   const mms = await validateItems({ ...request, businessId, fresh, requeueIds, storedById, sendAt });
 
   const requestId = randomUUID();
-  const ids = await writeSubmission({ conn, businessId, channel, mode, body, requestId, items, planned, requeueIds, mms });
+  const ids = await writeSubmission({ tx, businessId, channel, mode, body, requestId, items, planned, requeueIds, mms });
 
   const verb = mode === 'send' ? (sendAt ? `scheduled for ${sendAt.toISOString()}` : 'queued') : 'recorded';
   const held = planned.filter((p) => p.holdReason === 'quiet_hours').length;

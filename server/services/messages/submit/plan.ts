@@ -38,7 +38,7 @@ const CLIENT_COLUMNS = {
 type ClientRow = Pick<typeof clients.$inferSelect, keyof typeof CLIENT_COLUMNS>;
 
 export type PlanOptions = {
-  conn: Tx;
+  tx: Tx;
   business: typeof businesses.$inferSelect;
   channel: Channel;
   mode: Mode;
@@ -56,7 +56,7 @@ export type PlanOptions = {
 
 /** Resolves every new item's client and destination with two queries, collecting 422s. */
 export async function planNewMessages({
-  conn,
+  tx,
   business,
   channel,
   mode,
@@ -89,7 +89,7 @@ export async function planNewMessages({
 
   const known = new Map<number, ClientRow>();
   if (clientIds.length) {
-    const rows = await conn
+    const rows = await tx
       .select(CLIENT_COLUMNS)
       .from(clients)
       .where(and(eq(clients.businessId, business.id), equalsAny(clients.id, clientIds, 'int')));
@@ -101,7 +101,7 @@ export async function planNewMessages({
   const lookupPhones = [...new Set([...phones.values()])];
   const lookupEmails = [...new Set([...emails.values()])];
   if (lookupPhones.length) {
-    const rows = await conn
+    const rows = await tx
       .select(CLIENT_COLUMNS)
       .from(clients)
       .where(and(eq(clients.businessId, business.id), equalsAny(clients.phoneNumber, lookupPhones, 'text')))
@@ -109,7 +109,7 @@ export async function planNewMessages({
     for (const c of rows) if (!byPhone.has(c.phoneNumber!)) byPhone.set(c.phoneNumber!, c);
   }
   if (lookupEmails.length) {
-    const rows = await conn
+    const rows = await tx
       .select(CLIENT_COLUMNS)
       .from(clients)
       .where(and(eq(clients.businessId, business.id), equalsAny(sql`lower(${clients.email})`, lookupEmails, 'text')))
@@ -117,35 +117,28 @@ export async function planNewMessages({
     for (const c of rows) if (!byEmail.has(c.email!.toLowerCase())) byEmail.set(c.email!.toLowerCase(), c);
   }
 
+  // Every address this request can send to: the given destinations and the named clients'.
+  const destinations = [
+    ...(channel === 'sms' ? lookupPhones : lookupEmails),
+    ...[...known.values()].flatMap((c) => {
+      const own = channel === 'sms' ? c.phoneNumber : c.email?.toLowerCase();
+      return own ? [own] : [];
+    }),
+  ];
   const [suppressed, consenting, withdrawn] = await Promise.all([
-    // Opt-outs go by the recipient's address, whichever client row carries it: one query for every
-    // address this request can send to (the given destinations and the named clients').
-    mode === 'send'
-      ? suppressedAddresses(conn, business.id, channel, [
-          ...(channel === 'sms' ? lookupPhones : lookupEmails),
-          ...[...known.values()].flatMap((c) => {
-            const own = channel === 'sms' ? c.phoneNumber : c.email?.toLowerCase();
-            return own ? [own] : [];
-          }),
-        ])
-      : new Set<string>(),
+    // Opt-outs go by the recipient's address, whichever client row carries it: one query for every destination.
+    mode === 'send' ? suppressedAddresses(business.id, channel, destinations, tx) : new Set<string>(),
     // Marketing consent is the recipient client's (a new lead has none): one query for the clients known so far.
     marketing
-      ? clientsWithMarketingConsent(conn, business.id, channel, [
-          ...known.keys(),
-          ...[...byPhone.values(), ...byEmail.values()].map((c) => c.id),
-        ])
+      ? clientsWithMarketingConsent(
+          business.id,
+          channel,
+          [...known.keys(), ...[...byPhone.values(), ...byEmail.values()].map((c) => c.id)],
+          tx,
+        )
       : new Set<number>(),
     // ...and no client of the business with the destination address has withdrawn it (docs/api.md#consent).
-    marketing
-      ? addressesWithMarketingWithdrawn(conn, business.id, channel, [
-          ...(channel === 'sms' ? lookupPhones : lookupEmails),
-          ...[...known.values()].flatMap((c) => {
-            const own = channel === 'sms' ? c.phoneNumber : c.email?.toLowerCase();
-            return own ? [own] : [];
-          }),
-        ])
-      : new Set<string>(),
+    marketing ? addressesWithMarketingWithdrawn(business.id, channel, destinations, tx) : new Set<string>(),
   ]);
 
   // When each recipient's window next opens: the same for every recipient with the same window
@@ -263,12 +256,12 @@ export type QuietHoursPlan = { rules: SendingRules; now: Date };
 
 /** Whether this request's texts keep to quiet hours (SubmitOptions); null when they go regardless. */
 export async function quietHoursFor({
-  conn,
+  tx,
   businessId,
   body,
   options,
 }: {
-  conn: Tx;
+  tx: Tx;
   businessId: number;
   body: SmsBody | EmailBody;
   options: SubmitOptions;
@@ -276,14 +269,14 @@ export async function quietHoursFor({
   const now = new Date();
   if (options.staffReply) {
     if (options.staffReply.sendNow) return null;
-    if (await lastInboundWithinADay(businessId, options.staffReply.conversationId, now, conn)) return null;
+    if (await lastInboundWithinADay(businessId, options.staffReply.conversationId, now, tx)) return null;
   } else if (
     !heldByQuietHours(body.category, body.notification_type) ||
     (body as { override_quiet_hours?: boolean }).override_quiet_hours
   ) {
     return null;
   }
-  return { rules: await sendingRules(businessId, conn), now };
+  return { rules: await sendingRules(businessId, tx), now };
 }
 
 /** The recipient's window without where its clock came from (what the message stores). */

@@ -16,7 +16,7 @@ import type { AnyItem, Channel, EmailBody, Mode, NewItem, SmsBody } from './type
  */
 
 export type RequestOptions = {
-  conn: Tx;
+  tx: Tx;
   business: typeof businesses.$inferSelect;
   channel: Channel;
   mode: Mode;
@@ -36,7 +36,7 @@ type StoredMessage = Pick<typeof messages.$inferSelect, 'id' | 'status' | 'chann
 
 /** The request's sender, and its re-queues of stored messages with what is stored of them. */
 export async function validateRequest({
-  conn,
+  tx,
   business,
   channel,
   mode,
@@ -54,13 +54,13 @@ export async function validateRequest({
     issues.push({ loc: ['body', 'staff_id'], msg: `Staff ${body.staff_id} not found in this business`, type: 'value_error' });
   }
 
-  const from = await resolveSender({ conn, business, channel, body, issues, defaultNumber });
+  const from = await resolveSender({ tx, business, channel, body, issues, defaultNumber });
 
   // Re-queues of stored messages (send mode only; record mode ignores message_id).
   const requeueIds =
     mode === 'send' ? items.flatMap((it, index) => (it.message_id !== undefined ? [{ index, id: it.message_id }] : [])) : [];
   const stored = requeueIds.length
-    ? await conn
+    ? await tx
         .select({ id: messages.id, status: messages.status, channel: messages.channel, direction: messages.direction })
         .from(messages)
         .where(
@@ -89,7 +89,7 @@ export async function validateRequest({
 }
 
 export type ItemsOptions = {
-  conn: Tx;
+  tx: Tx;
   businessId: number;
   channel: Channel;
   mode: Mode;
@@ -106,7 +106,7 @@ export type ItemsOptions = {
  * for a re-queue of a message that was already sent. Answers each SMS item's MMS attachments.
  */
 export async function validateItems({
-  conn,
+  tx,
   businessId,
   channel,
   mode,
@@ -117,9 +117,9 @@ export async function validateItems({
   sendAt,
   issues,
 }: ItemsOptions): Promise<Map<number, StoredAttachment[]>> {
-  if (mode === 'record') await refuseForeignProviderIds({ conn, businessId, provider: body.provider ?? null, fresh, issues });
+  if (mode === 'record') await refuseForeignProviderIds({ tx, businessId, provider: body.provider ?? null, fresh, issues });
   // docs/api.md#mms: an SMS item's media_urls and uploaded media_ids, as its attachments.
-  const mms = channel === 'sms' ? await mmsAttachments(conn, businessId, fresh, issues) : new Map<number, StoredAttachment[]>();
+  const mms = channel === 'sms' ? await mmsAttachments(businessId, fresh, issues, tx) : new Map<number, StoredAttachment[]>();
 
   // docs/api.md#send-later: a stored message is re-queued now or not at all.
   if (sendAt) {
@@ -149,17 +149,17 @@ export async function validateItems({
  * STOP, would land at the other business).
  */
 async function resolveSender({
-  conn,
+  tx,
   business,
   channel,
   body,
   issues,
   defaultNumber,
-}: Pick<RequestOptions, 'conn' | 'business' | 'channel' | 'body' | 'issues' | 'defaultNumber'>): Promise<string> {
+}: Pick<RequestOptions, 'tx' | 'business' | 'channel' | 'body' | 'issues' | 'defaultNumber'>): Promise<string> {
   if (channel === 'email') {
     const given = (body as EmailBody).from_email;
     if (given !== undefined) {
-      const owned = given === business.fromEmail?.toLowerCase() || (await ownsSenderAddress(conn, business.id, given));
+      const owned = given === business.fromEmail?.toLowerCase() || (await ownsSenderAddress(business.id, given, tx));
       if (!owned)
         issues.push({ loc: ['body', 'from_email'], msg: 'is not a sender address of this business', type: 'value_error' });
       return given;
@@ -172,7 +172,7 @@ async function resolveSender({
   if (given) {
     const normalised = normalizePhone(given, business.country);
     if (!normalised) issues.push({ loc: ['body', 'from_number'], msg: 'is not a phone number', type: 'value_error' });
-    else if (!(await ownsSmsNumber(conn, business.id, normalised))) {
+    else if (!(await ownsSmsNumber(business.id, normalised, tx))) {
       issues.push({ loc: ['body', 'from_number'], msg: 'is not an SMS number of this business', type: 'value_error' });
     }
     return normalised ?? '';
@@ -182,8 +182,8 @@ async function resolveSender({
   return defaultNumber ?? '';
 }
 
-async function ownsSmsNumber(conn: Tx, businessId: number, phone: string): Promise<boolean> {
-  const [row] = await conn
+async function ownsSmsNumber(businessId: number, phone: string, tx: Tx): Promise<boolean> {
+  const [row] = await tx
     .select({ id: businessSmsNumbers.id })
     .from(businessSmsNumbers)
     .where(and(eq(businessSmsNumbers.businessId, businessId), eq(businessSmsNumbers.phoneNumber, phone)))
@@ -191,8 +191,8 @@ async function ownsSmsNumber(conn: Tx, businessId: number, phone: string): Promi
   return row !== undefined;
 }
 
-async function ownsSenderAddress(conn: Tx, businessId: number, address: string): Promise<boolean> {
-  const [row] = await conn
+async function ownsSenderAddress(businessId: number, address: string, tx: Tx): Promise<boolean> {
+  const [row] = await tx
     .select({ id: businessEmailSenders.id })
     .from(businessEmailSenders)
     .where(and(eq(businessEmailSenders.businessId, businessId), sql`lower(${businessEmailSenders.email}) = ${address}`))
@@ -206,13 +206,13 @@ async function ownsSenderAddress(conn: Tx, businessId: number, address: string):
  * events. 422 naming the item's field.
  */
 async function refuseForeignProviderIds({
-  conn,
+  tx,
   businessId,
   provider,
   fresh,
   issues,
 }: {
-  conn: Tx;
+  tx: Tx;
   businessId: number;
   provider: string | null;
   fresh: NewItem[];
@@ -222,7 +222,7 @@ async function refuseForeignProviderIds({
     'provider_message_id' in item && item.provider_message_id ? [{ id: item.provider_message_id, index }] : [],
   );
   if (given.length === 0) return;
-  const taken = await conn
+  const taken = await tx
     .select({ id: messages.providerMessageId })
     .from(messages)
     .where(

@@ -24,7 +24,7 @@ import type { Requeue } from './validate';
 
 export type WriteOptions = {
   /** The caller's connection: the writes run in a transaction (a savepoint when it is one). */
-  conn: Tx;
+  tx: Tx;
   businessId: number;
   channel: Channel;
   mode: Mode;
@@ -39,8 +39,8 @@ export type WriteOptions = {
 };
 
 /** Writes the submission; answers its message ids in item order. */
-export async function writeSubmission({ conn, ...options }: WriteOptions): Promise<number[]> {
-  return conn
+export async function writeSubmission({ tx, ...options }: WriteOptions): Promise<number[]> {
+  return tx
     .transaction(async (tx) => {
       return writeMessages({ ...options, tx });
     })
@@ -65,10 +65,10 @@ async function writeMessages({
   planned,
   requeueIds,
   mms,
-}: Omit<WriteOptions, 'conn'> & { tx: Tx }): Promise<number[]> {
+}: Omit<WriteOptions, 'tx'> & { tx: Tx }): Promise<number[]> {
   // docs/api.md#mms-uploads: an upload a message names is kept; marked with the messages that name it.
-  await attachUploads(tx, businessId, mms);
-  const leadIds = await createLeads(tx, businessId, planned);
+  await attachUploads(businessId, mms, tx);
+  const leadIds = await createLeads(businessId, planned, tx);
   const clientIds = planned.map((p) => p.clientId ?? leadIds.get(leadKey(p.newLead!))!);
   const provider =
     mode === 'send' ? (channel === 'sms' ? configuredSmsProvider() : configuredEmailProvider()) : (body.provider ?? null);
@@ -92,16 +92,16 @@ async function writeMessages({
       clientId: clientIds[i]!,
     }),
   );
-  const rows = await fileMessages(tx, businessId, newRows);
+  const rows = await fileMessages(businessId, newRows, tx);
 
   let requeued: { id: number; conversationId: number; attempts: number }[] = [];
   if (requeueIds.length) {
     requeued = await startNewAttempt(
-      tx,
       businessId,
       requeueIds.map((r) => r.id),
       RESENDABLE_STATUSES,
       { requestId },
+      tx,
     );
     if (requeued.length !== new Set(requeueIds.map((r) => r.id)).size) {
       throw new AppError('conflict', 'A message to re-queue changed status meanwhile; nothing was queued');
@@ -120,10 +120,10 @@ async function writeMessages({
     ].map((r) => ({ id: r.id, businessId, channel, attempts: r.attempts }));
     const job = (r: { id: number }) => ({ data: { messageId: r.id, businessId }, startAt: sendAtOf.get(r.id) ?? undefined });
     if (later.length) await enqueue(tx, channel === 'sms' ? QUEUES.smsSendLater : QUEUES.emailSendLater, later.map(job));
-    await enqueueSends(tx, now);
+    await enqueueSends(now, tx);
   }
   const conversationIds = [...rows, ...requeued].map((r) => r.conversationId);
-  await publish(tx, { type: 'message.created', businessId, conversationIds, messageIds: rows.map((r) => r.id) });
+  await publish({ type: 'message.created', businessId, conversationIds, messageIds: rows.map((r) => r.id) }, tx);
   // Answer in item order: new rows were inserted in item order, re-queues keep their id.
   const newIds = rows.map((r) => r.id);
   const byIndex = new Map<number, number>();
@@ -139,7 +139,7 @@ const leadKey = (lead: { phone?: string; email?: string }) => lead.phone ?? `ema
  * (taken in sorted order, so two requests cannot deadlock) keeps concurrent requests from creating
  * the same lead twice.
  */
-async function createLeads(tx: Tx, businessId: number, planned: Planned[]): Promise<Map<string, number>> {
+async function createLeads(businessId: number, planned: Planned[], tx: Tx): Promise<Map<string, number>> {
   const leads = new Map<string, { phone?: string; email?: string }>();
   for (const p of planned) if (p.newLead) leads.set(leadKey(p.newLead), p.newLead);
   const result = new Map<string, number>();

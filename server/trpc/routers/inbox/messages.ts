@@ -102,7 +102,6 @@ export const messageProcedures = {
           messages: [{ client_id: ctx.conversation.clientId, message, media_ids }],
         },
         'send',
-        undefined,
         { staffReply: { conversationId: ctx.conversation.id, sendNow: override_quiet_hours ?? false } },
       ),
     ),

@@ -3,4 +3,4 @@ import { route } from '@/server/http/route';
 import { getOnboardingStatus } from '@/server/services/onboarding';
 
 // GET: the latest onboarding's status and steps (clients import progress included).
-export const GET = route(op, ({ params }) => getOnboardingStatus(params.business_id));
+export const GET = route(op, ({ params, tx }) => getOnboardingStatus(params.business_id, tx));

@@ -4,6 +4,6 @@ import { asWritingStaff } from '@/server/web/staff-context';
 import { submitEmail } from '@/server/services/messages/submit';
 
 // POST: queue email (single or bulk) for sending.
-export const POST = route(op, ({ caller, params, body }) => {
-  return submitEmail(params.business_id, asWritingStaff(caller, body), 'send');
+export const POST = route(op, ({ caller, params, body, tx }) => {
+  return submitEmail(params.business_id, asWritingStaff(caller, body), 'send', tx);
 });

@@ -4,6 +4,6 @@ import { uploadedFile } from '@/server/http/upload-body';
 import { storeUpload } from '@/server/services/messages/uploads';
 
 // POST: one picture to send by MMS, as multipart/form-data or the bytes themselves (docs/api.md#mms-uploads).
-export const POST = route(op, async ({ req, params, rawBytes, caller }) =>
-  storeUpload(params.business_id, await uploadedFile(req, rawBytes), caller),
+export const POST = route(op, async ({ req, params, rawBytes, caller, tx }) =>
+  storeUpload(params.business_id, await uploadedFile(req, rawBytes), caller, undefined, tx),
 );

@@ -3,4 +3,4 @@ import { route } from '@/server/http/route';
 import { listStaff } from '@/server/services/directory';
 
 // GET: the business's staff, searchable, filterable by external_id.
-export const GET = route(op, ({ params, query }) => listStaff(params.business_id, query));
+export const GET = route(op, ({ params, query, tx }) => listStaff(params.business_id, query, tx));

@@ -3,4 +3,4 @@ import { route } from '@/server/http/route';
 import { retryMessages } from '@/server/services/messages/requests';
 
 // POST: re-queue failed/undelivered messages by id.
-export const POST = route(op, ({ params, body }) => retryMessages(params.business_id, { messageIds: body.message_ids }));
+export const POST = route(op, ({ params, body, tx }) => retryMessages(params.business_id, { messageIds: body.message_ids }, tx));

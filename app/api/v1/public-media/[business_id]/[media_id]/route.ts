@@ -6,7 +6,7 @@ import { uploadedMedia } from '@/server/services/messages/uploads';
 
 // GET: an uploaded picture for the holder of its signed URL, Twilio sending an MMS (docs/api.md#mms-uploads).
 // No credentials: the signature over business, upload and expiry is the credential.
-export const GET = route(op, async ({ params, query }) => {
+export const GET = route(op, async ({ params, query, tx }) => {
   const check = checkMediaLink({
     businessId: params.business_id,
     mediaId: params.media_id,
@@ -18,7 +18,7 @@ export const GET = route(op, async ({ params, query }) => {
       ? json(410, { detail: 'This media link has expired' })
       : json(403, { detail: 'Invalid media link' });
   }
-  const upload = await uploadedMedia(params.business_id, params.media_id);
+  const upload = await uploadedMedia(params.business_id, params.media_id, tx);
   // Cached at most until the link expires.
   return mediaResponse(
     { bytes: upload.bytes, contentType: upload.contentType, disposition: 'inline' },

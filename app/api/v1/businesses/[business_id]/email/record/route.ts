@@ -4,6 +4,6 @@ import { asWritingStaff } from '@/server/web/staff-context';
 import { submitEmail } from '@/server/services/messages/submit';
 
 // POST: record email (inbound or outbound) without sending.
-export const POST = route(op, ({ caller, params, body }) => {
-  return submitEmail(params.business_id, asWritingStaff(caller, body), 'record');
+export const POST = route(op, ({ caller, params, body, tx }) => {
+  return submitEmail(params.business_id, asWritingStaff(caller, body), 'record', tx);
 });

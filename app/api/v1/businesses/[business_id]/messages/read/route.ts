@@ -3,4 +3,4 @@ import { route } from '@/server/http/route';
 import { markMessagesRead } from '@/server/services/conversations/messages';
 
 // POST: mark inbound messages read or unread by selectors.
-export const POST = route(op, ({ params, body }) => markMessagesRead(params.business_id, body));
+export const POST = route(op, ({ params, body, tx }) => markMessagesRead(params.business_id, body, tx));

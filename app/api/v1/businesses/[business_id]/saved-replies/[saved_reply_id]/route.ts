@@ -7,6 +7,8 @@ import { route } from '@/server/http/route';
 import { deleteSavedReply, getSavedReply, updateSavedReply } from '@/server/services/saved-replies';
 
 // GET, PATCH, DELETE: one saved reply of the business (404 for another business's).
-export const GET = route(getOp, ({ params }) => getSavedReply(params.business_id, params.saved_reply_id));
-export const PATCH = route(updateOp, ({ params, body }) => updateSavedReply(params.business_id, params.saved_reply_id, body));
-export const DELETE = route(deleteOp, ({ params }) => deleteSavedReply(params.business_id, params.saved_reply_id));
+export const GET = route(getOp, ({ params, tx }) => getSavedReply(params.business_id, params.saved_reply_id, tx));
+export const PATCH = route(updateOp, ({ params, body, tx }) =>
+  updateSavedReply(params.business_id, params.saved_reply_id, body, tx),
+);
+export const DELETE = route(deleteOp, ({ params, tx }) => deleteSavedReply(params.business_id, params.saved_reply_id, tx));

@@ -4,6 +4,6 @@ import { asWritingStaff } from '@/server/web/staff-context';
 import { submitSms } from '@/server/services/messages/submit';
 
 // POST: record SMS (inbound or outbound) without sending.
-export const POST = route(op, ({ caller, params, body }) => {
-  return submitSms(params.business_id, asWritingStaff(caller, body), 'record');
+export const POST = route(op, ({ caller, params, body, tx }) => {
+  return submitSms(params.business_id, asWritingStaff(caller, body), 'record', {}, tx);
 });

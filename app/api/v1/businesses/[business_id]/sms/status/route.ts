@@ -3,4 +3,4 @@ import { route } from '@/server/http/route';
 import { updateStatusFromApi } from '@/server/services/messages/status';
 
 // POST: move an SMS's delivery status forward.
-export const POST = route(op, ({ params, body }) => updateStatusFromApi(params.business_id, 'sms', body));
+export const POST = route(op, ({ params, body, tx }) => updateStatusFromApi(params.business_id, 'sms', body, tx));

@@ -3,4 +3,4 @@ import { route } from '@/server/http/route';
 import { staffProfile } from '@/server/services/directory';
 
 // GET: one staff member with their open conversations.
-export const GET = route(op, ({ params }) => staffProfile(params.business_id, params.staff_id));
+export const GET = route(op, ({ params, tx }) => staffProfile(params.business_id, params.staff_id, tx));

@@ -6,7 +6,7 @@ import { receiveInboundSms } from '@/server/services/webhooks/twilio-inbound';
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 
 // POST (Twilio-signed, verified by route()): a client's SMS reply. Stored, then processed; always empty TwiML.
-export const POST = route(op, async ({ req, form, rawBytes }) => {
-  await receiveInboundSms(form.params, headersWorthKeeping(req), form.cleaned ? rawBytes : null);
+export const POST = route(op, async ({ req, form, rawBytes, tx }) => {
+  await receiveInboundSms(form.params, headersWorthKeeping(req), form.cleaned ? rawBytes : null, tx);
   return new Response(EMPTY_TWIML, { status: 200, headers: { 'Content-Type': 'text/xml' } });
 });

@@ -4,7 +4,7 @@ import { headersWorthKeeping } from '@/server/services/webhooks/events';
 import { receiveVoiceStatus } from '@/server/services/webhooks/twilio-voice';
 
 // POST (Twilio-signed, verified by route()): a call status callback; one CALL message per CallSid.
-export const POST = route(op, async ({ req, form, rawBytes }) => {
-  await receiveVoiceStatus(form.params, headersWorthKeeping(req), form.cleaned ? rawBytes : null);
+export const POST = route(op, async ({ req, form, rawBytes, tx }) => {
+  await receiveVoiceStatus(form.params, headersWorthKeeping(req), form.cleaned ? rawBytes : null, tx);
   return new Response(null, { status: 200 });
 });

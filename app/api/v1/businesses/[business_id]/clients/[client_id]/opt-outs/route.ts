@@ -3,4 +3,4 @@ import { route } from '@/server/http/route';
 import { clientOptOutHistory } from '@/server/services/compliance/client-opt-outs';
 
 // GET: whether the client's number and address are opted out, and their opt-out history.
-export const GET = route(getClientOptOuts, ({ params }) => clientOptOutHistory(params.business_id, params.client_id));
+export const GET = route(getClientOptOuts, ({ params, tx }) => clientOptOutHistory(params.business_id, params.client_id, tx));

@@ -4,6 +4,6 @@ import { actingStaff } from '@/server/web/staff-context';
 import { assignConversation } from '@/server/services/conversations';
 
 // POST: assign to a staff member, or unassign with null.
-export const POST = route(op, ({ caller, params, body }) =>
-  assignConversation(params.business_id, params.conversation_id, body.staff_id, actingStaff(caller)),
+export const POST = route(op, ({ caller, params, body, tx }) =>
+  assignConversation(params.business_id, params.conversation_id, body.staff_id, actingStaff(caller), tx),
 );

@@ -4,6 +4,6 @@ import { actingStaff } from '@/server/web/staff-context';
 import { labelConversation } from '@/server/services/conversations';
 
 // POST: set or clear the conversation's label.
-export const POST = route(op, ({ caller, params, body }) =>
-  labelConversation(params.business_id, params.conversation_id, body.label, actingStaff(caller)),
+export const POST = route(op, ({ caller, params, body, tx }) =>
+  labelConversation(params.business_id, params.conversation_id, body.label, actingStaff(caller), tx),
 );

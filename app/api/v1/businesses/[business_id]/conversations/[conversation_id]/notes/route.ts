@@ -4,6 +4,6 @@ import { writingStaff } from '@/server/web/staff-context';
 import { addNote } from '@/server/services/conversations/messages';
 
 // POST: an internal note (author: the session's staff; with an API key, staff_id or none).
-export const POST = route(op, ({ caller, params, body }) =>
-  addNote(params.business_id, params.conversation_id, body.content, writingStaff(caller, body.staff_id)),
+export const POST = route(op, ({ caller, params, body, tx }) =>
+  addNote(params.business_id, params.conversation_id, body.content, writingStaff(caller, body.staff_id), tx),
 );

@@ -4,9 +4,15 @@ import { writingStaff } from '@/server/web/staff-context';
 import { decidePossibleOptOut } from '@/server/services/compliance/opt-out-review';
 
 // POST: confirm (opt the number out of SMS) or dismiss the pending possible opt-out.
-export const POST = route(op, ({ caller, params, body }) =>
-  decidePossibleOptOut(params.business_id, params.conversation_id, body.decision, {
-    messageId: body.message_id,
-    staffId: writingStaff(caller, body.staff_id),
-  }),
+export const POST = route(op, ({ caller, params, body, tx }) =>
+  decidePossibleOptOut(
+    params.business_id,
+    params.conversation_id,
+    body.decision,
+    {
+      messageId: body.message_id,
+      staffId: writingStaff(caller, body.staff_id),
+    },
+    tx,
+  ),
 );

@@ -4,7 +4,7 @@ import { actingStaff, ownStaffOnly } from '@/server/web/staff-context';
 import { setConversationStatus } from '@/server/services/conversations';
 
 // POST: open / pending / snoozed (until) / resolved.
-export const POST = route(op, ({ caller, params, body }) => {
+export const POST = route(op, ({ caller, params, body, tx }) => {
   ownStaffOnly(caller, body.staff_id);
-  return setConversationStatus(params.business_id, params.conversation_id, body, actingStaff(caller));
+  return setConversationStatus(params.business_id, params.conversation_id, body, actingStaff(caller), tx);
 });

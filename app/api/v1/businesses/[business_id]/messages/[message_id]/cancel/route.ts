@@ -3,4 +3,4 @@ import { route } from '@/server/http/route';
 import { cancelScheduledMessage } from '@/server/services/messages/schedule';
 
 // POST: cancel a scheduled (send later) message.
-export const POST = route(op, ({ params }) => cancelScheduledMessage(params.business_id, params.message_id));
+export const POST = route(op, ({ params, tx }) => cancelScheduledMessage(params.business_id, params.message_id, tx));

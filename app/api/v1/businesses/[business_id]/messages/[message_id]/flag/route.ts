@@ -3,4 +3,4 @@ import { route } from '@/server/http/route';
 import { flagMessage } from '@/server/services/conversations/messages';
 
 // POST: flag or unflag one message.
-export const POST = route(op, ({ params, body }) => flagMessage(params.business_id, params.message_id, body.flagged));
+export const POST = route(op, ({ params, body, tx }) => flagMessage(params.business_id, params.message_id, body.flagged, tx));

@@ -3,4 +3,6 @@ import { route } from '@/server/http/route';
 import { rescheduleMessage } from '@/server/services/messages/schedule';
 
 // POST: move a scheduled (send later) message to another send_at.
-export const POST = route(op, ({ params, body }) => rescheduleMessage(params.business_id, params.message_id, body.send_at));
+export const POST = route(op, ({ params, body, tx }) =>
+  rescheduleMessage(params.business_id, params.message_id, body.send_at, tx),
+);

@@ -3,4 +3,4 @@ import { route } from '@/server/http/route';
 import { sendScheduledNow } from '@/server/services/messages/schedule';
 
 // POST: send a scheduled message now (also one held by quiet hours).
-export const POST = route(op, ({ params }) => sendScheduledNow(params.business_id, params.message_id));
+export const POST = route(op, ({ params, tx }) => sendScheduledNow(params.business_id, params.message_id, tx));

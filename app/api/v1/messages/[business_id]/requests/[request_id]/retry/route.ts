@@ -3,4 +3,4 @@ import { route } from '@/server/http/route';
 import { retryMessages } from '@/server/services/messages/requests';
 
 // POST: re-queue the failed/undelivered messages of a request.
-export const POST = route(op, ({ params }) => retryMessages(params.business_id, { requestId: params.request_id }));
+export const POST = route(op, ({ params, tx }) => retryMessages(params.business_id, { requestId: params.request_id }, tx));

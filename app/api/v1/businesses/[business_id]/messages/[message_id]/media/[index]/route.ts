@@ -6,16 +6,16 @@ import { uploadedMedia } from '@/server/services/messages/uploads';
 
 // GET: one MMS picture or file, for a caller of this business (docs/api.md#mms): our own upload
 // from the database, or an inbound message's own media fetched from Twilio.
-export const GET = route(op, async ({ params, log }) => {
+export const GET = route(op, async ({ params, log, tx }) => {
   const source = env().twilio;
-  const media = await messageMedia(params.business_id, params.message_id, params.index, source);
+  const media = await messageMedia(params.business_id, params.message_id, params.index, source, tx);
   const name = `media-${params.index}`;
   // Anything but the message's own media (an email attachment's link, a URL planted on another
   // message) is not fetched here: the route must not fetch with our credentials what the message
   // does not own, nor become a way to make the server fetch arbitrary URLs.
   if (!media) return json(404, { detail: 'Media not available' });
   if (media.kind === 'upload') {
-    const upload = await uploadedMedia(params.business_id, media.mediaId);
+    const upload = await uploadedMedia(params.business_id, media.mediaId, tx);
     return mediaResponse({ bytes: upload.bytes, contentType: upload.contentType, disposition: 'inline' }, name);
   }
   try {
