@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { createSql } from './client';
+import { createSql } from '@/db/connect';
 import { migrateDatabase } from '@/server/migrate';
 import { parseEnv, ConfigError } from '@/server/env';
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import type { Sql } from 'postgres';
-import { createSql } from './client';
+import { createSql } from '@/db/connect';
 import { migrateSchema } from './migrate';
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
-import { db } from './client';
+import { db } from '@/server/db/client';
 import { equalsAny, textArray } from './sql-array';
 
 const values = (query: ReturnType<typeof sql>) => new PgDialect().sqlToQuery(query);

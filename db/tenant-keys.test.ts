@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { conversations, messages, staff } from '@/db/schema';
 import { createClient, createConversation, createLocation, createTenant } from '@/server/testing/factories';
 

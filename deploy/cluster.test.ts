@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages } from '@/db/schema';
 import { ensureProductionBuild } from '@/server/cli/production-build';
 import { parseEnv } from '@/server/env';

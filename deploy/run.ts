@@ -111,7 +111,7 @@ async function main() {
     PLATFORM_API_KEY: cluster.env.PLATFORM_API_KEY,
   });
   const { loginLinkForOwner } = await import('@/server/cli/login-link');
-  const { closeDb } = await import('@/db/client');
+  const { closeDb } = await import('@/server/db/client');
   const link = await loginLinkForOwner().catch((err: Error) => `(no login link: ${err.message})`);
   await closeDb();
 

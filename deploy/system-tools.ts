@@ -5,7 +5,7 @@ import path from 'node:path';
 /**
  * The programs some tests need beyond Node.js, each a Debian package: Chromium (the browser
  * tests), HAProxy (the balancer in deploy/*.test.ts and the system test), PgBouncer
- * (db/pgbouncer.test.ts). `npm test` installs the missing ones where it can (root with apt-get,
+ * (server/db/pgbouncer.test.ts). `npm test` installs the missing ones where it can (root with apt-get,
  * e2e/run-tests.ts); where it cannot, what needs them is skipped, saying so — never under CI=true.
  */
 export type SystemTool = 'chromium' | 'haproxy' | 'pgbouncer';

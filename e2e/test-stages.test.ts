@@ -29,7 +29,7 @@ describe('npm test on a machine without Chromium, HAProxy or PgBouncer', () => {
     expect(byName['unit and integration']!.notes).toEqual([
       'deploy/cluster.test.ts skips itself: needs HAProxy (apt-get install -y haproxy, as root)',
       'deploy/haproxy.test.ts skips itself: needs HAProxy (apt-get install -y haproxy, as root)',
-      'db/pgbouncer.test.ts skips itself: needs PgBouncer (apt-get install -y pgbouncer, as root)',
+      'server/db/pgbouncer.test.ts skips itself: needs PgBouncer (apt-get install -y pgbouncer, as root)',
     ]);
   });
 
@@ -38,7 +38,7 @@ describe('npm test on a machine without Chromium, HAProxy or PgBouncer', () => {
     if (!plan.ok) throw new Error(plan.error);
     expect(plan.stages.every((s) => s.run)).toBe(true);
     expect(plan.stages.flatMap((s) => s.notes)).toEqual([
-      'db/pgbouncer.test.ts skips itself: needs PgBouncer (apt-get install -y pgbouncer, as root)',
+      'server/db/pgbouncer.test.ts skips itself: needs PgBouncer (apt-get install -y pgbouncer, as root)',
     ]);
   });
 

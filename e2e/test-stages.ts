@@ -27,7 +27,7 @@ export const STAGES: StageDefinition[] = [
     filesNeed: [
       { file: 'deploy/cluster.test.ts', tool: 'haproxy' },
       { file: 'deploy/haproxy.test.ts', tool: 'haproxy' },
-      { file: 'db/pgbouncer.test.ts', tool: 'pgbouncer' },
+      { file: 'server/db/pgbouncer.test.ts', tool: 'pgbouncer' },
     ],
   },
   { name: 'browser', script: 'test:e2e', budgetMinutes: 4, needs: ['chromium'] },

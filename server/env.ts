@@ -45,7 +45,7 @@ const schema = z
      */
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(6),
     /**
-     * Connections for the hot one-statement reads run outside a transaction (db/prepared.ts): few,
+     * Connections for the hot one-statement reads run outside a transaction (server/db/prepared.ts): few,
      * so that under load their statements are pipelined on backends that are already running
      * instead of each waking a sleeping one, whose backend then takes the web thread's core
      * (bench:inbox prints the web thread's wait for a core: docs/performance.md#benchinbox).

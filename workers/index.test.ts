@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { idempotencyKeys, rateLimitBuckets, sessions } from '@/db/schema';
 import { QUEUE_OPTIONS } from '@/server/jobs/queues';
 import { sweepExpiredRows } from '@/server/services/maintenance';

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import PgBoss from 'pg-boss';
-import { closeDb } from '@/db/client';
+import { closeDb } from '@/server/db/client';
 import { loadEnv } from '@/server/env';
 import { isDatabaseUnavailable } from '@/server/errors';
 import { bossDb } from '@/server/jobs/boss-db';

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES, type JobPayload, type QueueName } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages } from '@/db/schema';
 import { nextOpening } from '@/server/shared/quiet-hours';
 import { createSmsNumber, createTenant } from '@/server/testing/factories';

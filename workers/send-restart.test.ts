@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeDb, db } from '@/db/client';
+import { closeDb, db } from '@/server/db/client';
 import { startEmbeddedPostgres, type EmbeddedDb } from '@/db/embedded';
 import { migrateDatabase } from '@/server/migrate';
 import { messages } from '@/db/schema';

@@ -360,7 +360,7 @@ const DIST_DIR = '.next-e2e';
  */
 async function mintSessions(who: { businessId: number; staffId: number }[], concurrency = 8): Promise<string[]> {
   const { issueSession, issueLoginCode, redeemLoginCode } = await import('@/server/services/auth');
-  const { db } = await import('@/db/client');
+  const { db } = await import('@/server/db/client');
   const cookies: string[] = new Array(who.length);
   let next = 0;
   await Promise.all(
@@ -458,12 +458,13 @@ async function main() {
   const { benchDatabase, fmt, median, percentile, printFigures, printSummary, sleep, stopChild, waitUntil } =
     await import('./harness');
   type Figure = import('./harness').Figure;
-  const { closeDb, createSql } = await import('@/db/client');
+  const { closeDb } = await import('@/server/db/client');
+  const { createSql } = await import('@/db/connect');
   const { freePort } = await import('@/db/embedded');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { ensureProductionBuild } = await import('@/server/cli/production-build');
   const { publish } = await import('@/server/services/live-events/publish');
-  type Tx = import('@/db/client').Tx;
+  type Tx = import('@/server/db/client').Tx;
   type InboxEvent = import('@/server/services/live-events/publish').InboxEvent;
 
   console.log(

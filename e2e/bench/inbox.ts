@@ -3,7 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import { createSql } from '@/db/client';
+import { createSql } from '@/db/connect';
 import { loadConnection } from './http-load';
 import { benchDatabase, fmt, median, percentile, repeatCount, repeatRuns, startWebServer, type Figure } from './harness';
 

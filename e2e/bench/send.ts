@@ -1,6 +1,6 @@
 import os from 'node:os';
 import PgBoss from 'pg-boss';
-import { createSql } from '@/db/client';
+import { createSql } from '@/db/connect';
 import { startFakeTwilio } from '@/server/testing/fake-twilio';
 import { startSmtpSink } from '@/server/testing/smtp-sink';
 import { createTwilioProvider } from '@/server/providers/twilio';

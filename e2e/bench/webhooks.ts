@@ -1,7 +1,7 @@
 import http from 'node:http';
 import os from 'node:os';
 import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks';
-import { createSql } from '@/db/client';
+import { createSql } from '@/db/connect';
 import { benchDatabase, fmt, median, percentile, repeatCount, repeatRuns, startWebServer, type Figure } from './harness';
 
 /**

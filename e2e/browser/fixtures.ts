@@ -16,7 +16,7 @@ type Tenant = {
 
 export const test = base.extend<{ tenant: Tenant }>({
   tenant: async ({ request }, use) => {
-    const { createSql } = await import('../../db/client');
+    const { createSql } = await import('../../db/connect');
     const sql = createSql(process.env.E2E_DATABASE_URL!, { max: 1 });
     const suffix = Math.random().toString(36).slice(2, 8);
     const businessName = `Bloom Studio ${suffix}`;

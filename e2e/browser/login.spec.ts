@@ -34,7 +34,7 @@ test('a session ended elsewhere signs the open inbox out: the live stream closes
   await page.goto(tenant.loginUrl);
   await expect(page.getByTestId('signed-in-as')).toBeVisible();
   // The platform expires the staff member's session (here straight in the database, as a revocation would).
-  const { createSql } = await import('../../db/client');
+  const { createSql } = await import('../../db/connect');
   const sql = createSql(process.env.E2E_DATABASE_URL!, { max: 1 });
   await sql`update sessions set revoked_at = now() where staff_id = ${tenant.staffId}`;
   await sql.end();

@@ -7,7 +7,7 @@ import { expect, test } from './fixtures';
  */
 
 async function withDb<T>(fn: (sql: import('postgres').Sql) => Promise<T>): Promise<T> {
-  const { createSql } = await import('../../db/client');
+  const { createSql } = await import('../../db/connect');
   const sql = createSql(process.env.E2E_DATABASE_URL!, { max: 1 });
   try {
     return await fn(sql);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { APIRequestContext } from '@playwright/test';
-import { createSql } from '../../db/client';
+import { createSql } from '../../db/connect';
 import {
   inboundEmailPath,
   inboundParseForm,

@@ -1,4 +1,4 @@
-import { closeDb } from '@/db/client';
+import { closeDb } from '@/server/db/client';
 import { addNote } from '@/server/services/conversations/messages';
 
 /** `tsx e2e/cli/add-note-cli.ts BUSINESS CONVERSATION TEXT`: a change made by another process (tests of cross-process events). */

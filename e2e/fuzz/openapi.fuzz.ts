@@ -2,7 +2,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSql } from '@/db/client';
+import { createSql } from '@/db/connect';
 import { MESSAGE_STATUSES } from '@/db/schema/enums';
 import { twilioWebhookRequest } from '@/server/providers/webhook-requests';
 import { mustRefuse } from './documented-types';

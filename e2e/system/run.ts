@@ -49,7 +49,7 @@ async function main() {
     SESSION_SECRET: randomBytes(32).toString('base64url'),
     EMAIL_INBOUND_SECRET: randomBytes(16).toString('hex'),
   };
-  // The harness seeds and checks through the same code (db/client, factories): same database, same secrets.
+  // The harness seeds and checks through the same code (server/db/client, factories): same database, same secrets.
   Object.assign(process.env, secrets, { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' });
 
   say(`starting 2 web + 2 worker processes behind HAProxy (${pg ? 'embedded PostgreSQL' : 'DATABASE_URL'})`);
@@ -94,7 +94,7 @@ async function main() {
   say(`seeded ${BUSINESSES} businesses, ${BUSINESSES * CLIENTS_PER_BUSINESS} clients, ${SUBSCRIBERS} browser sessions`);
 
   const notifies = await logNotifies(databaseUrl);
-  const { createSql } = await import('@/db/client');
+  const { createSql } = await import('@/db/connect');
   const q = createSql(databaseUrl, { max: 4 });
   const catchUp = async (s: { businessId: number; cookie: string }) => {
     const input = encodeURIComponent(JSON.stringify({ json: { status: 'open' } }));
@@ -296,7 +296,7 @@ async function runChaos(
 }
 
 /** Waits until no message of the run is `queued` or `sending` and no webhook event is left unprocessed. */
-async function settled(q: ReturnType<typeof import('@/db/client').createSql>, timeoutMs: number) {
+async function settled(q: ReturnType<typeof import('@/db/connect').createSql>, timeoutMs: number) {
   const t0 = Date.now();
   let stuck: { id: number; status: string }[] = [];
   while (Date.now() - t0 < timeoutMs) {

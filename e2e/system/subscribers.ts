@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { createSql } from '@/db/client';
+import { createSql } from '@/db/connect';
 import { EVENTS_CHANNEL, type InboxEvent } from '@/server/services/live-events/publish';
 import { requestEventStream, sseParser } from '@/server/testing/sse';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster } from '@/deploy/cluster';
-import type { createSql } from '@/db/client';
+import type { createSql } from '@/db/connect';
 import { createBusinessApiKey } from '@/server/services/auth';
 import type { FakeTwilio } from '@/server/testing/fake-twilio';
 import type { SmtpSink } from '@/server/testing/smtp-sink';

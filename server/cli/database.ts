@@ -54,7 +54,7 @@ export function developmentSecrets(): DevSecrets {
 
 /** Connects once so a wrong DATABASE_URL fails at start with a sentence, not a stack trace. */
 async function assertReachable(url: string): Promise<void> {
-  const { createSql } = await import('@/db/client');
+  const { createSql } = await import('@/db/connect');
   const sql = createSql(url, { max: 1, connect_timeout: 5 });
   try {
     await sql`select 1`;

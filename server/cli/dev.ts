@@ -19,8 +19,8 @@ async function main() {
   // Imported after DATABASE_URL is final: these read the configuration on first use.
   const { loadEnv } = await import('@/server/env');
   const config = loadEnv();
-  const { seedDemoData, databaseHasData } = await import('@/db/seed');
-  const { closeDb } = await import('@/db/client');
+  const { seedDemoData, databaseHasData } = await import('@/server/demo/seed');
+  const { closeDb } = await import('@/server/db/client');
   const { loginLinkForOwner } = await import('./login-link');
   if (!(await databaseHasData())) {
     const summary = await seedDemoData();

@@ -1,5 +1,5 @@
 import { asc, eq } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { businesses, staff } from '@/db/schema';
 import { issueLoginCode, issueSession, loginUrl } from '@/server/services/auth';
 

@@ -3,8 +3,8 @@ import { ensureDatabase } from './database';
 /** `npm run db:seed`: demo data into an empty, migrated database. */
 const database = await ensureDatabase();
 process.env.DATABASE_URL = database.url;
-const { seedDemoData } = await import('@/db/seed');
-const { closeDb } = await import('@/db/client');
+const { seedDemoData } = await import('@/server/demo/seed');
+const { closeDb } = await import('@/server/db/client');
 try {
   const summary = await seedDemoData();
   console.log(

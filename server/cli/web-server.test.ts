@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { freePort } from '@/db/embedded';
 import { messages } from '@/db/schema';
 import { TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest } from '@/server/providers/webhook-requests';

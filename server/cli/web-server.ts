@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import next from 'next';
-import { closeDb } from '@/db/client';
+import { closeDb } from '@/server/db/client';
 import { loadEnv } from '@/server/env';
 import { beginShutdown, isDraining } from '@/server/web/shutdown';
 import { logger } from '@/server/logger';

@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { apiKeys, loginCodes, sessions, staff } from '@/db/schema';
 import { TTL_CACHE_MS } from '@/server/lib/ttl-cache';
 import { createStaff, createTenant, PLATFORM_KEY } from '@/server/testing/factories';

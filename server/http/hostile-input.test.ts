@@ -1,6 +1,6 @@
 import { count, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages } from '@/db/schema';
 import { createClient, createConversation, createSmsNumber, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf, postJson, restTenant } from '@/server/testing/http';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db, rawSql } from '@/db/client';
+import { db, rawSql } from '@/server/db/client';
 import { idempotencyKeys, messages } from '@/db/schema';
 import { createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { idempotencyKeys } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { logger } from '@/server/logger';

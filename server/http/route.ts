@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { AppError, HTTP_STATUS, isDatabaseUnavailable } from '@/server/errors';
 import { logger, type Logger } from '@/server/logger';
 import { assertBusinessAccess, assertPlatform, type Caller } from '@/server/services/auth';

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { PoolClient, QueryResult } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSql } from '@/db/client';
+import { createSql } from '@/db/connect';
 import { startPgProxy, type PgProxy } from '@/server/testing/pg-proxy';
 import { bossDb, executeSql, type BossDb } from './boss-db';
 

@@ -1,12 +1,12 @@
 import pg, { type Pool, type PoolClient, type PoolConfig } from 'pg';
 import type PgBoss from 'pg-boss';
-import { connectionDied } from '@/db/retry';
+import { connectionDied } from '@/server/db/retry';
 import { logger } from '@/server/logger';
 
 /**
  * The worker's pg-boss connections: the node-postgres pool pg-boss would open itself, handed to it
  * through its `db` option so that its statements follow the rule of every pool
- * (docs/architecture.md#lost-connections, db/retry.ts): a statement whose connection died before anything
+ * (docs/architecture.md#lost-connections, server/db/retry.ts): a statement whose connection died before anything
  * of it was sent runs again, once, on a fresh connection. That is a connection that failed while
  * it opened, or a client that had already lost its connection and refused the statement.
  * A statement handed to a live connection may have run: its error is pg-boss's, as before.

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
 import { describe, expect, it } from 'vitest';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businesses } from '@/db/schema';
 import { enqueue, executorFor } from '@/server/jobs/enqueue';
 import {

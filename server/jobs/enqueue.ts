@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
-import type { Tx } from '@/db/client';
+import type { Tx } from '@/server/db/client';
 import type { JobPayload, QueueName } from './queues';
 
 /**

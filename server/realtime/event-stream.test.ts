@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { sessions, staff } from '@/db/schema';
 import { issueSession } from '@/server/services/auth';
 import { createClient, createConversation, createTenant } from '@/server/testing/factories';

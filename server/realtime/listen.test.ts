@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { followBusiness } from '@/server/testing/business-events';
 import { EVENTS_CHANNEL, publish } from '@/server/services/live-events/publish';
 import { streamMeter } from './stream-meter';

@@ -1,4 +1,4 @@
-import { createSql } from '@/db/client';
+import { createSql } from '@/db/connect';
 import { env } from '@/server/env';
 import { logger } from '@/server/logger';
 import { EVENTS_CHANNEL, type InboxEvent } from '@/server/services/live-events/publish';

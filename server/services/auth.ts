@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
-import { db, type Tx } from '@/db/client';
-import { fixedStatement } from '@/db/prepared';
+import { db, type Tx } from '@/server/db/client';
+import { fixedStatement } from '@/server/db/prepared';
 import { apiKeys, businesses, loginCodes, sessions, staff } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
@@ -82,7 +82,7 @@ const sessionCaller = (row: SlidSession, viaCookie: boolean): Caller => ({
   viaCookie,
 });
 
-// Prepared and rendered once (db/prepared.ts): one round trip per authenticated inbox request.
+// Prepared and rendered once (server/db/prepared.ts): one round trip per authenticated inbox request.
 const slideStatement = fixedStatement<{ tokenHash: string }>((p) => slideLiveSession(p.tokenHash));
 
 /**

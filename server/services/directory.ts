@@ -1,8 +1,8 @@
 import { and, asc, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import type { ClientListResponse, StaffResponse } from '@/server/schemas/businesses';
-import { db, type Tx } from '@/db/client';
-import { preparedQuery } from '@/db/prepared';
+import { db, type Tx } from '@/server/db/client';
+import { preparedQuery } from '@/server/db/prepared';
 import { businesses, businessSmsNumbers, clients, conversations, staff } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
@@ -95,7 +95,7 @@ export const isActiveStaff = () => eq(staff.active, true);
 /** The active staff of a business, as a condition on `staff`. */
 export const activeStaffOf = (businessId: number): SQL => and(eq(staff.businessId, businessId), isActiveStaff())!;
 
-// Built once with placeholders on the pool (db/prepared.ts); in a transaction, built on it.
+// Built once with placeholders on the pool (server/db/prepared.ts); in a transaction, built on it.
 const staffMemberQuery = preparedQuery((tx, p: { businessId: number; staffId: number }) =>
   tx
     .select({ id: staff.id, active: sql<boolean>`${isActiveStaff()}` })

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDb } from '@/db/embedded';
 import { migrateDatabase } from '@/server/migrate';
-import { closeDb } from '@/db/client';
+import { closeDb } from '@/server/db/client';
 import { createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 

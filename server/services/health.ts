@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 
 const startedAt = Date.now();
 export const APP_VERSION = process.env.npm_package_version ?? '0.1.0';

@@ -1,5 +1,5 @@
 import { asc, eq } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { locations } from '@/db/schema';
 import { locationWindowOut } from '@/server/schemas/sending-windows';
 

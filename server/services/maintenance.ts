@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { deleteUnattachedUploads } from '@/server/services/messages/uploads';
 
 /**

@@ -1,4 +1,4 @@
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import type PgBoss from 'pg-boss';
 import type { ClientsImportJob } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';

@@ -3,7 +3,7 @@ import { and, count, eq, sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { apiKeys, businessEmailSenders, businessSmsNumbers, businesses, clients, locations, staff } from '@/db/schema';
 import type { ClientsImportJob } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';

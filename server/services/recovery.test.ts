@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eq, inArray, sql } from 'drizzle-orm';
 import type PgBoss from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages, webhookEvents } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES, type BulkSendJob, type SendJob } from '@/server/jobs/queues';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { SENDABLE_ORIGINS } from '@/db/schema';
 import { env } from '@/server/env';
 import { enqueueSends, liveSendJobMessageIds } from './messages/send-jobs';

@@ -1,6 +1,6 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { clients, messages } from '@/db/schema';
 import { createClient, createLocation, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
 import { deleteJson, getJson, locs, patchJson, postJson, restTenant } from '@/server/testing/http';

@@ -1,7 +1,7 @@
 import { and, asc, count, eq, or, sql, type SQL } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
 import type { z } from 'zod';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businesses, clients, locations, savedReplies, staff } from '@/db/schema';
 import { AppError, type ValidationIssue } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { PaginatedMessages } from '@/server/schemas/messages';
@@ -537,7 +537,7 @@ describe('query plans (20,000 messages)', () => {
     expect(rarePlan).toMatch(/Bitmap Index Scan on message_search_subject_trgm_idx \(actual rows=\d+/);
     expect(rarePlan).toMatch(/WindowAgg \(never executed\)/);
     expect(rarePlan).not.toMatch(/Seq Scan|messages_conversation_sent_idx/);
-    // As the pool runs it: without its values (db/client.ts), the term and business unknown.
+    // As the pool runs it: without its values (server/db/client.ts), the term and business unknown.
     const generic = await genericPlan(searchQuery(rareQuery));
     if (generic !== null) {
       expect(generic).toMatch(/Bitmap Index Scan on message_search_content_trgm_idx/);

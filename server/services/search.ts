@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
-import { fixedStatement } from '@/db/prepared';
+import { db, type Tx } from '@/server/db/client';
+import { fixedStatement } from '@/server/db/prepared';
 import { conversations, messages, messageSearch } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
@@ -80,7 +80,7 @@ export type SearchShape = 'conversation' | 'bitmap' | 'walk';
 /**
  * What a search statement binds, derived from a MatchQuery (valuesOf). The builders below only
  * interpolate these, so the statement can be rendered once per form with drizzle placeholders
- * (db/prepared.ts fixedStatement): rendering its dozens of fragments on every request showed in
+ * (server/db/prepared.ts fixedStatement): rendering its dozens of fragments on every request showed in
  * bench:inbox's CPU profile.
  */
 type SearchValues = {
@@ -266,9 +266,9 @@ function searchStatement(v: Bound, f: Form): SQL {
 }
 
 /**
- * Rendered once per form (scope, notes) and run as a prepared statement (db/prepared.ts) outside a
+ * Rendered once per form (scope, notes) and run as a prepared statement (server/db/prepared.ts) outside a
  * transaction: its plan depends on neither the term nor the business (generic plans on the pool's
- * connections, db/client.ts: search.test.ts checks that plan).
+ * connections, server/db/client.ts: search.test.ts checks that plan).
  */
 const searchStatementOnce = fixedStatement<SearchValues>((p, key) => searchStatement(p, JSON.parse(key) as Form));
 

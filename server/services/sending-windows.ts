@@ -1,5 +1,5 @@
 import { and, asc, eq } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businesses, locations } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { locationWindowOut, sendingWindowOut } from '@/server/schemas/sending-windows';

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { getTableColumns, sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businesses, businessSmsNumbers, clients, conversations, locations, messages, staff } from '@/db/schema';
 import { createBusinessApiKey, issueSession } from '@/server/services/auth';
 import { clientOptedOutColumns, optOut } from '@/server/services/messages/suppression';

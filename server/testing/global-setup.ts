@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '@/db/embedded';
 import { migrateDatabase } from '@/server/migrate';
-import { createSql } from '@/db/client';
+import { createSql } from '@/db/connect';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 
 /** Kept filter counts against a recount (docs/architecture.md#kept-counts), for tests. */
 

@@ -20,7 +20,7 @@ async function restrictedImports(
 describe('layer boundaries', () => {
   it('components/ may not import server code at run time, only types and server/shared', async () => {
     expect(
-      await restrictedImports('components/probe.ts', `import { db } from '@/db/client';\nexport const x = db;\n`),
+      await restrictedImports('components/probe.ts', `import { db } from '@/server/db/client';\nexport const x = db;\n`),
     ).toHaveLength(1);
     expect(
       await restrictedImports(
@@ -51,7 +51,7 @@ export const x: [AppRouter | null, number] = [null, MAX_SMS_LENGTH];
       ).toHaveLength(1);
     }
     expect(
-      await restrictedImports('server/services/probe.ts', `import { db } from '@/db/client';\nexport const x = db;\n`),
+      await restrictedImports('server/services/probe.ts', `import { db } from '@/server/db/client';\nexport const x = db;\n`),
     ).toEqual([]);
   });
 
@@ -72,8 +72,8 @@ export const x: [AppRouter | null, number] = [null, MAX_SMS_LENGTH];
     }
     // Unit tests may (they spawn e2e/cli/ by path), and the tools import the product freely.
     expect(await restrictedImports('server/http/probe.test.ts', code, 'no-restricted-imports')).toEqual([]);
-    expect(await restrictedImports('e2e/bench/probe.ts', `import { db } from '@/db/client';\nexport const x = db;\n`)).toEqual(
-      [],
-    );
+    expect(
+      await restrictedImports('e2e/bench/probe.ts', `import { db } from '@/server/db/client';\nexport const x = db;\n`),
+    ).toEqual([]);
   });
 });

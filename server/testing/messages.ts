@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { expect } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages } from '@/db/schema';
 import { jsonOf } from './http';
 

@@ -1,10 +1,10 @@
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { rawSql } from '@/db/client';
+import { rawSql } from '@/server/db/client';
 
 /**
  * The plan PostgreSQL makes for `query` without its values, as the pool's connections run it
- * (plan_cache_mode = force_generic_plan, db/client.ts): `EXPLAIN (GENERIC_PLAN)`, PostgreSQL 16 and
+ * (plan_cache_mode = force_generic_plan, server/db/client.ts): `EXPLAIN (GENERIC_PLAN)`, PostgreSQL 16 and
  * later. Null on an older server (the suite also runs on PostgreSQL 15), where the caller skips.
  */
 export async function genericPlan(query: SQL): Promise<string | null> {

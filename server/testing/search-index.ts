@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { SEARCH_GIN_INDEXES } from '@/server/services/search';
 
 /**

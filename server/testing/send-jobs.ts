@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 
 /** `attempt`: the message's attempt a chunk job was enqueued for; null for a one-message job (any attempt). */
 export type SendJobRow = {

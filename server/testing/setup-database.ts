@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, inject } from 'vitest';
-import { closeDb, createSql } from '@/db/client';
+import { createSql } from '@/db/connect';
+import { closeDb } from '@/server/db/client';
 
 /**
  * Per test file, before it is imported: a private copy of the migrated template database, named in

@@ -31,7 +31,7 @@ function probe(probes: Record<string, string>): Omit<Violation, 'text'>[] {
 }
 
 const header = `import { sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 `;
 
 describe('one transaction style (docs/contributing.md#conventions)', () => {
@@ -86,7 +86,7 @@ export async function outer(businessId: number, tx: Tx = db) {
 }
 `;
     const handler = `import { inner } from '@/server/services/probe';
-export const GET = async ({ id, tx }: { id: number; tx: import('@/db/client').Tx }) => {
+export const GET = async ({ id, tx }: { id: number; tx: import('@/server/db/client').Tx }) => {
   await inner(id, tx);
   return inner(id);
 };

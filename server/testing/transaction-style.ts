@@ -4,7 +4,7 @@ import ts from 'typescript';
 /**
  * The one transaction style of docs/contributing.md#conventions, checked over the TypeScript program:
  *
- * 1. A service reaches the database only through a `tx: Tx` parameter: `db` (from `@/db/client`)
+ * 1. A service reaches the database only through a `tx: Tx` parameter: `db` (from `@/server/db/client`)
  *    appears in a service only as that parameter's default (`tx: Tx = db`).
  * 2. A parameter of type `Tx` is named `tx` and is the function's last parameter.
  * 3. A call to a function that takes `tx` passes it, so a caller's transaction reaches every
@@ -38,11 +38,11 @@ function isTxParameter(p: ts.ParameterDeclaration): boolean {
   return p.type !== undefined && ts.isTypeReferenceNode(p.type) && p.type.typeName.getText() === 'Tx';
 }
 
-/** The symbol `db` as imported from '@/db/client' in this file, if it is. */
+/** The symbol `db` as imported from '@/server/db/client' in this file, if it is. */
 function importedDb(source: ts.SourceFile, checker: ts.TypeChecker): ts.Symbol | undefined {
   for (const statement of source.statements) {
     if (!ts.isImportDeclaration(statement)) continue;
-    if ((statement.moduleSpecifier as ts.StringLiteral).text !== '@/db/client') continue;
+    if ((statement.moduleSpecifier as ts.StringLiteral).text !== '@/server/db/client') continue;
     const bindings = statement.importClause?.namedBindings;
     if (!bindings || !ts.isNamedImports(bindings)) continue;
     for (const element of bindings.elements) {

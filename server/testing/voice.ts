@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages } from '@/db/schema';
 import { parseTwiml, type TwimlNode } from './twiml';
 import { postTwilio, TEST_BASE_URL, twilioSid, type TwilioParams } from './webhooks';

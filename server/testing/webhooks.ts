@@ -1,6 +1,6 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { expectedTwilioSignature } from '@/server/providers/twilio-signature';
 import { TWILIO_WEBHOOK_PATHS, twilioSid, twilioWebhookRequest } from '@/server/providers/webhook-requests';
 import { api, match } from './http';

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { GET, POST } from '@/app/api/trpc/[trpc]/route';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { MAX_TRPC_BATCH } from '@/server/shared/limits';
 import { createClient, createConversation, createTenant } from '@/server/testing/factories';
 import { api } from '@/server/testing/http';

@@ -9,7 +9,7 @@ import {
   createTenant,
 } from '@/server/testing/factories';
 import { getJson } from '@/server/testing/http';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { mediaContents, mediaUploads } from '@/db/schema';
 import { createContext } from './init';
 import { appRouter, createCaller } from './root';

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { conversations, optOuts, businessSmsNumbers } from '@/db/schema';
 import { clientOptOuts, createClient, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { inboundSmsForm, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';

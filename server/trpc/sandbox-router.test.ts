@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages } from '@/db/schema';
 import { createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { createContext } from './init';

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { businesses } from '@/db/schema';
 import { createClient, createConversation, createTenant } from '@/server/testing/factories';
 import { createContext } from './init';

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { GET as trpcGet } from '@/app/api/trpc/[trpc]/route';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { parseEnv } from '@/server/env';
 import { createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';

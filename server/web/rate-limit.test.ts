@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { AppError } from '@/server/errors';
 import { createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { logger } from '@/server/logger';

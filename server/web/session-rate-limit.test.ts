@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { createTenant } from '@/server/testing/factories';
 import { api } from '@/server/testing/http';
 import { flushRateLimits } from './rate-limit';

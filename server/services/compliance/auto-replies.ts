@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
-import type { Tx } from '@/db/client';
+import type { Tx } from '@/server/db/client';
 import { businesses, type BusinessSettings } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { displayPhone } from '@/server/lib/phone';

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { conversations, messages, optOutEvents, optOuts } from '@/db/schema';
 import { clientOptOuts, createClient, createConversation, createSmsNumber, createStaff } from '@/server/testing/factories';
 import { api, getJson, jsonOf, locsOf, postJson, restTenant, type Headers } from '@/server/testing/http';

@@ -1,5 +1,5 @@
 import { and, desc, eq, or, sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { clients, messages, optOutEvents, optOuts, type OptOutChannel } from '@/db/schema';
 import { AppError, type ValidationIssue } from '@/server/errors';
 import { publish } from '@/server/services/live-events/publish';

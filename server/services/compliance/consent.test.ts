@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { consents, messages, optOuts } from '@/db/schema';
 import { createClient, createSmsNumber, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, getJson, jsonOf, locs, postJson, restTenant, type RestTenant } from '@/server/testing/http';

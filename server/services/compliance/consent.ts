@@ -1,5 +1,5 @@
 import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { clients, consents, type ConsentChannel } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import type { ClientImportRow } from '@/server/jobs/queues';

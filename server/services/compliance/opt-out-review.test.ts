@@ -1,6 +1,6 @@
 import { and, desc, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { clients, conversations, messages, optOutEvents, optOuts } from '@/db/schema';
 import { clientOptOuts, createClient, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api, getJson, jsonOf, type Headers } from '@/server/testing/http';

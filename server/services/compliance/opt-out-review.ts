@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { staff } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/services/live-events/publish';

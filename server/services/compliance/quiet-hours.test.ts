@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { businesses } from '@/db/schema';
 import {
   createBusiness,

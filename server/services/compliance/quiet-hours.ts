@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businesses, clients, locations, messages, type QuietHoursWindow } from '@/db/schema';
 import { phoneTimeZone } from '@/server/lib/phone-time-zone';
 import {

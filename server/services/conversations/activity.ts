@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { Tx } from '@/db/client';
+import type { Tx } from '@/server/db/client';
 import { equalsAny, textArray } from '@/db/sql-array';
 
 /*
@@ -108,7 +108,7 @@ export async function touchConversations(newMessages: readonly NewMessage[], tx:
 /**
  * touchConversations' UPDATE: per conversation, its latest message and the counts of its new ones.
  * One row per conversation from the lateral probe on, not a join of two lists on conversation_id:
- * planned for an array of unknown length (a generic plan, db/client.ts), such a join became a
+ * planned for an array of unknown length (a generic plan, server/db/client.ts), such a join became a
  * nested loop over 1,000 × 1,000 rows, ~100 ms for a bulk request. Exported for its plan's test.
  */
 export function touchStatement(perConversation: Map<number, NewMessageCounts>): SQL {

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { conversations, messages } from '@/db/schema';
 import { insertMessages } from '@/server/services/messages/insert';
 import { touchConversations } from './activity';

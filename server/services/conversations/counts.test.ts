@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { clients, conversations, COUNT_DIMENSIONS } from '@/db/schema';
 import { flagMessage, markMessagesRead } from './messages';
 import { compactConversationCounts } from './counts';

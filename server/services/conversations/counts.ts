@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
-import { fixedStatement } from '@/db/prepared';
+import { db, type Tx } from '@/server/db/client';
+import { fixedStatement } from '@/server/db/prepared';
 import { ASSIGNMENT_FILTERS, CHANNELS, CONVERSATION_STATUSES, type CountDimension } from '@/db/schema';
 import { logger } from '@/server/logger';
 

@@ -1,7 +1,7 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
-import { db, type Tx } from '@/db/client';
-import { executePrepared, fixedStatement, preparedQuery } from '@/db/prepared';
+import { db, type Tx } from '@/server/db/client';
+import { executePrepared, fixedStatement, preparedQuery } from '@/server/db/prepared';
 import { isoTimestamp } from '@/db/sql-json';
 import { conversations, type ConversationStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
@@ -59,7 +59,7 @@ const clientDetailsStatement = fixedStatement<ById>(
 );
 
 export async function conversationDetails(businessId: number, conversationId: number, tx: Tx = db): Promise<Details> {
-  // Outside a transaction as a prepared statement rendered once (db/prepared.ts); inside one, on it.
+  // Outside a transaction as a prepared statement rendered once (server/db/prepared.ts); inside one, on it.
   const [row] = await detailsStatement<Row>({ businessId, id: conversationId }, '', tx);
   if (!row) throw AppError.notFound('Conversation');
   return toDetails(row);
@@ -72,7 +72,7 @@ export async function clientDetails(businessId: number, clientId: number, tx: Tx
 }
 
 /** The conversation row, or 404 (an id in the path that this business does not have). */
-// Built once with placeholders on the pool (db/prepared.ts); in a transaction, built on it.
+// Built once with placeholders on the pool (server/db/prepared.ts); in a transaction, built on it.
 const loadConversationQuery = preparedQuery((tx, p: { businessId: number; conversationId: number }) =>
   tx
     .select()
@@ -109,7 +109,7 @@ type ListQuery = z.output<typeof ConversationListQuery>;
 /**
  * The list's WHERE. Its text depends only on which filters are given (and the assignment, unread,
  * flagged choices, written as literals), never on their values, which may be drizzle placeholders:
- * the statement without a search is rendered once per such shape (listShape, db/prepared.ts).
+ * the statement without a search is rendered once per such shape (listShape, server/db/prepared.ts).
  */
 function listConditions(businessId: unknown, q: Omit<ListQuery, 'page' | 'page_size'>, staffId: unknown): SQL[] {
   const where: SQL[] = [sql`c.business_id = ${businessId}`];
@@ -295,7 +295,7 @@ async function listPage(
     limit: q.page_size,
     offset: (q.page - 1) * q.page_size,
   };
-  // Prepared and rendered once per shape (db/prepared.ts) except with a search, whose plan depends on the term.
+  // Prepared and rendered once per shape (server/db/prepared.ts) except with a search, whose plan depends on the term.
   const [row] = q.search
     ? await tx.execute<{ items: string; total: number }>(listQuery(values, q))
     : await listStatement<{ items: string; total: number }>(values, listShape(q), tx);

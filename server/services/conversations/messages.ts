@@ -1,6 +1,6 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
-import { fixedStatement } from '@/db/prepared';
+import { db, type Tx } from '@/server/db/client';
+import { fixedStatement } from '@/server/db/prepared';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { publish } from '@/server/services/live-events/publish';
@@ -34,7 +34,7 @@ function filterCondition(filter: MessageFilter): SQL | undefined {
 
 /**
  * The page (as JSON text, messageItemsJson) and the count of a conversation's messages under one
- * filter, in one statement rendered once per filter (db/prepared.ts). The conversation is named
+ * filter, in one statement rendered once per filter (server/db/prepared.ts). The conversation is named
  * through `conversations` with its business (an init plan, evaluated once), so tenancy costs no
  * round trip of its own and the count stays an index-only scan. `nulls last` matches
  * messages_conversation_sent_idx, so the page is an index walk.

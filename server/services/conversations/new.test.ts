@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { clients, conversations } from '@/db/schema';
 import { createClient } from '@/server/testing/factories';
 import { locs, postJson, restTenant } from '@/server/testing/http';

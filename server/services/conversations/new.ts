@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { clients } from '@/db/schema';
 import { AppError, type ErrorLocation } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { businessEmailSenders, clients, messages } from '@/db/schema';
 import { createBusinessApiKey } from '@/server/services/auth';
 import { createBusiness, createClient, createTenant } from '@/server/testing/factories';

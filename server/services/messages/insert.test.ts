@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { conversations, messages } from '@/db/schema';
 import { createClient, createConversation, createLocation, createMessage, createTenant } from '@/server/testing/factories';
 import { keptCountDifferences } from '@/server/testing/kept-counts';

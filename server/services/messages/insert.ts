@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { Tx } from '@/db/client';
+import type { Tx } from '@/server/db/client';
 import { asText, textArray } from '@/db/sql-array';
 import type { messages } from '@/db/schema';
 import { ensureConversationsWith, touchConversations, type NewConversationStart } from '@/server/services/conversations/activity';

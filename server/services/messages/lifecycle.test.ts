@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db, rawSql } from '@/db/client';
+import { db, rawSql } from '@/server/db/client';
 import { messages } from '@/db/schema';
 import { EVENTS_CHANNEL } from '@/server/services/live-events/publish';
 import { RETRYABLE_STATUSES } from '@/server/shared/message-statuses';

@@ -1,6 +1,6 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { messages, SENDABLE_ORIGINS, type Channel, type MessageStatus, type Provider } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES, type SendTarget } from '@/server/jobs/queues';

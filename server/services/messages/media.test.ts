@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages, type StoredAttachment } from '@/db/schema';
 import { createClient, createConversation, createMessage, createSmsNumber } from '@/server/testing/factories';
 import { startFakeTwilio, type FakeTwilio } from '@/server/testing/fake-twilio';

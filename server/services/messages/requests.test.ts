@@ -1,6 +1,6 @@
 import { eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { MessageItem } from '@/server/schemas/messages';
 import {

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, type SQL } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { enqueueSends } from './send-jobs';

@@ -1,4 +1,4 @@
-import type { Tx } from '@/db/client';
+import type { Tx } from '@/server/db/client';
 import type { ValidationIssue } from '@/server/errors';
 import { MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { resolveSavedReplies } from '@/server/services/saved-replies';

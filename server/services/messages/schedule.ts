@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businesses, locations, messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';

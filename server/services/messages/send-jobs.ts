@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Tx } from '@/db/client';
+import type { Tx } from '@/server/db/client';
 import { enqueue } from '@/server/jobs/enqueue';
 import { BULK_CHUNK, QUEUES } from '@/server/jobs/queues';
 

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages } from '@/db/schema';
 import { createClient, createSmsNumber } from '@/server/testing/factories';
 import { getJson, locs, postJson, restTenant, type RestTenant } from '@/server/testing/http';

@@ -1,6 +1,6 @@
 import { count, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { businessEmailSenders, businessSmsNumbers, messages } from '@/db/schema';
 import { createClient, createSmsNumber } from '@/server/testing/factories';
 import { locs, postJson, restTenant } from '@/server/testing/http';

@@ -1,6 +1,6 @@
 import { desc, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages } from '@/db/schema';
 import { createClient, createConversation, createMessage, createStaff } from '@/server/testing/factories';
 import { getJson, restTenant } from '@/server/testing/http';

@@ -1,6 +1,6 @@
 import { eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
-import type { Tx } from '@/db/client';
+import type { Tx } from '@/server/db/client';
 import { isoTimestamp } from '@/db/sql-json';
 import { clients, messages, staff, type StoredAttachment } from '@/db/schema';
 import type { MessageItem } from '@/server/schemas/messages';

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { applyStatusUpdate } from './lifecycle';

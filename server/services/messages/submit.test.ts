@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { clients, conversations, idempotencyKeys, messages } from '@/db/schema';
 import { createClient, createSmsNumber, createStaff, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';

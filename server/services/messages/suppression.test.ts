@@ -1,6 +1,6 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { businesses, clients, messages, optOutEvents, optOuts } from '@/db/schema';
 import {
   clientOptOuts,

@@ -1,6 +1,6 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { optOuts, type OptOutChannel, type OptOutEventSource, type OptOutSource } from '@/db/schema';
 
 /**

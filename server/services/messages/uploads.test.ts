@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { mediaContents, mediaStorage, mediaUploads, messages } from '@/db/schema';
 import { ConfigError, env, parseEnv } from '@/server/env';
 import { runMaintenance } from '@/server/services/maintenance';

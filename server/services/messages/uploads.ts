@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { mediaContents, mediaStorage, mediaUploads, type StoredAttachment, type Uploader } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError, type ValidationIssue } from '@/server/errors';

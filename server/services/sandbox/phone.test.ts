@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages, webhookEvents } from '@/db/schema';
 import { parseEnv } from '@/server/env';
 import { verifyTwilioSignature } from '@/server/providers/twilio-signature';

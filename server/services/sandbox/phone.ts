@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, isNotNull, sql, type SQL } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businessEmailSenders, businesses, clients, messages, staff } from '@/db/schema';
 import { env, type Env } from '@/server/env';
 import { AppError } from '@/server/errors';

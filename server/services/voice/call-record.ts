@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { Tx } from '@/db/client';
+import type { Tx } from '@/server/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { statusOnConflict } from '@/server/services/messages/lifecycle';
 import { publish } from '@/server/services/live-events/publish';

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { conversations, messages } from '@/db/schema';
 import { createClient, createConversation, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
 import { findOne } from '@/server/testing/twiml';

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { businesses, clients, conversations, messages, staff, type BusinessSettings } from '@/db/schema';
 import {
   createClient,

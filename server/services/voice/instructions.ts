@@ -1,5 +1,5 @@
 import { and, asc, eq, isNull, ne, or, sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businesses, clients, conversations, staff, type BusinessSettings, type MessageStatus } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { logger } from '@/server/logger';

@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businesses } from '@/db/schema';
 import { submitSms } from '@/server/services/messages/submit';
 import type { RecordedCall } from './call-record';

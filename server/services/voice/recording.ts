@@ -1,4 +1,4 @@
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { markEvent } from '@/server/services/webhooks/events';
 import { findCall, recordCall } from './call-record';

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it, vi } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { staff } from '@/db/schema';
 import { createStaff } from '@/server/testing/factories';
 import { api, getJson, jsonOf, restTenant } from '@/server/testing/http';

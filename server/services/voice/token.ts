@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import AccessToken from 'twilio/lib/jwt/AccessToken';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businesses } from '@/db/schema';
 import { env } from '@/server/env';
 import { AppError } from '@/server/errors';

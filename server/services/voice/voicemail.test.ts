@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { businesses, messages, webhookEvents } from '@/db/schema';
 import { reprocessEvent } from '@/server/services/webhooks/retry';
 import {
@@ -187,7 +187,7 @@ describe('missed-call text', () => {
 
   it('missed calls from more clients at once than the pool has connections all get their text (no pool starvation)', async () => {
     const s = await setup({ missed_call_text: TEXT });
-    // More concurrent texts than db/client.ts's 10 pooled connections: each held one and waited for a second.
+    // More concurrent texts than server/db/client.ts's 10 pooled connections: each held one and waited for a second.
     const clients = await Promise.all(Array.from({ length: 12 }, () => createClient(s.business.id, { phoneNumber: newPhone() })));
     const calls: TestCall[] = clients.map((c) => newCall(c.phoneNumber!, s.number));
     const answered = Promise.all(calls.map((c) => callStatus({ ...c }, 'no-answer')));

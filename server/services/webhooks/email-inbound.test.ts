@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, or, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { clients, conversations, messages, webhookEvents } from '@/db/schema';
 import { createClient, createConversation, createEmailThread, createTenant } from '@/server/testing/factories';
 import { jsonOf, match } from '@/server/testing/http';

@@ -3,7 +3,7 @@ import busboy from 'busboy';
 import addressparser from 'nodemailer/lib/addressparser';
 import { and, eq, sql } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businessEmailSenders, businesses, messages, type StoredAttachment } from '@/db/schema';
 import { cleanJson } from '@/server/lib/pg-text';
 import { publish } from '@/server/services/live-events/publish';

@@ -1,6 +1,6 @@
 import { count, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages, webhookEvents } from '@/db/schema';
 import { createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api } from '@/server/testing/http';

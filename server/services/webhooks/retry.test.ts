@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { conversations, messages, webhookEvents, type MessageStatus } from '@/db/schema';
 import { createClient, createConversation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
 import {

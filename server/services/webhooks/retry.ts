@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
 import { mapTwilioMessageStatus } from '@/server/providers/twilio-status';
 import { twilioErrorMessage } from '@/server/shared/provider-errors';

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages, webhookEvents } from '@/db/schema';
 import { clientOptOuts, createClient, createConversation, createMessage, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';

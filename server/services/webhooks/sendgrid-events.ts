@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { cleanJson } from '@/server/lib/pg-text';
 import { int32FromDigits } from '@/server/schemas/common';

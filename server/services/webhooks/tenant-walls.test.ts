@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { messages } from '@/db/schema';
 import { inboundParseForm } from '@/server/providers/webhook-requests';
 import { createClient, createConversation, createMessage, createSmsNumber } from '@/server/testing/factories';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import type { StoredAttachment } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';

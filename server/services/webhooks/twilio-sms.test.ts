@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createSql, db } from '@/db/client';
+import { createSql } from '@/db/connect';
+import { db } from '@/server/db/client';
 import { businesses, clients, conversations, messages, webhookEvents, type BusinessSettings } from '@/db/schema';
 import {
   createBusiness,

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
-import { fixedStatement } from '@/db/prepared';
+import { db, type Tx } from '@/server/db/client';
+import { fixedStatement } from '@/server/db/prepared';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import { param, type FormParams } from '@/server/providers/twilio-signature';
@@ -95,7 +95,7 @@ type Columns = {
 };
 
 /**
- * The group-commit statement, its text rendered once and run prepared (db/prepared.ts): one round
+ * The group-commit statement, its text rendered once and run prepared (server/db/prepared.ts): one round
  * trip per batch instead of two (describe, then execute), no rendering of its CTEs per batch, and a
  * plan PostgreSQL may keep; its only values are the nine columns of the batch, as arrays.
  */

@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { clients, conversations, messages, webhookEvents } from '@/db/schema';
 import { createClient, createConversation, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
 import { postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';

@@ -1,7 +1,7 @@
 import { count } from 'drizzle-orm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 import { clients, messages, webhookEvents } from '@/db/schema';
 import { groupPairs } from '@/server/lib/pairs';
 import { expectedTwilioSignature } from '@/server/providers/twilio-signature';

@@ -1,4 +1,4 @@
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import type PgBoss from 'pg-boss';
 import type { Provider } from '@/db/schema';
 import { sendTargetsOf, type BulkSendJob, type SendJob, type SendTarget } from '@/server/jobs/queues';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import pLimit from 'p-limit';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import type { MessageStatus } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';

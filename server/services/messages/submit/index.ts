@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { businesses } from '@/db/schema';
 import { AppError, type ValidationIssue } from '@/server/errors';
 import { needsMarketingConsent } from '@/server/shared/consent';

@@ -1,5 +1,5 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
-import type { Tx } from '@/db/client';
+import type { Tx } from '@/server/db/client';
 import { equalsAny } from '@/db/sql-array';
 import { businesses, clients, type MessageStatus, type QuietHoursWindow } from '@/db/schema';
 import { AppError, type ValidationIssue } from '@/server/errors';

@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { Tx } from '@/db/client';
+import type { Tx } from '@/server/db/client';
 import { equalsAny } from '@/db/sql-array';
 import { businesses, businessEmailSenders, businessSmsNumbers, messages, type StoredAttachment } from '@/db/schema';
 import { AppError, type ValidationIssue } from '@/server/errors';

@@ -2,7 +2,7 @@ import { countSessionMint } from '@/server/web/credentials';
 import { generateAuthToken as op } from '@/server/http/operations/auth';
 import { route } from '@/server/http/route';
 import { issueLoginCode, issueSession, loginUrl } from '@/server/services/auth';
-import { db } from '@/db/client';
+import { db } from '@/server/db/client';
 
 // POST: a staff session token for API use, and a one-time login link for the browser.
 export const POST = route(op, async ({ caller, body }) => {

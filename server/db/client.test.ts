@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createSql, db, rawSql } from './client';
+import { createSql } from '@/db/connect';
+import { db, rawSql } from './client';
 import { executePrepared, fixedStatement } from './prepared';
 import { sql } from 'drizzle-orm';
 import { env } from '@/server/env';
 
 describe('the pool', () => {
-  it('plans its named statements once per connection (generic plans), as db/prepared.ts intends', async () => {
+  it('plans its named statements once per connection (generic plans), as server/db/prepared.ts intends', async () => {
     // The tests run with DATABASE_PREPARE at its default (true): named statements, generic plans.
     expect(env().databasePrepare).toBe(true);
     const [row] = await executePrepared<{ plan_cache_mode: string }>(

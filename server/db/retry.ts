@@ -112,7 +112,7 @@ class RetryingQuery implements PromiseLike<unknown> {
 }
 
 /**
- * A pool whose `unsafe` statements (drizzle's and db/prepared.ts's) and transactions follow the
+ * A pool whose `unsafe` statements (drizzle's and server/db/prepared.ts's) and transactions follow the
  * rule. A transaction is begun again only when its callback never started (its BEGIN, sent or
  * not, did nothing); once the callback runs, a lost connection fails it. Everything else — tagged
  * templates, `reserve`, `listen` — is the pool itself.

@@ -7,8 +7,9 @@ import { bossDb, type BossDb } from '@/server/jobs/boss-db';
 import { isDatabaseUnavailable } from '@/server/errors';
 import { EVENTS_CHANNEL, type InboxEvent } from '@/server/services/live-events/publish';
 import { subscribeBusiness } from '@/server/realtime/listen';
-import { closeDb, createSql, db } from './client';
-import { startEmbeddedPostgres, type EmbeddedDb } from './embedded';
+import { createSql } from '@/db/connect';
+import { closeDb, db } from './client';
+import { startEmbeddedPostgres, type EmbeddedDb } from '@/db/embedded';
 import { executePrepared } from './prepared';
 
 /**

@@ -12,7 +12,7 @@ const dialect = new PgDialect();
  * executing (bench:inbox). Only for hot statements whose plan does not depend on the values
  * (lookups by id, a business's pages and counts); searches stay unnamed.
  * With DATABASE_PREPARE=false (PgBouncer in transaction mode) the pool's `prepare: false` overrides
- * the `prepare: true` below and the statement goes unnamed, like any other (db/client.ts).
+ * the `prepare: true` below and the statement goes unnamed, like any other (server/db/client.ts).
  */
 export async function executePrepared<T extends Record<string, unknown>>(query: SQL, tx: Tx = db): Promise<T[]> {
   // On a caller's transaction the statement must see (and wait for) that transaction's rows.

@@ -1,6 +1,6 @@
 import { Faker, base, en } from '@faker-js/faker';
 import { sql } from 'drizzle-orm';
-import { db, type Tx } from '@/db/client';
+import { db, type Tx } from '@/server/db/client';
 import {
   apiKeys,
   businessEmailSenders,

@@ -1,8 +1,9 @@
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
-import postgres from 'postgres';
+import type postgres from 'postgres';
+import { createSql } from '@/db/connect';
 import { env } from '@/server/env';
 import { retryingUnsent } from './retry';
-import * as schema from './schema';
+import * as schema from '@/db/schema';
 
 export type Database = PostgresJsDatabase<typeof schema>;
 /** A transaction or the database itself: every service function takes `tx = db`. */
@@ -12,34 +13,6 @@ type Handles = { sql: postgres.Sql; hotSql: postgres.Sql; db: Database; url: str
 
 // One pool per process, kept on globalThis so Next.js dev reloads do not open a new pool each time.
 const globalForDb = globalThis as unknown as { __db?: Handles };
-
-export function createSql(url: string, options: postgres.Options<Record<string, postgres.PostgresType>> = {}) {
-  return postgres(url, {
-    max: 10,
-    idle_timeout: 30,
-    connect_timeout: 5,
-    // The wait before a connection of the pool connects again, from its last failure: postgres.js's
-    // default grows with the failures of the whole pool to 10–20 s, so after a few seconds of
-    // PostgreSQL down a pool went on failing, or waiting, for up to 20 s once it was back. Capped
-    // at 0.5–1 s: a restart is over for every pool (the LISTEN too) within a second of the database.
-    backoff: (failures: number) => Math.min(0.05 * 2 ** failures, 1) * (0.5 + Math.random() / 2),
-    onnotice: () => {},
-    // pg-boss hands postgres.js JSON that is already a string; pass strings through unchanged so it
-    // is not encoded twice (docs/architecture.md#pg-boss-pitfalls). Objects are still serialised.
-    types: {
-      // int8 as a JS number: message ids are bigint and outgrow int4 (a cast to int would then fail
-      // the statement); no id or count reaches 2^53.
-      int8: { to: 20, from: [20], serialize: (v: number | bigint) => String(v), parse: (v: string) => Number(v) },
-      json: {
-        to: 114,
-        from: [114, 3802],
-        serialize: (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v)),
-        parse: (v: string) => JSON.parse(v),
-      },
-    },
-    ...options,
-  });
-}
 
 function databaseUrl(): string {
   const url = env().databaseUrl;
@@ -56,9 +29,9 @@ function handles(): Handles {
   if (globalForDb.__db?.url !== url) {
     // DATABASE_PREPARE=false (behind a transaction-pooling PgBouncer): the connection-level
     // `prepare: false` wins over every per-query `prepare: true` (executePrepared, drizzle's
-    // `.prepare(name)`), so every statement is sent unnamed (db/pgbouncer.test.ts).
+    // `.prepare(name)`), so every statement is sent unnamed (server/db/pgbouncer.test.ts).
     // With named statements, their plan is generic (planned once per connection): they are the
-    // fixed-shape hot reads of db/prepared.ts, whose best plan does not depend on the values, and
+    // fixed-shape hot reads of server/db/prepared.ts, whose best plan does not depend on the values, and
     // PostgreSQL's default would re-plan some of them on every run, and for the conversation list
     // planning cost more than running it (docs/performance.md#benchinbox). PostgreSQL applies the setting to unnamed
     // statements with parameters too (searches, writes): they are planned without their values,
@@ -90,7 +63,7 @@ export const db: Database = new Proxy({} as Database, {
   },
 });
 
-/** The pool's drizzle database itself, not the proxy (queries built once per pool, db/prepared.ts). */
+/** The pool's drizzle database itself, not the proxy (queries built once per pool, server/db/prepared.ts). */
 export function poolDb(): Database {
   return handles().db;
 }
@@ -101,7 +74,7 @@ export function rawSql(): postgres.Sql {
 }
 
 /**
- * The connections of the hot one-statement reads (db/prepared.ts, outside transactions):
+ * The connections of the hot one-statement reads (server/db/prepared.ts, outside transactions):
  * DATABASE_HOT_POOL_SIZE of them, 2 by default. postgres.js gives a statement an idle connection
  * when there is one, so with the whole pool (6) a statement under load mostly found one and woke its
  * sleeping backend; on 2 cores that backend then often ran on the web thread's core, which waited

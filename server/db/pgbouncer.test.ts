@@ -1,7 +1,8 @@
 import PgBoss from 'pg-boss';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeDb, createSql, db } from '@/db/client';
+import { createSql } from '@/db/connect';
+import { closeDb, db } from '@/server/db/client';
 import { env } from '@/server/env';
 import { followBusiness } from '@/server/testing/business-events';
 import { createClient, createConversation, createMessage, createSmsNumber } from '@/server/testing/factories';
@@ -16,7 +17,7 @@ import { toolForTestFile } from '@/deploy/system-tools';
  * postgres.js clients, what its default named statements do behind such a pooler. Needs the
  * `pgbouncer` binary (`apt-get install -y pgbouncer`); skipped, saying so, without it.
  */
-const binary = toolForTestFile('pgbouncer', 'db/pgbouncer.test.ts');
+const binary = toolForTestFile('pgbouncer', 'server/db/pgbouncer.test.ts');
 const POOL_SIZE = 2;
 
 /** `promise`, or a rejection naming `what` after `ms` (the timer is cleared either way). */

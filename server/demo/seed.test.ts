@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { db } from '@/db/client';
-import { databaseHasData, seedDemoData, type SeedSummary } from '@/db/seed';
+import { db } from '@/server/db/client';
+import { databaseHasData, seedDemoData, type SeedSummary } from '@/server/demo/seed';
 import { resolveApiKey } from '@/server/services/auth';
 
 // The test setup gives this file its own migrated, empty database (DATABASE_URL).

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startPgProxy, type PgProxy } from '@/server/testing/pg-proxy';
-import { createSql } from './client';
+import { createSql } from '@/db/connect';
 import { retryingUnsent } from './retry';
 
 /**
