@@ -98,6 +98,8 @@ const schema = z
     RATE_LIMIT_PER_BUSINESS_PER_MINUTE: optionalString.pipe(z.coerce.number<string>().int().min(1).max(2_000_000_000).optional()),
     /** Sessions minted by POST /auth/token per business per minute, whoever asks (docs/api.md#rate-limits). */
     AUTH_TOKENS_PER_BUSINESS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
+    /** Days the event log keeps an event (whole days: the worker drops each day's partition once past it). */
+    EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     WORKER_MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),
     /** How long a web process drains on SIGTERM before it force-closes connections and exits 1. */
     SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(20),
@@ -184,6 +186,7 @@ function derive(raw: z.output<typeof schema>) {
     rateLimitPerBusinessPerMinute:
       raw.RATE_LIMIT_PER_BUSINESS_PER_MINUTE ?? Math.min(10 * raw.RATE_LIMIT_PER_MINUTE, 2_000_000_000),
     authTokensPerBusinessPerMinute: raw.AUTH_TOKENS_PER_BUSINESS_PER_MINUTE,
+    eventRetentionDays: raw.EVENT_RETENTION_DAYS,
     logLevel: raw.LOG_LEVEL,
     workerMaintenanceIntervalSeconds: raw.WORKER_MAINTENANCE_INTERVAL_SECONDS,
     shutdownTimeoutSeconds: raw.SHUTDOWN_TIMEOUT_SECONDS,

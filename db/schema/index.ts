@@ -12,3 +12,4 @@ export * from './saved-replies';
 export * from './webhook-events';
 export * from './auth';
 export * from './media-uploads';
+export * from './events';

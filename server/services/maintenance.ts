@@ -1,14 +1,21 @@
 import { sql } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
+import { env } from '@/server/env';
+import { maintainEventPartitions } from '@/server/services/events/partitions';
 import { deleteUnattachedUploads } from '@/server/services/messages/uploads';
 
 /**
  * Housekeeping the worker runs every few minutes (the `system.maintenance` job): expired
  * idempotency keys (24 h), rate-limit windows long past, sessions that ended more than a week ago,
- * and MMS uploads no message named within a day of their upload (docs/api.md#mms-uploads).
+ * MMS uploads no message named within a day of their upload (docs/api.md#mms-uploads), and the
+ * event log's partitions (created ahead, dropped past EVENT_RETENTION_DAYS).
  */
 export async function runMaintenance(tx: Tx = db) {
-  return { ...(await sweepExpiredRows(tx)), uploads: await deleteUnattachedUploads(undefined, tx) };
+  return {
+    ...(await sweepExpiredRows(tx)),
+    uploads: await deleteUnattachedUploads(undefined, tx),
+    events: await maintainEventPartitions(env().eventRetentionDays, undefined, tx),
+  };
 }
 
 /** The expired rows of runMaintenance. */

@@ -7,6 +7,8 @@ import { conversations, type ConversationStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { publish } from '@/server/services/live-events/publish';
+import { recordEvents, staffOrApi, type NewEvent } from '@/server/services/events/record';
+import type { EventActor } from '@/server/services/events/types';
 import type { ClientDetailsResponse, ConversationListQuery } from '@/server/schemas/businesses';
 import { requireStaff } from '@/server/services/directory';
 import { keptTotalSql, type KeptFilter } from './counts';
@@ -302,24 +304,86 @@ async function listPage(
   return row!;
 }
 
-/** `activity`: status and assignment changes count as activity (docs/api.md#conversations, Activity); labels do not. */
+type ConversationChange = Pick<
+  Partial<typeof conversations.$inferInsert>,
+  'status' | 'snoozedUntil' | 'assignedStaffId' | 'label' | 'resolvedByStaffId' | 'updatedByStaffId'
+>;
+
+/**
+ * Applies a change to one conversation and writes its events (docs/architecture.md#event-log):
+ * one per field that really changed, with its previous value, so a repeated request records
+ * nothing. `activity`: status and assignment changes count as activity (docs/api.md#conversations,
+ * Activity); labels do not.
+ */
 async function updateConversation(
   businessId: number,
   conversationId: number,
-  set: Partial<typeof conversations.$inferInsert>,
+  set: ConversationChange,
+  actor: EventActor,
   activity = true,
   tx: Tx = db,
 ) {
   return tx.transaction(async (tx) => {
-    const rows = await tx
+    const [before] = await tx
+      .select({
+        status: conversations.status,
+        snoozedUntil: conversations.snoozedUntil,
+        assignedStaffId: conversations.assignedStaffId,
+        label: conversations.label,
+      })
+      .from(conversations)
+      .where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId)))
+      .for('update');
+    if (!before) throw AppError.notFound('Conversation');
+    await tx
       .update(conversations)
       .set(activity ? { ...set, lastActivityAt: sql`now()` } : set)
-      .where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId)))
-      .returning({ id: conversations.id });
-    if (!rows.length) throw AppError.notFound('Conversation');
+      .where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId)));
+    await recordEvents(changeEvents(businessId, conversationId, before, set, actor), tx);
     await publish({ type: 'conversation.updated', businessId, conversationIds: [conversationId] }, tx);
     return conversationDetails(businessId, conversationId, tx);
   });
+}
+
+function changeEvents(
+  businessId: number,
+  conversationId: number,
+  before: { status: ConversationStatus; snoozedUntil: Date | null; assignedStaffId: number | null; label: string | null },
+  set: ConversationChange,
+  actor: EventActor,
+): NewEvent[] {
+  const about = { businessId, conversationId, actor };
+  const events: NewEvent[] = [];
+  if (set.assignedStaffId !== undefined && set.assignedStaffId !== before.assignedStaffId) {
+    events.push({
+      ...about,
+      type: 'conversation.assigned',
+      data: { conversation_id: conversationId, staff_id: set.assignedStaffId, previous_staff_id: before.assignedStaffId },
+    });
+  }
+  if (set.status !== undefined && set.status !== before.status) {
+    events.push({
+      ...about,
+      type: 'conversation.status_changed',
+      data: { conversation_id: conversationId, status: set.status, previous_status: before.status },
+    });
+  }
+  const snoozedUntil = set.status === 'snoozed' ? set.snoozedUntil : null;
+  if (snoozedUntil instanceof Date && snoozedUntil.getTime() !== before.snoozedUntil?.getTime()) {
+    events.push({
+      ...about,
+      type: 'conversation.snoozed',
+      data: { conversation_id: conversationId, snoozed_until: snoozedUntil.toISOString() },
+    });
+  }
+  if (set.label !== undefined && set.label !== before.label) {
+    events.push({
+      ...about,
+      type: 'conversation.labeled',
+      data: { conversation_id: conversationId, label: set.label, previous_label: before.label },
+    });
+  }
+  return events;
 }
 
 /** POST /assign: an active staff member of the business, or null to unassign. */
@@ -332,7 +396,8 @@ export async function assignConversation(
 ) {
   const { id } = await resolveConversation(businessId, conversation, tx);
   if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id'], tx);
-  return updateConversation(businessId, id, { assignedStaffId: staffId, updatedByStaffId: actingStaffId }, undefined, tx);
+  const set = { assignedStaffId: staffId, updatedByStaffId: actingStaffId };
+  return updateConversation(businessId, id, set, staffOrApi(actingStaffId), true, tx);
 }
 
 /** POST /status: any status to any other (docs/api.md#conversation-statuses); snoozed needs a future time, resolved records who. */
@@ -355,7 +420,8 @@ export async function setConversationStatus(
       resolvedByStaffId: body.status === 'resolved' ? acting : null,
       updatedByStaffId: acting,
     },
-    undefined,
+    staffOrApi(acting),
+    true,
     tx,
   );
 }
@@ -369,18 +435,43 @@ export async function labelConversation(
   tx: Tx = db,
 ) {
   const { id } = await resolveConversation(businessId, conversation, tx);
-  return updateConversation(businessId, id, { label, updatedByStaffId: actingStaffId }, false, tx);
+  return updateConversation(businessId, id, { label, updatedByStaffId: actingStaffId }, staffOrApi(actingStaffId), false, tx);
 }
 
-/** Snoozed conversations whose time has passed open again (run every minute by the worker). */
+/**
+ * Snoozed conversations whose time has passed open again (run every minute by the worker): each
+ * wake-up is a `conversation.status_changed` (snoozed → open) and a `conversation.woke`, by the system.
+ */
 export async function wakeSnoozedConversations(tx: Tx = db): Promise<number> {
-  const rows = await tx.execute<{ id: number; business_id: number }>(sql`
-    update conversations set status = 'open', snoozed_until = null
-    where status = 'snoozed' and snoozed_until <= now()
-    returning id, business_id`);
-  const byBusiness = new Map<number, number[]>();
-  for (const r of rows) byBusiness.set(r.business_id, [...(byBusiness.get(r.business_id) ?? []), r.id]);
-  for (const [businessId, conversationIds] of byBusiness)
-    await publish({ type: 'conversation.updated', businessId, conversationIds }, tx);
-  return rows.length;
+  return tx.transaction(async (tx) => {
+    const rows = await tx.execute<{ id: number; business_id: number }>(sql`
+      update conversations set status = 'open', snoozed_until = null
+      where status = 'snoozed' and snoozed_until <= now()
+      returning id, business_id`);
+    const system = { type: 'system' } as const;
+    await recordEvents(
+      rows.flatMap((r): NewEvent[] => [
+        {
+          type: 'conversation.status_changed',
+          businessId: r.business_id,
+          conversationId: r.id,
+          actor: system,
+          data: { conversation_id: r.id, status: 'open', previous_status: 'snoozed' },
+        },
+        {
+          type: 'conversation.woke',
+          businessId: r.business_id,
+          conversationId: r.id,
+          actor: system,
+          data: { conversation_id: r.id },
+        },
+      ]),
+      tx,
+    );
+    const byBusiness = new Map<number, number[]>();
+    for (const r of rows) byBusiness.set(r.business_id, [...(byBusiness.get(r.business_id) ?? []), r.id]);
+    for (const [businessId, conversationIds] of byBusiness)
+      await publish({ type: 'conversation.updated', businessId, conversationIds }, tx);
+    return rows.length;
+  });
 }

@@ -1,0 +1,41 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, index, integer, jsonb, pgSequence, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { EVENT_ACTOR_TYPES, EVENT_TYPES, oneOf, type EventActorType, type EventType } from './enums';
+
+export const eventIds = pgSequence('events_id_seq', { startWith: 1 });
+
+/**
+ * The event log (docs/architecture.md#event-log): one row per change, written in the transaction
+ * of the change by the service that owns it (server/services/events/). It is for delivery and
+ * replay (live streams that resume, outgoing webhooks, the handlers of later features), kept
+ * EVENT_RETENTION_DAYS: what must last longer is kept by the handlers in their own tables.
+ *
+ * Partitioned by day on `occurred_at` (migration 0024): retention drops whole partitions, so
+ * pruning never deletes row by row or holds a long lock. The primary key therefore includes
+ * `occurred_at`; `id` alone is unique by its sequence and orders the log.
+ */
+export const events = pgTable(
+  'events',
+  {
+    id: bigint('id', { mode: 'number' })
+      .notNull()
+      .default(sql`nextval('events_id_seq')`),
+    businessId: integer('business_id').notNull(),
+    type: text('type').$type<EventType>().notNull(),
+    conversationId: integer('conversation_id'),
+    messageId: bigint('message_id', { mode: 'number' }),
+    clientId: integer('client_id'),
+    actorType: text('actor_type').$type<EventActorType>().notNull(),
+    /** The staff member who made the change, for actor `staff` (and `api` with a staff_id). */
+    actorStaffId: integer('actor_staff_id'),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.id, t.occurredAt] }),
+    // A business's events in order: a live stream resuming after Last-Event-ID.
+    index('events_business_id_idx').on(t.businessId, t.id),
+    check('events_type_check', oneOf(t.type, EVENT_TYPES)),
+    check('events_actor_type_check', oneOf(t.actorType, EVENT_ACTOR_TYPES)),
+  ],
+);

@@ -1,0 +1,194 @@
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { db } from '@/server/db/client';
+import {
+  assignConversation,
+  labelConversation,
+  setConversationStatus,
+  wakeSnoozedConversations,
+} from '@/server/services/conversations';
+import { createClient, createConversation, createStaff, createTenant } from '@/server/testing/factories';
+import { maintainEventPartitions } from './partitions';
+import { recordEvents, type NewEvent } from './record';
+
+const DAY_MS = 86_400_000;
+
+async function partitions(): Promise<string[]> {
+  const rows = await db.execute<{ name: string }>(sql`
+    select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = 'events'::regclass order by 1`);
+  return rows.map((r) => r.name);
+}
+
+const dayName = (at: Date) => `events_p${at.toISOString().slice(0, 10).replaceAll('-', '')}`;
+
+describe('the event log', () => {
+  it('appends events in the order given, in the caller’s transaction, checking each type’s data', async () => {
+    const t = await createTenant();
+    const assigned = (n: number): NewEvent => ({
+      type: 'conversation.assigned',
+      businessId: t.business.id,
+      conversationId: n,
+      actor: { type: 'staff', staff_id: t.owner.id },
+      data: { conversation_id: n, staff_id: t.owner.id, previous_staff_id: null },
+    });
+    const ids = await recordEvents([assigned(1), assigned(2), assigned(3)]);
+    expect(ids).toHaveLength(3);
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    const rows = await db.execute<{
+      id: number;
+      conversation_id: number;
+      actor_type: string;
+      actor_staff_id: number;
+      data: unknown;
+    }>(
+      sql`select id, conversation_id, actor_type, actor_staff_id, data from events where business_id = ${t.business.id} order by id`,
+    );
+    expect(rows.map((r) => [r.id, r.conversation_id, r.actor_type, r.actor_staff_id])).toEqual(
+      ids.map((id, i) => [id, i + 1, 'staff', t.owner.id]),
+    );
+    expect(rows[1]!.data).toEqual({ conversation_id: 2, staff_id: t.owner.id, previous_staff_id: null });
+
+    // Rolled back with the change it describes.
+    await db
+      .transaction(async (tx) => {
+        await recordEvents([assigned(4)], tx);
+        throw new Error('roll back');
+      })
+      .catch(() => {});
+    // Data of the wrong shape for its type is refused before anything is written.
+    const wrong = { ...assigned(5), data: { conversation_id: 5, staff_id: 'nobody' } } as unknown as NewEvent;
+    await expect(recordEvents([assigned(6), wrong])).rejects.toThrow();
+    const [after] = await db.execute<{ n: number }>(
+      sql`select count(*)::int as n from events where business_id = ${t.business.id}`,
+    );
+    expect(after!.n).toBe(3);
+  });
+
+  it('creates the days ahead, takes back rows the default partition held for a new day, and drops days past retention', async () => {
+    const t = await createTenant();
+    const now = new Date();
+    // Ten days on, with the worker down meanwhile: that day has no partition yet, so its event
+    // lands in the default partition.
+    const later = new Date(now.getTime() + 10 * DAY_MS);
+    await db.execute(sql`insert into events (business_id, type, actor_type, data, occurred_at)
+                         values (${t.business.id}, 'conversation.woke', 'system', '{"conversation_id": 1}', ${later.toISOString()}::timestamptz)`);
+    const [inDefault] = await db.execute<{ n: number }>(sql`select count(*)::int as n from only events_default`);
+    expect(inDefault!.n).toBe(1);
+    const before = await partitions();
+    expect(before).toContain(dayName(now));
+
+    const changes = await maintainEventPartitions(30, later);
+    expect(changes.created).toContain(dayName(later));
+    expect(changes.created).toContain(dayName(new Date(later.getTime() + 7 * DAY_MS)));
+    expect(changes.moved).toBe(1);
+    expect(changes.dropped).toEqual([]);
+    const [moved] = await db.execute<{ n: number }>(sql`select count(*)::int as n from ${sql.raw(dayName(later))}`);
+    expect(moved!.n).toBe(1);
+    // Nothing to do a second time.
+    expect(await maintainEventPartitions(30, later)).toEqual({ created: [], dropped: [], moved: 0 });
+
+    // Five days' retention, seen from ten days on: the days up to five days ago go, whole.
+    const pruned = await maintainEventPartitions(5, later);
+    const cutoff = new Date(later.getTime() - 5 * DAY_MS);
+    expect(pruned.dropped.length).toBeGreaterThan(0);
+    for (const name of pruned.dropped) expect(name < dayName(cutoff)).toBe(true);
+    const left = await partitions();
+    expect(left).not.toContain(dayName(now));
+    expect(left).toContain(dayName(later));
+    expect(left).toContain('events_default');
+    // The log still takes writes, today's going to the default partition now that its day is gone.
+    await recordEvents([
+      {
+        type: 'conversation.woke',
+        businessId: t.business.id,
+        actor: { type: 'system' },
+        data: { conversation_id: 1 },
+      },
+    ]);
+  });
+});
+
+describe('the conversation service’s events', () => {
+  async function eventsOf(businessId: number) {
+    return db.execute<{
+      type: string;
+      conversation_id: number;
+      actor_type: string;
+      actor_staff_id: number | null;
+      data: unknown;
+    }>(
+      sql`select type, conversation_id, actor_type, actor_staff_id, data from events where business_id = ${businessId} order by id`,
+    );
+  }
+
+  it('one event per field that changed, with its previous value and who changed it; a repeat records nothing', async () => {
+    const t = await createTenant();
+    const colleague = await createStaff(t.business.id);
+    const conversation = await createConversation(t.business.id, (await createClient(t.business.id)).id);
+    const id = conversation.id;
+    await assignConversation(t.business.id, id, colleague.id, t.owner.id);
+    await assignConversation(t.business.id, id, colleague.id, t.owner.id); // no change
+    await labelConversation(t.business.id, id, 'VIP', null);
+    const until = new Date(Date.now() + 3_600_000);
+    await setConversationStatus(t.business.id, id, { status: 'snoozed', snoozed_until: until }, colleague.id);
+    await assignConversation(t.business.id, id, null, colleague.id);
+    expect(await eventsOf(t.business.id)).toEqual([
+      {
+        type: 'conversation.assigned',
+        conversation_id: id,
+        actor_type: 'staff',
+        actor_staff_id: t.owner.id,
+        data: { conversation_id: id, staff_id: colleague.id, previous_staff_id: null },
+      },
+      {
+        type: 'conversation.labeled',
+        conversation_id: id,
+        actor_type: 'api',
+        actor_staff_id: null,
+        data: { conversation_id: id, label: 'VIP', previous_label: null },
+      },
+      {
+        type: 'conversation.status_changed',
+        conversation_id: id,
+        actor_type: 'staff',
+        actor_staff_id: colleague.id,
+        data: { conversation_id: id, status: 'snoozed', previous_status: 'open' },
+      },
+      {
+        type: 'conversation.snoozed',
+        conversation_id: id,
+        actor_type: 'staff',
+        actor_staff_id: colleague.id,
+        data: { conversation_id: id, snoozed_until: until.toISOString() },
+      },
+      {
+        type: 'conversation.assigned',
+        conversation_id: id,
+        actor_type: 'staff',
+        actor_staff_id: colleague.id,
+        data: { conversation_id: id, staff_id: null, previous_staff_id: colleague.id },
+      },
+    ]);
+  });
+
+  it('a change rolled back takes its events with it; a wake-up is the system’s', async () => {
+    const t = await createTenant();
+    const conversation = await createConversation(t.business.id, (await createClient(t.business.id)).id, {
+      status: 'snoozed',
+      snoozedUntil: new Date(Date.now() - 1000),
+    });
+    await db
+      .transaction(async (tx) => {
+        await labelConversation(t.business.id, conversation.id, 'Later', t.owner.id, tx);
+        throw new Error('roll back');
+      })
+      .catch(() => {});
+    expect(await eventsOf(t.business.id)).toEqual([]);
+    expect(await wakeSnoozedConversations()).toBeGreaterThanOrEqual(1);
+    expect((await eventsOf(t.business.id)).map((e) => [e.type, e.actor_type, e.data])).toEqual([
+      ['conversation.status_changed', 'system', { conversation_id: conversation.id, status: 'open', previous_status: 'snoozed' }],
+      ['conversation.woke', 'system', { conversation_id: conversation.id }],
+    ]);
+  });
+});

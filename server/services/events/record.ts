@@ -1,0 +1,47 @@
+import { sql } from 'drizzle-orm';
+import type { EventType } from '@/db/schema';
+import { textArray } from '@/db/sql-array';
+import { db, type Tx } from '@/server/db/client';
+import { EVENT_DATA, EventActor, type EventData } from './types';
+
+/** An event to write: what changed (type and data), where (business, conversation, message, client), and who did it. */
+export type NewEvent = {
+  [T in EventType]: {
+    type: T;
+    businessId: number;
+    conversationId?: number | null;
+    messageId?: number | null;
+    clientId?: number | null;
+    actor: EventActor;
+    data: EventData[T];
+  };
+}[EventType];
+
+/** The actor of a change made with a staff member known (a session, or an API request naming one), else by the API. */
+export const staffOrApi = (staffId: number | null | undefined): EventActor =>
+  staffId ? { type: 'staff', staff_id: staffId } : { type: 'api' };
+
+/**
+ * Appends events to the log (docs/architecture.md#event-log), in the caller's transaction: they
+ * exist exactly when the change they describe commits. One statement whatever their number (a
+ * bulk send's thousand messages are one insert). Each event's data is checked against its type's
+ * schema first: a wrong shape is a bug, thrown before anything is written. Returns their ids, in
+ * the order given.
+ */
+export async function recordEvents(events: readonly NewEvent[], tx: Tx = db): Promise<number[]> {
+  if (events.length === 0) return [];
+  const data = events.map((e) => JSON.stringify(EVENT_DATA[e.type].parse(e.data)));
+  const actors = events.map((e) => EventActor.parse(e.actor));
+  const rows = await tx.execute<{ id: number }>(sql`
+    insert into events (business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id, data)
+    select v.business_id::int, v.type, v.conversation_id::int, v.message_id::bigint, v.client_id::int,
+           v.actor_type, v.actor_staff_id::int, v.data::jsonb
+    from unnest(${textArray(events.map((e) => e.businessId))}, ${textArray(events.map((e) => e.type))},
+                ${textArray(events.map((e) => e.conversationId ?? null))}, ${textArray(events.map((e) => e.messageId ?? null))},
+                ${textArray(events.map((e) => e.clientId ?? null))}, ${textArray(actors.map((a) => a.type))},
+                ${textArray(actors.map((a) => a.staff_id ?? null))}, ${textArray(data)})
+         with ordinality as v(business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id, data, ord)
+    order by v.ord
+    returning id`);
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import {
+  CHANNELS,
+  CONSENT_CHANNELS,
+  CONSENT_PURPOSES,
+  CONSENT_SOURCES,
+  CONSENT_STATUSES,
+  CONVERSATION_STATUSES,
+  DIRECTIONS,
+  EVENT_ACTOR_TYPES,
+  MESSAGE_STATUSES,
+  MESSAGE_TYPES,
+  OPT_OUT_CHANNELS,
+  type EventType,
+} from '@/db/schema';
+
+/**
+ * What each event type of the log carries in `data` (docs/api.md#events): one zod schema per type,
+ * checked when the event is written (record.ts), so every reader (the live stream, outgoing
+ * webhooks, the handlers of later features) can rely on it. Ids are the API's integers; times are
+ * ISO 8601 strings. Data stays small: a reader that wants the whole resource fetches it by id.
+ */
+
+const id = z.number().int().positive();
+const int32 = z.number().int().min(0).max(2_147_483_647);
+const iso = z.string().datetime({ offset: true });
+
+/** Who made a change. `staff_id` with `staff` (and with `api` when the API named a staff member). */
+export const EventActor = z.strictObject({ type: z.enum(EVENT_ACTOR_TYPES), staff_id: id.optional() });
+export type EventActor = z.infer<typeof EventActor>;
+
+const message = {
+  message_id: id,
+  conversation_id: id,
+  client_id: id.nullable(),
+  channel: z.enum(CHANNELS),
+  message_type: z.enum(MESSAGE_TYPES),
+  direction: z.enum(DIRECTIONS),
+  status: z.enum(MESSAGE_STATUSES),
+};
+const conversation = { conversation_id: id };
+
+export const EVENT_DATA = {
+  'message.received': z.strictObject({ ...message }),
+  'message.created': z.strictObject({ ...message, send_at: iso.nullable() }),
+  'message.status_updated': z.strictObject({
+    ...message,
+    previous_status: z.enum(MESSAGE_STATUSES).nullable(),
+    error_code: z.string().max(64).nullable(),
+    error_message: z.string().max(1000).nullable(),
+  }),
+  'conversation.created': z.strictObject({ ...conversation, client_id: id }),
+  'conversation.assigned': z.strictObject({ ...conversation, staff_id: id.nullable(), previous_staff_id: id.nullable() }),
+  'conversation.status_changed': z.strictObject({
+    ...conversation,
+    status: z.enum(CONVERSATION_STATUSES),
+    previous_status: z.enum(CONVERSATION_STATUSES),
+  }),
+  'conversation.snoozed': z.strictObject({ ...conversation, snoozed_until: iso }),
+  'conversation.woke': z.strictObject({ ...conversation }),
+  'conversation.labeled': z.strictObject({
+    ...conversation,
+    label: z.string().max(50).nullable(),
+    previous_label: z.string().max(50).nullable(),
+  }),
+  'note.created': z.strictObject({ ...conversation, message_id: id, staff_id: id.nullable() }),
+  'client.updated': z.strictObject({ client_id: id, fields: z.array(z.string().max(64)).max(50) }),
+  'client.opted_out': z.strictObject({
+    channel: z.enum(OPT_OUT_CHANNELS),
+    address: z.string().max(320),
+    source: z.string().max(32),
+    client_ids: z.array(id).max(1000),
+  }),
+  'client.opted_in': z.strictObject({
+    channel: z.enum(OPT_OUT_CHANNELS),
+    address: z.string().max(320),
+    source: z.string().max(32),
+    client_ids: z.array(id).max(1000),
+  }),
+  'consent.recorded': z.strictObject({
+    client_id: id,
+    channel: z.enum(CONSENT_CHANNELS),
+    purpose: z.enum(CONSENT_PURPOSES),
+    status: z.enum(CONSENT_STATUSES),
+    source: z.enum(CONSENT_SOURCES),
+    recorded_at: iso,
+  }),
+  'call.completed': z.strictObject({ ...message, duration_seconds: int32.nullable() }),
+  'voicemail.received': z.strictObject({ ...message, duration_seconds: int32.nullable() }),
+  'webhook_endpoint.disabled': z.strictObject({ endpoint_id: id, reason: z.string().max(1000) }),
+} satisfies Record<EventType, z.ZodType>;
+
+export type EventData = { [T in EventType]: z.infer<(typeof EVENT_DATA)[T]> };
