@@ -2,6 +2,8 @@ import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
 import { clients, consents, type ConsentChannel } from '@/db/schema';
 import { AppError } from '@/server/errors';
+import { recordEvents, staffOrApi, type NewEvent } from '@/server/services/events/record';
+import type { EventActor } from '@/server/services/events/types';
 import type { ClientImportRow } from '@/server/jobs/queues';
 import type { ClientConsents, ConsentRecord, ConsentRequest } from '@/server/schemas/consent';
 import { MARKETING_CATEGORIES, MARKETING_NOTIFICATION_TYPES } from '@/server/shared/consent';
@@ -67,8 +69,32 @@ export async function recordConsent(
         recordedByStaffId,
       })
       .returning();
-    return toRecord(row!);
+    const record = toRecord(row!);
+    await recordEvents([consentEvent(businessId, record, staffOrApi(recordedByStaffId))], tx);
+    return record;
   });
+}
+
+/** The `consent.recorded` event of a stored record (docs/architecture.md#event-log). */
+function consentEvent(
+  businessId: number,
+  r: Pick<ConsentRecord, 'client_id' | 'channel' | 'purpose' | 'status' | 'source' | 'recorded_at'>,
+  actor: EventActor,
+): NewEvent {
+  return {
+    type: 'consent.recorded',
+    businessId,
+    clientId: r.client_id,
+    actor,
+    data: {
+      client_id: r.client_id,
+      channel: r.channel,
+      purpose: r.purpose,
+      status: r.status,
+      source: r.source,
+      recorded_at: r.recorded_at,
+    },
+  };
 }
 
 /** A client's current consent per channel and purpose, and its history, newest first. */
@@ -100,7 +126,9 @@ export async function importConsents(
   const withConsents = rows.filter((r) => r.consents?.length);
   if (withConsents.length === 0) return 0;
   const docs = withConsents.map((r) => ({ external_id: r.external_id, consents: r.consents }));
-  const inserted = await tx.execute(sql`
+  const inserted = await tx.execute<
+    Pick<ConsentRecord, 'client_id' | 'channel' | 'purpose' | 'status' | 'source'> & { recorded_at: Date }
+  >(sql`
     insert into consents (business_id, client_id, channel, purpose, status, source, note, recorded_at)
     select ${businessId}, c.id, x.channel, x.purpose, x.status, x.source, nullif(x.note, ''), a.recorded_at
     from jsonb_array_elements(${JSON.stringify(docs)}::jsonb) as r(doc)
@@ -113,7 +141,11 @@ export async function importConsents(
       select 1 from consents k
       where k.business_id = ${businessId} and k.client_id = c.id and k.channel = x.channel and k.purpose = x.purpose
         and k.status = x.status and k.source = x.source and k.recorded_at = a.recorded_at)
-    returning 1`);
+    returning client_id, channel, purpose, status, source, recorded_at`);
+  await recordEvents(
+    inserted.map((r) => consentEvent(businessId, { ...r, recorded_at: new Date(r.recorded_at).toISOString() }, { type: 'api' })),
+    tx,
+  );
   return inserted.length;
 }
 

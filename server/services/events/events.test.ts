@@ -7,6 +7,9 @@ import {
   setConversationStatus,
   wakeSnoozedConversations,
 } from '@/server/services/conversations';
+import { recordConsent } from '@/server/services/compliance/consent';
+import { addNote } from '@/server/services/conversations/messages';
+import { optIn, optOut } from '@/server/services/messages/suppression';
 import { createClient, createConversation, createStaff, createTenant } from '@/server/testing/factories';
 import { maintainEventPartitions } from './partitions';
 import { recordEvents, type NewEvent } from './record';
@@ -190,5 +193,55 @@ describe('the conversation service’s events', () => {
       ['conversation.status_changed', 'system', { conversation_id: conversation.id, status: 'open', previous_status: 'snoozed' }],
       ['conversation.woke', 'system', { conversation_id: conversation.id }],
     ]);
+  });
+});
+
+describe('compliance and notes write their events', () => {
+  it('an opt-out by the client’s STOP, an opt-in staff recorded, a consent and a note: each once, with its actor', async () => {
+    const t = await createTenant();
+    const phone = '+12125550123';
+    const first = await createClient(t.business.id, { phoneNumber: phone });
+    const second = await createClient(t.business.id, { phoneNumber: phone });
+    const target = { businessId: t.business.id, channel: 'sms' as const, address: phone };
+    await db.transaction(async (tx) => {
+      await optOut({ ...target, source: 'keyword' }, tx);
+      await optOut({ ...target, source: 'keyword' }, tx); // already opted out: no record, no event
+      await optIn({ ...target, source: 'in_person', staffId: t.owner.id }, tx);
+    });
+    await recordConsent(
+      t.business.id,
+      first.id,
+      { channel: 'sms', purpose: 'marketing', status: 'given', source: 'web_form' } as never,
+      null,
+    );
+    const conversation = await createConversation(t.business.id, first.id);
+    const note = await addNote(t.business.id, conversation.id, 'Called back', t.owner.id);
+
+    const rows = await db.execute<{
+      type: string;
+      client_id: number | null;
+      actor_type: string;
+      actor_staff_id: number | null;
+      data: Record<string, unknown>;
+    }>(
+      sql`select type, client_id, actor_type, actor_staff_id, data from events where business_id = ${t.business.id} order by id`,
+    );
+    expect(rows.map((r) => [r.type, r.actor_type, r.actor_staff_id])).toEqual([
+      ['client.opted_out', 'client', null],
+      ['client.opted_in', 'staff', t.owner.id],
+      ['consent.recorded', 'api', null],
+      ['note.created', 'staff', t.owner.id],
+    ]);
+    expect(rows[0]!.data).toEqual({ channel: 'sms', address: phone, source: 'keyword', client_ids: [first.id, second.id] });
+    expect(rows[0]!.client_id).toBeNull(); // two clients share the number
+    expect(rows[2]!.client_id).toBe(first.id);
+    expect(rows[2]!.data).toMatchObject({
+      client_id: first.id,
+      channel: 'sms',
+      purpose: 'marketing',
+      status: 'given',
+      source: 'web_form',
+    });
+    expect(rows[3]!.data).toEqual({ conversation_id: conversation.id, message_id: note.data.message_id, staff_id: t.owner.id });
   });
 });

@@ -11,6 +11,7 @@ import {
   MESSAGE_STATUSES,
   MESSAGE_TYPES,
   OPT_OUT_CHANNELS,
+  OPT_OUT_EVENT_SOURCES,
   type EventType,
 } from '@/db/schema';
 
@@ -68,13 +69,13 @@ export const EVENT_DATA = {
   'client.opted_out': z.strictObject({
     channel: z.enum(OPT_OUT_CHANNELS),
     address: z.string().max(320),
-    source: z.string().max(32),
+    source: z.enum(OPT_OUT_EVENT_SOURCES),
     client_ids: z.array(id).max(1000),
   }),
   'client.opted_in': z.strictObject({
     channel: z.enum(OPT_OUT_CHANNELS),
     address: z.string().max(320),
-    source: z.string().max(32),
+    source: z.enum(OPT_OUT_EVENT_SOURCES),
     client_ids: z.array(id).max(1000),
   }),
   'consent.recorded': z.strictObject({

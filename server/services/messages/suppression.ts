@@ -2,6 +2,8 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/server/db/client';
 import { optOuts, type OptOutChannel, type OptOutEventSource, type OptOutSource } from '@/db/schema';
+import { recordEvents, staffOrApi, type NewEvent } from '@/server/services/events/record';
+import type { EventActor } from '@/server/services/events/types';
 
 /**
  * Suppression (docs/api.md#opt-out): the one module that writes `opt_outs` and `opt_out_events`,
@@ -42,7 +44,7 @@ export const suppressionAddress = (channel: OptOutChannel, address: string) =>
 export async function optOut(target: OptOutTarget & Attribution & { source: OptOutSource }, tx: Tx): Promise<boolean> {
   const address = suppressionAddress(target.channel, target.address);
   if (!address) return false;
-  const rows = await tx.execute(sql`
+  const rows = await tx.execute<Recorded>(sql`
     with changed as (
       insert into opt_outs (business_id, channel, address, source, message_id)
       values (${target.businessId}, ${target.channel}, ${address}, ${target.source}, ${target.messageId ?? null})
@@ -54,7 +56,8 @@ export async function optOut(target: OptOutTarget & Attribution & { source: OptO
     insert into opt_out_events (business_id, channel, address, action, source, note, staff_id, message_id)
     select business_id, channel, address, 'opt_out', source, ${target.note || null}, ${target.staffId ?? null}::int, message_id
     from changed
-    returning 1`);
+    ${RECORDED}`);
+  await recordOptOutEvents(rows, tx);
   return rows.length > 0;
 }
 
@@ -66,7 +69,7 @@ export async function optOut(target: OptOutTarget & Attribution & { source: OptO
 export async function optIn(target: OptOutTarget & Attribution & { source: OptOutEventSource }, tx: Tx): Promise<boolean> {
   const address = suppressionAddress(target.channel, target.address);
   if (!address) return false;
-  const rows = await tx.execute(sql`
+  const rows = await tx.execute<Recorded>(sql`
     with changed as (
       delete from opt_outs
       where business_id = ${target.businessId} and channel = ${target.channel} and address = ${address}
@@ -76,7 +79,8 @@ export async function optIn(target: OptOutTarget & Attribution & { source: OptOu
     select business_id, channel, address, 'opt_in', ${target.source}, ${target.note || null}, ${target.staffId ?? null}::int,
       ${target.messageId ?? null}::bigint
     from changed
-    returning 1`);
+    ${RECORDED}`);
+  await recordOptOutEvents(rows, tx);
   return rows.length > 0;
 }
 
@@ -134,7 +138,7 @@ export function suppressedSql(channel: OptOutChannel, businessId: SQL, address: 
  */
 export async function optOutRecipientsOf(messageIds: readonly number[], source: OptOutSource, tx: Tx): Promise<void> {
   if (messageIds.length === 0) return;
-  await tx.execute(sql`
+  const rows = await tx.execute<Recorded>(sql`
     with changed as (
       insert into opt_outs (business_id, channel, address, source, message_id)
       select distinct on (m.business_id, m.channel, address) m.business_id, m.channel, address, ${source}, m.id
@@ -146,7 +150,9 @@ export async function optOutRecipientsOf(messageIds: readonly number[], source: 
       returning business_id, channel, address, source, message_id
     )
     insert into opt_out_events (business_id, channel, address, action, source, message_id)
-    select business_id, channel, address, 'opt_out', source, message_id from changed`);
+    select business_id, channel, address, 'opt_out', source, message_id from changed
+    ${RECORDED}`);
+  await recordOptOutEvents(rows, tx);
 }
 
 /**
@@ -174,7 +180,7 @@ export async function optOutImportedClients(
     .filter((r) => r.opted_out_sms || r.opted_out_email)
     .map((r) => ({ external_id: r.external_id, sms: Boolean(r.opted_out_sms), email: Boolean(r.opted_out_email) }));
   if (marked.length === 0) return;
-  await tx.execute(sql`
+  const recorded = await tx.execute<Recorded>(sql`
     with changed as (
       insert into opt_outs (business_id, channel, address, source)
       select distinct ${businessId}::int, x.channel, x.address, 'import'
@@ -187,5 +193,49 @@ export async function optOutImportedClients(
       returning business_id, channel, address, source
     )
     insert into opt_out_events (business_id, channel, address, action, source)
-    select business_id, channel, address, 'opt_out', source from changed`);
+    select business_id, channel, address, 'opt_out', source from changed
+    ${RECORDED}`);
+  await recordOptOutEvents(recorded, tx);
+}
+
+/**
+ * What each statement above returns of the history records it appended: with the clients of the
+ * business at the address, for the `client.opted_out` / `client.opted_in` events.
+ */
+const RECORDED = sql`returning business_id, channel, address, action, source, staff_id,
+  (select coalesce(array_agg(c.id order by c.id), '{}') from clients c
+   where c.business_id = opt_out_events.business_id
+     and case when opt_out_events.channel = 'sms' then c.phone_number = opt_out_events.address
+              else lower(c.email) = opt_out_events.address end) as client_ids`;
+type Recorded = {
+  business_id: number;
+  channel: OptOutChannel;
+  address: string;
+  action: 'opt_out' | 'opt_in';
+  source: OptOutEventSource;
+  staff_id: number | null;
+  client_ids: number[];
+};
+
+/** Who changed an address's opt-out, from how the history records it. */
+function actorOf(source: OptOutEventSource, staffId: number | null): EventActor {
+  if (source === 'keyword') return { type: 'client' };
+  if (source === 'provider_error') return { type: 'provider' };
+  if (source === 'migrated') return { type: 'system' };
+  if (source === 'import') return { type: 'api' };
+  return staffOrApi(staffId);
+}
+
+/** The events of the opt-outs and opt-ins a statement recorded (docs/architecture.md#event-log). */
+async function recordOptOutEvents(rows: readonly Recorded[], tx: Tx): Promise<void> {
+  await recordEvents(
+    rows.map((r): NewEvent => ({
+      type: r.action === 'opt_out' ? 'client.opted_out' : 'client.opted_in',
+      businessId: r.business_id,
+      clientId: r.client_ids.length === 1 ? r.client_ids[0] : null,
+      actor: actorOf(r.source, r.staff_id),
+      data: { channel: r.channel, address: r.address, source: r.source, client_ids: r.client_ids.slice(0, 1000) },
+    })),
+    tx,
+  );
 }
