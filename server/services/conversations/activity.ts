@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '@/server/db/client';
 import { equalsAny, textArray } from '@/db/sql-array';
+import { recordEvents } from '@/server/services/events/record';
 
 /*
  * What arriving messages do to their conversation, in the writer's transaction: the conversation is
@@ -65,6 +66,18 @@ export async function ensureConversationsWith(
     byClient.set(r.client_id, r.id);
     created.add(r.id);
   }
+  // The product opens a conversation for whatever enters it first: the system is its actor.
+  await recordEvents(
+    inserted.map((r) => ({
+      type: 'conversation.created' as const,
+      businessId,
+      conversationId: r.id,
+      clientId: r.client_id,
+      actor: { type: 'system' as const },
+      data: { conversation_id: r.id, client_id: r.client_id },
+    })),
+    tx,
+  );
   // A concurrent writer created some meanwhile (its rows conflicted, so none came back): read them,
   // in a statement of its own that sees what that writer committed.
   const raced = missing.filter((id) => !byClient.has(id));

@@ -333,7 +333,9 @@ async function updateConversation(
       })
       .from(conversations)
       .where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId)))
-      .for('update');
+      // The UPDATE's own lock strength: FOR UPDATE would also wait for, and deadlock with, a message
+      // insert's foreign-key check on the conversation (KEY SHARE) that then touches it.
+      .for('no key update');
     if (!before) throw AppError.notFound('Conversation');
     await tx
       .update(conversations)

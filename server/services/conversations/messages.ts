@@ -3,7 +3,6 @@ import { db, type Tx } from '@/server/db/client';
 import { fixedStatement } from '@/server/db/prepared';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { recordEvents, staffOrApi } from '@/server/services/events/record';
 import { publish } from '@/server/services/live-events/publish';
 import { touchConversations } from './activity';
 import { resolveConversation, type ConversationRef } from './index';
@@ -145,20 +144,6 @@ export async function insertNote(
     tx,
   );
   await touchConversations([row!], tx);
-  await recordEvents(
-    [
-      {
-        type: 'note.created',
-        businessId,
-        conversationId: conversation.id,
-        messageId: row!.id,
-        clientId: conversation.clientId,
-        actor: staffOrApi(staffId),
-        data: { conversation_id: conversation.id, message_id: row!.id, staff_id: staffId },
-      },
-    ],
-    tx,
-  );
   await publish({ type: 'message.created', businessId, conversationIds: [conversation.id], messageIds: [row!.id] }, tx);
   return row!.id;
 }

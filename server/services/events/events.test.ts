@@ -9,8 +9,10 @@ import {
 } from '@/server/services/conversations';
 import { recordConsent } from '@/server/services/compliance/consent';
 import { addNote } from '@/server/services/conversations/messages';
+import { fileMessages } from '@/server/services/messages/insert';
+import { submitSms } from '@/server/services/messages/submit';
 import { optIn, optOut } from '@/server/services/messages/suppression';
-import { createClient, createConversation, createStaff, createTenant } from '@/server/testing/factories';
+import { createClient, createConversation, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
 import { maintainEventPartitions } from './partitions';
 import { recordEvents, type NewEvent } from './record';
 
@@ -243,5 +245,74 @@ describe('compliance and notes write their events', () => {
       source: 'web_form',
     });
     expect(rows[3]!.data).toEqual({ conversation_id: conversation.id, message_id: note.data.message_id, staff_id: t.owner.id });
+  });
+});
+
+describe('the timeline write path writes its events', () => {
+  it('a bulk send: a message.created per message and a conversation.created per new conversation; an inbound text: message.received', async () => {
+    const t = await createTenant();
+    await createSmsNumber(t.business.id);
+    const known = await createClient(t.business.id);
+    const existing = await createConversation(t.business.id, known.id);
+    const fresh = await createClient(t.business.id);
+    const sent = await submitSms(
+      t.business.id,
+      {
+        sender_type: 'system',
+        category: 'reminder',
+        messages: [
+          { client_id: known.id, message: 'See you Tuesday' },
+          { client_id: fresh.id, message: 'Welcome!' },
+        ],
+      } as never,
+      'send',
+    );
+    const [reply] = await db.transaction((tx) =>
+      fileMessages(
+        t.business.id,
+        [
+          {
+            businessId: t.business.id,
+            clientId: known.id,
+            channel: 'sms',
+            direction: 'inbound',
+            messageType: 'TEXT',
+            senderType: 'client',
+            content: 'Thanks',
+            status: 'received',
+            origin: 'webhook',
+            sentAt: new Date(),
+          },
+        ],
+        tx,
+      ),
+    );
+    const rows = await db.execute<{
+      type: string;
+      conversation_id: number;
+      message_id: number | null;
+      actor_type: string;
+      data: Record<string, unknown>;
+    }>(
+      sql`select type, conversation_id, message_id, actor_type, data from events where business_id = ${t.business.id} order by id`,
+    );
+    const freshConversation = rows.find((r) => r.type === 'conversation.created')!.conversation_id;
+    expect(rows.map((r) => [r.type, r.conversation_id, r.message_id, r.actor_type])).toEqual([
+      ['conversation.created', freshConversation, null, 'system'],
+      ['message.created', existing.id, sent.message_ids[0], 'api'],
+      ['message.created', freshConversation, sent.message_ids[1], 'api'],
+      ['message.received', existing.id, reply!.id, 'client'],
+    ]);
+    expect(rows[1]!.data).toEqual({
+      message_id: sent.message_ids[0],
+      conversation_id: existing.id,
+      client_id: known.id,
+      channel: 'sms',
+      message_type: 'TEXT',
+      direction: 'outbound',
+      status: 'queued',
+      send_at: null,
+    });
+    expect(rows[3]!.data).toMatchObject({ direction: 'inbound', status: 'received', client_id: known.id });
   });
 });

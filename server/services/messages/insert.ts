@@ -3,6 +3,8 @@ import type { Tx } from '@/server/db/client';
 import { asText, textArray } from '@/db/sql-array';
 import type { messages } from '@/db/schema';
 import { ensureConversationsWith, touchConversations, type NewConversationStart } from '@/server/services/conversations/activity';
+import { recordEvents, staffOrApi, type NewEvent } from '@/server/services/events/record';
+import type { EventActor } from '@/server/services/events/types';
 
 type Row = typeof messages.$inferInsert;
 /** A row of fileMessages: its id and conversation come beside it (Assigned), not in it. */
@@ -95,9 +97,11 @@ export async function insertMessages(rows: Row[], tx: Tx): Promise<InsertedMessa
   }>(sql`${insertStatement(rows)} returning id, conversation_id, status, direction, ${COUNTS_AS_UNREAD} as unread`);
   // INSERT … SELECT … ORDER BY assigns identity values in that order; RETURNING order is not
   // guaranteed, so sort by id to restore input order.
-  return [...result]
+  const inserted = [...result]
     .sort((a, b) => a.id - b.id)
     .map((r) => ({ id: r.id, conversationId: r.conversation_id, status: r.status, direction: r.direction, unread: r.unread }));
+  await recordEvents(timelineEvents(rows, inserted), tx);
+  return inserted;
 }
 
 /**
@@ -107,14 +111,53 @@ export async function insertMessages(rows: Row[], tx: Tx): Promise<InsertedMessa
  */
 async function insertAssigned(rows: UnassignedRow[], assigned: Assigned, tx: Tx): Promise<InsertedMessage[]> {
   await tx.execute(insertStatement(rows, assigned));
-  return rows.map((r, i) => ({
+  const inserted = rows.map((r, i) => ({
     id: assigned.ids[i]!,
     conversationId: assigned.conversationIds[i]!,
     status: r.status,
     direction: r.direction,
     unread: countsAsUnread(r),
   }));
+  await recordEvents(timelineEvents(rows, inserted), tx);
+  return inserted;
 }
+
+/**
+ * The events of new timeline rows (docs/architecture.md#event-log), written with them: every
+ * message enters a conversation through this file. An inbound message is `message.received`, an
+ * outbound one (sent, scheduled or recorded) `message.created`, a note `note.created`; a call's row
+ * has its own events when the call ends (server/services/voice/).
+ */
+function timelineEvents(rows: readonly UnassignedRow[], inserted: readonly InsertedMessage[]): NewEvent[] {
+  return rows.flatMap((r, i): NewEvent[] => {
+    const m = inserted[i]!;
+    const about = { businessId: r.businessId, conversationId: m.conversationId, messageId: m.id, clientId: r.clientId ?? null };
+    if (r.messageType === 'NOTE') {
+      const staffId = r.staffId ?? null;
+      const data = { conversation_id: m.conversationId, message_id: m.id, staff_id: staffId };
+      return [{ ...about, type: 'note.created', actor: staffOrApi(staffId), data }];
+    }
+    if (r.messageType === 'CALL' || r.channel === null || r.channel === undefined) return [];
+    const summary = {
+      message_id: m.id,
+      conversation_id: m.conversationId,
+      client_id: r.clientId ?? null,
+      channel: r.channel,
+      message_type: r.messageType,
+      direction: r.direction,
+      status: r.status,
+    };
+    if (r.direction === 'inbound') return [{ ...about, type: 'message.received', actor: inboundActor(r), data: summary }];
+    const sendAt = r.sendAt instanceof Date ? r.sendAt.toISOString() : null;
+    return [{ ...about, type: 'message.created', actor: outboundActor(r), data: { ...summary, send_at: sendAt } }];
+  });
+}
+
+/** An inbound message is the client's, unless another system recorded it (record mode). */
+const inboundActor = (r: UnassignedRow): EventActor => (r.origin === 'record' ? staffOrApi(r.staffId) : { type: 'client' });
+
+/** An outbound message is the product's own (automatic answers), or a staff member's, or the API's. */
+const outboundActor = (r: UnassignedRow): EventActor => (r.origin === 'system' ? { type: 'system' } : staffOrApi(r.staffId));
 
 function insertStatement(rows: (Row | UnassignedRow)[], assigned?: Assigned): SQL {
   // Each column's value of row i: id and conversation_id from `assigned` when given.
