@@ -104,7 +104,7 @@ export const QUEUE_REGISTRATIONS: QueueRegistration[] = [
     async handle(jobs) {
       for (const job of jobs) {
         const { provider, providerMessageId, status } = job.data;
-        await applyStatusUpdate({ provider, providerMessageId }, { status });
+        await applyStatusUpdate({ provider, providerMessageId }, { status }, { type: 'provider' });
       }
     },
   }),

@@ -158,8 +158,12 @@ describe('a retried message never sticks in sending', () => {
     const m = await queuedSms('same words every time');
     await sendSmsBatch([job(m.id)], provider, CALLBACK, log);
     const firstSid = (await messageOf(m.id)).providerMessageId!;
-    await applyStatusUpdate({ businessId: tenant.business.id, messageId: m.id }, { status: 'undelivered', errorCode: '30003' });
-    const retried = await retryMessages(tenant.business.id, { messageIds: [m.id] });
+    await applyStatusUpdate(
+      { businessId: tenant.business.id, messageId: m.id },
+      { status: 'undelivered', errorCode: '30003' },
+      { type: 'provider' },
+    );
+    const retried = await retryMessages(tenant.business.id, { messageIds: [m.id] }, { type: 'api' });
     expect(retried.message_ids).toEqual([m.id]);
     return { m, firstSid };
   }
@@ -304,7 +308,10 @@ describe('a chunk job (the bulk queues) has one outcome for all its messages', (
     await sendSmsBatch([first], provider, CALLBACK, log);
     expect(await messageOf(retried.id)).toMatchObject({ status: 'failed', errorCode: '21211' });
     // Staff retry it: attempt 2, a job of its own, whose worker has just claimed it (sending, no provider id yet).
-    expect((await retryMessages(tenant.business.id, { messageIds: [retried.id] })).message_ids).toEqual([retried.id]);
+    expect(
+      (await retryMessages(tenant.business.id, { messageIds: [retried.id] }, { type: 'staff', staff_id: tenant.owner.id }))
+        .message_ids,
+    ).toEqual([retried.id]);
     await db
       .update(messages)
       .set({ status: 'sending', statusUpdatedAt: sql`now()` })

@@ -10,9 +10,20 @@ import {
 import { recordConsent } from '@/server/services/compliance/consent';
 import { addNote } from '@/server/services/conversations/messages';
 import { fileMessages } from '@/server/services/messages/insert';
+import { recordSendResults } from '@/server/services/messages/lifecycle';
+import { cancelScheduledMessage } from '@/server/services/messages/schedule';
+import { handleSmsStatusCallback } from '@/server/services/webhooks/twilio-status';
+import { EVENT_DATA } from './types';
 import { submitSms } from '@/server/services/messages/submit';
 import { optIn, optOut } from '@/server/services/messages/suppression';
-import { createClient, createConversation, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
+import {
+  createClient,
+  createConversation,
+  createMessage,
+  createSmsNumber,
+  createStaff,
+  createTenant,
+} from '@/server/testing/factories';
 import { maintainEventPartitions } from './partitions';
 import { recordEvents, type NewEvent } from './record';
 
@@ -314,5 +325,54 @@ describe('the timeline write path writes its events', () => {
       send_at: null,
     });
     expect(rows[3]!.data).toMatchObject({ direction: 'inbound', status: 'received', client_id: known.id });
+  });
+});
+
+describe('message status changes write message.status_updated (migration 0025)', () => {
+  it('each change the log carries, once, with its previous status and actor; none into sending or back to queued', async () => {
+    const t = await createTenant();
+    const number = await createSmsNumber(t.business.id);
+    const client = await createClient(t.business.id);
+    const conversation = await createConversation(t.business.id, client.id);
+    const base = { direction: 'outbound' as const, fromAddress: number.phoneNumber };
+    const sent = await createMessage(conversation, { ...base, status: 'queued' });
+    const scheduled = await createMessage(conversation, {
+      ...base,
+      status: 'scheduled',
+      sendAt: new Date(Date.now() + 3_600_000),
+    });
+    // The worker claims it (into sending: not an event), a transient error puts it back (not one either).
+    await db.execute(sql`update messages set status = 'sending' where id = ${sent.id}`);
+    await db.execute(sql`update messages set status = 'queued' where id = ${sent.id}`);
+    await db.execute(sql`update messages set status = 'sending' where id = ${sent.id}`);
+    await recordSendResults('twilio', {
+      sent: [{ messageId: sent.id, providerMessageId: 'SMevents1', status: 'sent', segments: 1 }],
+      failed: [],
+      requeue: [],
+    });
+    const callback = await handleSmsStatusCallback(
+      { MessageSid: 'SMevents1', MessageStatus: 'delivered', From: number.phoneNumber },
+      {},
+    );
+    expect(callback).toBe('applied');
+    await cancelScheduledMessage(t.business.id, scheduled.id, { type: 'staff', staff_id: t.owner.id });
+
+    const rows = await db.execute<{
+      message_id: number;
+      actor_type: string;
+      actor_staff_id: number | null;
+      data: Record<string, unknown>;
+    }>(
+      sql`select message_id, actor_type, actor_staff_id, data from events
+          where business_id = ${t.business.id} and type = 'message.status_updated' order by id`,
+    );
+    expect(rows.map((r) => [r.message_id, r.data.previous_status, r.data.status, r.actor_type, r.actor_staff_id])).toEqual([
+      [sent.id, 'sending', 'sent', 'system', null],
+      [sent.id, 'sent', 'delivered', 'provider', null],
+      [scheduled.id, 'scheduled', 'canceled', 'staff', t.owner.id],
+    ]);
+    // Built by the database, the data still has its type's shape.
+    for (const r of rows) EVENT_DATA['message.status_updated'].parse(r.data);
+    expect(rows[2]!.data).toMatchObject({ error_code: 'canceled', conversation_id: conversation.id, client_id: client.id });
   });
 });

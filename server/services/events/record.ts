@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { EventType } from '@/db/schema';
 import { textArray } from '@/db/sql-array';
 import { db, type Tx } from '@/server/db/client';
+import type { Caller } from '@/server/services/auth';
 import { EVENT_DATA, EventActor, type EventData } from './types';
 
 /** An event to write: what changed (type and data), where (business, conversation, message, client), and who did it. */
@@ -16,6 +17,10 @@ export type NewEvent = {
     data: EventData[T];
   };
 }[EventType];
+
+/** The actor of a request's change: its staff session's member, else the API (a key, the platform). */
+export const actorOfCaller = (caller: Caller): EventActor =>
+  caller.kind === 'session' ? { type: 'staff', staff_id: caller.staffId } : { type: 'api' };
 
 /** The actor of a change made with a staff member known (a session, or an API request naming one), else by the API. */
 export const staffOrApi = (staffId: number | null | undefined): EventActor =>
@@ -44,4 +49,14 @@ export async function recordEvents(events: readonly NewEvent[], tx: Tx = db): Pr
     order by v.ord
     returning id`);
   return rows.map((r) => r.id);
+}
+
+/**
+ * Names the actor of the changes the rest of the caller's transaction makes that the database
+ * itself records as events (message status changes: migration 0025); without it they are the
+ * system's. Transaction-local: `tx` must be a transaction.
+ */
+export async function setEventActor(actor: EventActor, tx: Tx): Promise<void> {
+  await tx.execute(sql`select set_config('app.event_actor', ${actor.type}, true),
+                              set_config('app.event_actor_staff_id', ${actor.staff_id === undefined ? '' : String(actor.staff_id)}, true)`);
 }

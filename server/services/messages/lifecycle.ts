@@ -8,6 +8,8 @@ import { messageStatusNotifySql, publish } from '@/server/services/live-events/p
 import { ERROR_STATUSES, IN_FLIGHT_STATUSES, isStatusIn } from '@/server/shared/message-statuses';
 import { twilioErrorMessage } from '@/server/shared/provider-errors';
 import { optOutRecipientsOf } from './suppression';
+import { setEventActor } from '@/server/services/events/record';
+import type { EventActor } from '@/server/services/events/types';
 
 /**
  * The life of a message after it is created: the one module that changes `messages.status` (a row
@@ -357,7 +359,20 @@ type Target = { businessId: number; messageId: number } | { businessId?: number;
 export async function applyStatusUpdate(
   target: Target,
   update: StatusUpdate,
+  actor: EventActor,
   tx: Tx = db,
+): Promise<{ updated: number; messageId: number | null }> {
+  // In a transaction (a savepoint in the caller's), so the event the change writes names its actor.
+  return tx.transaction(async (tx) => {
+    await setEventActor(actor, tx);
+    return moveStatusForward(target, update, tx);
+  });
+}
+
+async function moveStatusForward(
+  target: Target,
+  update: StatusUpdate,
+  tx: Tx,
 ): Promise<{ updated: number; messageId: number | null }> {
   const where =
     'messageId' in target
@@ -399,10 +414,13 @@ export async function applyStatusUpdate(
  * The batched form of applyStatusUpdate, as common table expressions for a caller's single
  * statement (the status webhook's group commit stores its events and moves the messages in one
  * round trip). `best` names a CTE with one row per message: (id, status, error_code, error_message).
- * Adds `moved` (the rows changed) and `moved_notify` (their NOTIFY); ends with a comma-free CTE list.
+ * Adds `moved` (the rows changed), `moved_notify` (their NOTIFY) and `provider_actor` (for their
+ * events; the statement must read it); ends with a comma-free CTE list.
  */
 export function forwardStatusCtes(best: SQL): SQL {
-  return sql`moved as (
+  // The provider reported these: the events the moves write say so (migration 0025). The caller's
+  // statement must read provider_actor for it to run before the statement ends.
+  return sql`provider_actor as (select set_config('app.event_actor', 'provider', true) as actor), moved as (
       update messages m set
         status = b.status,
         status_updated_at = now(),

@@ -7,6 +7,8 @@ import { enqueueSends } from './send-jobs';
 import { selectMessageItems, toMessageItem } from './serialize';
 import { startNewAttempt } from './lifecycle';
 import { isStatusIn, RETRYABLE_STATUSES } from '@/server/shared/message-statuses';
+import { setEventActor } from '@/server/services/events/record';
+import type { EventActor } from '@/server/services/events/types';
 
 /**
  * `GET /messages/{business_id}/requests/{request_id}` (businessId set) and the platform-wide
@@ -50,7 +52,12 @@ export async function getRequestMessages(
  * cleared, attempts + 1) with a new job; anything else is listed in `skipped` with the reason.
  * One conditional UPDATE decides, so a message is never queued twice by concurrent retries.
  */
-export async function retryMessages(businessId: number, selector: { messageIds: number[] } | { requestId: string }, tx: Tx = db) {
+export async function retryMessages(
+  businessId: number,
+  selector: { messageIds: number[] } | { requestId: string },
+  actor: EventActor,
+  tx: Tx = db,
+) {
   const where: SQL | undefined =
     'messageIds' in selector
       ? and(eq(messages.businessId, businessId), equalsAny(messages.id, selector.messageIds, 'bigint'))
@@ -90,6 +97,7 @@ export async function retryMessages(businessId: number, selector: { messageIds: 
   }
 
   const requeued = await tx.transaction(async (tx) => {
+    await setEventActor(actor, tx);
     if (candidates.length === 0) return [];
     const rows = await startNewAttempt(businessId, candidates, RETRYABLE_STATUSES, undefined, tx);
     await enqueueSends(

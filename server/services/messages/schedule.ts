@@ -9,6 +9,8 @@ import { holdUntil } from '@/server/services/compliance/quiet-hours';
 import { refreshLatestMessages } from '@/server/services/conversations/activity';
 import { cancelScheduled } from './lifecycle';
 import { selectMessageItems, toMessageItem } from './serialize';
+import { setEventActor } from '@/server/services/events/record';
+import type { EventActor } from '@/server/services/events/types';
 
 /**
  * Send later after the fact (docs/api.md#send-later): cancel or reschedule a `scheduled` message,
@@ -36,8 +38,9 @@ async function answer(messageId: number, tx: Tx = db) {
  * Cancels a scheduled message: it is kept, `canceled`, with the reason; its job finds nothing to
  * send. It never reached the client, so the conversation list previews what came before it.
  */
-export async function cancelScheduledMessage(businessId: number, messageId: number, tx: Tx = db) {
+export async function cancelScheduledMessage(businessId: number, messageId: number, actor: EventActor, tx: Tx = db) {
   await tx.transaction(async (tx) => {
+    await setEventActor(actor, tx);
     // The conversation is locked before the message, in the order an inbound reply canceling the
     // same message takes them (touchConversations, then the cancel): no deadlock between the two.
     const [conversation] = await tx.execute<{ id: number }>(sql`

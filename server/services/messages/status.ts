@@ -57,6 +57,7 @@ export async function updateStatusFromApi(
         errorMessage: body.error_message,
         providerMetadata: body.provider_metadata,
       },
+      { type: 'api' },
       tx,
     ),
   );

@@ -68,6 +68,7 @@ async function processEvent(
         ? await applyStatusUpdate(
             { businessId: target.business_id, messageId: target.id },
             { status, errorCode, errorMessage: errorCode ? twilioErrorMessage(errorCode) : null },
+            { type: 'provider' },
             tx,
           )
         : { updated: 0 };

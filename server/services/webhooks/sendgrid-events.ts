@@ -156,6 +156,7 @@ export async function applySendgridEvent(eventId: number, event: SendgridEvent, 
         // Plain words for the codes we know (docs/providers.md#error-codes-staff-see), SendGrid's reason kept after.
         errorMessage: emailErrorMessage(errorCode, reason) ?? reason,
       },
+      { type: 'provider' },
       tx,
     ),
   );

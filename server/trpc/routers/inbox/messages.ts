@@ -71,7 +71,9 @@ export const messageProcedures = {
   ),
   cancelScheduled: staffProcedure
     .input(z.object({ messageId: id }))
-    .mutation(({ ctx, input }) => cancelScheduledMessage(ctx.caller.businessId, input.messageId)),
+    .mutation(({ ctx, input }) =>
+      cancelScheduledMessage(ctx.caller.businessId, input.messageId, { type: 'staff', staff_id: ctx.caller.staffId }),
+    ),
   reschedule: staffProcedure
     .input(z.object({ messageId: id, send_at: sendAt }))
     .mutation(({ ctx, input }) => rescheduleMessage(ctx.caller.businessId, input.messageId, input.send_at)),
