@@ -24,3 +24,9 @@ export function sameBusinessFk(
 
 /** Raw bytes (drizzle has no bytea column of its own): a Buffer in, a Buffer out. */
 export const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' });
+
+/**
+ * A 64-bit transaction id (PostgreSQL's xid8), as text: compared and ordered in SQL only (the event
+ * handlers' cursors, server/services/events/dispatch.ts).
+ */
+export const xid8 = customType<{ data: string }>({ dataType: () => 'xid8' });

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, jsonb, pgSequence, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { xid8 } from './columns';
 import { EVENT_ACTOR_TYPES, EVENT_TYPES, oneOf, type EventActorType, type EventType } from './enums';
 
 export const eventIds = pgSequence('events_id_seq', { startWith: 1 });
@@ -30,12 +31,32 @@ export const events = pgTable(
     actorStaffId: integer('actor_staff_id'),
     data: jsonb('data').$type<Record<string, unknown>>().notNull(),
     occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * The writing transaction: handlers read the log in (tx_id, id) order, below the oldest
+     * transaction still running, so an event that commits late is never skipped
+     * (server/services/events/dispatch.ts).
+     */
+    txId: xid8('tx_id')
+      .notNull()
+      .default(sql`pg_current_xact_id()`),
   },
   (t) => [
     primaryKey({ columns: [t.id, t.occurredAt] }),
     // A business's events in order: a live stream resuming after Last-Event-ID.
     index('events_business_id_idx').on(t.businessId, t.id),
+    // The handlers' reading order.
+    index('events_tx_id_idx').on(t.txId, t.id),
     check('events_type_check', oneOf(t.type, EVENT_TYPES)),
     check('events_actor_type_check', oneOf(t.actorType, EVENT_ACTOR_TYPES)),
   ],
 );
+
+/** Where each event handler has read the log to: the (tx_id, id) of the last event it was given. */
+export const eventHandlerCursors = pgTable('event_handler_cursors', {
+  handler: text('handler').primaryKey(),
+  txId: xid8('tx_id')
+    .notNull()
+    .default(sql`'0'::xid8`),
+  eventId: bigint('event_id', { mode: 'number' }).notNull().default(0),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});

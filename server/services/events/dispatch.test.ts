@@ -1,0 +1,113 @@
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { db } from '@/server/db/client';
+import { createTenant } from '@/server/testing/factories';
+import { dispatchEvents, type EventHandler, type LoggedEvent } from './dispatch';
+import { recordEvents, type NewEvent } from './record';
+
+const woke = (businessId: number, conversationId: number): NewEvent => ({
+  type: 'conversation.woke',
+  businessId,
+  conversationId,
+  actor: { type: 'system' },
+  data: { conversation_id: conversationId },
+});
+
+/** A handler that keeps what it is given of one business (the file's other tests write to the log too). */
+function collector(businessId: number, types: EventHandler['types'] = ['conversation.woke']) {
+  const seen: LoggedEvent[] = [];
+  const handler: EventHandler = {
+    name: `collector-${businessId}`,
+    types,
+    handle: async (events) => void seen.push(...events.filter((e) => e.businessId === businessId)),
+  };
+  return { handler, seen };
+}
+
+/** Dispatches until the handler is caught up. */
+async function drain(handler: EventHandler, batch = 500): Promise<void> {
+  while ((await dispatchEvents(handler, batch)) > 0);
+}
+
+/**
+ * Dispatches until the collector holds `expected` events. The bound is the oldest transaction
+ * running in the whole PostgreSQL cluster, other test files' included: one of theirs may hold the
+ * handler back a moment.
+ */
+async function drainUntil(handler: EventHandler, seen: LoggedEvent[], expected: number, batch = 500): Promise<void> {
+  for (const deadline = Date.now() + 10_000; seen.length < expected && Date.now() < deadline;) {
+    await drain(handler, batch);
+    if (seen.length < expected) await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('event handlers read the log (dispatchEvents)', () => {
+  it('each event once, in order, in batches; other types read past; a handler that throws keeps its cursor', async () => {
+    const t = await createTenant();
+    const { handler, seen } = collector(t.business.id);
+    const ids = await recordEvents(Array.from({ length: 7 }, (_, i) => woke(t.business.id, i + 1)));
+    await recordEvents([
+      {
+        type: 'conversation.labeled',
+        businessId: t.business.id,
+        conversationId: 1,
+        actor: { type: 'api' },
+        data: { conversation_id: 1, label: 'x', previous_label: null },
+      },
+    ]);
+    await drainUntil(handler, seen, 7, 3);
+    expect(seen.map((e) => e.id)).toEqual(ids);
+    expect(seen[0]).toMatchObject({ type: 'conversation.woke', businessId: t.business.id, actor: { type: 'system' } });
+
+    const failing: EventHandler = {
+      name: handler.name,
+      types: handler.types,
+      handle: async () => {
+        throw new Error('receiver down');
+      },
+    };
+    const [again] = await recordEvents([woke(t.business.id, 8)]);
+    // Once the event is readable, the handler's failure rolls its batch back, cursor included.
+    let failed = false;
+    for (const deadline = Date.now() + 10_000; !failed && Date.now() < deadline;) {
+      failed = await dispatchEvents(failing).then(
+        () => false,
+        (err: Error) => err.message === 'receiver down',
+      );
+      if (!failed) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(failed).toBe(true);
+    await drainUntil(handler, seen, 8);
+    expect(seen.map((e) => e.id)).toEqual([...ids, again]);
+  });
+
+  it('never skips an event whose transaction commits after a later id’s: it waits for it, then hands it over', async () => {
+    const t = await createTenant();
+    const { handler, seen } = collector(t.business.id);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let taken!: () => void;
+    const idTaken = new Promise<void>((r) => (taken = r));
+    // The slow transaction takes its id first and commits last.
+    const slow = db.transaction(async (tx) => {
+      const [id] = await recordEvents([woke(t.business.id, 1)], tx);
+      taken();
+      await held;
+      return id!;
+    });
+    await idTaken;
+    const [fast] = await recordEvents([woke(t.business.id, 2)]);
+    // The slow one is still running: nothing at or above its tx_id is read yet, so neither is.
+    await drain(handler);
+    expect(seen).toEqual([]);
+    release();
+    const slowId = await slow;
+    expect(slowId).toBeLessThan(fast!);
+    await drainUntil(handler, seen, 2);
+    expect(seen.map((e) => e.id).sort((a, b) => a - b)).toEqual([slowId, fast]);
+    const [cursor] = await db.execute<{ event_id: number }>(
+      sql`select event_id from event_handler_cursors where handler = ${handler.name}`,
+    );
+    expect([slowId, fast]).toContain(cursor!.event_id);
+  });
+});

@@ -1,0 +1,91 @@
+import { sql } from 'drizzle-orm';
+import type { EventActorType, EventType } from '@/db/schema';
+import { db, type Tx } from '@/server/db/client';
+
+/** An event as handlers receive it (docs/architecture.md#event-log). */
+export type LoggedEvent = {
+  id: number;
+  businessId: number;
+  type: EventType;
+  conversationId: number | null;
+  messageId: number | null;
+  clientId: number | null;
+  actor: { type: EventActorType; staff_id?: number };
+  data: Record<string, unknown>;
+  occurredAt: Date;
+};
+
+/**
+ * A consumer of the log: named (its cursor's key), the types it takes, and what it does with a
+ * batch, in the transaction that also moves its cursor. So its own database writes happen exactly
+ * once per event; what it does outside the database (a delivery over HTTP) may happen again after a
+ * crash between doing it and committing, so it must be idempotent by event id.
+ */
+export type EventHandler = {
+  name: string;
+  types: readonly EventType[];
+  handle: (events: LoggedEvent[], tx: Tx) => Promise<void>;
+};
+
+const BATCH = 500;
+
+/**
+ * Gives `handler` the next batch of the log it has not seen, in order, and moves its cursor past
+ * them; returns how many events were read (0: it is caught up). The order is (tx_id, id), and only
+ * events of transactions older than every transaction still running are read: each later commit
+ * has a tx_id at or above that bound, so it sorts after the cursor and is never skipped, whatever
+ * order ids were taken in. That is not quite commit order: of two transactions changing one
+ * conversation, the one that waited for the other's lock can have the lower tx_id, so a handler
+ * that must keep a conversation's order (outgoing webhooks) orders by the conversation's own
+ * sequence, not by this. A long transaction holds every handler back until it ends. Two
+ * dispatchers of one handler never overlap: the cursor row is locked, and a second one skips
+ * (returns 0). Events of other types are read past without being handed over.
+ */
+export async function dispatchEvents(handler: EventHandler, batch = BATCH, tx: Tx = db): Promise<number> {
+  await tx.execute(sql`insert into event_handler_cursors (handler) values (${handler.name}) on conflict do nothing`);
+  return tx.transaction(async (tx) => {
+    const [cursor] = await tx.execute<{ tx_id: string; event_id: number }>(sql`
+      select tx_id::text, event_id from event_handler_cursors where handler = ${handler.name} for update skip locked`);
+    if (!cursor) return 0;
+    const rows = await tx.execute<{
+      id: number;
+      business_id: number;
+      type: EventType;
+      conversation_id: number | null;
+      message_id: number | null;
+      client_id: number | null;
+      actor_type: EventActorType;
+      actor_staff_id: number | null;
+      data: Record<string, unknown>;
+      occurred_at: Date;
+      tx_id: string;
+    }>(sql`
+      select id, business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id, data, occurred_at,
+             tx_id::text
+      from events
+      where (tx_id, id) > (${cursor.tx_id}::xid8, ${cursor.event_id}::bigint)
+        and tx_id < pg_snapshot_xmin(pg_current_snapshot())
+      order by tx_id, id
+      limit ${batch}`);
+    if (rows.length === 0) return 0;
+    const wanted = new Set<string>(handler.types);
+    const events = rows
+      .filter((r) => wanted.has(r.type))
+      .map((r): LoggedEvent => ({
+        id: r.id,
+        businessId: r.business_id,
+        type: r.type,
+        conversationId: r.conversation_id,
+        messageId: r.message_id,
+        clientId: r.client_id,
+        actor: r.actor_staff_id === null ? { type: r.actor_type } : { type: r.actor_type, staff_id: r.actor_staff_id },
+        data: r.data,
+        occurredAt: new Date(r.occurred_at),
+      }));
+    if (events.length) await handler.handle(events, tx);
+    const last = rows[rows.length - 1]!;
+    await tx.execute(sql`update event_handler_cursors set tx_id = ${last.tx_id}::xid8, event_id = ${last.id}, updated_at = now()
+                         where handler = ${handler.name}`);
+    return rows.length;
+  });
+}
