@@ -20,6 +20,8 @@ import {
  * checked when the event is written (record.ts), so every reader (the live stream, outgoing
  * webhooks, the handlers of later features) can rely on it. Ids are the API's integers; times are
  * ISO 8601 strings. Data stays small: a reader that wants the whole resource fetches it by id.
+ * Strings copied from stored rows carry no length bound here: the rows' own columns have none, and
+ * a change must never fail for the size of its event.
  */
 
 const id = z.number().int().positive();
@@ -47,8 +49,8 @@ export const EVENT_DATA = {
   'message.status_updated': z.strictObject({
     ...message,
     previous_status: z.enum(MESSAGE_STATUSES).nullable(),
-    error_code: z.string().max(64).nullable(),
-    error_message: z.string().max(1000).nullable(),
+    error_code: z.string().nullable(),
+    error_message: z.string().nullable(),
   }),
   'conversation.created': z.strictObject({ ...conversation, client_id: id }),
   'conversation.assigned': z.strictObject({ ...conversation, staff_id: id.nullable(), previous_staff_id: id.nullable() }),
@@ -61,20 +63,20 @@ export const EVENT_DATA = {
   'conversation.woke': z.strictObject({ ...conversation }),
   'conversation.labeled': z.strictObject({
     ...conversation,
-    label: z.string().max(50).nullable(),
-    previous_label: z.string().max(50).nullable(),
+    label: z.string().nullable(),
+    previous_label: z.string().nullable(),
   }),
   'note.created': z.strictObject({ ...conversation, message_id: id, staff_id: id.nullable() }),
-  'client.updated': z.strictObject({ client_id: id, fields: z.array(z.string().max(64)).max(50) }),
+  'client.updated': z.strictObject({ client_id: id, fields: z.array(z.string()) }),
   'client.opted_out': z.strictObject({
     channel: z.enum(OPT_OUT_CHANNELS),
-    address: z.string().max(320),
+    address: z.string(),
     source: z.enum(OPT_OUT_EVENT_SOURCES),
     client_ids: z.array(id).max(1000),
   }),
   'client.opted_in': z.strictObject({
     channel: z.enum(OPT_OUT_CHANNELS),
-    address: z.string().max(320),
+    address: z.string(),
     source: z.enum(OPT_OUT_EVENT_SOURCES),
     client_ids: z.array(id).max(1000),
   }),
@@ -88,7 +90,7 @@ export const EVENT_DATA = {
   }),
   'call.completed': z.strictObject({ ...message, duration_seconds: int32.nullable() }),
   'voicemail.received': z.strictObject({ ...message, duration_seconds: int32.nullable() }),
-  'webhook_endpoint.disabled': z.strictObject({ endpoint_id: id, reason: z.string().max(1000) }),
+  'webhook_endpoint.disabled': z.strictObject({ endpoint_id: id, reason: z.string() }),
 } satisfies Record<EventType, z.ZodType>;
 
 export type EventData = { [T in EventType]: z.infer<(typeof EVENT_DATA)[T]> };
