@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '@/server/db/client';
 import { equalsAny, textArray } from '@/db/sql-array';
 import { recordEvents } from '@/server/services/events/record';
+import type { ConversationStatus } from '@/db/schema';
 
 /*
  * What arriving messages do to their conversation, in the writer's transaction: the conversation is
@@ -112,10 +113,24 @@ export async function touchConversations(newMessages: readonly NewMessage[], tx:
   // after any concurrent writer holding them has committed. NO KEY UPDATE, the lock the UPDATE
   // itself takes: it does not conflict with the KEY SHARE locks our own message inserts' foreign
   // keys hold, so two writers cannot deadlock upgrading them.
-  await tx.execute(sql`
-    select c.id from conversations c where ${equalsAny(sql`c.id`, [...perConversation.keys()], 'int')}
+  const locked = await tx.execute<{ id: number; business_id: number; status: ConversationStatus }>(sql`
+    select c.id, c.business_id, c.status from conversations c where ${equalsAny(sql`c.id`, [...perConversation.keys()], 'int')}
     order by c.id for no key update`);
   await tx.execute(touchStatement(perConversation));
+  // The client wrote into a resolved or snoozed conversation: the statement above reopened it.
+  const reopened = locked.filter(
+    (c) => (perConversation.get(c.id)?.inbound ?? 0) > 0 && (c.status === 'resolved' || c.status === 'snoozed'),
+  );
+  await recordEvents(
+    reopened.map((c) => ({
+      type: 'conversation.status_changed' as const,
+      businessId: c.business_id,
+      conversationId: c.id,
+      actor: { type: 'client' as const },
+      data: { conversation_id: c.id, status: 'open' as const, previous_status: c.status },
+    })),
+    tx,
+  );
 }
 
 /**

@@ -326,6 +326,40 @@ describe('the timeline write path writes its events', () => {
     });
     expect(rows[3]!.data).toMatchObject({ direction: 'inbound', status: 'received', client_id: known.id });
   });
+
+  it('a client writing into a resolved conversation reopens it: conversation.status_changed, by the client', async () => {
+    const t = await createTenant();
+    const client = await createClient(t.business.id);
+    const conversation = await createConversation(t.business.id, client.id, { status: 'resolved' });
+    await db.transaction((tx) =>
+      fileMessages(
+        t.business.id,
+        [
+          {
+            businessId: t.business.id,
+            clientId: client.id,
+            channel: 'sms',
+            direction: 'inbound',
+            messageType: 'TEXT',
+            senderType: 'client',
+            content: 'One more question',
+            status: 'received',
+            origin: 'webhook',
+            sentAt: new Date(),
+          },
+        ],
+        tx,
+      ),
+    );
+    const rows = await db.execute<{ type: string; actor_type: string; data: unknown }>(
+      sql`select type, actor_type, data from events where business_id = ${t.business.id} order by id`,
+    );
+    expect(rows.map((r) => [r.type, r.actor_type])).toEqual([
+      ['message.received', 'client'],
+      ['conversation.status_changed', 'client'],
+    ]);
+    expect(rows[1]!.data).toEqual({ conversation_id: conversation.id, status: 'open', previous_status: 'resolved' });
+  });
 });
 
 describe('message status changes write message.status_updated (migration 0025)', () => {
