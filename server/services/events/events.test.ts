@@ -12,6 +12,7 @@ import { addNote } from '@/server/services/conversations/messages';
 import { fileMessages } from '@/server/services/messages/insert';
 import { recordSendResults } from '@/server/services/messages/lifecycle';
 import { cancelScheduledMessage } from '@/server/services/messages/schedule';
+import { recordCall } from '@/server/services/voice/call-record';
 import { handleSmsStatusCallback } from '@/server/services/webhooks/twilio-status';
 import { EVENT_DATA } from './types';
 import { submitSms } from '@/server/services/messages/submit';
@@ -408,5 +409,52 @@ describe('message status changes write message.status_updated (migration 0025)',
     // Built by the database, the data still has its type's shape.
     for (const r of rows) EVENT_DATA['message.status_updated'].parse(r.data);
     expect(rows[2]!.data).toMatchObject({ error_code: 'canceled', conversation_id: conversation.id, client_id: client.id });
+  });
+});
+
+describe('calls write call.completed and voicemail.received (migration 0027)', () => {
+  it('once each, whatever order and repeats the callbacks come in', async () => {
+    const t = await createTenant();
+    const client = await createClient(t.business.id);
+    const conversation = await createConversation(t.business.id, client.id);
+    const call = {
+      businessId: t.business.id,
+      clientId: client.id,
+      conversationId: conversation.id,
+      callSid: `CA${t.business.id}events`,
+      direction: 'inbound' as const,
+      staffId: null,
+      from: '+12125550199',
+      to: '+14155550100',
+    };
+    await db.transaction(async (tx) => {
+      await recordCall({ ...call, status: 'ringing' }, tx);
+      await recordCall({ ...call, status: 'no_answer', durationSeconds: 0 }, tx);
+      await recordCall({ ...call, status: 'no_answer' }, tx); // a repeated callback
+      await recordCall(
+        { ...call, status: 'initiated', recordingUrl: 'https://api.twilio.com/rec/RE1', outcome: 'voicemail' },
+        tx,
+      );
+      await recordCall(
+        { ...call, status: 'initiated', recordingUrl: 'https://api.twilio.com/rec/RE1', outcome: 'voicemail' },
+        tx,
+      );
+    });
+    const rows = await db.execute<{ type: string; actor_type: string; data: Record<string, unknown> }>(
+      sql`select type, actor_type, data from events where business_id = ${t.business.id} and type like '%.%' and type not like 'conversation.%' order by id`,
+    );
+    expect(rows.map((r) => [r.type, r.actor_type])).toEqual([
+      ['call.completed', 'provider'],
+      ['voicemail.received', 'client'],
+    ]);
+    expect(EVENT_DATA['call.completed'].parse(rows[0]!.data)).toMatchObject({
+      conversation_id: conversation.id,
+      client_id: client.id,
+      channel: 'voice',
+      message_type: 'CALL',
+      status: 'no_answer',
+      duration_seconds: 0,
+    });
+    EVENT_DATA['voicemail.received'].parse(rows[1]!.data);
   });
 });
