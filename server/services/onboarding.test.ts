@@ -234,6 +234,13 @@ describe('POST /business/onboard', () => {
     );
     expect(changed.business_id).toBe(first.business_id);
     expect(changed.api_key).toBeNull();
+    // The changed client is a client.updated event naming what changed; the unchanged import wrote none.
+    const updates = await db.execute<{ client_id: number; actor_type: string; data: unknown }>(
+      sql`select client_id, actor_type, data from events where business_id = ${first.business_id} and type = 'client.updated'`,
+    );
+    expect(updates).toEqual([
+      { client_id: clientBefore!.id, actor_type: 'api', data: { client_id: clientBefore!.id, fields: ['name', 'email'] } },
+    ]);
     const [business] = await db.select().from(businesses).where(eq(businesses.id, first.business_id));
     expect(business).toMatchObject({
       name: 'Glow Studio & Spa',

@@ -19,6 +19,7 @@ import type { BusinessOnboardInput } from '@/server/schemas/onboarding';
 import { createBusinessApiKey } from './auth';
 import { importConsents } from './compliance/consent';
 import { optOutImportedClients } from './messages/suppression';
+import { recordEvents } from '@/server/services/events/record';
 
 /**
  * docs/api.md#onboarding: one transaction upserts the business, its senders, locations, staff and
@@ -145,14 +146,16 @@ async function upsertByExternalId(
     ? sql`left join locations l on l.business_id = ${businessId} and l.external_id = e.doc->>'location_external_id'`
     : sql`left join (select null::int as id) l on false`;
 
+  // Which fields each updated row changed: `o` is the row as the statement found it, `t` as written.
+  const changedFields = current.map((c) => `case when o.${c.slice(2)} is distinct from ${c} then '${c.slice(2)}' end`);
   const update: SQL = insertOnly
-    ? sql`select 1 where false`
+    ? sql`select null::int as id, null::text[] as fields where false`
     : sql`update ${table} t set ${sql.raw(assignments)}
-          from src s
-          where t.business_id = ${businessId} and t.external_id = s.external_id
+          from src s, ${table} o
+          where t.business_id = ${businessId} and t.external_id = s.external_id and o.id = t.id
             and (${sql.raw(current.join(', '))}) is distinct from (${sql.raw(newVals.join(', '))})
-          returning 1`;
-  const [counts] = await tx.execute<{ created: number; updated: number }>(sql`
+          returning t.id, array_remove(array[${sql.raw(changedFields.join(', '))}], null) as fields`;
+  const [counts] = await tx.execute<{ created: number; updated: number; changed: { id: number; fields: string[] }[] }>(sql`
     with src as (
       select e.doc, e.doc->>'external_id' as external_id, l.id as location_id
       from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) as e(doc)
@@ -165,9 +168,23 @@ async function upsertByExternalId(
       returning 1
     ),
     upd as (${update})
-    select (select count(*) from ins)::int as created, (select count(*) from upd)::int as updated`);
+    select (select count(*) from ins)::int as created, (select count(*) from upd)::int as updated,
+      (select coalesce(json_agg(json_build_object('id', id, 'fields', fields)), '[]'::json) from upd) as changed`);
   const created = Number(counts!.created);
   const updated = Number(counts!.updated);
+  if (entity.table === 'clients') {
+    // An imported client whose stored fields changed (docs/api.md#events); the platform's import is the API's.
+    await recordEvents(
+      counts!.changed.map((c) => ({
+        type: 'client.updated' as const,
+        businessId,
+        clientId: c.id,
+        actor: { type: 'api' as const },
+        data: { client_id: c.id, fields: c.fields },
+      })),
+      tx,
+    );
+  }
   return { created, updated, unchanged: rows.length - created - updated };
 }
 
