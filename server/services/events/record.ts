@@ -48,7 +48,8 @@ export async function recordEvents(events: readonly NewEvent[], tx: Tx = db): Pr
          with ordinality as v(business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id, data, ord)
     order by v.ord
     returning id`);
-  return rows.map((r) => r.id);
+  // Ids are taken in the order of the rows (ORDER BY v.ord); RETURNING's order is not guaranteed.
+  return rows.map((r) => r.id).sort((a, b) => a - b);
 }
 
 /**

@@ -28,7 +28,7 @@ const id = z.number().int().positive();
 const int32 = z.number().int().min(0).max(2_147_483_647);
 const iso = z.string().datetime({ offset: true });
 
-/** Who made a change. `staff_id` with `staff` (and with `api` when the API named a staff member). */
+/** Who made a change; `staff_id` with `staff` (docs/api.md#events). */
 export const EventActor = z.strictObject({ type: z.enum(EVENT_ACTOR_TYPES), staff_id: id.optional() });
 export type EventActor = z.infer<typeof EventActor>;
 
