@@ -7,6 +7,7 @@ import type { ClientOptOutHistory, OptInRequest, OptOutRecord } from '@/server/s
 import { clientDetails } from '@/server/services/conversations';
 import { requireStaff } from '@/server/services/directory';
 import { clientOptedOutColumns, lockOptOut, optIn, optOut, suppressionAddress } from '@/server/services/messages/suppression';
+import { equalsAny } from '@/db/sql-array';
 
 /**
  * Setting a client's opt-out explicitly (docs/api.md#opt-out): staff in the inbox (`staff`) or an
@@ -98,21 +99,28 @@ export async function setClientOptOut(
   if (actor.staffId !== null) await requireStaff(businessId, actor.staffId, ['body', 'staff_id'], tx);
   const target = { businessId, channel, address, staffId: actor.staffId };
   await tx.transaction(async (tx) => {
+    // The conversations at the address are locked first, in id order, as a staff member's decision
+    // on a possible opt-out locks its conversation before the opt-out: taken the other way round,
+    // the two deadlocked (counts.test.ts). The lookups use the clients' (business_id,
+    // phone_number) and (business_id, lower(email)) indexes.
+    const sameAddress = channel === 'sms' ? sql`cl.phone_number = ${address}` : sql`lower(cl.email) = ${address}`;
+    const shown = await tx.execute<{ id: number }>(sql`
+      select c.id from clients cl join conversations c on c.business_id = cl.business_id and c.client_id = cl.id
+      where cl.business_id = ${businessId} and ${sameAddress}
+      order by c.id for no key update of c`);
     if (optedOut) await optOut({ ...target, source: actor.via }, tx);
     else await optBackIn(target, actor, statement, tx);
     // Staff (or the API) decided about texts, either way: a possible opt-out left pending by an
-    // inbound text is settled too (docs/api.md#possible-opt-outs). The lookups use the clients'
-    // (business_id, phone_number) and (business_id, lower(email)) indexes.
-    const sameAddress = channel === 'sms' ? sql`cl.phone_number = ${address}` : sql`lower(cl.email) = ${address}`;
-    const shown = await tx.execute<{ id: number }>(sql`
-      with shown as (
-        select c.id from clients cl join conversations c on c.business_id = cl.business_id and c.client_id = cl.id
-        where cl.business_id = ${businessId} and ${sameAddress}
-      ), settled as (
-        update conversations c set possible_opt_out_message_id = null from shown
-        where c.id = shown.id and c.business_id = ${businessId} and ${channel === 'sms'} and c.possible_opt_out_message_id is not null
-      )
-      select id from shown`);
+    // inbound text is settled too (docs/api.md#possible-opt-outs).
+    if (channel === 'sms' && shown.length > 0) {
+      await tx.execute(sql`update conversations set possible_opt_out_message_id = null
+        where business_id = ${businessId} and ${equalsAny(
+          sql`id`,
+          shown.map((r) => r.id),
+          'int',
+        )}
+          and possible_opt_out_message_id is not null`);
+    }
     if (shown.length > 0)
       await publish({ type: 'conversation.updated', businessId, conversationIds: shown.map((r) => r.id) }, tx);
   });

@@ -61,7 +61,9 @@ export async function decidePossibleOptOut(
   const conversation = await resolveConversation(businessId, ref, tx);
   if (opts.staffId !== null) await requireStaff(businessId, opts.staffId, ['body', 'staff_id'], tx);
   return tx.transaction(async (tx) => {
-    // Locks the conversation: of two staff members deciding at once, the second finds nothing pending.
+    // Locks the conversation (before any opt-out, as setClientOptOut does): of two staff members
+    // deciding at once, the second finds nothing pending. NO KEY UPDATE, the lock an UPDATE takes:
+    // it does not wait for a message insert's foreign-key check on the conversation.
     const [pending] = await tx.execute<{
       message_id: number | null;
       stored: boolean;
@@ -75,7 +77,7 @@ export async function decidePossibleOptOut(
       join clients cl on cl.business_id = c.business_id and cl.id = c.client_id
       left join messages m on m.business_id = c.business_id and m.id = c.possible_opt_out_message_id
       where c.business_id = ${businessId} and c.id = ${conversation.id}
-      for update of c`);
+      for no key update of c`);
     const messageId = pending?.message_id === null || pending?.message_id === undefined ? null : Number(pending.message_id);
     if (messageId === null || (opts.messageId !== undefined && opts.messageId !== messageId)) {
       throw new AppError('conflict', 'No such possible opt-out is pending in this conversation: it was already decided');
