@@ -84,6 +84,10 @@ export async function outer(businessId: number, tx: Tx = db) {
   await inner(businessId, tx);
   return inner(businessId);
 }
+// No tx of its own: it runs on the pool by design, and may leave that to inner's default.
+export async function onPool(businessId: number) {
+  return inner(businessId);
+}
 `;
     const handler = `import { inner } from '@/server/services/probe';
 export const GET = async ({ id, tx }: { id: number; tx: import('@/server/db/client').Tx }) => {

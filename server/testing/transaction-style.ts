@@ -7,8 +7,9 @@ import ts from 'typescript';
  * 1. A service reaches the database only through a `tx: Tx` parameter: `db` (from `@/server/db/client`)
  *    appears in a service only as that parameter's default (`tx: Tx = db`).
  * 2. A parameter of type `Tx` is named `tx` and is the function's last parameter.
- * 3. A call to a function that takes `tx` passes it, so a caller's transaction reaches every
- *    statement below it (a call that leaves it out would silently run on the pool).
+ * 3. Where a `tx` is in scope, a call to a function that takes `tx` passes it, so a caller's
+ *    transaction reaches every statement below it (a call that leaves it out would silently run on
+ *    the pool). A function with no `tx` runs on the pool by design and says so by taking none.
  *
  * Rules 1 and 2 hold in `server/services/`; rule 3 also in the route handlers of `app/api/`, whose
  * context carries the request's transaction (`ctx.tx`: the Idempotency-Key's, or the pool).
@@ -64,6 +65,22 @@ function omitsTx(call: ts.CallExpression, checker: ts.TypeChecker): string | und
   return call.expression.getText();
 }
 
+/**
+ * Whether a function around `node` has a `tx` (a parameter, or a destructured handler context): a
+ * call there must pass it on. A function without one runs on the pool by design (a worker's batch,
+ * the status callbacks' group commit, a tRPC procedure) and may leave it to the callee's default.
+ */
+function hasTxInScope(node: ts.Node): boolean {
+  for (let at: ts.Node | undefined = node.parent; at; at = at.parent) {
+    if (!ts.isFunctionLike(at)) continue;
+    for (const p of at.parameters) {
+      if (ts.isIdentifier(p.name) && p.name.text === 'tx') return true;
+      if (ts.isObjectBindingPattern(p.name) && p.name.elements.some((e) => e.name.getText() === 'tx')) return true;
+    }
+  }
+  return false;
+}
+
 export function transactionStyleViolations(program: ts.Program, files: string[]): Violation[] {
   const checker = program.getTypeChecker();
   const violations: Violation[] = [];
@@ -92,7 +109,7 @@ export function transactionStyleViolations(program: ts.Program, files: string[])
           report(node, 2, `${name}: its Tx parameter must be named tx and come last`);
         }
       }
-      if (ts.isCallExpression(node)) {
+      if (ts.isCallExpression(node) && hasTxInScope(node)) {
         const callee = omitsTx(node, checker);
         if (callee) report(node, 3, `${callee}(…) is called without its tx`);
       }

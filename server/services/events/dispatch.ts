@@ -42,11 +42,19 @@ const BATCH = 500;
  * (returns 0). Events of other types are read past without being handed over.
  */
 export async function dispatchEvents(handler: EventHandler, batch = BATCH, tx: Tx = db): Promise<number> {
-  await tx.execute(sql`insert into event_handler_cursors (handler) values (${handler.name}) on conflict do nothing`);
   return tx.transaction(async (tx) => {
     const [cursor] = await tx.execute<{ tx_id: string; event_id: number }>(sql`
       select tx_id::text, event_id from event_handler_cursors where handler = ${handler.name} for update skip locked`);
-    if (!cursor) return 0;
+    // A handler's first run creates its cursor (locked, as a new row, until this transaction ends);
+    // none at all means another dispatcher holds it.
+    const start =
+      cursor ??
+      (
+        await tx.execute<{ tx_id: string; event_id: number }>(sql`
+          insert into event_handler_cursors (handler) values (${handler.name}) on conflict do nothing
+          returning tx_id::text, event_id`)
+      )[0];
+    if (!start) return 0;
     const rows = await tx.execute<{
       id: number;
       business_id: number;
@@ -63,7 +71,7 @@ export async function dispatchEvents(handler: EventHandler, batch = BATCH, tx: T
       select id, business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id, data, occurred_at,
              tx_id::text
       from events
-      where (tx_id, id) > (${cursor.tx_id}::xid8, ${cursor.event_id}::bigint)
+      where (tx_id, id) > (${start.tx_id}::xid8, ${start.event_id}::bigint)
         and tx_id < pg_snapshot_xmin(pg_current_snapshot())
       order by tx_id, id
       limit ${batch}`);

@@ -50,7 +50,6 @@ export function handleSmsStatusCallback(
   params: FormParams,
   headers: Record<string, string>,
   rawBody: Buffer | null = null,
-  tx: Tx = db,
 ): Promise<StatusCallbackResult> {
   const sid = param(params, 'MessageSid') ?? param(params, 'SmsSid') ?? '';
   const twilioStatus = param(params, 'MessageStatus') ?? param(params, 'SmsStatus') ?? '';
@@ -69,11 +68,12 @@ export function handleSmsStatusCallback(
       resolve,
       reject,
     });
-    if (!flushing) void flush(tx);
+    if (!flushing) void flush();
   });
 }
 
-async function flush(tx: Tx = db): Promise<void> {
+/** The group commit: its own statement on the pool, never a caller's transaction (it carries others' callbacks). */
+async function flush(): Promise<void> {
   flushing = true;
   // Let the requests that arrived in this turn of the event loop join the batch.
   await new Promise((r) => setImmediate(r));
@@ -81,7 +81,7 @@ async function flush(tx: Tx = db): Promise<void> {
     const batch = queue.slice(0, MAX_BATCH);
     queue = queue.slice(batch.length);
     try {
-      const results = await writeBatch(batch, tx);
+      const results = await writeBatch(batch);
       batch.forEach((p, i) => p.resolve(results[i]!));
     } catch (err) {
       batch.forEach((p) => p.reject(err));

@@ -4,7 +4,7 @@ import { headersWorthKeeping } from '@/server/services/webhooks/events';
 import { handleSmsStatusCallback } from '@/server/services/webhooks/twilio-status';
 
 // POST (Twilio-signed, verified by route()): an SMS status callback; one statement, empty 200.
-export const POST = route(op, async ({ req, form, rawBytes, tx }) => {
-  await handleSmsStatusCallback(form.params, headersWorthKeeping(req), form.cleaned ? rawBytes : null, tx);
+export const POST = route(op, async ({ req, form, rawBytes }) => {
+  await handleSmsStatusCallback(form.params, headersWorthKeeping(req), form.cleaned ? rawBytes : null);
   return new Response(null, { status: 200 });
 });
