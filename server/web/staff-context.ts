@@ -2,6 +2,7 @@ import { AppError, type ErrorLocation } from '@/server/errors';
 import { TtlCache } from '@/server/lib/ttl-cache';
 import type { Caller } from '@/server/services/auth';
 import { requireStaff } from '@/server/services/directory';
+import type { EventActor } from '@/server/services/events/types';
 
 /** The staff member acting: the session's, else none (an API key acts as the platform/business). */
 export const actingStaff = (caller: Caller): number | null => (caller.kind === 'session' ? caller.staffId : null);
@@ -59,3 +60,7 @@ export async function staffForMine(caller: Caller, businessId: number, queryStaf
   mineStaff.set(key, true);
   return id;
 }
+
+/** The event log's actor of a request's change: its staff session's member, else the API (a key, the platform). */
+export const actorOfCaller = (caller: Caller): EventActor =>
+  caller.kind === 'session' ? { type: 'staff', staff_id: caller.staffId } : { type: 'api' };

@@ -2,7 +2,6 @@ import { sql } from 'drizzle-orm';
 import type { EventType } from '@/db/schema';
 import { textArray } from '@/db/sql-array';
 import { db, type Tx } from '@/server/db/client';
-import type { Caller } from '@/server/services/auth';
 import { EVENT_DATA, EventActor, type EventData } from './types';
 
 /** An event to write: what changed (type and data), where (business, conversation, message, client), and who did it. */
@@ -17,10 +16,6 @@ export type NewEvent = {
     data: EventData[T];
   };
 }[EventType];
-
-/** The actor of a request's change: its staff session's member, else the API (a key, the platform). */
-export const actorOfCaller = (caller: Caller): EventActor =>
-  caller.kind === 'session' ? { type: 'staff', staff_id: caller.staffId } : { type: 'api' };
 
 /** The actor of a change made with a staff member known (a session, or an API request naming one), else by the API. */
 export const staffOrApi = (staffId: number | null | undefined): EventActor =>

@@ -1,4 +1,4 @@
-import { actorOfCaller } from '@/server/services/events/record';
+import { actorOfCaller } from '@/server/web/staff-context';
 import { retryRequest as op } from '@/server/http/operations/messages';
 import { route } from '@/server/http/route';
 import { retryMessages } from '@/server/services/messages/requests';
