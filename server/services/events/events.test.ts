@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/server/db/client';
+import { db, rawSql } from '@/server/db/client';
 import {
   assignConversation,
   labelConversation,
@@ -80,6 +80,38 @@ describe('the event log', () => {
       sql`select count(*)::int as n from events where business_id = ${t.business.id}`,
     );
     expect(after!.n).toBe(3);
+  });
+
+  it('wakes the log’s readers once per appending transaction, when it commits (migration 0028)', async () => {
+    const t = await createTenant();
+    const heard: string[] = [];
+    const listener = await rawSql().listen('events_appended', (payload) => heard.push(payload));
+    const event = (n: number): NewEvent => ({
+      type: 'conversation.assigned',
+      businessId: t.business.id,
+      conversationId: n,
+      actor: { type: 'api' },
+      data: { conversation_id: n, staff_id: null, previous_staff_id: null },
+    });
+    try {
+      await db.transaction(async (tx) => {
+        await recordEvents([event(1), event(2)], tx);
+        await recordEvents([event(3)], tx);
+        await new Promise((r) => setTimeout(r, 200));
+        expect(heard).toEqual([]); // nothing before the commit
+      });
+      await db
+        .transaction(async (tx) => {
+          await recordEvents([event(4)], tx);
+          throw new Error('roll back');
+        })
+        .catch(() => {});
+      await expect.poll(() => heard.length).toBe(1);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(heard).toEqual(['']); // folded into one; none for the rolled-back one
+    } finally {
+      await listener.unlisten();
+    }
   });
 
   it('creates the days ahead, takes back rows the default partition held for a new day, and drops days past retention', async () => {
