@@ -23,7 +23,8 @@ export class FetchRefused extends Error {
   }
 }
 
-type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
+export type ResolvedAddress = { address: string; family: number };
+export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
 export type FetchPolicy = {
   maxBytes: number;
@@ -124,14 +125,30 @@ async function vet(raw: string, policy: FetchPolicy): Promise<Vetted> {
     throw new FetchRefused('bad_url', `only ${policy.httpsOnly ? 'https' : 'http(s)'} URLs, not ${url.protocol}`);
   if (url.username || url.password) throw new FetchRefused('bad_url', 'URLs with credentials are not fetched');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = net.isIP(host)
-    ? [{ address: host, family: net.isIP(host) }]
-    : await (policy.resolve ?? systemResolver)(host).catch(() => []);
-  if (addresses.length === 0) throw new FetchRefused('failed', `${host} does not resolve`);
-  const allowed = policy.isAllowedAddress ?? isPublicAddress;
-  const refused = addresses.find((a) => !allowed(a.address));
-  if (refused) throw new FetchRefused('refused_address', `${host} resolves to ${refused.address}, which is not a public address`);
+  const addresses = await resolveAllowed(host, policy.resolve, policy.isAllowedAddress ?? isPublicAddress);
   return { url, address: addresses[0]!.address, family: addresses[0]!.family };
+}
+
+/**
+ * Every address `host` resolves to (an IP literal is its own), or a FetchRefused: `failed` when it
+ * resolves to nothing, `refused_address` when any one of them is not allowed (a name that answers
+ * one public and one private address could be steered to the private one).
+ */
+export async function resolveAllowed(
+  host: string,
+  resolve: Resolver | undefined,
+  allowed: (address: string) => boolean,
+): Promise<ResolvedAddress[]> {
+  const family = net.isIP(host);
+  const addresses = family ? [{ address: host, family }] : await (resolve ?? systemResolver)(host).catch(() => []);
+  if (addresses.length === 0) throw new FetchRefused('failed', `${host} does not resolve`);
+  const refused = addresses.find((a) => !allowed(a.address));
+  if (refused)
+    throw new FetchRefused(
+      'refused_address',
+      `${family ? host : `${host} resolves to ${refused.address}, which`} is not a public address`,
+    );
+  return addresses;
 }
 
 /** `work`, or a FetchRefused once the deadline passes (a resolver that never answers included). */
