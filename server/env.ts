@@ -76,6 +76,8 @@ const schema = z
     SENDGRID_WEBHOOK_PUBLIC_KEY: optionalString,
     EMAIL_INBOUND_SECRET: optionalString,
     SANDBOX_ENABLED: z.enum(['true', 'false']).optional(),
+    /** Webhook endpoints on plain http and on addresses that are not public (server/lib/public-post.ts): development and tests only. */
+    WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false'),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
     /**
      * Live event streams (the inbox's `inbox.events`) one session may hold open on a web process: a
@@ -179,6 +181,7 @@ function derive(raw: z.output<typeof schema>) {
       (!production ? DEV_EMAIL_INBOUND_SECRET : emailProvider === 'sandbox' ? sandboxSecret('email-inbound-secret') : undefined),
     /** /sandbox outside production, or in production only when asked for (docs/api.md#sandbox). */
     sandboxAllowed: !production || raw.SANDBOX_ENABLED === 'true',
+    webhookAllowPrivateUrls: raw.WEBHOOK_ALLOW_PRIVATE_URLS === 'true',
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
     eventStreamsPerSession: raw.EVENT_STREAMS_PER_SESSION,
     eventStreamsPerBusiness: raw.EVENT_STREAMS_PER_BUSINESS,
