@@ -10,6 +10,7 @@ import { logger } from '@/server/logger';
 import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
 import { startBatchLoop } from './batch-loop';
 import { refuseMalformed } from './job-payloads';
+import { startOutgoingWebhooks } from './outgoing-webhooks';
 import { every } from './periodic';
 import { PERIODIC_TASKS, QUEUE_REGISTRATIONS, type WorkerContext } from './registrations';
 
@@ -65,12 +66,15 @@ export async function startWorker() {
     ),
   );
 
+  // The event log's handlers and the outgoing webhooks' sender (./outgoing-webhooks.ts).
+  const webhooksOut = startOutgoingWebhooks(config, log);
+
   log.info({ sms: sms.name, email: email.name }, 'worker started');
   return {
     boss,
     async stop() {
       for (const task of periodic) task.stop();
-      await Promise.all(loops.map((l) => l.stop()));
+      await Promise.all([...loops.map((l) => l.stop()), webhooksOut.stop()]);
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
       await database.close(); // pg-boss closes only a pool it opened itself
       await closeProviders();

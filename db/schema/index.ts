@@ -13,3 +13,4 @@ export * from './webhook-events';
 export * from './auth';
 export * from './media-uploads';
 export * from './events';
+export * from './webhook-endpoints';

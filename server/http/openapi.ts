@@ -5,6 +5,7 @@ import { ErrorResponse, HTTPValidationError } from '@/server/schemas/common';
 import { EmailContent } from '@/server/schemas/messages';
 import type { Operation } from './operation';
 import { operations } from './operations';
+import { registerWebhooks } from './openapi-webhooks';
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Body is not valid JSON or not the declared content type',
@@ -44,8 +45,8 @@ const IDEMPOTENCY_HEADER = z.object({
 
 function register(registry: OpenAPIRegistry, op: Operation) {
   const responses: RouteConfig['responses'] = {
-    200: {
-      description: 'Success',
+    [op.successStatus ?? 200]: {
+      description: op.successStatus === 201 ? 'Created' : 'Success',
       content: op.binaryResponse
         ? Object.fromEntries(op.binaryResponse.map((type) => [type, { schema: BINARY }]))
         : op.response
@@ -124,6 +125,7 @@ export function openApiDocument(): object {
   registry.registerComponent('securitySchemes', 'SessionCookie', { type: 'apiKey', in: 'cookie', name: 'session' });
   registry.registerComponent('securitySchemes', 'BearerSession', { type: 'http', scheme: 'bearer' });
   for (const op of operations) register(registry, op);
+  registerWebhooks(registry);
   // Named by the contract (docs/api.md#schemas) though no operation's body is exactly it.
   const { $schema: _, ...emailContent } = z.toJSONSchema(EmailContent) as Record<string, unknown>;
   registry.registerComponent('schemas', 'EmailContent', emailContent);

@@ -45,6 +45,8 @@ export type Operation<
   /** Media type of the body; JSON unless a webhook says otherwise. */
   bodyType?: 'application/json' | 'application/x-www-form-urlencoded' | 'multipart/form-data';
   response?: R;
+  /** The status of a success: 200 unless the operation creates something (201). */
+  successStatus?: 200 | 201;
   /** A `null` body is a valid 200 (client details of a missing client, docs/api.md#clients-staff-and-locations). */
   nullableResponse?: boolean;
   responseType?: 'application/json' | 'text/xml' | 'text/html';

@@ -162,7 +162,7 @@ async function run<
       tx,
     });
     if (result instanceof Response) return result;
-    return json(200, result === undefined ? null : result);
+    return json(op.successStatus ?? 200, result === undefined ? null : result);
   };
   if (op.idempotent && caller) {
     // Errors inside become stored responses (a 409 replays as a 409); 5xx are never stored.

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { MAX_WEBHOOK_URL } from '@/server/shared/outgoing-webhooks';
 import https from 'node:https';
 import net, { type LookupFunction } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
@@ -65,7 +66,6 @@ export const RESPONSE_BODY_BYTES = 2048;
 const DRAIN_BYTES = 16 * 1024;
 export const MAX_RESPONSE_HEADERS = 50;
 export const MAX_HEADER_VALUE = 1000;
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** Retry-After fits an integer column whatever the receiver writes. */
 const MAX_RETRY_AFTER_SECONDS = 2 ** 31 - 1;
 /** Framing and connection headers are ours to set: a caller's could desynchronise a shared connection. */
@@ -130,7 +130,7 @@ export class WebhookPolicy {
 
 /** Parses a URL as a webhook endpoint's: the URL, or what is wrong with it (shared by creation and delivery). */
 function parseWebhookUrl(raw: string, allowPrivate: boolean): URL | string {
-  if (raw.length > MAX_WEBHOOK_URL_LENGTH) return `must be at most ${MAX_WEBHOOK_URL_LENGTH.toLocaleString('en-US')} characters`;
+  if (raw.length > MAX_WEBHOOK_URL) return `must be at most ${MAX_WEBHOOK_URL.toLocaleString('en-US')} characters`;
   let url: URL;
   try {
     url = new URL(raw);

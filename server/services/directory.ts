@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { ClientListResponse, StaffResponse } from '@/server/schemas/businesses';
 import { db, type Tx } from '@/server/db/client';
 import { preparedQuery } from '@/server/db/prepared';
-import { businesses, businessSmsNumbers, clients, conversations, staff } from '@/db/schema';
+import { businesses, businessSmsNumbers, clients, conversations, staff, type StaffRole } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
 import { normalizePhone } from '@/server/lib/phone';
@@ -117,6 +117,16 @@ export async function requireStaff(businessId: number, staffId: number, loc: ['b
   if (!member) throw AppError.invalid(loc, `Staff ${staffId} not found in this business`);
   if (!member.active) throw AppError.invalid(loc, `Staff ${staffId} is not active`);
   return member.id;
+}
+
+/** The role of an active staff member of the business; null if there is no such member. */
+export async function staffRole(businessId: number, staffId: number, tx: Tx = db): Promise<StaffRole | null> {
+  const [member] = await tx
+    .select({ role: staff.role })
+    .from(staff)
+    .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId), isActiveStaff()))
+    .limit(1);
+  return member?.role ?? null;
 }
 
 /** The active staff member `staffId` of whichever business they belong to (a dialer identity names only the staff member). */

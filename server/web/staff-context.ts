@@ -1,7 +1,9 @@
 import { AppError, type ErrorLocation } from '@/server/errors';
 import { TtlCache } from '@/server/lib/ttl-cache';
 import type { Caller } from '@/server/services/auth';
-import { requireStaff } from '@/server/services/directory';
+import { requireStaff, staffRole } from '@/server/services/directory';
+import type { StaffRole } from '@/db/schema';
+import { db, type Tx } from '@/server/db/client';
 import type { EventActor } from '@/server/services/events/types';
 
 /** The staff member acting: the session's, else none (an API key acts as the platform/business). */
@@ -64,3 +66,16 @@ export async function staffForMine(caller: Caller, businessId: number, queryStaf
 /** The event log's actor of a request's change: its staff session's member, else the API (a key, the platform). */
 export const actorOfCaller = (caller: Caller): EventActor =>
   caller.kind === 'session' ? { type: 'staff', staff_id: caller.staffId } : { type: 'api' };
+
+/**
+ * The roles (docs/api.md#staff-sessions, Roles): what only an `owner` or a `manager` may do (the business's
+ * integrations: outgoing webhooks). An API key acts for the business and may; a staff session of
+ * another role is a 403.
+ */
+export async function requireRole(caller: Caller, roles: readonly StaffRole[], tx: Tx = db): Promise<void> {
+  if (caller.kind !== 'session') return;
+  const role = await staffRole(caller.businessId, caller.staffId, tx);
+  if (!role || !roles.includes(role)) {
+    throw new AppError('forbidden', `This needs the ${roles.join(' or ')} role; ask an owner of the business`);
+  }
+}

@@ -12,6 +12,7 @@ import * as savedReplies from './saved-replies';
 import * as search from './search';
 import * as voice from './voice';
 import * as webhooks from './webhooks';
+import * as outgoingWebhooks from './outgoing-webhooks';
 
 /** Every REST operation, in the order the API reference lists them. */
 export const operations: Operation[] = [
@@ -27,5 +28,6 @@ export const operations: Operation[] = [
   ...Object.values(search),
   ...Object.values(voice),
   ...Object.values(webhooks),
+  ...Object.values(outgoingWebhooks),
   ...Object.values(onboarding),
 ] as Operation[];

@@ -1,0 +1,10 @@
+import { redeliverWebhook as op } from '@/server/http/operations/outgoing-webhooks';
+import { route } from '@/server/http/route';
+import { redeliverWebhook } from '@/server/services/outgoing-webhooks/endpoints';
+import { requireRole } from '@/server/web/staff-context';
+
+// POST: the same event again, now, with a fresh schedule of retries.
+export const POST = route(op, async ({ caller, params, tx }) => {
+  await requireRole(caller, ['owner', 'manager'], tx);
+  return redeliverWebhook(params.business_id, params.endpoint_id, params.delivery_id, tx);
+});

@@ -1,0 +1,10 @@
+import { listWebhookDeliveries as op } from '@/server/http/operations/outgoing-webhooks';
+import { route } from '@/server/http/route';
+import { listWebhookDeliveries } from '@/server/services/outgoing-webhooks/endpoints';
+import { requireRole } from '@/server/web/staff-context';
+
+// GET: the endpoint's delivery log, newest first.
+export const GET = route(op, async ({ caller, params, query, tx }) => {
+  await requireRole(caller, ['owner', 'manager'], tx);
+  return listWebhookDeliveries(params.business_id, params.endpoint_id, query, tx);
+});

@@ -1,0 +1,10 @@
+import { testWebhookEndpoint as op } from '@/server/http/operations/outgoing-webhooks';
+import { route } from '@/server/http/route';
+import { sendTestWebhook } from '@/server/services/outgoing-webhooks/endpoints';
+import { requireRole } from '@/server/web/staff-context';
+
+// POST: a `webhook.test` event to this endpoint; answers its delivery.
+export const POST = route(op, async ({ caller, params, tx }) => {
+  await requireRole(caller, ['owner', 'manager'], tx);
+  return sendTestWebhook(params.business_id, params.endpoint_id, tx);
+});

@@ -1,0 +1,210 @@
+import { sql } from 'drizzle-orm';
+import { textArray } from '@/db/sql-array';
+import { db, type Tx } from '@/server/db/client';
+import { recordEvents } from '@/server/services/events/record';
+import {
+  DISABLE_AFTER_FAILING_DAYS,
+  MAX_WEBHOOK_ATTEMPTS,
+  MAX_WEBHOOK_RESPONSE_BODY,
+  RETRY_DELAYS_SECONDS,
+} from '@/server/shared/outgoing-webhooks';
+import { signWebhook } from './signing';
+
+/**
+ * Attempts of outgoing webhook deliveries (docs/api.md#webhooks-you-receive-from-us): claiming the
+ * due ones, signing them, and recording what happened. The HTTP request itself is the caller's
+ * (workers/outgoing-webhooks.ts), outside any transaction: a claim is a lease (the delivery's next
+ * attempt moved LEASE_SECONDS ahead, committed before the request goes), so a worker that dies
+ * mid-request leaves its deliveries to be tried again when the lease ends — the only way one is
+ * sent twice, and the receiver recognizes it by its `webhook-id`.
+ */
+
+/** Longer than an attempt can take (its 15 s deadline) with room to record its outcome. */
+export const LEASE_SECONDS = 60;
+
+export type ClaimedDelivery = {
+  id: number;
+  endpointId: number;
+  eventId: number;
+  /** Attempts made before this one. */
+  attempts: number;
+  url: string;
+  body: string;
+  secrets: string[];
+};
+
+/**
+ * Up to `perEndpoint` due deliveries of each enabled endpoint not in `busy` (those already at their
+ * share of requests in flight), at most `limit` in all, leased. Within an endpoint, a delivery of
+ * a conversation is due only when no earlier one of that conversation is still pending there (in
+ * flight or waiting for a retry): one conversation's events arrive in order, and a conversation
+ * that fails holds up only itself.
+ */
+export async function claimDueDeliveries(
+  limit: number,
+  perEndpoint: number,
+  busy: readonly number[],
+  tx: Tx = db,
+): Promise<ClaimedDelivery[]> {
+  if (limit <= 0) return [];
+  const rows = await tx.execute<{
+    id: number;
+    endpoint_id: number;
+    event_id: number;
+    attempts: number;
+    url: string;
+    body: string;
+    secret: string;
+    previous_secret: string | null;
+  }>(sql`
+    with endpoints as (
+      select e.id, e.url, e.secret, case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
+      from webhook_endpoints e
+      where e.enabled and e.id <> all(${textArray(busy)}::int[])
+        and exists (select 1 from webhook_deliveries d
+                    where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now())
+    ),
+    due as (
+      select d.id, e.url, e.secret, e.previous_secret
+      from endpoints e
+      cross join lateral (
+        select d.id from webhook_deliveries d
+        where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now()
+          and (d.conversation_id is null or not exists (
+                select 1 from webhook_deliveries p
+                where p.endpoint_id = d.endpoint_id and p.conversation_id = d.conversation_id
+                  and p.status = 'pending' and p.conversation_id is not null and p.id < d.id))
+        order by d.id
+        limit ${perEndpoint}
+        for update of d skip locked
+      ) d
+      limit ${limit}
+    )
+    update webhook_deliveries w
+    set next_attempt_at = now() + make_interval(secs => ${LEASE_SECONDS})
+    from due
+    where w.id = due.id
+    returning w.id, w.endpoint_id, w.event_id, w.attempts, w.payload::text as body, due.url, due.secret, due.previous_secret`);
+  return rows.map((r) => ({
+    id: r.id,
+    endpointId: r.endpoint_id,
+    eventId: r.event_id,
+    attempts: r.attempts,
+    url: r.url,
+    body: r.body,
+    secrets: r.previous_secret ? [r.secret, r.previous_secret] : [r.secret],
+  }));
+}
+
+/** The Standard Webhooks headers of one attempt (a fresh timestamp and signature each time). */
+export function webhookHeaders(delivery: ClaimedDelivery, now = new Date()): Record<string, string> {
+  const timestamp = Math.floor(now.getTime() / 1000);
+  const id = String(delivery.eventId);
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signWebhook(delivery.secrets, id, timestamp, delivery.body),
+    'user-agent': 'messaging-webhooks/1',
+  };
+}
+
+/** What one attempt came to, as the sender saw it. */
+export type AttemptOutcome = {
+  deliveryId: number;
+  endpointId: number;
+  status: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+  /** The receiver's Retry-After, in seconds, if it gave a valid one. */
+  retryAfterSeconds: number | null;
+  /** Attempts made before this one. */
+  attempts: number;
+};
+
+/** The wait before the attempt after `attempts` failed ones; a Retry-After is a floor, bounded by the longest wait. */
+export function retryDelaySeconds(attempts: number, retryAfterSeconds: number | null): number {
+  const scheduled = RETRY_DELAYS_SECONDS[Math.min(attempts, RETRY_DELAYS_SECONDS.length) - 1]!;
+  const longest = RETRY_DELAYS_SECONDS[RETRY_DELAYS_SECONDS.length - 1]!;
+  return retryAfterSeconds === null ? scheduled : Math.min(Math.max(scheduled, retryAfterSeconds), longest);
+}
+
+const delivered = (o: AttemptOutcome) => o.status !== null && o.status >= 200 && o.status < 300;
+
+/**
+ * Writes a batch of attempts' outcomes: a 2xx is delivered (and ends its endpoint's failing run);
+ * a 410 Gone disables its endpoint; anything else is retried on the schedule, and after the last
+ * attempt the delivery is failed. Then every endpoint that has failed continuously for
+ * DISABLE_AFTER_FAILING_DAYS is disabled. One transaction, a few statements whatever the batch.
+ */
+export async function recordAttempts(outcomes: readonly AttemptOutcome[], tx: Tx = db): Promise<void> {
+  if (outcomes.length === 0) return;
+  const next = outcomes.map((o) => {
+    const attempts = o.attempts + 1;
+    if (delivered(o)) return { state: 'delivered', delay: null };
+    if (o.status === 410 || attempts >= MAX_WEBHOOK_ATTEMPTS) return { state: 'failed', delay: null };
+    return { state: 'pending', delay: retryDelaySeconds(attempts, o.retryAfterSeconds) };
+  });
+  await tx.transaction(async (tx) => {
+    await tx.execute(sql`
+      update webhook_deliveries d
+      set attempts = d.attempts + 1,
+          status = v.state,
+          next_attempt_at = case when v.state = 'pending' then now() + make_interval(secs => v.delay) else d.next_attempt_at end,
+          delivered_at = case when v.state = 'delivered' then now() end,
+          last_attempt_at = now(),
+          last_status_code = v.status,
+          last_duration_ms = v.duration_ms,
+          last_error = v.error,
+          last_response_body = left(v.response_body, ${MAX_WEBHOOK_RESPONSE_BODY})
+      from unnest(${textArray(outcomes.map((o) => o.deliveryId))}::bigint[], ${textArray(next.map((n) => n.state))},
+                  ${textArray(next.map((n) => n.delay))}::int[], ${textArray(outcomes.map((o) => o.status))}::int[],
+                  ${textArray(outcomes.map((o) => Math.round(o.durationMs)))}::int[], ${textArray(outcomes.map((o) => o.error))},
+                  ${textArray(outcomes.map((o) => o.responseBody))})
+           as v(id, state, delay, status, duration_ms, error, response_body)
+      where d.id = v.id`);
+    // An endpoint's failing run: started by its first failure, ended by any success.
+    const succeeded = [...new Set(outcomes.filter(delivered).map((o) => o.endpointId))];
+    const failed = [...new Set(outcomes.filter((o) => !delivered(o)).map((o) => o.endpointId))].filter(
+      (id) => !succeeded.includes(id),
+    );
+    await tx.execute(sql`update webhook_endpoints set failing_since = null
+                         where id = any(${textArray(succeeded)}::int[]) and failing_since is not null`);
+    await tx.execute(sql`update webhook_endpoints set failing_since = now()
+                         where id = any(${textArray(failed)}::int[]) and failing_since is null`);
+    const gone = [...new Set(outcomes.filter((o) => o.status === 410).map((o) => o.endpointId))];
+    await disableEndpoints(gone, 'The endpoint answered 410 Gone', tx);
+    const [stale] = await tx.execute<{ ids: number[] }>(sql`
+      select coalesce(array_agg(id), '{}') as ids from webhook_endpoints
+      where enabled and id = any(${textArray(failed)}::int[])
+        and failing_since < now() - make_interval(days => ${DISABLE_AFTER_FAILING_DAYS})`);
+    await disableEndpoints(stale!.ids, `Every delivery failed for ${DISABLE_AFTER_FAILING_DAYS} days`, tx);
+  });
+}
+
+/**
+ * Disables endpoints with a reason the business sees, fails their pending deliveries (redeliverable
+ * once re-enabled) and records `webhook_endpoint.disabled` for each, so the business's other
+ * endpoints and, later, its admins hear of it.
+ */
+export async function disableEndpoints(endpointIds: readonly number[], reason: string, tx: Tx = db): Promise<void> {
+  if (endpointIds.length === 0) return;
+  const disabled = await tx.execute<{ id: number; business_id: number }>(sql`
+    update webhook_endpoints set enabled = false, disabled_reason = ${reason}, disabled_at = now(), updated_at = now()
+    where id = any(${textArray(endpointIds)}::int[]) and enabled
+    returning id, business_id`);
+  if (disabled.length === 0) return;
+  await tx.execute(sql`
+    update webhook_deliveries set status = 'failed', last_error = coalesce(last_error, ${reason})
+    where endpoint_id = any(${textArray(disabled.map((d) => d.id))}::int[]) and status = 'pending'`);
+  await recordEvents(
+    disabled.map((d) => ({
+      type: 'webhook_endpoint.disabled' as const,
+      businessId: d.business_id,
+      actor: { type: 'system' as const },
+      data: { endpoint_id: d.id, reason },
+    })),
+    tx,
+  );
+}

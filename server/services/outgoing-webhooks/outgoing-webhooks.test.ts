@@ -1,0 +1,435 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'drizzle-orm';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_TYPES, type EventType } from '@/db/schema';
+import { db } from '@/server/db/client';
+import { env } from '@/server/env';
+import { WebhookPolicy, postWebhook } from '@/server/lib/public-post';
+import { logger } from '@/server/logger';
+import { recordEvents, type NewEvent } from '@/server/services/events/record';
+import { createStaff, createTenant } from '@/server/testing/factories';
+import { issueSession } from '@/server/services/auth';
+import { api, jsonOf } from '@/server/testing/http';
+import { RETRY_DELAYS_SECONDS } from '@/server/shared/outgoing-webhooks';
+import { startOutgoingWebhooks } from '@/workers/outgoing-webhooks';
+import { retryDelaySeconds } from './deliver';
+
+/**
+ * Outgoing webhooks end to end (docs/api.md#webhooks-you-receive-from-us): endpoints managed over
+ * the real REST routes, events written to the real log, the worker's real dispatcher and sender
+ * POSTing over HTTP to a local receiver, which verifies every delivery with the `standardwebhooks`
+ * package as a platform would.
+ */
+process.env.WEBHOOK_ALLOW_PRIVATE_URLS = 'true'; // the receiver is on 127.0.0.1
+
+type Received = { headers: http.IncomingHttpHeaders; body: string; at: number };
+type Answer = { status: number; headers?: Record<string, string>; hang?: boolean };
+
+/** A local receiver: records every request, answers what `answer` says for it. */
+async function startReceiver(answer: (r: Received) => Answer = () => ({ status: 200 })) {
+  const received: Received[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      const r = { headers: req.headers, body, at: Date.now() };
+      received.push(r);
+      const a = answer(r);
+      if (a.hang) return;
+      res.writeHead(a.status, a.headers).end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  return {
+    url,
+    received,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+let worker: ReturnType<typeof startOutgoingWebhooks>;
+beforeAll(() => {
+  // Attempts time out after 2 s here (15 s in production), so a hanging receiver is quick to test.
+  const policy = new WebhookPolicy({ allowPrivate: true, timeoutMs: 2_000 });
+  worker = startOutgoingWebhooks(env(), logger, (url, body, headers) => postWebhook(url, body, headers, policy));
+});
+afterAll(async () => {
+  await worker.stop();
+});
+
+const key = (t: { apiKey: string }) => ({ 'X-API-KEY': t.apiKey });
+
+async function createEndpoint(t: Awaited<ReturnType<typeof createTenant>>, body: Record<string, unknown>) {
+  const res = await api.post(`/api/v1/businesses/${t.business.id}/webhook-endpoints`, { headers: key(t), body });
+  expect(res.status).toBe(201);
+  return jsonOf(res);
+}
+
+const deliveries = (endpointId: number) =>
+  db.execute<{
+    id: number;
+    status: string;
+    attempts: number;
+    event_type: string;
+    next_attempt_at: Date;
+    last_status_code: number;
+  }>(
+    sql`select id, status, attempts, event_type, next_attempt_at, last_status_code from webhook_deliveries
+        where endpoint_id = ${endpointId} order by id`,
+  );
+
+/** One sample of each event type's data, as the log's writers would record it. */
+function sample(type: EventType, businessId: number, conversationId: number): NewEvent {
+  const message = {
+    message_id: 9001,
+    conversation_id: conversationId,
+    client_id: 7,
+    channel: 'sms' as const,
+    message_type: 'TEXT' as const,
+    direction: 'outbound' as const,
+    status: 'delivered' as const,
+  };
+  const call = { ...message, message_type: 'CALL' as const, channel: 'voice' as const, direction: 'inbound' as const };
+  const data: Record<EventType, unknown> = {
+    'message.received': { ...message, direction: 'inbound', status: 'received' },
+    'message.created': { ...message, status: 'queued', send_at: null },
+    'message.status_updated': { ...message, previous_status: 'sent', error_code: null, error_message: null },
+    'conversation.created': { conversation_id: conversationId, client_id: 7 },
+    'conversation.assigned': { conversation_id: conversationId, staff_id: 3, previous_staff_id: null },
+    'conversation.status_changed': { conversation_id: conversationId, status: 'resolved', previous_status: 'open' },
+    'conversation.snoozed': { conversation_id: conversationId, snoozed_until: '2026-12-01T09:00:00.000Z' },
+    'conversation.woke': { conversation_id: conversationId },
+    'conversation.labeled': { conversation_id: conversationId, label: 'VIP', previous_label: null },
+    'note.created': { conversation_id: conversationId, message_id: 9002, staff_id: 3 },
+    'client.updated': { client_id: 7, fields: ['name'] },
+    'client.opted_out': { channel: 'sms', address: '+14155550100', source: 'keyword', client_ids: [7] },
+    'client.opted_in': { channel: 'sms', address: '+14155550100', source: 'keyword', client_ids: [7] },
+    'consent.recorded': {
+      client_id: 7,
+      channel: 'sms',
+      purpose: 'marketing',
+      status: 'given',
+      source: 'web_form',
+      recorded_at: '2026-11-27T10:00:00.000Z',
+    },
+    'call.completed': { ...call, status: 'completed', duration_seconds: 42 },
+    'voicemail.received': { ...call, status: 'completed', duration_seconds: 12 },
+    'webhook_endpoint.disabled': { endpoint_id: 1, reason: 'The endpoint answered 410 Gone' },
+  };
+  const inConversation = !type.startsWith('client.') && !type.startsWith('consent.') && !type.startsWith('webhook_endpoint.');
+  return {
+    type,
+    businessId,
+    conversationId: inConversation ? conversationId : null,
+    actor: { type: 'staff', staff_id: 3 },
+    data: data[type],
+  } as NewEvent;
+}
+
+describe('managing endpoints over REST', () => {
+  it('creates with a secret shown once, lists, updates and deletes; refuses staff without the role and other businesses', async () => {
+    const t = await createTenant();
+    const other = await createTenant();
+    const created = await createEndpoint(t, { url: 'https://hooks.example.com/in', event_types: ['message.received'] });
+    expect(created).toMatchObject({
+      business_id: t.business.id,
+      url: 'https://hooks.example.com/in',
+      event_types: ['message.received'],
+      enabled: true,
+      description: null,
+    });
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    const base = `/api/v1/businesses/${t.business.id}/webhook-endpoints`;
+    const list = await jsonOf(await api.get(base, { headers: key(t) }));
+    expect(list.webhook_endpoints).toHaveLength(1);
+    expect(list.webhook_endpoints[0].secret).toBeUndefined();
+
+    const patched = await api.patch(`${base}/${created.id}`, {
+      headers: key(t),
+      body: { event_types: null, description: 'CRM', enabled: false },
+    });
+    expect(await jsonOf(patched)).toMatchObject({ event_types: null, description: 'CRM', enabled: false });
+
+    // Bad input: 422 at the field, nothing written.
+    const bad = await api.post(base, { headers: key(t), body: { url: 'not a url', event_types: ['message.nope'] } });
+    expect(bad.status).toBe(422);
+    const locs = (await jsonOf(bad)).detail.map((d: { loc: string[] }) => d.loc.join('.'));
+    expect(locs).toEqual(expect.arrayContaining(['body.event_types.0']));
+    const badUrl = await api.post(base, { headers: key(t), body: { url: 'ftp://hooks.example.com/in' } });
+    expect(badUrl.status).toBe(422);
+    expect((await jsonOf(badUrl)).detail[0].loc).toEqual(['body', 'url']);
+
+    // Roles: an owner's or a manager's session may; plain staff may not.
+    const manager = await createStaff(t.business.id, { role: 'manager' });
+    const clerk = await createStaff(t.business.id, { role: 'staff' });
+    const sessionOf = async (staffId: number) =>
+      (await issueSession({ kind: 'platform', scope: 'test' }, { business_id: t.business.id, staff_id: staffId })).token;
+    const asManager = await api.get(base, { headers: { Authorization: `Bearer ${await sessionOf(manager.id)}` } });
+    expect(asManager.status).toBe(200);
+    const asClerk = await api.get(base, { headers: { Authorization: `Bearer ${await sessionOf(clerk.id)}` } });
+    expect(asClerk.status).toBe(403);
+    const clerkCreates = await api.post(base, {
+      headers: { Authorization: `Bearer ${await sessionOf(clerk.id)}` },
+      body: { url: 'https://x.example.com/' },
+    });
+    expect(clerkCreates.status).toBe(403);
+
+    // Another business's endpoint is not found, whatever the operation.
+    const theirs = `/api/v1/businesses/${other.business.id}/webhook-endpoints/${created.id}`;
+    expect((await api.get(theirs, { headers: key(other) })).status).toBe(404);
+    expect((await api.patch(theirs, { headers: key(other), body: { enabled: true } })).status).toBe(404);
+    expect((await api.post(`${theirs}/rotate-secret`, { headers: key(other) })).status).toBe(404);
+    expect((await api.get(`${theirs}/deliveries`, { headers: key(other) })).status).toBe(404);
+    expect((await api.delete(theirs, { headers: key(other) })).status).toBe(404);
+    // …and their key cannot reach this business at all.
+    expect((await api.get(base, { headers: key(other) })).status).toBe(403);
+
+    const deleted = await api.delete(`${base}/${created.id}`, { headers: key(t) });
+    expect(await jsonOf(deleted)).toEqual({ success: true, endpoint_id: created.id });
+    expect((await api.get(`${base}/${created.id}`, { headers: key(t) })).status).toBe(404);
+  });
+});
+
+describe('deliveries', () => {
+  it('every event type, signed so that standardwebhooks verifies it, numbered per conversation, filtered by type', async () => {
+    const t = await createTenant();
+    const receiver = await startReceiver();
+    const other = await startReceiver();
+    try {
+      const all = await createEndpoint(t, { url: receiver.url });
+      const some = await createEndpoint(t, { url: other.url, event_types: ['message.received', 'conversation.assigned'] });
+      await recordEvents(EVENT_TYPES.map((type) => sample(type, t.business.id, 4242)));
+      await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(EVENT_TYPES.length);
+      await expect.poll(() => other.received.length, { timeout: 10_000 }).toBe(2);
+
+      const verifier = new Webhook(all.secret);
+      const bodies = receiver.received.map(
+        (r) =>
+          verifier.verify(r.body, r.headers as Record<string, string>) as {
+            type: string;
+            timestamp: string;
+            data: Record<string, unknown>;
+          },
+      );
+      expect(bodies.map((b) => b.type).sort()).toEqual([...EVENT_TYPES].sort());
+      for (const b of bodies) {
+        expect(b.data.business_id).toBe(t.business.id);
+        expect(b.data.actor).toEqual({ type: 'staff', staff_id: 3 });
+      }
+      // The conversation's events are numbered 1… in the log's order, and arrive in it.
+      const inConversation = bodies.filter((b) => b.data.sequence !== undefined);
+      expect(inConversation.map((b) => b.data.sequence)).toEqual(inConversation.map((_, i) => i + 1));
+      // A wrong secret fails verification: the signature is really checked.
+      expect(() => new Webhook(some.secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as never)).toThrow();
+      expect(other.received.map((r) => JSON.parse(r.body).type).sort()).toEqual(['conversation.assigned', 'message.received']);
+      // webhook-id is the event's id.
+      const [first] = await db.execute<{ id: number }>(
+        sql`select id from events where business_id = ${t.business.id} and type = 'message.received'`,
+      );
+      const got = other.received.find((r) => JSON.parse(r.body).type === 'message.received')!;
+      expect(got.headers['webhook-id']).toBe(String(first!.id));
+      expect((await deliveries(all.id)).every((d) => d.status === 'delivered' && d.attempts === 1)).toBe(true);
+    } finally {
+      await receiver.close();
+      await other.close();
+    }
+  });
+
+  it('retries a failure on the schedule, honouring Retry-After; keeps one conversation in order while another goes on', async () => {
+    const t = await createTenant();
+    let failing = true;
+    const receiver = await startReceiver((r) =>
+      failing && JSON.parse(r.body).data.conversation_id === 1
+        ? { status: 503, headers: { 'Retry-After': '600' } }
+        : { status: 200 },
+    );
+    try {
+      const endpoint = await createEndpoint(t, { url: receiver.url, event_types: ['conversation.assigned'] });
+      const assigned = (conversationId: number, staffId: number): NewEvent => ({
+        type: 'conversation.assigned',
+        businessId: t.business.id,
+        conversationId,
+        actor: { type: 'api' },
+        data: { conversation_id: conversationId, staff_id: staffId, previous_staff_id: null },
+      });
+      await recordEvents([assigned(1, 11), assigned(2, 21), assigned(1, 12), assigned(2, 22)]);
+      // Conversation 2 is delivered in order; conversation 1's first event failed and holds its second.
+      await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(3);
+      await new Promise((r) => setTimeout(r, 300));
+      const seen = receiver.received.map((r) => JSON.parse(r.body).data);
+      expect(seen.filter((d) => d.conversation_id === 2).map((d) => d.staff_id)).toEqual([21, 22]);
+      expect(seen.filter((d) => d.conversation_id === 1).map((d) => d.staff_id)).toEqual([11]);
+      const [held, , second] = await deliveries(endpoint.id);
+      expect(held).toMatchObject({ status: 'pending', attempts: 1, last_status_code: 503 });
+      // Retry-After 600 s is longer than the first scheduled wait (5 s): it wins.
+      const wait = (new Date(held!.next_attempt_at).getTime() - Date.now()) / 1000;
+      expect(wait).toBeGreaterThan(590);
+      expect(wait).toBeLessThanOrEqual(600);
+      expect(second).toMatchObject({ status: 'pending', attempts: 0 });
+
+      // Its time comes: the receiver is back; both go, in order, with the same webhook-id as before.
+      failing = false;
+      const firstId = receiver.received[0]!.headers['webhook-id'];
+      await db.execute(sql`update webhook_deliveries set next_attempt_at = now() where id = ${held!.id}`);
+      await api.post(`/api/v1/businesses/${t.business.id}/webhook-endpoints/${endpoint.id}/deliveries/${held!.id}/redeliver`, {
+        headers: key(t),
+      });
+      await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(5);
+      const tail = receiver.received.slice(3);
+      expect(tail.map((r) => JSON.parse(r.body).data.staff_id)).toEqual([11, 12]);
+      expect(tail[0]!.headers['webhook-id']).toBe(firstId);
+      const after = await deliveries(endpoint.id);
+      expect(after.every((d) => d.status === 'delivered')).toBe(true);
+      const [endpointNow] = await db.execute<{ failing_since: Date | null }>(
+        sql`select failing_since from webhook_endpoints where id = ${endpoint.id}`,
+      );
+      expect(endpointNow!.failing_since).toBeNull();
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('the schedule: 5 s, 5 min … 24 h; Retry-After is a floor bounded by the longest wait', () => {
+    expect(RETRY_DELAYS_SECONDS).toEqual([5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]);
+    expect(retryDelaySeconds(1, null)).toBe(5);
+    expect(retryDelaySeconds(2, null)).toBe(300);
+    expect(retryDelaySeconds(9, null)).toBe(86400);
+    expect(retryDelaySeconds(1, 1)).toBe(5);
+    expect(retryDelaySeconds(1, 60)).toBe(60);
+    expect(retryDelaySeconds(1, 10 * 86400)).toBe(86400);
+  });
+
+  it('410 Gone disables the endpoint at once; the last attempt fails a delivery; five days of failures disable', async () => {
+    const t = await createTenant();
+    const gone = await startReceiver(() => ({ status: 410 }));
+    const broken = await startReceiver(() => ({ status: 500 }));
+    const watcher = await startReceiver();
+    try {
+      const a = await createEndpoint(t, { url: gone.url, event_types: ['conversation.woke'] });
+      const b = await createEndpoint(t, { url: broken.url, event_types: ['conversation.woke'] });
+      const w = await createEndpoint(t, { url: watcher.url, event_types: ['webhook_endpoint.disabled'] });
+      const woke = (n: number): NewEvent => ({
+        type: 'conversation.woke',
+        businessId: t.business.id,
+        conversationId: n,
+        actor: { type: 'system' },
+        data: { conversation_id: n },
+      });
+      await recordEvents([woke(1), woke(2)]);
+      await expect
+        .poll(
+          async () =>
+            (await jsonOf(await api.get(`/api/v1/businesses/${t.business.id}/webhook-endpoints/${a.id}`, { headers: key(t) })))
+              .enabled,
+          { timeout: 10_000 },
+        )
+        .toBe(false);
+      const endpointA = await jsonOf(
+        await api.get(`/api/v1/businesses/${t.business.id}/webhook-endpoints/${a.id}`, { headers: key(t) }),
+      );
+      expect(endpointA.disabled_reason).toBe('The endpoint answered 410 Gone');
+      await expect
+        .poll(async () => (await deliveries(a.id)).map((d) => d.status), { timeout: 10_000 })
+        .toEqual(['failed', 'failed']);
+      // The business's other endpoint hears of it.
+      await expect.poll(() => watcher.received.length, { timeout: 10_000 }).toBe(1);
+      expect(JSON.parse(watcher.received[0]!.body)).toMatchObject({
+        type: 'webhook_endpoint.disabled',
+        data: { endpoint_id: a.id, reason: 'The endpoint answered 410 Gone' },
+      });
+
+      // b: 500s. Its deliveries wait for retries; the endpoint's failing run has started.
+      await expect.poll(async () => (await deliveries(b.id)).map((d) => d.attempts), { timeout: 10_000 }).toEqual([1, 1]);
+      const [first] = await deliveries(b.id);
+      // The last attempt: failed for good (redeliverable).
+      await db.execute(sql`update webhook_deliveries set attempts = 9, next_attempt_at = now() where id = ${first!.id}`);
+      worker.wake();
+      await expect.poll(async () => (await deliveries(b.id))[0]!.status, { timeout: 10_000 }).toBe('failed');
+      expect((await deliveries(b.id))[0]!.attempts).toBe(10);
+      // Failing for more than five days: the next failure disables it.
+      await db.execute(sql`update webhook_endpoints set failing_since = now() - interval '5 days 1 minute' where id = ${b.id}`);
+      await db.execute(
+        sql`update webhook_deliveries set next_attempt_at = now() where endpoint_id = ${b.id} and status = 'pending'`,
+      );
+      worker.wake();
+      await expect
+        .poll(
+          async () =>
+            (await jsonOf(await api.get(`/api/v1/businesses/${t.business.id}/webhook-endpoints/${b.id}`, { headers: key(t) })))
+              .disabled_reason,
+          { timeout: 10_000 },
+        )
+        .toBe('Every delivery failed for 5 days');
+      // Re-enabled, a failed delivery can be redelivered.
+      const base = `/api/v1/businesses/${t.business.id}/webhook-endpoints/${b.id}`;
+      expect((await api.post(`${base}/deliveries/${first!.id}/redeliver`, { headers: key(t) })).status).toBe(409);
+      await api.patch(base, { headers: key(t), body: { enabled: true } });
+      const redelivered = await jsonOf(await api.post(`${base}/deliveries/${first!.id}/redeliver`, { headers: key(t) }));
+      expect(redelivered).toMatchObject({ status: 'pending', attempts: 0 });
+      const failedOnly = await jsonOf(await api.get(`${base}/deliveries?outcome=failed`, { headers: key(t) }));
+      expect(failedOnly.deliveries.every((d: { status: string }) => d.status === 'failed')).toBe(true);
+      void w;
+    } finally {
+      await gone.close();
+      await broken.close();
+      await watcher.close();
+    }
+  });
+
+  it('a hanging endpoint holds only its own share; rotation signs with both secrets for a day; test events', async () => {
+    const t = await createTenant();
+    const hanging = await startReceiver(() => ({ status: 200, hang: true }));
+    const healthy = await startReceiver();
+    try {
+      const slow = await createEndpoint(t, { url: hanging.url, event_types: ['conversation.woke'] });
+      const fast = await createEndpoint(t, { url: healthy.url, event_types: ['conversation.woke'] });
+      const events = Array.from({ length: 100 }, (_, i): NewEvent => ({
+        type: 'conversation.woke',
+        businessId: t.business.id,
+        conversationId: 100 + i,
+        actor: { type: 'system' },
+        data: { conversation_id: 100 + i },
+      }));
+      const started = Date.now();
+      await recordEvents(events);
+      await expect.poll(() => healthy.received.length, { timeout: 10_000 }).toBe(100);
+      // Well before the hanging endpoint's attempts time out (2 s here).
+      expect(Date.now() - started).toBeLessThan(2_000);
+      void slow;
+
+      const base = `/api/v1/businesses/${t.business.id}/webhook-endpoints/${fast.id}`;
+      const rotated = await jsonOf(await api.post(`${base}/rotate-secret`, { headers: key(t) }));
+      expect(rotated.secret).not.toBe(fast.secret);
+      const test = await api.post(`${base}/test`, { headers: key(t) });
+      expect(test.status).toBe(200);
+      expect(await jsonOf(test)).toMatchObject({ event_type: 'webhook.test', status: 'pending' });
+      await expect.poll(() => healthy.received.length, { timeout: 10_000 }).toBe(101);
+      const testDelivery = healthy.received[100]!;
+      expect(String(testDelivery.headers['webhook-signature']).split(' ')).toHaveLength(2);
+      for (const secret of [fast.secret, rotated.secret]) {
+        expect(new Webhook(secret).verify(testDelivery.body, testDelivery.headers as never)).toMatchObject({
+          type: 'webhook.test',
+          data: { business_id: t.business.id, endpoint_id: fast.id },
+        });
+      }
+      // A day later the old secret no longer signs.
+      await db.execute(sql`update webhook_endpoints set previous_secret_expires_at = now() where id = ${fast.id}`);
+      await api.post(`${base}/test`, { headers: key(t) });
+      await expect.poll(() => healthy.received.length, { timeout: 10_000 }).toBe(102);
+      const later = healthy.received[101]!;
+      expect(String(later.headers['webhook-signature']).split(' ')).toHaveLength(1);
+      expect(() => new Webhook(fast.secret).verify(later.body, later.headers as never)).toThrow();
+      const log = await jsonOf(await api.get(`${base}/deliveries?page_size=2`, { headers: key(t) }));
+      expect(log.deliveries).toHaveLength(2);
+      expect(log.next_page).toBe(true);
+      expect(log.deliveries[0]).toMatchObject({ event_type: 'webhook.test', status: 'delivered', last_status_code: 200 });
+      expect(JSON.parse(log.deliveries[0].request_body).type).toBe('webhook.test');
+    } finally {
+      await hanging.close();
+      await healthy.close();
+    }
+  });
+});
