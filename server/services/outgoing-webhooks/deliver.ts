@@ -19,6 +19,9 @@ import { signWebhook } from './signing';
  * sent twice, and the receiver recognizes it by its `webhook-id`.
  */
 
+/** A failing run at least this long, ended by a success, was an outage: see recordAttempts. */
+export const OUTAGE_SECONDS = 30;
+
 /** Longer than an attempt can take (its 15 s deadline) with room to record its outcome. */
 export const LEASE_SECONDS = 60;
 
@@ -135,7 +138,8 @@ const delivered = (o: AttemptOutcome) => o.status !== null && o.status >= 200 &&
 /**
  * Writes a batch of attempts' outcomes: a 2xx is delivered (and ends its endpoint's failing run);
  * a 410 Gone disables its endpoint; anything else is retried on the schedule, and after the last
- * attempt the delivery is failed. Then every endpoint that has failed continuously for
+ * attempt the delivery is failed. An endpoint back from an outage has its waiting deliveries made
+ * due at once. Then every endpoint that has failed continuously for
  * DISABLE_AFTER_FAILING_DAYS is disabled. One transaction, a few statements whatever the batch.
  */
 export async function recordAttempts(outcomes: readonly AttemptOutcome[], tx: Tx = db): Promise<void> {
@@ -169,8 +173,20 @@ export async function recordAttempts(outcomes: readonly AttemptOutcome[], tx: Tx
     const failed = [...new Set(outcomes.filter((o) => !delivered(o)).map((o) => o.endpointId))].filter(
       (id) => !succeeded.includes(id),
     );
-    await tx.execute(sql`update webhook_endpoints set failing_since = null
-                         where id = any(${textArray(succeeded)}::int[]) and failing_since is not null`);
+    const recovered = await tx.execute<{ id: number; after_outage: boolean }>(sql`
+      update webhook_endpoints e set failing_since = null
+      from (select id, failing_since from webhook_endpoints
+            where id = any(${textArray(succeeded)}::int[]) and failing_since is not null for update) was
+      where e.id = was.id
+      returning e.id, was.failing_since < now() - make_interval(secs => ${OUTAGE_SECONDS}) as after_outage`);
+    // An endpoint back from an outage (every attempt failed for OUTAGE_SECONDS) gets what waits for
+    // it now, not at each delivery's scheduled retry (up to a day away), so it catches up at once.
+    // Not after a failure among successes (one delivery it refuses): that one keeps its schedule.
+    // Deliveries in flight (leased) or due within the lease are left as they are.
+    await tx.execute(sql`
+      update webhook_deliveries set next_attempt_at = now()
+      where endpoint_id = any(${textArray(recovered.filter((r) => r.after_outage).map((r) => r.id))}::int[]) and status = 'pending'
+        and next_attempt_at > now() + make_interval(secs => ${LEASE_SECONDS})`);
     await tx.execute(sql`update webhook_endpoints set failing_since = now()
                          where id = any(${textArray(failed)}::int[]) and failing_since is null`);
     const gone = [...new Set(outcomes.filter((o) => o.status === 410).map((o) => o.endpointId))];
