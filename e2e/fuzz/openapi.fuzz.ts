@@ -108,6 +108,10 @@ async function seed(): Promise<Pools> {
     ].map((r) => api('POST', `/businesses/${b}/saved-replies`, r)),
   );
   expect([sms.status, email.status, ...replies.map((r) => r.status)]).toEqual([200, 200, 200, 200]);
+  // An endpoint at the local sink: the events of the run are delivered there, and its operations
+  // (deliveries, test events, redeliveries, rotation) have a real endpoint to work on.
+  const endpoint = await api('POST', `/businesses/${b}/webhook-endpoints`, { url: stack.webhookSink.url });
+  expect(endpoint.status).toBe(201);
   return {
     business_id: [b],
     client_id: clientIds,
@@ -128,6 +132,11 @@ async function seed(): Promise<Pools> {
     search_term: ['appointment', 'soon', 'nothing-matches'],
     timezone: ['America/New_York', 'Europe/Paris'],
     sender_type: ['system', 'staff'],
+    // Every URL a valid request registers is the sink's: the worker must never call anywhere else
+    // (checked after the run); a generated string that is not that URL is refused as one.
+    url: [stack.webhookSink.url],
+    endpoint_id: [endpoint.body.id],
+    delivery_id: [],
   };
 }
 
@@ -284,6 +293,8 @@ function harvest(answer: Record<string, unknown>) {
   };
   for (const name of HARVESTED) add(name, answer[name]);
   for (const id of Array.isArray(answer.message_ids) ? answer.message_ids : []) add('message_id', id);
+  // A webhook delivery (a test event's, a redelivery's): its id is a delivery_id.
+  if (typeof answer.event_type === 'string') add('delivery_id', answer.id);
   const data = answer.data as Record<string, unknown> | undefined;
   if (data) for (const name of HARVESTED) add(name, data[name]);
 }
@@ -313,6 +324,11 @@ describe('OpenAPI fuzzer', () => {
       );
     }
 
+    // Webhook deliveries went only to the sink: no endpoint with another URL was ever attempted.
+    const called = await sql<{ url: string }[]>`
+      select distinct e.url from webhook_endpoints e join webhook_deliveries d on d.endpoint_id = e.id where d.attempts > 0`;
+    for (const { url } of called) expect(url, 'the worker called a webhook URL the fuzzer generated').toBe(stack.webhookSink.url);
+
     const statuses = [...stats.byStatus.entries()]
       .sort(([a], [b]) => a - b)
       .map(([s, n]) => `${s}×${n}`)
@@ -320,7 +336,8 @@ describe('OpenAPI fuzzer', () => {
     console.log(
       `fuzz: ${stats.requests} requests over ${ops.length} operations in ${Math.round((Date.now() - started) / 1000)} s ` +
         `(${stats.mutated} mutated, ${stats.accepted} writes accepted); statuses ${statuses}; slowest ${Math.round(stats.slowest)} ms; ` +
-        `${stack.twilio.messages.length} SMS at the fake Twilio, ${stack.sink.messages.length} mails at the sink`,
+        `${stack.twilio.messages.length} SMS at the fake Twilio, ${stack.sink.messages.length} mails at the sink, ` +
+        `${stack.webhookSink.received()} webhooks at theirs`,
     );
     expect(stats.requests).toBe(RUNS);
   }, 900_000);

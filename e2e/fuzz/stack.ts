@@ -1,4 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +21,7 @@ export type FuzzStack = {
   platformKey: string;
   twilio: FakeTwilio;
   sink: SmtpSink;
+  webhookSink: { url: string; received: () => number; close: () => Promise<void> };
   stop: () => Promise<void>;
 };
 
@@ -32,6 +35,7 @@ export async function startFuzzStack(): Promise<FuzzStack> {
   await migrateDatabase(pg.url);
   const twilio = await startFakeTwilio();
   const sink = await startSmtpSink();
+  const webhookSink = await startWebhookSink();
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const platformKey = 'fuzz-platform-key-0123456789';
@@ -55,6 +59,9 @@ export async function startFuzzStack(): Promise<FuzzStack> {
     EMAIL_PROVIDER: 'smtp',
     SMTP_URL: sink.url,
     EMAIL_INBOUND_SECRET: 'fuzz-inbound-secret',
+    // Webhook endpoints the fuzzer registers point at the local sink (its pool of URLs), which is
+    // a loopback address: allowed here, and checked after the run to be the only one called.
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     // The fuzzer is not testing the rate limit (its own tests do).
     RATE_LIMIT_PER_MINUTE: '10000000',
     // The worker's recovery sweep within seconds, so the stateful sequences (record → status → a
@@ -97,12 +104,14 @@ export async function startFuzzStack(): Promise<FuzzStack> {
     platformKey,
     twilio,
     sink,
+    webhookSink,
     stop: async () => {
       await Promise.all(
         children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => (c.once('exit', r), c.kill('SIGTERM'))))),
       );
       await twilio.close();
       await sink.close();
+      await webhookSink.close();
       await pg.stop();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -122,4 +131,19 @@ function newestSource(): number {
   };
   for (const dir of ['app', 'components', 'server', 'db']) walk(dir);
   return newest;
+}
+
+/** A webhook receiver on loopback that answers 200 and counts what it got. */
+async function startWebhookSink() {
+  let received = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => (received++, res.end()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`,
+    received: () => received,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
 }
