@@ -3,18 +3,21 @@ import { db, type Tx } from '@/server/db/client';
 import { env } from '@/server/env';
 import { maintainEventPartitions } from '@/server/services/events/partitions';
 import { deleteUnattachedUploads } from '@/server/services/messages/uploads';
+import { pruneWebhookDeliveries } from '@/server/services/outgoing-webhooks/deliver';
 
 /**
  * Housekeeping the worker runs every few minutes (the `system.maintenance` job): expired
  * idempotency keys (24 h), rate-limit windows long past, sessions that ended more than a week ago,
  * MMS uploads no message named within a day of their upload (docs/api.md#mms-uploads), and the
- * event log's partitions (created ahead, dropped past EVENT_RETENTION_DAYS).
+ * event log's partitions (created ahead, dropped past EVENT_RETENTION_DAYS) and the outgoing
+ * webhooks' delivery log past the same age.
  */
 export async function runMaintenance(tx: Tx = db) {
   return {
     ...(await sweepExpiredRows(tx)),
     uploads: await deleteUnattachedUploads(undefined, tx),
     events: await maintainEventPartitions(env().eventRetentionDays, undefined, tx),
+    webhookDeliveries: await pruneWebhookDeliveries(env().eventRetentionDays, undefined, tx),
   };
 }
 

@@ -224,3 +224,24 @@ export async function disableEndpoints(endpointIds: readonly number[], reason: s
     tx,
   );
 }
+
+const PRUNE_BATCH = 10_000;
+
+/**
+ * The delivery log keeps what the event log keeps (EVENT_RETENTION_DAYS): older delivered and failed
+ * deliveries are deleted, oldest first, in batches of PRUNE_BATCH (short transactions, no long lock),
+ * at most `maxBatches` per run. A pending one stays until it is delivered or fails.
+ */
+export async function pruneWebhookDeliveries(retentionDays: number, maxBatches = 20, tx: Tx = db): Promise<number> {
+  let pruned = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const result = await tx.execute(sql`
+      delete from webhook_deliveries where id in (
+        select id from webhook_deliveries
+        where created_at < now() - make_interval(days => ${retentionDays}) and status <> 'pending'
+        order by id limit ${PRUNE_BATCH})`);
+    pruned += result.count;
+    if (result.count < PRUNE_BATCH) break;
+  }
+  return pruned;
+}

@@ -14,7 +14,7 @@ import { issueSession } from '@/server/services/auth';
 import { api, jsonOf } from '@/server/testing/http';
 import { RETRY_DELAYS_SECONDS } from '@/server/shared/outgoing-webhooks';
 import { PER_ENDPOINT, startOutgoingWebhooks } from '@/workers/outgoing-webhooks';
-import { retryDelaySeconds } from './deliver';
+import { pruneWebhookDeliveries, retryDelaySeconds } from './deliver';
 
 /**
  * Outgoing webhooks end to end (docs/api.md#webhooks-you-receive-from-us): endpoints managed over
@@ -439,5 +439,27 @@ describe('deliveries', () => {
       await hanging.close();
       await healthy.close();
     }
+  });
+});
+
+describe('the delivery log', () => {
+  it('keeps what the event log keeps: older delivered and failed deliveries go, pending ones stay', async () => {
+    const t = await createTenant();
+    const endpoint = await createEndpoint(t, { url: 'https://hooks.example.com/kept', event_types: ['conversation.woke'] });
+    const insert = (status: string, daysAgo: number) =>
+      db.execute<{ id: number }>(sql`
+        insert into webhook_deliveries (business_id, endpoint_id, event_id, event_type, payload, status, created_at, next_attempt_at)
+        values (${t.business.id}, ${endpoint.id}, nextval('events_id_seq'), 'conversation.woke', '{}'::jsonb, ${status},
+                now() - make_interval(days => ${daysAgo}), now() + interval '1 day')
+        returning id`);
+    const [oldDelivered] = await insert('delivered', 31);
+    const [oldFailed] = await insert('failed', 31);
+    const [oldPending] = await insert('pending', 31);
+    const [recent] = await insert('delivered', 29);
+    expect(await pruneWebhookDeliveries(30)).toBeGreaterThanOrEqual(2);
+    const left = (await deliveries(endpoint.id)).map((d) => d.id);
+    expect(left).toEqual([oldPending!.id, recent!.id]);
+    expect(left).not.toContain(oldDelivered!.id);
+    expect(left).not.toContain(oldFailed!.id);
   });
 });
