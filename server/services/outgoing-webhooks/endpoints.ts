@@ -66,7 +66,7 @@ function assertUrl(url: string): void {
 /** A type list in a stable order without repeats; null (every type) stays null. */
 const eventTypesOf = (types: readonly EventType[] | null | undefined) => (types ? [...new Set(types)].sort() : null);
 
-async function loadEndpoint(businessId: number, endpointId: number, tx: Tx, lock = false): Promise<EndpointRow> {
+async function loadEndpoint(businessId: number, endpointId: number, lock: boolean, tx: Tx): Promise<EndpointRow> {
   const query = tx
     .select()
     .from(webhookEndpoints)
@@ -86,7 +86,7 @@ export async function listWebhookEndpoints(businessId: number, tx: Tx = db) {
 }
 
 export async function getWebhookEndpoint(businessId: number, endpointId: number, tx: Tx = db) {
-  return toEndpoint(await loadEndpoint(businessId, endpointId, tx));
+  return toEndpoint(await loadEndpoint(businessId, endpointId, false, tx));
 }
 
 export async function createWebhookEndpoint(
@@ -124,7 +124,7 @@ export async function updateWebhookEndpoint(
 ) {
   if (input.url !== undefined) assertUrl(input.url);
   return tx.transaction(async (tx) => {
-    const current = await loadEndpoint(businessId, endpointId, tx, true);
+    const current = await loadEndpoint(businessId, endpointId, true, tx);
     const reenabled = input.enabled === true && !current.enabled;
     const [row] = await tx
       .update(webhookEndpoints)
@@ -160,7 +160,7 @@ export async function deleteWebhookEndpoint(businessId: number, endpointId: numb
  */
 export async function rotateWebhookSecret(businessId: number, endpointId: number, tx: Tx = db) {
   return tx.transaction(async (tx) => {
-    const current = await loadEndpoint(businessId, endpointId, tx, true);
+    const current = await loadEndpoint(businessId, endpointId, true, tx);
     const [row] = await tx
       .update(webhookEndpoints)
       .set({
@@ -180,7 +180,7 @@ export async function rotateWebhookSecret(businessId: number, endpointId: number
  * id comes from the log's sequence, so `webhook-id` never repeats, though it is not in the log.
  */
 export async function sendTestWebhook(businessId: number, endpointId: number, tx: Tx = db) {
-  const endpoint = await loadEndpoint(businessId, endpointId, tx);
+  const endpoint = await loadEndpoint(businessId, endpointId, false, tx);
   if (!endpoint.enabled) throw new AppError('conflict', 'The endpoint is disabled; enable it before testing it');
   const [row] = await tx.execute<{ id: number }>(sql`select nextval('events_id_seq')::bigint as id`);
   const [delivery] = await tx
@@ -207,7 +207,7 @@ export async function listWebhookDeliveries(
   q: z.output<typeof WebhookDeliveryListQuery>,
   tx: Tx = db,
 ) {
-  await loadEndpoint(businessId, endpointId, tx);
+  await loadEndpoint(businessId, endpointId, false, tx);
   const conditions: SQL[] = [eq(webhookDeliveries.endpointId, endpointId)];
   if (q.outcome) conditions.push(eq(webhookDeliveries.status, q.outcome));
   // One row more than the page says whether there is a next one (no count of a large log).
@@ -228,7 +228,7 @@ export async function listWebhookDeliveries(
 
 /** Sends a delivery again, now, with a fresh schedule of attempts (the same body and webhook-id). */
 export async function redeliverWebhook(businessId: number, endpointId: number, deliveryId: number, tx: Tx = db) {
-  const endpoint = await loadEndpoint(businessId, endpointId, tx);
+  const endpoint = await loadEndpoint(businessId, endpointId, false, tx);
   if (!endpoint.enabled) throw new AppError('conflict', 'The endpoint is disabled; enable it before redelivering to it');
   const [row] = await tx
     .update(webhookDeliveries)
