@@ -111,3 +111,51 @@ describe('event handlers read the log (dispatchEvents)', () => {
     expect([slowId, fast]).toContain(cursor!.event_id);
   });
 });
+
+describe('under concurrent writers and dispatchers', () => {
+  it('every event exactly once, whatever order transactions take ids and commit in', async () => {
+    const t = await createTenant();
+    const { handler, seen } = collector(t.business.id);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const written: number[] = [];
+    let writing = true;
+    // Writers: transactions that take their xid early or late, write one to five events, and
+    // commit after a random pause; some roll back.
+    const writer = async (w: number) => {
+      for (let i = 0; i < 25; i++) {
+        const n = 1 + ((w * 7 + i) % 5);
+        const rollBack = (w + i) % 9 === 0;
+        await db
+          .transaction(async (tx) => {
+            if (i % 2) await tx.execute(sql`select pg_current_xact_id()`);
+            await sleep((w * 13 + i * 7) % 15);
+            const ids = await recordEvents(
+              Array.from({ length: n }, (_, k) => woke(t.business.id, w * 1000 + i * 10 + k + 1)),
+              tx,
+            );
+            await sleep((w * 5 + i * 3) % 10);
+            if (rollBack) throw new Error('roll back');
+            written.push(...ids);
+          })
+          .catch((err: Error) => {
+            if (err.message !== 'roll back') throw err;
+          });
+      }
+    };
+    // Two dispatchers of the same handler, small batches, running all along.
+    const dispatcher = async () => {
+      while (writing) {
+        await dispatchEvents(handler, 7);
+        await sleep(1);
+      }
+    };
+    const dispatchers = [dispatcher(), dispatcher()];
+    await Promise.all(Array.from({ length: 6 }, (_, w) => writer(w)));
+    writing = false;
+    await Promise.all(dispatchers);
+    await drainUntil(handler, seen, written.length, 7);
+    const ids = seen.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length); // none twice
+    expect([...ids].sort((a, b) => a - b)).toEqual([...written].sort((a, b) => a - b)); // none lost, none rolled back
+  });
+});
