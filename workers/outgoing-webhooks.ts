@@ -5,6 +5,8 @@ import type { Logger } from '@/server/logger';
 import { dispatchEvents, type EventHandler } from '@/server/services/events/dispatch';
 import {
   claimDueDeliveries,
+  extendLeases,
+  LEASE_SECONDS,
   recordAttempts,
   webhookHeaders,
   type AttemptOutcome,
@@ -81,6 +83,18 @@ function startSender(post: Poster, log: Logger) {
   const inFlight = new Map<number, number>();
   let total = 0;
   const pending: AttemptOutcome[] = [];
+  // Claimed and not yet recorded: their leases are renewed while they are ours, so a worker that is
+  // slow to record an answer (a busy machine) never lets another claim send them again.
+  const unrecorded = new Set<number>();
+  const renewal = setInterval(
+    () => {
+      if (unrecorded.size === 0) return;
+      extendLeases([...unrecorded]).catch((err: Error) =>
+        log.warn({ err: { message: err.message } }, 'could not renew webhook delivery leases'),
+      );
+    },
+    (LEASE_SECONDS * 1000) / 3,
+  );
   let flushTimer: NodeJS.Timeout | null = null;
   let flushing: Promise<void> = Promise.resolve();
 
@@ -94,6 +108,7 @@ function startSender(post: Poster, log: Logger) {
       for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
         try {
           await recordAttempts(batch);
+          for (const outcome of batch) unrecorded.delete(outcome.deliveryId);
           break;
         } catch (err) {
           log.warn({ err: { message: (err as Error).message } }, 'could not record webhook attempts; retrying');
@@ -126,9 +141,14 @@ function startSender(post: Poster, log: Logger) {
       const claimed = await claimDueDeliveries(MAX_IN_FLIGHT - total, PER_ENDPOINT, busy);
       for (const delivery of claimed) {
         total++;
+        unrecorded.add(delivery.id);
         inFlight.set(delivery.endpointId, (inFlight.get(delivery.endpointId) ?? 0) + 1);
         void attempt(delivery)
-          .catch((err) => log.error({ err, delivery_id: delivery.id }, 'webhook attempt failed unexpectedly'))
+          .catch((err) => {
+            // No outcome to record: its lease runs out and it is tried again.
+            unrecorded.delete(delivery.id);
+            log.error({ err, delivery_id: delivery.id }, 'webhook attempt failed unexpectedly');
+          })
           .finally(() => {
             total--;
             const n = inFlight.get(delivery.endpointId)! - 1;
@@ -136,6 +156,8 @@ function startSender(post: Poster, log: Logger) {
             else inFlight.set(delivery.endpointId, n);
             if (pending.length >= FLUSH_SIZE) void flush();
             else flushTimer ??= setTimeout(() => void flush(), FLUSH_MS);
+            // A slot is free: other endpoints' and conversations' deliveries need not wait for the flush.
+            loop.wake();
           });
       }
       // Claimed a full share: there may be more due.
@@ -151,6 +173,7 @@ function startSender(post: Poster, log: Logger) {
       await loop.stop();
       while (total > 0) await new Promise((r) => setTimeout(r, 50));
       await flush();
+      clearInterval(renewal);
     },
   };
 }

@@ -99,6 +99,17 @@ export async function claimDueDeliveries(
   }));
 }
 
+/**
+ * Renews the leases of deliveries a worker has claimed and not yet recorded. Only a lease is moved
+ * (a next attempt within LEASE_SECONDS): a retry already scheduled further out is left alone.
+ */
+export async function extendLeases(deliveryIds: readonly number[], tx: Tx = db): Promise<void> {
+  await tx.execute(sql`
+    update webhook_deliveries set next_attempt_at = now() + make_interval(secs => ${LEASE_SECONDS})
+    where id = any(${textArray(deliveryIds)}::bigint[]) and status = 'pending'
+      and next_attempt_at <= now() + make_interval(secs => ${LEASE_SECONDS})`);
+}
+
 /** The Standard Webhooks headers of one attempt (a fresh timestamp and signature each time). */
 export function webhookHeaders(delivery: ClaimedDelivery, now = new Date()): Record<string, string> {
   const timestamp = Math.floor(now.getTime() / 1000);

@@ -14,7 +14,7 @@ import { issueSession } from '@/server/services/auth';
 import { api, jsonOf } from '@/server/testing/http';
 import { RETRY_DELAYS_SECONDS } from '@/server/shared/outgoing-webhooks';
 import { PER_ENDPOINT, startOutgoingWebhooks } from '@/workers/outgoing-webhooks';
-import { pruneWebhookDeliveries, retryDelaySeconds } from './deliver';
+import { extendLeases, LEASE_SECONDS, pruneWebhookDeliveries, retryDelaySeconds } from './deliver';
 
 /**
  * Outgoing webhooks end to end (docs/api.md#webhooks-you-receive-from-us): endpoints managed over
@@ -461,5 +461,29 @@ describe('the delivery log', () => {
     expect(left).toEqual([oldPending!.id, recent!.id]);
     expect(left).not.toContain(oldDelivered!.id);
     expect(left).not.toContain(oldFailed!.id);
+  });
+});
+
+describe('leases', () => {
+  it('a lease still held is renewed; a retry scheduled further out is left alone', async () => {
+    const t = await createTenant();
+    const endpoint = await createEndpoint(t, { url: 'https://hooks.example.com/leases', event_types: ['conversation.woke'] });
+    const insert = (secondsAhead: number) =>
+      db.execute<{ id: number }>(sql`
+        insert into webhook_deliveries (business_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+        values (${t.business.id}, ${endpoint.id}, nextval('events_id_seq'), 'conversation.woke', '{}'::jsonb,
+                now() + make_interval(secs => ${secondsAhead}))
+        returning id`);
+    const [leased] = await insert(5); // a lease about to run out
+    const [retry] = await insert(300); // the second attempt, 5 minutes away
+    await extendLeases([leased!.id, retry!.id]);
+    const rows = await db.execute<{ id: number; ahead: number }>(sql`
+      select id, extract(epoch from next_attempt_at - now())::float as ahead from webhook_deliveries
+      where id in (${leased!.id}, ${retry!.id}) order by id`);
+    expect(rows[0]!.ahead).toBeGreaterThan(LEASE_SECONDS - 5);
+    expect(rows[1]!.ahead).toBeGreaterThan(290);
+    expect(rows[1]!.ahead).toBeLessThanOrEqual(300);
+    // Not left for the worker to try against a real host name.
+    await db.execute(sql`delete from webhook_endpoints where id = ${endpoint.id}`);
   });
 });
