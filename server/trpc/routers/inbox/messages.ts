@@ -60,11 +60,15 @@ export const messageProcedures = {
     conversationMessages.markMessagesRead(ctx.caller.businessId, {
       conversation_id: ctx.conversation.id,
       is_read: input.isRead,
-    }),
+    }, { type: 'staff', staff_id: ctx.caller.staffId }),
   ),
   flag: staffProcedure
     .input(z.object({ messageId: id, flagged: z.boolean() }))
-    .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged)),
+    .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged, {
+        type: 'staff',
+        staff_id: ctx.caller.staffId,
+      }),
+    ),
   /** Send later (docs/api.md#send-later): the timeline's Cancel and Edit of a scheduled message. */
   sendLaterTimezone: conversationProcedure.query(({ ctx }) =>
     sendLaterTimezone(ctx.caller.businessId, ctx.conversation.locationId),
@@ -76,11 +80,16 @@ export const messageProcedures = {
     ),
   reschedule: staffProcedure
     .input(z.object({ messageId: id, send_at: sendAt }))
-    .mutation(({ ctx, input }) => rescheduleMessage(ctx.caller.businessId, input.messageId, input.send_at)),
+    .mutation(({ ctx, input }) => rescheduleMessage(ctx.caller.businessId, input.messageId, input.send_at, {
+        type: 'staff',
+        staff_id: ctx.caller.staffId,
+      }),
+    ),
   /** The timeline's Send now of a scheduled text, a held one included (staff confirmed it). */
   sendScheduledNow: staffProcedure
     .input(z.object({ messageId: id }))
-    .mutation(({ ctx, input }) => sendScheduledNow(ctx.caller.businessId, input.messageId)),
+    .mutation(({ ctx, input }) => sendScheduledNow(ctx.caller.businessId, input.messageId, { type: 'staff', staff_id: ctx.caller.staffId }),
+    ),
   /** The composer: one SMS or email to the conversation's client, through the queue operations. */
   sendSms: conversationProcedure
     .input(
