@@ -6,7 +6,7 @@
 ALTER TABLE "events" DROP CONSTRAINT "events_type_check";--> statement-breakpoint
 DROP INDEX "events_business_id_idx";--> statement-breakpoint
 CREATE INDEX "events_business_tx_idx" ON "events" USING btree ("business_id","tx_id","id");--> statement-breakpoint
-ALTER TABLE "events" ADD CONSTRAINT "events_type_check" CHECK ("events"."type" in ('message.received', 'message.created', 'message.status_updated', 'message.flagged', 'message.rescheduled', 'conversation.created', 'conversation.assigned', 'conversation.status_changed', 'conversation.snoozed', 'conversation.woke', 'conversation.labeled', 'conversation.read', 'note.created', 'client.updated', 'client.opted_out', 'client.opted_in', 'consent.recorded', 'call.started', 'call.completed', 'voicemail.received', 'webhook_endpoint.disabled'));
+ALTER TABLE "events" ADD CONSTRAINT "events_type_check" CHECK ("type" in ('message.received', 'message.created', 'message.status_updated', 'message.flagged', 'message.rescheduled', 'conversation.created', 'conversation.assigned', 'conversation.status_changed', 'conversation.snoozed', 'conversation.woke', 'conversation.labeled', 'conversation.read', 'note.created', 'client.updated', 'client.opted_out', 'client.opted_in', 'consent.recorded', 'call.started', 'call.completed', 'voicemail.received', 'webhook_endpoint.disabled'));
 --> statement-breakpoint
 -- Migration 0027's call events, and `call.started` when a call row is first written short of a final
 -- status (a ringing or answered call appears in the inbox as it happens). Its intermediate steps

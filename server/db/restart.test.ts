@@ -132,7 +132,15 @@ describe('after a PostgreSQL restart', () => {
       // The log's tail reads on: an event appended after the restart reaches the stream open across
       // the gap, which is not interrupted (nothing was lost: it reads from its cursor).
       await recordEvents(
-        [{ type: 'conversation.woke', businessId: 7, conversationId: 1, actor: { type: 'system' }, data: { conversation_id: 1 } }],
+        [
+          {
+            type: 'conversation.woke',
+            businessId: 7,
+            conversationId: 1,
+            actor: { type: 'system' },
+            data: { conversation_id: 1 },
+          },
+        ],
         db,
       );
       await until('the event after the restart', async () => events.length > 0, 4_000);

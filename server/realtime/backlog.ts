@@ -35,8 +35,7 @@ export const STREAMED_COLUMNS = sql`id, tx_id, business_id, type, conversation_i
 export const streamedTypes = () => sql`type = any(${sql.param(STREAMED_TYPES)}::text[])`;
 
 export type Backlog =
-  | { ok: true; rows: StreamedRow[]; from: Position }
-  | { ok: false; reason: 'unknown' | 'too_old' | 'too_many'; lastId: number };
+  { ok: true; rows: StreamedRow[]; from: Position } | { ok: false; reason: 'unknown' | 'too_old' | 'too_many'; lastId: number };
 
 /**
  * The streamed events of `businessId` after the client's last event and up to `upTo` (the tail's

@@ -75,7 +75,8 @@ export function lastEventIdOf(req: IncomingMessage): number | null {
   let raw: unknown = req.headers['last-event-id'] ?? url.searchParams.get('lastEventId') ?? url.searchParams.get('Last-Event-Id');
   if (raw === null || raw === undefined) {
     try {
-      raw = (JSON.parse(url.searchParams.get('input') ?? 'null') as { json?: { lastEventId?: unknown } } | null)?.json?.lastEventId;
+      raw = (JSON.parse(url.searchParams.get('input') ?? 'null') as { json?: { lastEventId?: unknown } } | null)?.json
+        ?.lastEventId;
     } catch {
       raw = undefined;
     }

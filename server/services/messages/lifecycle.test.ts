@@ -69,7 +69,9 @@ describe('message lifecycle', () => {
     const delivered = await createMessage(t.conversation, { status: 'delivered' });
 
     let rows: Awaited<ReturnType<typeof startNewAttempt>> = [];
-    rows = await db.transaction((tx) => startNewAttempt(t.business.id, [failed.id, delivered.id], RETRYABLE_STATUSES, undefined, tx));
+    rows = await db.transaction((tx) =>
+      startNewAttempt(t.business.id, [failed.id, delivered.id], RETRYABLE_STATUSES, undefined, tx),
+    );
 
     expect(rows.map((r) => r.id)).toEqual([failed.id]);
     const [again] = await db.select().from(messages).where(eq(messages.id, failed.id));

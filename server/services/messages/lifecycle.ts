@@ -374,7 +374,7 @@ async function moveStatusForward(
     )
     .returning({ id: messages.id, business_id: messages.businessId, conversation_id: messages.conversationId });
   if (rows[0]) {
-      return { updated: 1, messageId: rows[0].id };
+    return { updated: 1, messageId: rows[0].id };
   }
   const [existing] = await tx.select({ id: messages.id }).from(messages).where(where).limit(1);
   return { updated: 0, messageId: existing?.id ?? null };

@@ -8,7 +8,13 @@ import { holdUntil } from '@/server/services/compliance/quiet-hours';
 import { refreshLatestMessages } from '@/server/services/conversations/activity';
 import { cancelScheduled } from './lifecycle';
 import { selectMessageItems, toMessageItem } from './serialize';
-import { MESSAGE_SUMMARY, messageSummary, recordEvents, setEventActor, type MessageSummaryRow } from '@/server/services/events/record';
+import {
+  MESSAGE_SUMMARY,
+  messageSummary,
+  recordEvents,
+  setEventActor,
+  type MessageSummaryRow,
+} from '@/server/services/events/record';
 import type { EventActor } from '@/server/services/events/types';
 
 /**
@@ -57,13 +63,7 @@ export async function cancelScheduledMessage(businessId: number, messageId: numb
  * transaction. The earlier job is left alone: if it runs first, the claim sees a send_at still to
  * come and takes nothing.
  */
-export async function rescheduleMessage(
-  businessId: number,
-  messageId: number,
-  requested: Date,
-  actor: EventActor,
-  tx: Tx = db,
-) {
+export async function rescheduleMessage(businessId: number, messageId: number, requested: Date, actor: EventActor, tx: Tx = db) {
   await tx.transaction(async (tx) => {
     const target = and(eq(messages.businessId, businessId), eq(messages.id, messageId), eq(messages.status, 'scheduled'));
     const [current] = await tx
