@@ -48,8 +48,13 @@ export const APPENDED_CHANNEL = 'events_appended';
 /** Events per read; a read that fills it is followed by another at once. */
 const BATCH = 500;
 export const POLL_MS = 5_000;
-/** The first wait before reading again events held back by an older transaction; doubled up to POLL_MS. */
+/**
+ * The first wait before reading again events held back by an older transaction, doubled up to
+ * HELD_RETRY_MAX_MS: a small query, so a long transaction delays the streams by at most that much
+ * past its end.
+ */
 const HELD_RETRY_MS = 20;
+const HELD_RETRY_MAX_MS = 100;
 
 type Pending = { position: Position; event: InboxEvent; id: number; frame: () => Buffer };
 type Entry = {
@@ -98,7 +103,7 @@ function hub(): Hub {
           if (read.full) again = true;
         } while (again);
         heldFor = read.held ? heldFor + 1 : 0;
-        if (heldFor) next = Math.min(HELD_RETRY_MS * 2 ** (heldFor - 1), POLL_MS);
+        if (heldFor) next = Math.min(HELD_RETRY_MS * 2 ** (heldFor - 1), HELD_RETRY_MAX_MS);
       } catch (err) {
         // The database away: the next wake-up reads on from the cursor, nothing is lost.
         logger.warn({ err: { message: (err as Error).message } }, 'event log tail read failed');
