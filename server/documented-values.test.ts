@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BALANCER_DEFAULTS } from '@/deploy/cluster';
 import { ConfigError, parseEnv } from '@/server/env';
-import { MAX_IDS } from '@/server/services/live-events/publish';
+import { RESUME_MAX_EVENTS } from '@/server/realtime/backlog';
 
 /**
  * The docs quote settings and limits the code defines: this keeps them in step. Every default in
@@ -65,9 +65,9 @@ describe('the configuration table (docs/configuration.md)', () => {
 });
 
 describe('limits the docs quote', () => {
-  it('live events are split at the ids per NOTIFY the publisher uses', () => {
-    expect(read('docs/api.md')).toContain(`split into several events of at most ${MAX_IDS} ids`);
-    expect(read('docs/architecture.md')).toContain(`split at ${MAX_IDS} ids`);
+  it('a live stream replays at most the events the docs say before it asks for a refetch', () => {
+    expect(read('docs/api.md')).toContain(`at most ${RESUME_MAX_EVENTS.toLocaleString('en-US')} events`);
+    expect(read('docs/architecture.md')).toContain(`at most ${RESUME_MAX_EVENTS.toLocaleString('en-US')} events`);
   });
 
   it('the business budget is ten times the per-caller limit by default, as docs/configuration.md and docs/api.md say', () => {

@@ -4,9 +4,11 @@ import { trpc } from '@/components/trpc/client';
 import { STREAM_SUPERSEDED } from '@/server/shared/live-events';
 
 /**
- * Live inbox: the business's events (SSE, fed by PostgreSQL LISTEN/NOTIFY) invalidate the queries
- * they touch. Bursts (a bulk send, a storm of status callbacks) are folded into one refetch per
- * 200 ms, so a busy business never floods the browser.
+ * Live inbox: the business's events (SSE, fed from the event log) invalidate the queries they
+ * touch. Bursts (a bulk send, a storm of status callbacks) are folded into one refetch per 200 ms,
+ * so a busy business never floods the browser. Each event carries its id: a stream that drops is
+ * opened again after the last one (tRPC's client sends it), and the server replays what was
+ * missed, or sends `refetch` when it cannot (docs/api.md#live-events).
  */
 export function useLiveInbox(openConversationId: number | null) {
   const utils = trpc.useUtils();
@@ -29,10 +31,23 @@ export function useLiveInbox(openConversationId: number | null) {
     };
   }, []);
 
+  // Whether this subscription received an event id to resume after, should it drop.
+  const resumable = useRef(false);
   const events = trpc.inbox.events.useSubscription(undefined, {
-    onData(event) {
+    onData({ data: event }) {
+      resumable.current = true;
+      if (event.type === 'refetch') {
+        void utils.inbox.invalidate();
+        return;
+      }
       const p = pending.current;
       for (const id of event.conversationIds) p.conversations.add(id);
+      // A client's change (opt-out, consent) shows in the open conversation when it is theirs.
+      const open = openRef.current;
+      if (event.type === 'client.updated' && open) {
+        const clientId = utils.inbox.conversation.getData({ conversationId: open })?.client_id;
+        if (clientId !== undefined && event.clientIds.includes(clientId)) p.conversations.add(open);
+      }
       if (p.timer) return;
       p.timer = setTimeout(() => {
         const touched = p.conversations;
@@ -49,12 +64,13 @@ export function useLiveInbox(openConversationId: number | null) {
     },
   });
 
-  // The SSE link reconnects by itself after a dropped connection; whatever happened meanwhile was
-  // never streamed, so everything shown is refetched once the stream is back.
+  // The SSE link reconnects by itself after a dropped connection, resuming after the last event it
+  // received; a stream that dropped before its first event has nothing to resume after, so
+  // everything shown is refetched once it is back.
   const connection = useRef<'never' | 'up' | 'lost'>('never');
   useEffect(() => {
     if (events.status === 'pending') {
-      if (connection.current === 'lost') void utils.inbox.invalidate();
+      if (connection.current === 'lost' && !resumable.current) void utils.inbox.invalidate();
       connection.current = 'up';
     } else if (connection.current === 'up') {
       connection.current = 'lost';
@@ -70,6 +86,10 @@ export function useLiveInbox(openConversationId: number | null) {
   return {
     signedOut: failed === 'UNAUTHORIZED',
     superseded: failed === STREAM_SUPERSEDED.code,
-    reconnect: events.reset,
+    // A new subscription: no event to resume after, so it refetches once it is up.
+    reconnect: () => {
+      resumable.current = false;
+      events.reset();
+    },
   };
 }

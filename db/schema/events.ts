@@ -42,8 +42,9 @@ export const events = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.id, t.occurredAt] }),
-    // A business's events in order: a live stream resuming after Last-Event-ID.
-    index('events_business_id_idx').on(t.businessId, t.id),
+    // A business's events in the log's reading order: a live stream resuming after its last event
+    // reads them from here (server/realtime/backlog.ts).
+    index('events_business_tx_idx').on(t.businessId, t.txId, t.id),
     // The handlers' reading order.
     index('events_tx_id_idx').on(t.txId, t.id),
     check('events_type_check', oneOf(t.type, EVENT_TYPES)),

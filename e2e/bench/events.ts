@@ -23,15 +23,15 @@ import { requestEventStream, sseParser } from '@/server/testing/sse';
  *    listening socket; PostgreSQL's CPU is the postmaster's and its children's.
  * 3. Opens --streams (2,000) tRPC SSE subscriptions (GET /api/trpc/inbox.events, raw http.request
  *    with a browser's Accept-Encoding; `--accept-encoding identity` for none) from --readers (2) child
- *    processes, round-robin over the businesses; a stream is ready once a probe event NOTIFYed for
- *    its business reached it (so the LISTEN fan-out holds it).
+ *    processes, round-robin over the businesses; a stream is ready once a probe event logged for
+ *    its business reached it (so the log's tail feeds it).
  * 4. --idle (10) seconds with every stream open: what open inboxes cost when nothing happens (the
  *    session re-check every 5 s). Then --repeat (1) publish phases: --rate (50) events/s for
- *    --seconds (30) through the real publish() (pg_notify on EVENTS_CHANNEL), round-robin over the
- *    businesses, each stamped with its send time; every stream of the event's business must get it
- *    exactly once. A phase waits for stragglers until 15 s pass without one (120 s at most).
+ *    --seconds (30), each appended to the event log in a transaction of its own (recordEvents, which
+ *    wakes the tail with events_appended), round-robin over the businesses, each stamped with its
+ *    send time; every stream of the event's business must get it exactly once. A phase waits for stragglers until 15 s pass without one (120 s at most).
  *
- * Latency: from just before publish() to the reader's 'data' callback for the chunk that carried the
+ * Latency: from just before the event's transaction to the reader's 'data' callback for the chunk that carried the
  * event (one clock, performance.timeOrigin + now(), in every process of this machine).
  * Exits 1 only on a hard failure (a stream that did not connect or ended, an event lost or
  * duplicated, a publish that failed); performance targets are printed beside the figures.
@@ -74,8 +74,17 @@ type Collected = {
 };
 type FromReader = Opened | Status | Count | Collected;
 
-/** What the bench adds to each event (the stream passes the event object through unchanged). */
+/**
+ * What the bench says in each event: the frame carries ids only, so the run and sequence number
+ * ride in the conversation id and the send time (microseconds since the epoch) in the message id.
+ */
 type Stamp = { run: number; seq: number; sentAt: number };
+const stampIds = (s: Stamp) => ({ conversationId: s.run * 1_000_000 + s.seq + 1, messageId: Math.round(s.sentAt * 1000) });
+const unstamp = (conversationId: number, messageId: number): Stamp => ({
+  run: Math.floor((conversationId - 1) / 1_000_000),
+  seq: (conversationId - 1) % 1_000_000,
+  sentAt: messageId / 1000,
+});
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -110,7 +119,7 @@ function reader() {
   const send = (m: FromReader) => process.send!(m);
 
   function onEvent(s: Stream, data: string, at: number) {
-    let parsed: { json?: { businessId?: number; bench?: Stamp; probe?: number } };
+    let parsed: { json?: { type?: string; businessId?: number; conversationIds?: number[]; messageIds?: number[] } };
     try {
       parsed = JSON.parse(data);
     } catch {
@@ -119,12 +128,13 @@ function reader() {
     const event = parsed.json;
     if (!event) return;
     if (event.businessId !== s.spec.businessId) foreign++;
-    if (typeof event.probe === 'number') {
-      s.lastProbe = Math.max(s.lastProbe, event.probe);
+    if (event.type === 'conversation.updated') {
+      s.lastProbe = Math.max(s.lastProbe, event.conversationIds?.[0] ?? 0);
       return;
     }
-    const stamp = event.bench;
-    if (!stamp || stamp.run !== run) return;
+    if (event.type !== 'message.created') return;
+    const stamp = unstamp(event.conversationIds?.[0] ?? 0, event.messageIds?.[0] ?? 0);
+    if (stamp.run !== run) return;
     if (s.seen.has(stamp.seq)) {
       duplicates++;
       return;
@@ -463,9 +473,49 @@ async function main() {
   const { freePort } = await import('@/db/embedded');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { ensureProductionBuild } = await import('@/server/cli/production-build');
-  const { publish } = await import('@/server/services/live-events/publish');
+  const { recordEvents } = await import('@/server/services/events/record');
   type Tx = import('@/server/db/client').Tx;
-  type InboxEvent = import('@/server/services/live-events/publish').InboxEvent;
+  /** One event in the log, in a transaction of its own, as a change appends it. */
+  const publish = async (businessId: number, s: Stamp | { probe: number }, db: Tx): Promise<void> => {
+    if ('probe' in s) {
+      await recordEvents(
+        [
+          {
+            type: 'conversation.woke',
+            businessId,
+            conversationId: s.probe,
+            actor: { type: 'system' },
+            data: { conversation_id: s.probe },
+          },
+        ],
+        db,
+      );
+      return;
+    }
+    const { conversationId, messageId } = stampIds(s);
+    await recordEvents(
+      [
+        {
+          type: 'message.created',
+          businessId,
+          conversationId,
+          messageId,
+          actor: { type: 'system' },
+          data: {
+            message_id: messageId,
+            conversation_id: conversationId,
+            client_id: null,
+            channel: 'sms',
+            message_type: 'TEXT',
+            direction: 'outbound',
+            status: 'queued',
+            send_at: null,
+          },
+        },
+      ],
+      db,
+    );
+  };
 
   console.log(
     `bench:events on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}): ${STREAMS} streams over ${BUSINESSES} businesses, ` +
@@ -620,8 +670,7 @@ async function main() {
     const publishProbe = async () => {
       probe++;
       for (const businessId of businessIds) {
-        const event = { type: 'conversation.updated', businessId, conversationIds: [], probe } as InboxEvent & { probe: number };
-        await publish(event, db);
+        await publish(businessId, { probe }, db);
       }
     };
     const awaitProbe = async (readers: Reader[], expect: number, timeoutMs: number) => {
@@ -735,15 +784,8 @@ async function main() {
         else behindMs = Math.max(behindMs, -wait);
         const businessId = businessIds[seq % BUSINESSES]!;
         perBusiness.set(businessId, (perBusiness.get(businessId) ?? 0) + 1);
-        const event = {
-          type: 'message.created',
-          businessId,
-          conversationIds: [seq + 1],
-          messageIds: [seq + 1],
-          bench: { run, seq, sentAt: now() } satisfies Stamp,
-        } as InboxEvent & { bench: Stamp };
         pending.push(
-          publish(event, db).catch(() => {
+          publish(businessId, { run, seq, sentAt: now() }, db).catch(() => {
             publishErrors++;
             perBusiness.set(businessId, perBusiness.get(businessId)! - 1);
           }),
@@ -851,7 +893,7 @@ async function main() {
       if (result.missing) failures.push(`run ${run}: ${result.missing} deliveries missing on ${result.missingStreams} streams`);
       if (result.duplicates) failures.push(`run ${run}: ${result.duplicates} duplicate deliveries`);
       if (result.foreign) failures.push(`run ${run}: ${result.foreign} events of another business reached a stream`);
-      if (result.publishErrors) failures.push(`run ${run}: ${result.publishErrors} publish() calls failed`);
+      if (result.publishErrors) failures.push(`run ${run}: ${result.publishErrors} events failed to append`);
     }
     const end = await Promise.all(readers.map((r) => r.ask<Status>({ cmd: 'status', probe }, 'status')));
     const ended = end.flatMap((s) => s.ended).filter((e) => !connectFailures.some((f) => f.idx === e.idx));

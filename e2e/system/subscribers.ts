@@ -1,87 +1,59 @@
 import http from 'node:http';
-import { createSql } from '@/db/connect';
-import { EVENTS_CHANNEL, type InboxEvent } from '@/server/services/live-events/publish';
+import type { createSql } from '@/db/connect';
+import { STREAMED_TYPES } from '@/server/realtime/frames';
 import { requestEventStream, sseParser } from '@/server/testing/sse';
 
 /**
  * The system test's live-event side: inbox event streams held open through the balancer the way
- * the inbox holds them (tRPC SSE with a browser session cookie), reconnecting when one ends and
- * then catching up with a read (as `use-live-inbox.ts` refetches), and a log of every NOTIFY
- * PostgreSQL sent, taken on a LISTEN connection of the harness's own.
+ * the inbox holds them (tRPC SSE with a browser session cookie). A stream that ends (a web process
+ * killed or draining, PostgreSQL restarting) is opened again with the id of the last event it
+ * received, as the browser's EventSource sends it (`Last-Event-ID`); and every subscriber also
+ * drops its stream by itself now and then and resumes the same way. At the end each one's frames
+ * are compared with its business's events in the log.
  */
 type Subscriber = {
   businessId: number;
   cookie: string;
-  /** Events received, by key. */
-  received: Set<string>;
-  /** Periods the stream was open: from `connected` until it ended (end undefined: still open). */
-  connected: { from: number; to?: number }[];
-  /** When each catch-up read after a reconnect started (it sees everything committed before). */
-  catchUps: number[];
+  /** Event ids received, in order, across all its connections. */
+  received: number[];
+  /** `refetch` frames: the last id received before, and the id it carried. */
+  refetches: { after: number | null; id: number }[];
+  /** When it first connected: events committed before are not its to receive. */
+  firstConnectedAt: number | null;
   reconnects: number;
+  /** Drops it made itself, to resume. */
+  drops: number;
   req?: http.ClientRequest;
 };
 
-const eventKey = (e: InboxEvent) => `${e.type}|${e.conversationIds.join(',')}|${'messageIds' in e ? e.messageIds.join(',') : ''}`;
+/** How often, on average, a subscriber drops its own stream to resume it (ms). */
+const DROP_EVERY_MS = 20_000;
 
-type NotifyLog = {
-  events: { businessId: number; key: string; at: number }[];
-  gaps: { from: number; to?: number }[];
-  stop(): Promise<void>;
-};
-
-/** LISTENs on the events channel; records every event with when it arrived, and the LISTEN's own gaps. */
-export async function logNotifies(databaseUrl: string): Promise<NotifyLog> {
-  const sql = createSql(databaseUrl, { max: 1, idle_timeout: 0 });
-  const log: NotifyLog = {
-    events: [],
-    gaps: [],
-    async stop() {
-      await sql.end({ timeout: 2 });
-    },
-  };
-  let listening = false;
-  await sql.listen(
-    EVENTS_CHANNEL,
-    (payload) => {
-      const event = JSON.parse(payload) as InboxEvent;
-      log.events.push({ businessId: event.businessId, key: eventKey(event), at: Date.now() });
-    },
-    () => {
-      // (Re)listening: a gap, if there was one, is over.
-      const open = log.gaps.at(-1);
-      if (listening && open && open.to === undefined) open.to = Date.now();
-      listening = true;
-    },
-  );
-  return log;
-}
-
-/** Marks the start of a LISTEN outage the harness caused (PostgreSQL stopped). */
-export function notifyGapStarts(log: NotifyLog) {
-  log.gaps.push({ from: Date.now() });
-}
-
-export function startSubscribers(
-  baseUrl: string,
-  specs: { businessId: number; cookie: string }[],
-  catchUp: (s: Subscriber) => Promise<void>,
-) {
+export function startSubscribers(baseUrl: string, specs: { businessId: number; cookie: string }[]) {
   const url = new URL('/api/trpc/inbox.events', baseUrl);
   let stopping = false;
-  const subscribers: Subscriber[] = specs.map((s) => ({ ...s, received: new Set(), connected: [], catchUps: [], reconnects: 0 }));
+  const subscribers: Subscriber[] = specs.map((s) => ({
+    ...s,
+    received: [],
+    refetches: [],
+    firstConnectedAt: null,
+    reconnects: 0,
+    drops: 0,
+  }));
 
   function open(s: Subscriber, isReconnect: boolean) {
     if (stopping) return;
     let ended = false;
+    let dropTimer: NodeJS.Timeout | undefined;
     const end = () => {
       if (ended) return;
       ended = true;
-      const period = s.connected.at(-1);
-      if (period && period.to === undefined) period.to = Date.now();
+      clearTimeout(dropTimer);
       if (!stopping) setTimeout(() => open(s, true), 200 + Math.random() * 300);
     };
-    const req = requestEventStream(url, s.cookie, {}, (res) => {
+    const last = s.received.at(-1) ?? s.refetches.at(-1)?.id;
+    const headers: Record<string, string> = last === undefined ? {} : { 'last-event-id': String(last) };
+    const req = requestEventStream(url, s.cookie, headers, (res) => {
       if (res.statusCode !== 200) {
         res.resume();
         res.on('end', end);
@@ -91,32 +63,22 @@ export function startSubscribers(
       res.setEncoding('utf8');
       res.on(
         'data',
-        sseParser((type, data) => {
+        sseParser((type, data, id) => {
           if (type === 'connected') {
-            s.connected.push({ from: Date.now() });
-            if (isReconnect) {
-              s.reconnects++;
-              const started = Date.now();
-              // A catch-up read that fails (the balancer still settling) is tried again.
-              void (async () => {
-                for (let i = 0; i < 20 && !stopping; i++) {
-                  try {
-                    await catchUp(s);
-                    s.catchUps.push(started);
-                    return;
-                  } catch {
-                    await new Promise((r) => setTimeout(r, 500));
-                  }
-                }
-              })();
-            }
-          } else if (type === 'message') {
-            try {
-              const event = (JSON.parse(data) as { json?: InboxEvent }).json;
-              if (event) s.received.add(eventKey(event));
-            } catch {
-              // not an event
-            }
+            s.firstConnectedAt ??= Date.now();
+            if (isReconnect) s.reconnects++;
+            // Mid-run, the subscriber drops the stream itself, to resume it from its last event.
+            dropTimer = setTimeout(
+              () => {
+                s.drops++;
+                req.destroy();
+              },
+              DROP_EVERY_MS * (0.5 + Math.random()),
+            );
+          } else if (type === 'message' && id !== undefined) {
+            const event = (JSON.parse(data) as { json: { type: string } }).json;
+            if (event.type === 'refetch') s.refetches.push({ after: s.received.at(-1) ?? null, id: Number(id) });
+            else s.received.push(Number(id));
           } else if (type === 'serialized-error' || type === 'return') {
             req.destroy();
           }
@@ -136,27 +98,73 @@ export function startSubscribers(
     subscribers,
     stop() {
       stopping = true;
-      for (const s of subscribers) {
-        s.req?.destroy();
-        const period = s.connected.at(-1);
-        if (period && period.to === undefined) period.to = Date.now();
-      }
+      for (const s of subscribers) s.req?.destroy();
     },
   };
 }
 
+/** A business's streamed events in the log's order, with when their transactions began. */
+export async function businessLog(q: ReturnType<typeof createSql>, businessId: number) {
+  return q<{ id: number; occurred_at: Date }[]>`
+    select id::int as id, occurred_at from events
+    where business_id = ${businessId} and type = any(${STREAMED_TYPES as string[]}::text[])
+    order by tx_id, id`;
+}
+
 /**
- * Every event of a subscriber's business must have reached it: received on the stream, or covered
- * by a catch-up read that started after it (minus `edgeMs`: a read started just before an event's
- * NOTIFY reached the log may already see its commit) and soon after it — a stream that silently
- * drops events and is only reconnected much later does not count as caught up. Returns the events
- * that were neither.
+ * Every event of the subscriber's business from its first connection to the end, in the log's
+ * order, exactly once, across every reconnect and resume: its ids must be one unbroken run of the
+ * business's log. A `refetch` (the inbox reloads) is allowed only past the replay bound (more than
+ * `bound` events missed); the run starts again after its id. `edgeMs`: an event whose transaction
+ * began within this of the first connection, or of the streams' stop, may or may not have reached it.
  */
-export function missedEvents(s: Subscriber, log: NotifyLog, edgeMs = 2_000, catchUpWithinMs = 30_000) {
-  return log.events.filter(
-    (e) =>
-      e.businessId === s.businessId &&
-      !s.received.has(e.key) &&
-      !s.catchUps.some((c) => c >= e.at - edgeMs && c <= e.at + catchUpWithinMs),
-  );
+export function deliveryFailures(
+  s: Subscriber,
+  log: { id: number; occurred_at: Date }[],
+  stoppedAt: number,
+  bound: number,
+  edgeMs = 2_000,
+): string[] {
+  const failures: string[] = [];
+  const at = new Map(log.map((e, i) => [e.id, i]));
+  const received = s.received;
+  if (s.firstConnectedAt === null) return ['never connected'];
+  // Where the run begins: the first event received, and nothing before it that began well after the connection.
+  let next = received.length ? at.get(received[0]!) : log.length;
+  if (next === undefined) return [`received ${received[0]}, not an event of its business`];
+  const early = log.slice(0, next).filter((e) => e.occurred_at.getTime() > s.firstConnectedAt! + edgeMs);
+  if (early.length) failures.push(`missed ${early.length} events before its first (${early[0]!.id}…)`);
+  const refetches = [...s.refetches];
+  for (const id of received) {
+    const want = log[next];
+    if (want?.id === id) {
+      next++;
+      continue;
+    }
+    // A refetch between them: the missed run must have been past the bound.
+    const r = refetches[0];
+    const previous = next > 0 ? log[next - 1]!.id : null;
+    if (r && r.after === previous) {
+      refetches.shift();
+      const resumeAt = r.id === 0 ? 0 : at.get(r.id)! + 1;
+      if (resumeAt - next <= bound) failures.push(`told to refetch after ${previous} with only ${resumeAt - next} events missed`);
+      next = resumeAt;
+      if (log[next]?.id === id) {
+        next++;
+        continue;
+      }
+    }
+    const where = at.get(id);
+    failures.push(
+      where === undefined
+        ? `received ${id}, not an event of its business`
+        : where < next
+          ? `received ${id} again or out of order (expected ${want?.id ?? 'nothing'})`
+          : `missed ${where - next} events (${want!.id}…) before ${id}`,
+    );
+    if (where !== undefined && where >= next) next = where + 1;
+  }
+  const late = log.slice(next).filter((e) => e.occurred_at.getTime() < stoppedAt - edgeMs);
+  if (late.length) failures.push(`never received the last ${late.length} events (${late[0]!.id}…)`);
+  return failures.slice(0, 5);
 }

@@ -5,7 +5,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bossDb, type BossDb } from '@/server/jobs/boss-db';
 import { isDatabaseUnavailable } from '@/server/errors';
-import { EVENTS_CHANNEL, type InboxEvent } from '@/server/services/live-events/publish';
+import type { InboxEvent } from '@/server/realtime/frames';
+import { recordEvents } from '@/server/services/events/record';
 import { subscribeBusiness } from '@/server/realtime/listen';
 import { createSql } from '@/db/connect';
 import { closeDb, db } from './client';
@@ -92,12 +93,13 @@ describe('after a PostgreSQL restart', () => {
     const listening = subscribeBusiness({
       businessId: 7,
       sessionId: 1,
+      lastEventId: null,
       push: (e) => events.push(e),
       interrupt: () => interrupted++,
       supersede: () => {},
     });
     if (!listening.ok) throw new Error(listening.message);
-    await listening.ready;
+    await listening.joined;
     try {
       // In flight when PostgreSQL stops: a transaction on two app connections, a statement on the
       // third, both hot connections, a pg-boss statement.
@@ -127,21 +129,24 @@ describe('after a PostgreSQL restart', () => {
       expect(first).toEqual(Array(8).fill('ok'));
       expect(Date.now() - back).toBeLessThan(3_000);
 
-      // The LISTEN is back too: a NOTIFY reaches this process, and the streams open across the
-      // gap were told to catch up.
-      const event: InboxEvent = { type: 'conversation.updated', businessId: 7, conversationIds: [1] };
-      await until(
-        'a NOTIFY after the restart',
-        async () => {
-          await db.execute(sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(event)})`);
-          await sleep(100);
-          return events.length > 0;
-        },
-        4_000,
+      // The log's tail reads on: an event appended after the restart reaches the stream open across
+      // the gap, which is not interrupted (nothing was lost: it reads from its cursor).
+      await recordEvents(
+        [
+          {
+            type: 'conversation.woke',
+            businessId: 7,
+            conversationId: 1,
+            actor: { type: 'system' },
+            data: { conversation_id: 1 },
+          },
+        ],
+        db,
       );
+      await until('the event after the restart', async () => events.length > 0, 4_000);
       expect(Date.now() - back).toBeLessThan(4_000);
-      expect(interrupted).toBe(1);
-      expect(events[0]).toEqual(event);
+      expect(interrupted).toBe(0);
+      expect(events[0]).toEqual({ type: 'conversation.updated', businessId: 7, conversationIds: [1] });
     } finally {
       listening.unsubscribe();
     }

@@ -9,7 +9,8 @@ import { issueSession } from '@/server/services/auth';
 import { createClient, createConversation, createTenant } from '@/server/testing/factories';
 import { requestEventStream, sseParser } from '@/server/testing/sse';
 import { EVENTS_PATH, openEventStreams, serveEventStream } from './event-stream';
-import { publish, type InboxEvent } from '@/server/services/live-events/publish';
+import { logWakeUps } from '@/server/testing/log-events';
+import { RESUME_MAX_EVENTS } from './backlog';
 import { streamMeter } from './stream-meter';
 import { CONNECTED_FRAME, eventFrame } from './trpc-sse';
 
@@ -19,8 +20,9 @@ process.env.EVENT_STREAMS_PER_BUSINESS = '8';
 /**
  * The live event stream the web server serves (in production and development): tRPC subscription
  * frames (trpc-sse.ts, checked byte for byte against tRPC's own in trpc-sse.test.ts), the events of
- * the session's business only, ended with the retryable or final errors the client reads, and held
- * to the stream meter (stream-meter.ts).
+ * the session's business only, each with its id in the log, replayed after the id a reconnecting
+ * client sends (or a `refetch` past the bounds), ended with the retryable or final errors the client
+ * reads, and held to the stream meter (stream-meter.ts).
  */
 let server: http.Server;
 let base: string;
@@ -69,25 +71,75 @@ async function readUntil(body: ReadableStream<Uint8Array>, until: (text: string)
 }
 
 describe('live event stream', () => {
-  it('writes tRPC subscription frames (trpc-sse.ts): connected, then each event of the business', async () => {
+  it('writes tRPC subscription frames (trpc-sse.ts): connected, then each event of the business with its id', async () => {
     const t = await createTenant();
     const res = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${t.sessionToken}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/event-stream');
     expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toBe(CONNECTED_FRAME.toString());
-    await new Promise((r) => setTimeout(r, 300)); // subscribed on the LISTEN hub
-    const event = { type: 'message.status' as const, businessId: t.business.id, conversationIds: [3, 4], messageIds: [10, 11] };
-    await publish(event, db);
-    expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toBe(eventFrame(event).toString());
+    const [id] = await logWakeUps(t.business.id, [3]);
+    const event = { type: 'conversation.updated' as const, businessId: t.business.id, conversationIds: [3] };
+    expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toBe(eventFrame(event, id!).toString());
     await res.body!.cancel();
   });
+
+  it('a client that reconnects with its last event id gets what it missed, then what follows, each once and in order', async () => {
+    const t = await createTenant();
+    const [first, ...missed] = await logWakeUps(t.business.id, [1, 2, 3, 4]);
+    await logWakeUps((await createTenant()).business.id, [9]); // another business's, in between
+    // The EventSource's own reconnect sends the header; tRPC's client, opening the stream again, the input.
+    for (const how of ['header', 'input'] as const) {
+      const url =
+        how === 'header'
+          ? `${base}${EVENTS_PATH}`
+          : `${base}${EVENTS_PATH}?input=${encodeURIComponent(JSON.stringify({ json: { lastEventId: String(first) } }))}`;
+      const headers: Record<string, string> = { cookie: `session=${t.sessionToken}` };
+      if (how === 'header') headers['last-event-id'] = String(first);
+      const res = await fetch(url, { headers });
+      const replayed = await readUntil(res.body!, (x) => idsOf(x).length >= missed.length);
+      expect(idsOf(replayed)).toEqual(missed);
+      const [later] = await logWakeUps(t.business.id, [5]);
+      const text = replayed + (await readUntil(res.body!, (x) => x.includes(`id: ${later}\n`)));
+      expect(idsOf(text)).toEqual([...missed, later]);
+      missed.push(later!); // the next client, resuming after `first` too, missed it as well
+      await res.body!.cancel();
+    }
+  });
+
+  it('tells a client to refetch when its last event is unknown, another business’s, or followed by too many', async () => {
+    const t = await createTenant();
+    const other = await createTenant();
+    const [theirs] = await logWakeUps(other.business.id, [1]);
+    const ids = await logWakeUps(
+      t.business.id,
+      Array.from({ length: RESUME_MAX_EVENTS + 2 }, (_, i) => i + 1),
+    );
+    const latest = ids.at(-1)!;
+    for (const lastEventId of ['999999999999', String(theirs), 'not-an-id', String(ids[0])]) {
+      const res = await fetch(`${base}${EVENTS_PATH}`, {
+        headers: { cookie: `session=${t.sessionToken}`, 'last-event-id': lastEventId },
+      });
+      const text = await readUntil(res.body!, (x) => x.includes('refetch') && x.endsWith('\n\n\n'));
+      // One frame: refetch, with the business's latest event to resume after; nothing replayed.
+      expect(text.slice(CONNECTED_FRAME.length)).toBe(
+        eventFrame({ type: 'refetch', businessId: t.business.id, conversationIds: [] }, latest).toString(),
+      );
+      await res.body!.cancel();
+    }
+    // Within the bound, the same business replays.
+    const res = await fetch(`${base}${EVENTS_PATH}`, {
+      headers: { cookie: `session=${t.sessionToken}`, 'last-event-id': String(ids.at(-RESUME_MAX_EVENTS - 1)) },
+    });
+    const text = await readUntil(res.body!, (x) => idsOf(x).length === RESUME_MAX_EVENTS);
+    expect(idsOf(text)).toEqual(ids.slice(-RESUME_MAX_EVENTS));
+    await res.body!.cancel();
+  }, 30_000);
 
   it('a change made by another process reaches the stream', async () => {
     const t = await createTenant();
     const conv = await createConversation(t.business.id, (await createClient(t.business.id)).id);
     const res = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${t.sessionToken}` } });
     await readUntil(res.body!, (x) => x.includes('connected'));
-    await new Promise((r) => setTimeout(r, 300));
     await new Promise<void>((resolve, reject) => {
       const args = ['e2e/cli/add-note-cli.ts', String(t.business.id), String(conv.id), 'from another process'];
       const child = spawn('node_modules/.bin/tsx', args, { env: process.env, stdio: 'inherit' });
@@ -103,9 +155,8 @@ describe('live event stream', () => {
     const b = await createTenant();
     const res = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${a.sessionToken}` } });
     await readUntil(res.body!, (x) => x.includes('connected'));
-    await new Promise((r) => setTimeout(r, 300));
-    await publish({ type: 'conversation.updated', businessId: b.business.id, conversationIds: [1] }, db);
-    await publish({ type: 'conversation.updated', businessId: a.business.id, conversationIds: [2] }, db);
+    await logWakeUps(b.business.id, [1]);
+    await logWakeUps(a.business.id, [2]);
     const mine = await readUntil(res.body!, (x) => x.includes('\n\n\n'));
     expect(mine).toContain(`"businessId":${a.business.id}`);
     expect(mine).not.toContain(`"businessId":${b.business.id}`);
@@ -161,7 +212,7 @@ describe('live event stream', () => {
       data: { code: 'CONFLICT', httpStatus: 409, path: 'inbox.events' },
     });
     // The other five still get events.
-    await publish({ type: 'conversation.updated', businessId: t.business.id, conversationIds: [5] }, db);
+    await logWakeUps(t.business.id, [5]);
     for (const res of open.slice(1))
       expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toContain('"conversationIds":[5]');
     for (const res of open) await res.body!.cancel();
@@ -225,16 +276,12 @@ describe('live event stream', () => {
     const before = streamMeter().count({ businessId: t.business.id });
     expect(before).toBe(2);
 
-    // Events of ~2.6 KB: past what the kernel's socket buffers take, the rest waits in the process.
-    const big = (k: number): InboxEvent => ({
-      type: 'conversation.updated',
-      businessId: t.business.id,
-      conversationIds: Array.from({ length: 150 }, (_, i) => 1_000_000_000_000_000 + k * 1000 + i),
-    });
+    // Thousands of events a transaction: past what the kernel's socket buffers take, the rest waits in the process.
     for (let batch = 0; batch < 400 && !entry.res.destroyed; batch++) {
-      await db.transaction(async (tx) => {
-        for (let k = 0; k < 100; k++) await publish(big(batch * 100 + k), tx);
-      });
+      await logWakeUps(
+        t.business.id,
+        Array.from({ length: 2_000 }, (_, i) => 1_000_000_000 + i),
+      );
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(slowStatus).toBe(200);
@@ -244,13 +291,16 @@ describe('live event stream', () => {
     expect(streamMeter().count({ businessId: t.business.id })).toBe(1);
     // The reader that keeps up is still open and still fed.
     const got = readBytes;
-    await publish({ type: 'conversation.updated', businessId: t.business.id, conversationIds: [9] }, db);
+    await logWakeUps(t.business.id, [9]);
     for (let i = 0; i < 100 && readBytes === got; i++) await new Promise((r) => setTimeout(r, 50));
     expect(readBytes).toBeGreaterThan(got);
     slow.destroy();
     await reader.cancel();
   }, 120_000);
 });
+
+/** The event ids of the frames in the text of a stream, in order. */
+const idsOf = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
 
 /** Until a whole `serialized-error` frame is read (tRPC writes a frame's lines as separate chunks). */
 const endedWithError = (text: string) => text.includes('serialized-error') && text.endsWith('\n\n\n');

@@ -21,8 +21,11 @@ import { CONNECTED_FRAME, errorFrame, type StreamEndCode } from './trpc-sse';
  * to the tRPC route, whose procedure answers it in its own words. The rules: a staff session,
  * counted once against the rate limit; ended with UNAUTHORIZED once the session is revoked, expires
  * or its staff member is deactivated (checked every SESSION_RECHECK_MS, one query per process for
- * all streams); ended with SERVICE_UNAVAILABLE (which the client retries, then refetches) when the
- * process drains or when the LISTEN connection was re-established (events may have been missed).
+ * all streams); ended with SERVICE_UNAVAILABLE (which the client retries) when the process drains
+ * or what the client missed could not be read. Each frame is an event of the log with its id
+ * (listen.ts): a client that reconnects sends the last id it received (the EventSource's
+ * `Last-Event-ID` header, or tRPC's `lastEventId` in the input) and is replayed what it missed, or
+ * told to refetch (a `refetch` frame) when that is past the bounds (backlog.ts).
  * The stream meter (server/realtime/stream-meter.ts) ends a session's oldest stream with CONFLICT
  * when it opens one past EVENT_STREAMS_PER_SESSION, and refuses a stream with TOO_MANY_REQUESTS
  * when its business holds EVENT_STREAMS_PER_BUSINESS already. A client that reads too slowly (a
@@ -54,14 +57,35 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     if (!caller || caller.kind !== 'session') return false;
     await countRequest(caller);
     if (res.destroyed) return true; // the client went away meanwhile
-    open(res, caller.businessId, caller.sessionId);
+    open(res, caller.businessId, caller.sessionId, lastEventIdOf(req));
     return true;
   } catch {
     return false; // rate limited, database down: the tRPC route answers it
   }
 }
 
-function open(res: ServerResponse, businessId: number, sessionId: number) {
+/**
+ * The id of the last event the client received, where tRPC's server looks for it: the
+ * `Last-Event-ID` header (an EventSource reconnecting by itself), else the query's `lastEventId`,
+ * else the input's (`?input={"json":{"lastEventId":"…"}}`: tRPC's client opening the stream
+ * again). Anything but a positive integer is an id the log does not have: the client refetches.
+ */
+export function lastEventIdOf(req: IncomingMessage): number | null {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  let raw: unknown = req.headers['last-event-id'] ?? url.searchParams.get('lastEventId') ?? url.searchParams.get('Last-Event-Id');
+  if (raw === null || raw === undefined) {
+    try {
+      raw = (JSON.parse(url.searchParams.get('input') ?? 'null') as { json?: { lastEventId?: unknown } } | null)?.json
+        ?.lastEventId;
+    } catch {
+      raw = undefined;
+    }
+  }
+  if (raw === null || raw === undefined) return null;
+  return /^\d{1,15}$/.test(String(raw)) ? Number(raw) : 0;
+}
+
+function open(res: ServerResponse, businessId: number, sessionId: number, lastEventId: number | null) {
   const { maxUnsentBytes } = streamLimits();
   let closed = false;
   const stream: Stream = {
@@ -76,12 +100,13 @@ function open(res: ServerResponse, businessId: number, sessionId: number) {
   const subscription = subscribeBusiness({
     businessId,
     sessionId,
-    push(_event, frame) {
+    lastEventId,
+    push(_event, _id, frame) {
       if (closed) return;
       const bytes = frame();
-      // Cut, not ended with a frame: a frame would wait behind the backlog, which is of no use to a
-      // client that refetches after reconnecting, and holds memory until the client reads or goes.
-      // The browser's EventSource takes the dropped connection as a reason to reconnect.
+      // Cut, not ended with a frame: a frame would wait behind the backlog, holding memory until the
+      // client reads or goes. The browser's EventSource takes the dropped connection as a reason to
+      // reconnect, and resumes after the last event it received (or refetches, past the bounds).
       if (res.writableLength + bytes.length > maxUnsentBytes) {
         cleanup();
         res.destroy();
@@ -89,7 +114,7 @@ function open(res: ServerResponse, businessId: number, sessionId: number) {
       }
       res.write(bytes);
     },
-    interrupt: () => stream.end('SERVICE_UNAVAILABLE', 'Live events were interrupted; reconnect and refetch'),
+    interrupt: () => stream.end('SERVICE_UNAVAILABLE', 'Live events were interrupted; reconnecting'),
     supersede: () => stream.end(STREAM_SUPERSEDED.code, STREAM_SUPERSEDED.message),
   });
   res.writeHead(200, {

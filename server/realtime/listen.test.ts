@@ -1,70 +1,132 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db } from '@/server/db/client';
-import { followBusiness } from '@/server/testing/business-events';
-import { EVENTS_CHANNEL, publish } from '@/server/services/live-events/publish';
+import { db, rawSql } from '@/server/db/client';
+import { followBusiness, type FollowedBusiness, type Received } from '@/server/testing/business-events';
+import { logWakeUps } from '@/server/testing/log-events';
+import { APPENDED_CHANNEL } from './listen';
 import { streamMeter } from './stream-meter';
 
 /**
- * The LISTEN fan-out: events reach the streams of their own business only, and when the LISTEN
- * connection is lost and comes back (PostgreSQL restarted, the backend killed) every stream open
- * across the gap is interrupted, so its client reconnects and refetches what it missed. Every
- * subscriber is admitted by the stream meter. (What a stream does with the events: event-stream.test.ts.)
+ * The log's tail (listen.ts): frames reach the streams of their own business only, each once, in
+ * the log's (tx_id, id) order whatever order transactions took their ids or committed in; a stream
+ * that resumes after an event gets everything after it once, however its replay and the live
+ * frames meet; the loss of the LISTEN connection loses nothing. (What a stream does with the
+ * frames, and the refetch past the bounds: event-stream.test.ts.)
  */
-async function listenBackends() {
-  return db.execute<{ pid: number }>(
-    sql`select pid from pg_stat_activity where datname = current_database() and query ilike ${`listen%${EVENTS_CHANNEL}%`} and pid <> pg_backend_pid()`,
-  );
+async function take(stream: FollowedBusiness, n: number, ms = 10_000): Promise<Received[]> {
+  const got: Received[] = [];
+  while (got.length < n) got.push(await stream.next(ms));
+  return got;
 }
 
-describe('LISTEN fan-out', () => {
-  it('delivers an event to the subscribers of its business only, each admitted by the stream meter', async () => {
-    const mine = followBusiness(901, 901);
-    const other = followBusiness(902, 902);
-    expect(streamMeter().count({ sessionId: 901 })).toBe(1);
-    await mine.ready;
-    await publish({ type: 'conversation.updated', businessId: 901, conversationIds: [7] }, db);
-    expect(await mine.next()).toEqual({ type: 'conversation.updated', businessId: 901, conversationIds: [7] });
+/** A business id of its own per test: the log is shared, the tail reads every business's events. */
+let nextBusiness = 900_000 + Math.floor(Math.random() * 50_000) * 10;
+const businessId = () => ++nextBusiness;
+
+describe('the event log tail', () => {
+  it('delivers an event to the streams of its business only, with its id, each admitted by the stream meter', async () => {
+    const b = businessId();
+    const mine = followBusiness(b, b);
+    const other = followBusiness(b + 1_000_000, b + 1_000_000);
+    expect(streamMeter().count({ sessionId: b })).toBe(1);
+    expect(await mine.joined).toBe(true);
+    const [id] = await logWakeUps(b, [7]);
+    expect(await mine.next()).toEqual({ type: 'conversation.updated', businessId: b, conversationIds: [7], eventId: id });
     await expect(other.next(1500)).rejects.toThrow('no event in time');
     mine.stop();
     other.stop();
-    expect(streamMeter().count({ sessionId: 901 })).toBe(0);
+    expect(streamMeter().count({ sessionId: b })).toBe(0);
   });
 
-  it('splits a long id list into parts under the NOTIFY cap, each id delivered once and in order', async () => {
-    const stream = followBusiness(904, 904);
-    await stream.ready;
-    // Ids of 19 digits (the longest a bigint has) make the largest payloads.
-    const messageIds = Array.from({ length: 400 }, (_, i) => 9_000_000_000_000_000_000 + i * 1024);
-    const conversationIds = Array.from({ length: 400 }, (_, i) => 1_000_000 + i);
-    await publish({ type: 'message.created', businessId: 904, conversationIds, messageIds }, db);
-    const parts: { messageIds: number[]; conversationIds: number[] }[] = [];
-    while (parts.length < 3) parts.push((await stream.next()) as (typeof parts)[number]);
-    expect(parts.map((p) => p.messageIds.length)).toEqual([150, 150, 100]);
-    expect(parts.flatMap((p) => p.messageIds)).toEqual(messageIds);
-    expect(parts.flatMap((p) => p.conversationIds)).toEqual(conversationIds);
-    for (const p of parts)
-      expect(Buffer.byteLength(JSON.stringify({ type: 'message.created', businessId: 904, ...p }))).toBeLessThan(8000);
+  it('a stream that resumes while events keep coming gets each one after its last once, in order', async () => {
+    const b = businessId();
+    const [first] = await logWakeUps(b, [1]);
+    // Appended without pause, in small transactions, before, while and after the stream joins.
+    let stop = false;
+    const appended: number[] = [];
+    const writer = (async () => {
+      for (let i = 2; !stop || appended.length < 40; i++) appended.push(...(await logWakeUps(b, [i, i])));
+    })();
+    await new Promise((r) => setTimeout(r, 50));
+    const stream = followBusiness(b, b, first!);
+    await new Promise((r) => setTimeout(r, 200));
+    stop = true;
+    await writer;
+    const got = await take(stream, appended.length);
+    expect(got.map((e) => e.eventId)).toEqual(appended);
     await expect(stream.next(1000)).rejects.toThrow('no event in time');
     stream.stop();
   });
 
-  it('interrupts every open subscriber when the LISTEN connection comes back after a loss', async () => {
-    const stream = followBusiness(903, 903);
-    await stream.ready;
-    const pending = stream.next(20_000);
-    const [backend] = await listenBackends();
+  it('keeps the log’s order across concurrent transactions: a later commit with a lower id is neither skipped nor doubled', async () => {
+    const b = businessId();
+    const stream = followBusiness(b, b);
+    await stream.joined;
+    const early = rawSql().reserve();
+    const late = rawSql().reserve();
+    const [e, l] = await Promise.all([early, late]);
+    try {
+      // `early` takes its transaction id first; `late` then appends (the lower event id) and commits
+      // first; `early` appends after and commits last.
+      await e`begin`;
+      await e`select pg_current_xact_id()`;
+      await l`begin`;
+      const [lower] = await l`insert into events (business_id, type, conversation_id, actor_type, data)
+        values (${b}, 'conversation.woke', 1, 'system', '{"conversation_id":1}') returning id`;
+      await l`commit`;
+      // Committed, but below no bound yet: `early` still runs.
+      await expect(stream.next(500)).rejects.toThrow('no event in time');
+      const [higher] = await e`insert into events (business_id, type, conversation_id, actor_type, data)
+        values (${b}, 'conversation.woke', 2, 'system', '{"conversation_id":2}') returning id`;
+      await e`commit`;
+      const got = await take(stream, 2);
+      // (tx_id, id) order: early's transaction first, though its id is the higher.
+      expect(got.map((g) => g.eventId)).toEqual([Number(higher!.id), Number(lower!.id)]);
+      // Resuming after the first, the second is replayed; after the second, nothing.
+      const after = followBusiness(b, b + 1, Number(higher!.id));
+      expect((await after.next()).eventId).toBe(Number(lower!.id));
+      const none = followBusiness(b, b + 2, Number(lower!.id));
+      await expect(none.next(1000)).rejects.toThrow('no event in time');
+      after.stop();
+      none.stop();
+    } finally {
+      e.release();
+      l.release();
+      stream.stop();
+    }
+  });
+
+  it('an event held back by an older transaction that appends nothing arrives once that one ends', async () => {
+    const b = businessId();
+    const stream = followBusiness(b, b);
+    await stream.joined;
+    const older = await rawSql().reserve();
+    try {
+      await older`begin`;
+      await older`select pg_current_xact_id()`;
+      const [id] = await logWakeUps(b, [3]); // its wake-up comes while `older` holds the bound
+      await new Promise((r) => setTimeout(r, 300));
+      await older`commit`; // no wake-up: it appended nothing
+      const at = Date.now();
+      expect((await stream.next(3000)).eventId).toBe(id);
+      expect(Date.now() - at).toBeLessThan(2000);
+    } finally {
+      older.release();
+      stream.stop();
+    }
+  });
+
+  it('loses nothing when the LISTEN connection is lost: the streams stay open and read on from the cursor', async () => {
+    const b = businessId();
+    const stream = followBusiness(b, b);
+    await stream.joined;
+    const [backend] = await db.execute<{ pid: number }>(
+      sql`select pid from pg_stat_activity where query ilike ${`listen%${APPENDED_CHANNEL}%`} and pid <> pg_backend_pid()`,
+    );
     expect(backend).toBeDefined();
     await db.execute(sql`select pg_terminate_backend(${backend!.pid})`);
-    await expect(pending).rejects.toThrow('interrupted');
+    const ids = await logWakeUps(b, [8, 9]); // perhaps while nobody listens
+    expect((await take(stream, 2)).map((e) => e.eventId)).toEqual(ids);
     stream.stop();
-
-    // A new subscriber, on the re-established LISTEN, gets what is published afterwards.
-    const fresh = followBusiness(903, 903);
-    const got = fresh.next();
-    await new Promise((r) => setTimeout(r, 300));
-    await publish({ type: 'conversation.updated', businessId: 903, conversationIds: [8] }, db);
-    expect(await got).toMatchObject({ businessId: 903, conversationIds: [8] });
-    fresh.stop();
   }, 30_000);
 });

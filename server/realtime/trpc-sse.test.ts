@@ -1,21 +1,22 @@
-import { initTRPC, TRPCError } from '@trpc/server';
+import { initTRPC, tracked, TRPCError } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import superjson from 'superjson';
 import { describe, expect, it } from 'vitest';
-import type { InboxEvent } from '@/server/services/live-events/publish';
+import type { InboxEvent } from './frames';
 import { CONNECTED_FRAME, errorFrame, eventFrame, type StreamEndCode } from './trpc-sse';
 
 /**
  * The live event stream writes tRPC subscription frames itself (trpc-sse.ts). Here tRPC's own SSE
  * producer, with the transformer the app uses (superjson), serves a subscription at the same path
- * that yields events and ends with each error a stream can end with: its bytes must be ours.
+ * that yields events tracked with their ids and ends with each error a stream can end with: its
+ * bytes must be ours.
  */
-async function trpcStream(events: InboxEvent[], end: { code: StreamEndCode; message: string }): Promise<string> {
+async function trpcStream(events: [number, InboxEvent][], end: { code: StreamEndCode; message: string }): Promise<string> {
   const t = initTRPC.create({ transformer: superjson, isDev: false });
   const router = t.router({
     inbox: t.router({
       events: t.procedure.subscription(async function* () {
-        for (const event of events) yield event;
+        for (const [id, event] of events) yield tracked(String(id), event);
         throw new TRPCError(end);
       }),
     }),
@@ -31,9 +32,10 @@ async function trpcStream(events: InboxEvent[], end: { code: StreamEndCode; mess
 }
 
 describe('tRPC subscription frames, byte for byte', () => {
-  const events: InboxEvent[] = [
-    { type: 'message.created', businessId: 7, conversationIds: [1, 2], messageIds: [30, 31] },
-    { type: 'conversation.updated', businessId: 7, conversationIds: [9_007_199_254_740_991] },
+  const events: [number, InboxEvent][] = [
+    [41, { type: 'message.created', businessId: 7, conversationIds: [1], messageIds: [30] }],
+    [9_007_199_254_740_991, { type: 'conversation.updated', businessId: 7, conversationIds: [9_007_199_254_740_991] }],
+    [0, { type: 'refetch', businessId: 7, conversationIds: [] }],
   ];
 
   it.each<[StreamEndCode, string]>([
@@ -42,7 +44,11 @@ describe('tRPC subscription frames, byte for byte', () => {
     ['CONFLICT', 'Opened in another tab: this session has the most live streams it may hold open'],
     ['TOO_MANY_REQUESTS', 'This business holds the most live streams it may (EVENT_STREAMS_PER_BUSINESS=200)'],
   ])('connected, two events, then %s', async (code, message) => {
-    const ours = Buffer.concat([CONNECTED_FRAME, ...events.map(eventFrame), errorFrame(code, message)]).toString();
+    const ours = Buffer.concat([
+      CONNECTED_FRAME,
+      ...events.map(([id, event]) => eventFrame(event, id)),
+      errorFrame(code, message),
+    ]).toString();
     expect(ours).toBe(await trpcStream(events, { code, message }));
   });
 });

@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
-import type { InboxEvent } from '@/server/services/live-events/publish';
+import type { InboxEvent } from './frames';
 
 /**
  * The one place the live event stream depends on tRPC: the bytes of tRPC 11's SSE subscription
@@ -14,8 +14,14 @@ import type { InboxEvent } from '@/server/services/live-events/publish';
 /** The first frame of every subscription. */
 export const CONNECTED_FRAME = Buffer.from('event: connected\ndata: {}\n\n\n');
 
-/** One event: a `data:` line of the superjson-serialized value (plain JSON: `{ json: value }`, no meta). */
-export const eventFrame = (event: InboxEvent): Buffer => Buffer.from(`data: ${JSON.stringify({ json: event })}\n\n\n`);
+/**
+ * One event, as tRPC writes a `tracked(id, event)` value: a `data:` line of the superjson-serialized
+ * value (plain JSON: `{ json: value }`, no meta) and an `id:` line, the event's id in the log. The
+ * browser's EventSource keeps the last id it saw and sends it back as `Last-Event-ID` when it
+ * reconnects; tRPC's client sends it as the input's `lastEventId` when it opens the stream again.
+ */
+export const eventFrame = (event: InboxEvent, id: number): Buffer =>
+  Buffer.from(`data: ${JSON.stringify({ json: event })}\nid: ${id}\n\n\n`);
 
 /** The codes a stream can end with. */
 export type StreamEndCode = 'UNAUTHORIZED' | 'SERVICE_UNAVAILABLE' | 'CONFLICT' | 'TOO_MANY_REQUESTS';

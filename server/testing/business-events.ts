@@ -1,27 +1,32 @@
 import { subscribeBusiness } from '@/server/realtime/listen';
-import type { InboxEvent } from '@/server/services/live-events/publish';
+import type { InboxEvent } from '@/server/realtime/frames';
+
+/** A frame as a stream receives it: the event's frame and its id in the log. */
+export type Received = InboxEvent & { eventId: number };
 
 export type FollowedBusiness = {
-  /** Resolves once the LISTEN hub listens: what is published after it arrives. */
-  ready: Promise<unknown>;
-  /** The next event not taken yet; rejects after `ms`, or once the stream was interrupted. */
-  next(ms?: number): Promise<InboxEvent>;
+  /** Resolves once the stream joined the log's tail and replayed what it missed: true, or false if the replay failed. */
+  joined: Promise<boolean>;
+  /** The next frame not taken yet; rejects after `ms`, or once the stream was interrupted. */
+  next(ms?: number): Promise<Received>;
   stop(): void;
 };
 
 /**
- * The events of one business as a stream of the LISTEN hub (server/realtime/listen.ts) receives
- * them, for tests that follow the fan-out without an HTTP stream in between.
+ * The frames of one business as a stream of the log's tail (server/realtime/listen.ts) receives
+ * them, for tests that follow the fan-out without an HTTP stream in between. `lastEventId`: resume
+ * after that event, as a reconnecting client does.
  */
-export function followBusiness(businessId: number, sessionId: number): FollowedBusiness {
-  const queued: InboxEvent[] = [];
+export function followBusiness(businessId: number, sessionId: number, lastEventId: number | null = null): FollowedBusiness {
+  const queued: Received[] = [];
   let interrupted = false;
   let wake: (() => void) | null = null;
   const subscription = subscribeBusiness({
     businessId,
     sessionId,
-    push: (event) => {
-      queued.push(event);
+    lastEventId,
+    push: (event, eventId) => {
+      queued.push({ ...event, eventId });
       wake?.();
     },
     interrupt: () => {
@@ -32,7 +37,7 @@ export function followBusiness(businessId: number, sessionId: number): FollowedB
   });
   if (!subscription.ok) throw new Error(subscription.message);
   return {
-    ready: subscription.ready,
+    joined: subscription.joined,
     async next(ms = 10_000) {
       const deadline = Date.now() + ms;
       while (queued.length === 0) {

@@ -3,10 +3,10 @@ import http from 'node:http';
 /**
  * Splits a decoded `text/event-stream` body into its messages, the way EventSource does for the
  * fields the event streams use: feed it the body's chunks as they come; each complete message
- * (ended by a blank line) is handed to `onMessage` with its `event:` type ('message' when none)
- * and its `data:` lines joined.
+ * (ended by a blank line) is handed to `onMessage` with its `event:` type ('message' when none),
+ * its `data:` lines joined and its `id:` (the event's id in the log), if it has one.
  */
-export function sseParser(onMessage: (event: string, data: string) => void): (chunk: string) => void {
+export function sseParser(onMessage: (event: string, data: string, id?: string) => void): (chunk: string) => void {
   let buffer = '';
   return (chunk) => {
     buffer += chunk;
@@ -16,11 +16,13 @@ export function sseParser(onMessage: (event: string, data: string) => void): (ch
       buffer = buffer.slice(end + 2);
       let event = 'message';
       let data = '';
+      let id: string | undefined;
       for (const line of message.split('\n')) {
         if (line.startsWith('event: ')) event = line.slice(7);
         else if (line.startsWith('data: ')) data += line.slice(6);
+        else if (line.startsWith('id: ')) id = line.slice(4);
       }
-      onMessage(event, data);
+      onMessage(event, data, id);
     }
   };
 }

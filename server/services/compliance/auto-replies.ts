@@ -5,7 +5,6 @@ import { businesses, type BusinessSettings } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { displayPhone } from '@/server/lib/phone';
 import { QUEUES } from '@/server/jobs/queues';
-import { publish } from '@/server/services/live-events/publish';
 import { touchConversations } from '@/server/services/conversations/activity';
 import { insertMessages } from '@/server/services/messages/insert';
 import { configuredSmsProvider } from '@/server/services/messages/providers-config';
@@ -131,14 +130,5 @@ export async function queueAutoReply(inbound: InboundContext, kind: AutoReply, c
   const id = row!.id;
   await touchConversations([row!], tx);
   await enqueue(tx, QUEUES.smsSend, [{ data: { messageId: id, businessId: inbound.businessId } }]);
-  await publish(
-    {
-      type: 'message.created',
-      businessId: inbound.businessId,
-      conversationIds: [inbound.conversationId],
-      messageIds: [id],
-    },
-    tx,
-  );
   return id;
 }

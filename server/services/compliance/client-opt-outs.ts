@@ -2,7 +2,6 @@ import { and, desc, eq, or, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
 import { clients, messages, optOutEvents, optOuts, type OptOutChannel } from '@/db/schema';
 import { AppError, type ValidationIssue } from '@/server/errors';
-import { publish } from '@/server/services/live-events/publish';
 import type { ClientOptOutHistory, OptInRequest, OptOutRecord } from '@/server/schemas/opt-outs';
 import { clientDetails } from '@/server/services/conversations';
 import { requireStaff } from '@/server/services/directory';
@@ -121,8 +120,6 @@ export async function setClientOptOut(
         )}
           and possible_opt_out_message_id is not null`);
     }
-    if (shown.length > 0)
-      await publish({ type: 'conversation.updated', businessId, conversationIds: shown.map((r) => r.id) }, tx);
   });
   return (await clientDetails(businessId, clientId, tx))!;
 }

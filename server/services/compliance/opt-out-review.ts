@@ -2,7 +2,6 @@ import { eq, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
 import { staff } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { publish } from '@/server/services/live-events/publish';
 import { insertNote } from '@/server/services/conversations/messages';
 import { requireStaff } from '@/server/services/directory';
 import { conversationDetails, resolveConversation, type ConversationRef } from '@/server/services/conversations';
@@ -98,10 +97,8 @@ export async function decidePossibleOptOut(
     const who = await deciderName(businessId, opts.staffId, tx);
     const after = pending!.content ? ` after: ${quoted(pending!.content)}` : '';
     const note = decision === 'confirm' ? `Marked opted out of texts by ${who}${after}` : `Kept subscribed by ${who}${after}`;
+    // The note's event (note.created) names the conversation: the inbox refetches it, the pending text gone.
     await insertNote(conversation, note, opts.staffId, tx);
-    // The note's message.created names the conversation too; this one says its own fields changed
-    // (the pending text, the opt-out), for any listener that refetches conversations only on it.
-    await publish({ type: 'conversation.updated', businessId, conversationIds: [conversation.id] }, tx);
     return conversationDetails(businessId, conversation.id, tx);
   });
 }

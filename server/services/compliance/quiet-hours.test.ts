@@ -252,13 +252,15 @@ describe('a held text afterwards', () => {
     vi.useRealTimers();
     // A night two days ahead of the real clock, in Chicago.
     const night = nextOpening('America/Chicago', { start: 23 * 60, end: 23 * 60 + 1 }, new Date(Date.now() + 2 * 86_400_000));
-    const moved = await rescheduleMessage(t.business.id, m.id, night);
+    const moved = await rescheduleMessage(t.business.id, m.id, night, { type: 'api' });
     expect(moved.data.hold_reason).toBe('quiet_hours');
     expect(new Date(moved.data.send_at!).getTime()).toBe(nextOpening('America/Chicago', DEFAULT_SENDING_WINDOW, night).getTime());
-    const now = await sendScheduledNow(t.business.id, m.id);
+    const now = await sendScheduledNow(t.business.id, m.id, { type: 'api' });
     expect(now.data).toMatchObject({ message_status: 'scheduled', hold_reason: null, quiet_hours: null });
     expect((await jobsOf(m.id)).map((j) => j.name)).toContain('sms.send');
-    await expect(sendScheduledNow(t.business.id, (await send((await chicagoClient()).id, {})).id)).rejects.toMatchObject({
+    await expect(
+      sendScheduledNow(t.business.id, (await send((await chicagoClient()).id, {})).id, { type: 'api' }),
+    ).rejects.toMatchObject({
       code: 'conflict',
     });
   });

@@ -198,8 +198,8 @@ function operations(b: Business, random: () => number) {
           await tx.execute(
             sql`select id from messages where business_id = ${b.t.business.id} and conversation_id = ${id} order by id for update`,
           );
-          await markMessagesRead(b.t.business.id, { conversation_id: id, is_read: false }, tx);
-          if (message) await flagMessage(b.t.business.id, message.id, true, tx);
+          await markMessagesRead(b.t.business.id, { conversation_id: id, is_read: false }, { type: 'api' }, tx);
+          if (message) await flagMessage(b.t.business.id, message.id, true, { type: 'api' }, tx);
           await setConversationStatus(b.t.business.id, id, statusBody(), null, tx);
           await assignConversation(b.t.business.id, id, pick(b.staff), null, tx);
           await labelConversation(b.t.business.id, id, pick(LABELS), null, tx);

@@ -6,7 +6,6 @@ import { isoTimestamp } from '@/db/sql-json';
 import { conversations, type ConversationStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
-import { publish } from '@/server/services/live-events/publish';
 import { recordEvents, staffOrApi, type NewEvent } from '@/server/services/events/record';
 import type { EventActor } from '@/server/services/events/types';
 import type { ClientDetailsResponse, ConversationListQuery } from '@/server/schemas/businesses';
@@ -342,7 +341,6 @@ async function updateConversation(
       .set(activity ? { ...set, lastActivityAt: sql`now()` } : set)
       .where(and(eq(conversations.businessId, businessId), eq(conversations.id, conversationId)));
     await recordEvents(changeEvents(businessId, conversationId, before, set, actor), tx);
-    await publish({ type: 'conversation.updated', businessId, conversationIds: [conversationId] }, tx);
     return conversationDetails(businessId, conversationId, tx);
   });
 }
@@ -470,10 +468,6 @@ export async function wakeSnoozedConversations(tx: Tx = db): Promise<number> {
       ]),
       tx,
     );
-    const byBusiness = new Map<number, number[]>();
-    for (const r of rows) byBusiness.set(r.business_id, [...(byBusiness.get(r.business_id) ?? []), r.id]);
-    for (const [businessId, conversationIds] of byBusiness)
-      await publish({ type: 'conversation.updated', businessId, conversationIds }, tx);
     return rows.length;
   });
 }

@@ -3,7 +3,8 @@ import { db, type Tx } from '@/server/db/client';
 import { fixedStatement } from '@/server/db/prepared';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { publish } from '@/server/services/live-events/publish';
+import { MESSAGE_SUMMARY, messageSummary, recordEvents, type MessageSummaryRow } from '@/server/services/events/record';
+import type { EventActor } from '@/server/services/events/types';
 import { touchConversations } from './activity';
 import { resolveConversation, type ConversationRef } from './index';
 import { requireStaff } from '@/server/services/directory';
@@ -144,7 +145,6 @@ export async function insertNote(
     tx,
   );
   await touchConversations([row!], tx);
-  await publish({ type: 'message.created', businessId, conversationIds: [conversation.id], messageIds: [row!.id] }, tx);
   return row!.id;
 }
 
@@ -156,6 +156,7 @@ export async function insertNote(
 export async function markMessagesRead(
   businessId: number,
   filters: { conversation_id?: number; client_id?: number; message_ids?: number[]; up_to_message_id?: number; is_read: boolean },
+  actor: EventActor,
   tx: Tx = db,
 ) {
   if (filters.conversation_id !== undefined) {
@@ -220,32 +221,57 @@ export async function markMessagesRead(
         returning m.conversation_id, m.id
       )
       select conversation_id, count(*)::int as n, max(id)::int as max_id from changed group by conversation_id`);
+    const read: { conversation_id: number; n: number; unread_count: number }[] = [];
     for (const c of [...changed].sort((a, b) => a.conversation_id - b.conversation_id)) {
-      await tx.execute(sql`
+      const [after] = await tx.execute<{ unread_count: number }>(sql`
         update conversations set
           unread_count = greatest(unread_count + ${delta * c.n}, 0),
           last_read_message_id = case when ${filters.is_read} then greatest(coalesce(last_read_message_id, 0), ${c.max_id}) else last_read_message_id end
-        where id = ${c.conversation_id} and business_id = ${businessId}`);
+        where id = ${c.conversation_id} and business_id = ${businessId}
+        returning unread_count`);
+      read.push({ conversation_id: c.conversation_id, n: c.n, unread_count: after!.unread_count });
     }
-    if (changed.length)
-      await publish({ type: 'conversation.updated', businessId, conversationIds: changed.map((c) => c.conversation_id) }, tx);
+    // A read mark is a change other staff see (the unread counts): one event per conversation.
+    await recordEvents(
+      read.map((c) => ({
+        type: 'conversation.read' as const,
+        businessId,
+        conversationId: c.conversation_id,
+        actor,
+        data: { conversation_id: c.conversation_id, is_read: filters.is_read, message_count: c.n, unread_count: c.unread_count },
+      })),
+      tx,
+    );
     return changed.reduce((sum, c) => sum + c.n, 0);
   });
   return { success: true, updated: result, message: `${result} message(s) marked ${filters.is_read ? 'read' : 'unread'}` };
 }
 
 /** POST /messages/{id}/flag: flagged_count moves by one only when the flag actually changes. */
-export async function flagMessage(businessId: number, messageId: number, flagged: boolean, tx: Tx = db) {
+export async function flagMessage(businessId: number, messageId: number, flagged: boolean, actor: EventActor, tx: Tx = db) {
   const found = await tx.transaction(async (tx) => {
-    const [row] = await tx.execute<{ id: number; conversation_id: number; changed: boolean }>(sql`
-      with target as (select id, conversation_id, flagged from messages where business_id = ${businessId} and id = ${messageId} for update),
+    const [row] = await tx.execute<MessageSummaryRow & { changed: boolean }>(sql`
+      with target as (select ${MESSAGE_SUMMARY}, flagged from messages where business_id = ${businessId} and id = ${messageId} for update),
       upd as (update messages m set flagged = ${flagged} from target t where m.id = t.id and t.flagged <> ${flagged} returning m.id)
-      select t.id, t.conversation_id, exists (select 1 from upd) as changed from target t`);
+      select t.*, exists (select 1 from upd) as changed from target t`);
     if (!row) return null;
     if (row.changed) {
       await tx.execute(sql`update conversations set flagged_count = greatest(flagged_count + ${flagged ? 1 : -1}, 0)
                            where id = ${row.conversation_id} and business_id = ${businessId}`);
-      await publish({ type: 'message.status', businessId, conversationIds: [row.conversation_id], messageIds: [messageId] }, tx);
+      await recordEvents(
+        [
+          {
+            type: 'message.flagged',
+            businessId,
+            conversationId: row.conversation_id,
+            messageId,
+            clientId: row.client_id,
+            actor,
+            data: { ...messageSummary(row), flagged },
+          },
+        ],
+        tx,
+      );
     }
     return row;
   });

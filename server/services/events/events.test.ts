@@ -8,10 +8,10 @@ import {
   wakeSnoozedConversations,
 } from '@/server/services/conversations';
 import { recordConsent } from '@/server/services/compliance/consent';
-import { addNote } from '@/server/services/conversations/messages';
+import { addNote, flagMessage, markMessagesRead } from '@/server/services/conversations/messages';
 import { fileMessages } from '@/server/services/messages/insert';
 import { recordSendResults } from '@/server/services/messages/lifecycle';
-import { cancelScheduledMessage } from '@/server/services/messages/schedule';
+import { cancelScheduledMessage, rescheduleMessage } from '@/server/services/messages/schedule';
 import { recordCall } from '@/server/services/voice/call-record';
 import { handleSmsStatusCallback } from '@/server/services/webhooks/twilio-status';
 import { EVENT_DATA } from './types';
@@ -444,7 +444,7 @@ describe('message status changes write message.status_updated (migration 0025)',
   });
 });
 
-describe('calls write call.completed and voicemail.received (migration 0027)', () => {
+describe('calls write call.started, call.completed and voicemail.received (migrations 0027, 0031)', () => {
   it('once each, whatever order and repeats the callbacks come in', async () => {
     const t = await createTenant();
     const client = await createClient(t.business.id);
@@ -476,10 +476,12 @@ describe('calls write call.completed and voicemail.received (migration 0027)', (
       sql`select type, actor_type, data from events where business_id = ${t.business.id} and type like '%.%' and type not like 'conversation.%' order by id`,
     );
     expect(rows.map((r) => [r.type, r.actor_type])).toEqual([
+      ['call.started', 'provider'],
       ['call.completed', 'provider'],
       ['voicemail.received', 'client'],
     ]);
-    expect(EVENT_DATA['call.completed'].parse(rows[0]!.data)).toMatchObject({
+    expect(EVENT_DATA['call.started'].parse(rows[0]!.data)).toMatchObject({ status: 'ringing', duration_seconds: null });
+    expect(EVENT_DATA['call.completed'].parse(rows[1]!.data)).toMatchObject({
       conversation_id: conversation.id,
       client_id: client.id,
       channel: 'voice',
@@ -487,6 +489,44 @@ describe('calls write call.completed and voicemail.received (migration 0027)', (
       status: 'no_answer',
       duration_seconds: 0,
     });
-    EVENT_DATA['voicemail.received'].parse(rows[1]!.data);
+    EVENT_DATA['voicemail.received'].parse(rows[2]!.data);
+  });
+});
+
+describe('read marks, flags and reschedules are events (migration 0031)', () => {
+  it('each change logs one event with its actor, and a request that changes nothing logs none', async () => {
+    const t = await createTenant();
+    const client = await createClient(t.business.id);
+    const conversation = await createConversation(t.business.id, client.id);
+    const inbound = await createMessage(conversation, { direction: 'inbound', status: 'received', isRead: false });
+    const scheduled = await createMessage(conversation, { status: 'scheduled', sendAt: new Date(Date.now() + DAY_MS) });
+    const staff = { type: 'staff', staff_id: t.owner.id } as const;
+    const later = new Date(Date.now() + 2 * DAY_MS);
+    await markMessagesRead(t.business.id, { conversation_id: conversation.id, is_read: true }, staff);
+    await markMessagesRead(t.business.id, { conversation_id: conversation.id, is_read: true }, staff); // nothing left unread
+    await flagMessage(t.business.id, inbound.id, true, { type: 'api' });
+    await flagMessage(t.business.id, inbound.id, true, { type: 'api' }); // already flagged
+    await rescheduleMessage(t.business.id, scheduled.id, later, staff);
+    const rows = await db.execute<{ type: string; actor_type: string; message_id: number | null; data: Record<string, unknown> }>(
+      sql`select type, actor_type, message_id, data from events where business_id = ${t.business.id} order by id`,
+    );
+    expect(rows.map((r) => [r.type, r.actor_type, r.message_id])).toEqual([
+      ['conversation.read', 'staff', null],
+      ['message.flagged', 'api', inbound.id],
+      ['message.rescheduled', 'staff', scheduled.id],
+    ]);
+    expect(EVENT_DATA['conversation.read'].parse(rows[0]!.data)).toEqual({
+      conversation_id: conversation.id,
+      is_read: true,
+      message_count: 1,
+      unread_count: 0,
+    });
+    expect(EVENT_DATA['message.flagged'].parse(rows[1]!.data)).toMatchObject({ message_id: inbound.id, flagged: true });
+    expect(EVENT_DATA['message.rescheduled'].parse(rows[2]!.data)).toMatchObject({
+      message_id: scheduled.id,
+      status: 'scheduled',
+      previous_send_at: expect.any(String),
+    });
+    expect(new Date(rows[2]!.data.send_at as string).getTime()).toBeGreaterThanOrEqual(later.getTime());
   });
 });

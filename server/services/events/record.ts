@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { EventType } from '@/db/schema';
+import type { Channel, Direction, EventType, MessageStatus, MessageType } from '@/db/schema';
 import { textArray } from '@/db/sql-array';
 import { db, type Tx } from '@/server/db/client';
 import { EVENT_DATA, EventActor, type EventData } from './types';
@@ -16,6 +16,29 @@ export type NewEvent = {
     data: EventData[T];
   };
 }[EventType];
+
+/** The columns of a message an event's data names (`message` in types.ts), for a statement's select list. */
+export const MESSAGE_SUMMARY = sql`id, conversation_id, client_id, channel, message_type, direction, status`;
+export type MessageSummaryRow = {
+  id: number;
+  conversation_id: number;
+  client_id: number | null;
+  channel: Channel;
+  message_type: MessageType;
+  direction: Direction;
+  status: MessageStatus;
+};
+
+/** The message fields of an event's data, from a row selected with MESSAGE_SUMMARY. */
+export const messageSummary = (r: MessageSummaryRow) => ({
+  message_id: r.id,
+  conversation_id: r.conversation_id,
+  client_id: r.client_id,
+  channel: r.channel,
+  message_type: r.message_type,
+  direction: r.direction,
+  status: r.status,
+});
 
 /** The actor of a change made with a staff member known (a session, or an API request naming one), else by the API. */
 export const staffOrApi = (staffId: number | null | undefined): EventActor =>

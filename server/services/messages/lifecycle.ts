@@ -4,7 +4,6 @@ import { db, type Tx } from '@/server/db/client';
 import { messages, SENDABLE_ORIGINS, type Channel, type MessageStatus, type Provider } from '@/db/schema';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES, type SendTarget } from '@/server/jobs/queues';
-import { messageStatusNotifySql, publish } from '@/server/services/live-events/publish';
 import { ERROR_STATUSES, IN_FLIGHT_STATUSES, isStatusIn } from '@/server/shared/message-statuses';
 import { twilioErrorMessage } from '@/server/shared/provider-errors';
 import { optOutRecipientsOf } from './suppression';
@@ -13,8 +12,8 @@ import type { EventActor } from '@/server/services/events/types';
 
 /**
  * The life of a message after it is created: the one module that changes `messages.status` (a row
- * is created with its first status by the module that inserts it). Every change here NOTIFYs the
- * inbox through `publish()` inside the writer's transaction.
+ * is created with its first status by the module that inserts it). The database logs every status
+ * change as an event (migration 0025's trigger), and the inbox's live streams read it from the log.
  *
  *   initiated ─┐
  *              ▼        claim             provider accepted
@@ -58,27 +57,6 @@ export const NO_MARKETING_CONSENT = {
 } as const;
 
 type Touched = { id: number; business_id: number; conversation_id: number };
-
-/** One `message.status` event per business for the rows a statement changed. */
-async function publishStatus(rows: readonly Touched[], tx: Tx): Promise<void> {
-  const byBusiness = new Map<number, Touched[]>();
-  for (const row of rows) {
-    const list = byBusiness.get(row.business_id);
-    if (list) list.push(row);
-    else byBusiness.set(row.business_id, [row]);
-  }
-  for (const [businessId, changed] of byBusiness) {
-    await publish(
-      {
-        type: 'message.status',
-        businessId,
-        conversationIds: changed.map((r) => r.conversation_id),
-        messageIds: changed.map((r) => r.id),
-      },
-      tx,
-    );
-  }
-}
 
 // ─── Sending ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -216,7 +194,6 @@ async function writeSendResults(provider: Provider, outcomes: SendOutcomes, tx: 
     await tx.execute(sql`update messages set status = 'queued', status_updated_at = now()
                          where id = any(${sql.param(requeue)}::bigint[]) and status = 'sending'`);
   }
-  await publishStatus(touched, tx);
 }
 
 /**
@@ -264,10 +241,6 @@ export async function startNewAttempt(
       conversationId: messages.conversationId,
       attempts: messages.attempts,
     });
-  await publishStatus(
-    rows.map((r) => ({ id: r.id, business_id: businessId, conversation_id: r.conversationId })),
-    tx,
-  );
   return rows;
 }
 
@@ -286,7 +259,6 @@ async function cancelWhere(where: SQL | undefined, why: { code: string; reason: 
     .set({ status: 'canceled', statusUpdatedAt: sql`now()`, errorCode: why.code, errorMessage: why.reason })
     .where(and(where, eq(messages.status, 'scheduled')))
     .returning({ id: messages.id, business_id: messages.businessId, conversation_id: messages.conversationId });
-  await publishStatus(rows, tx);
   return rows;
 }
 
@@ -336,7 +308,6 @@ export async function holdUntilWindowOpens(ids: number[], tx: Tx = db): Promise<
     QUEUES.smsSendLater,
     rows.map((r) => ({ data: { messageId: r.id, businessId: r.business_id }, startAt: new Date(r.send_at) })),
   );
-  await publishStatus([...rows], tx);
   return rows.map((r) => r.id);
 }
 
@@ -403,7 +374,6 @@ async function moveStatusForward(
     )
     .returning({ id: messages.id, business_id: messages.businessId, conversation_id: messages.conversationId });
   if (rows[0]) {
-    await publishStatus(rows, tx);
     return { updated: 1, messageId: rows[0].id };
   }
   const [existing] = await tx.select({ id: messages.id }).from(messages).where(where).limit(1);
@@ -414,8 +384,8 @@ async function moveStatusForward(
  * The batched form of applyStatusUpdate, as common table expressions for a caller's single
  * statement (the status webhook's group commit stores its events and moves the messages in one
  * round trip). `best` names a CTE with one row per message: (id, status, error_code, error_message).
- * Adds `moved` (the rows changed), `moved_notify` (their NOTIFY) and `provider_actor` (for their
- * events; the statement must read it); ends with a comma-free CTE list.
+ * Adds `moved` (the rows changed) and `provider_actor` (for their events; the statement must read
+ * it); ends with a comma-free CTE list.
  */
 export function forwardStatusCtes(best: SQL): SQL {
   // The provider reported these: the events the moves write say so (migration 0025). The caller's
@@ -430,7 +400,7 @@ export function forwardStatusCtes(best: SQL): SQL {
       where m.id = b.id and message_status_rank(m.status, m.message_type) < message_status_rank(b.status, m.message_type)
         and not (m.origin = 'record' and b.status in ('queued', 'sending'))
       returning m.id, m.business_id, m.conversation_id
-    ), moved_notify as (${messageStatusNotifySql(sql.raw('moved'))})`;
+    )`;
 }
 
 /**

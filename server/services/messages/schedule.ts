@@ -4,12 +4,17 @@ import { businesses, locations, messages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
-import { publish } from '@/server/services/live-events/publish';
 import { holdUntil } from '@/server/services/compliance/quiet-hours';
 import { refreshLatestMessages } from '@/server/services/conversations/activity';
 import { cancelScheduled } from './lifecycle';
 import { selectMessageItems, toMessageItem } from './serialize';
-import { setEventActor } from '@/server/services/events/record';
+import {
+  MESSAGE_SUMMARY,
+  messageSummary,
+  recordEvents,
+  setEventActor,
+  type MessageSummaryRow,
+} from '@/server/services/events/record';
 import type { EventActor } from '@/server/services/events/types';
 
 /**
@@ -58,10 +63,14 @@ export async function cancelScheduledMessage(businessId: number, messageId: numb
  * transaction. The earlier job is left alone: if it runs first, the claim sees a send_at still to
  * come and takes nothing.
  */
-export async function rescheduleMessage(businessId: number, messageId: number, requested: Date, tx: Tx = db) {
+export async function rescheduleMessage(businessId: number, messageId: number, requested: Date, actor: EventActor, tx: Tx = db) {
   await tx.transaction(async (tx) => {
     const target = and(eq(messages.businessId, businessId), eq(messages.id, messageId), eq(messages.status, 'scheduled'));
-    const [current] = await tx.select({ quietHours: messages.quietHours }).from(messages).where(target).for('update');
+    const [current] = await tx
+      .select({ quietHours: messages.quietHours, sendAt: messages.sendAt })
+      .from(messages)
+      .where(target)
+      .for('update');
     if (!current) return refuse(businessId, messageId, 'rescheduled', tx);
     // A text that keeps to quiet hours (docs/api.md#quiet-hours) moved into the night waits for the morning.
     const sendAt = current.quietHours ? holdUntil(current.quietHours, requested) : requested;
@@ -75,7 +84,7 @@ export async function rescheduleMessage(businessId: number, messageId: number, r
     await enqueue(tx, row!.channel === 'email' ? QUEUES.emailSendLater : QUEUES.smsSendLater, [
       { data: { messageId, businessId }, startAt: sendAt },
     ]);
-    await publish({ type: 'message.status', businessId, conversationIds: [row!.conversationId], messageIds: [messageId] }, tx);
+    await recordRescheduled(businessId, messageId, current.sendAt, actor, tx);
   });
   return answer(messageId, tx);
 }
@@ -85,8 +94,13 @@ export async function rescheduleMessage(businessId: number, messageId: number, r
  * no longer keeps to quiet hours. Conditional on `scheduled` like cancel; the claim takes it at once
  * (send_at is now), through a job in the immediate queue.
  */
-export async function sendScheduledNow(businessId: number, messageId: number, tx: Tx = db) {
+export async function sendScheduledNow(businessId: number, messageId: number, actor: EventActor, tx: Tx = db) {
   await tx.transaction(async (tx) => {
+    const [before] = await tx
+      .select({ sendAt: messages.sendAt })
+      .from(messages)
+      .where(and(eq(messages.businessId, businessId), eq(messages.id, messageId), eq(messages.status, 'scheduled')))
+      .for('update');
     const [row] = await tx
       .update(messages)
       .set({ sendAt: sql`now()`, quietHours: null, holdReason: null })
@@ -94,9 +108,33 @@ export async function sendScheduledNow(businessId: number, messageId: number, tx
       .returning({ channel: messages.channel, conversationId: messages.conversationId });
     if (!row) return refuse(businessId, messageId, 'sent now', tx);
     await enqueue(tx, row.channel === 'email' ? QUEUES.emailSend : QUEUES.smsSend, [{ data: { messageId, businessId } }]);
-    await publish({ type: 'message.status', businessId, conversationIds: [row.conversationId], messageIds: [messageId] }, tx);
+    await recordRescheduled(businessId, messageId, before?.sendAt ?? null, actor, tx);
   });
   return answer(messageId, tx);
+}
+
+/** `message.rescheduled` for a scheduled message whose send_at this transaction moved (the row is locked). */
+async function recordRescheduled(businessId: number, messageId: number, previous: Date | null, actor: EventActor, tx: Tx) {
+  const [row] = await tx.execute<MessageSummaryRow & { send_at: Date }>(sql`
+    select ${MESSAGE_SUMMARY}, send_at from messages where business_id = ${businessId} and id = ${messageId}`);
+  await recordEvents(
+    [
+      {
+        type: 'message.rescheduled',
+        businessId,
+        conversationId: row!.conversation_id,
+        messageId,
+        clientId: row!.client_id,
+        actor,
+        data: {
+          ...messageSummary(row!),
+          send_at: new Date(row!.send_at).toISOString(),
+          previous_send_at: previous ? new Date(previous).toISOString() : null,
+        },
+      },
+    ],
+    tx,
+  );
 }
 
 /**

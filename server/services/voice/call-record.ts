@@ -2,7 +2,6 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/server/db/client';
 import { messages, type MessageStatus } from '@/db/schema';
 import { statusOnConflict } from '@/server/services/messages/lifecycle';
-import { publish } from '@/server/services/live-events/publish';
 import { touchConversations } from '@/server/services/conversations/activity';
 import { COUNTS_AS_UNREAD } from '@/server/services/messages/insert';
 
@@ -129,16 +128,8 @@ export async function recordCall(call: CallFacts, tx: Tx): Promise<RecordedCall>
       unread: sql<boolean>`${COUNTS_AS_UNREAD}`,
     });
   const saved = row!;
+  // The inbox hears of it from the call's events (migrations 0027, 0031: started, completed, voicemail).
   if (saved.created) await touchConversations([saved], tx);
-  await publish(
-    {
-      type: saved.created ? 'message.created' : 'message.status',
-      businessId: saved.businessId,
-      conversationIds: [saved.conversationId],
-      messageIds: [saved.id],
-    },
-    tx,
-  );
   return {
     ...saved,
     callSid: call.callSid,

@@ -6,7 +6,6 @@ import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/server/db/client';
 import { businessEmailSenders, businesses, messages, type StoredAttachment } from '@/db/schema';
 import { cleanJson } from '@/server/lib/pg-text';
-import { publish } from '@/server/services/live-events/publish';
 import { email } from '@/server/schemas/common';
 import { insertMessages } from '@/server/services/messages/insert';
 import { cancelScheduledOnReply } from '@/server/services/messages/lifecycle';
@@ -259,7 +258,6 @@ export async function processInboundEmail(
     await touchConversations([row!], tx);
     // docs/api.md#send-later: a reminder never crosses the client's own reply.
     await cancelScheduledOnReply(businessId, conversationId!, tx);
-    await publish({ type: 'message.created', businessId, conversationIds: [conversationId!], messageIds: [row!.id] }, tx);
     await markEvent(eventId, 'processed', { businessId }, tx);
   });
 }

@@ -3,7 +3,6 @@ import { db, type Tx } from '@/server/db/client';
 import type { StoredAttachment } from '@/db/schema';
 import { normalizePhone } from '@/server/lib/phone';
 import { countParam, param, type FormParams } from '@/server/providers/twilio-signature';
-import { publish } from '@/server/services/live-events/publish';
 import { insertMessages } from '@/server/services/messages/insert';
 import { cancelScheduledOnReply } from '@/server/services/messages/lifecycle';
 import { optIn, optOut } from '@/server/services/messages/suppression';
@@ -115,15 +114,6 @@ export async function processInboundSms(eventId: number, params: FormParams, tx:
                              where id = ${conversationId} and business_id = ${business.businessId}
                                and possible_opt_out_message_id < ${row!.id}::bigint`);
       }
-      await publish(
-        {
-          type: 'message.created',
-          businessId: business.businessId,
-          conversationIds: [conversationId],
-          messageIds: [row!.id],
-        },
-        tx,
-      );
       await actOnWording(
         wording,
         body,

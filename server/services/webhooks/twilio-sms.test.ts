@@ -1,6 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createSql } from '@/db/connect';
 import { db } from '@/server/db/client';
 import { businesses, clients, conversations, messages, webhookEvents, type BusinessSettings } from '@/db/schema';
 import {
@@ -14,6 +13,7 @@ import {
 } from '@/server/testing/factories';
 import { touchConversations } from '@/server/services/conversations/activity';
 import { twilioErrorMessage } from '@/server/shared/provider-errors';
+import { followBusiness } from '@/server/testing/business-events';
 import { api, jsonOf } from '@/server/testing/http';
 import { inboundSmsForm, jobsWhere, postTwilio, TWILIO_PATHS, twilioSid, type TwilioParams } from '@/server/testing/webhooks';
 
@@ -700,76 +700,60 @@ describe('POST /webhooks/twilio/sms/status', () => {
     expect((await messageOf(msg.id)).status).toBe('delivered');
   });
 
-  it('a status callback publishes message.status only when the status moves', async () => {
+  it('a status callback reaches the inbox stream as message.status only when the status moves', async () => {
     const { t, conv, msg } = await outboundSms('sent');
-    const listener = createSql(process.env.DATABASE_URL!, { max: 1 });
-    const seen: { type: string; messageIds: number[] }[] = [];
+    const stream = followBusiness(t.business.id, t.business.id);
     try {
-      await listener.listen('inbox_events', (payload) => {
-        const event = JSON.parse(payload) as { type: string; messageIds: number[] };
-        if (event.messageIds?.includes(msg.id)) seen.push(event);
-      });
+      await stream.joined;
       await callback(msg.providerMessageId!, 'delivered');
       await callback(msg.providerMessageId!, 'sent');
-      await waitFor(() => seen.length >= 1);
-      await new Promise((r) => setTimeout(r, 200));
-      expect(seen).toEqual([
-        { type: 'message.status', businessId: t.business.id, conversationIds: [conv.id], messageIds: [msg.id] },
-      ]);
+      expect(await stream.next()).toMatchObject({
+        type: 'message.status',
+        businessId: t.business.id,
+        conversationIds: [conv.id],
+        messageIds: [msg.id],
+      });
+      await expect(stream.next(500)).rejects.toThrow('no event in time');
     } finally {
-      await listener.end({ timeout: 1 });
+      stream.stop();
     }
   });
 });
 
-async function waitFor(check: () => boolean, ms = 5000) {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-describe('inbox events (NOTIFY inbox_events)', () => {
-  it('an inbound SMS publishes message.created naming the business, the conversation and the message', async () => {
+describe('inbox events (the live stream, from the event log)', () => {
+  it('an inbound SMS reaches the stream as message.created naming the business, the conversation and the message', async () => {
     const t = await tenantWithNumber();
-    const listener = createSql(process.env.DATABASE_URL!, { max: 1 });
-    const seen: { type: string; businessId: number; conversationIds: number[]; messageIds: number[] }[] = [];
+    const stream = followBusiness(t.business.id, t.business.id);
     try {
-      await listener.listen('inbox_events', (payload) => {
-        const event = JSON.parse(payload) as (typeof seen)[number];
-        if (event.businessId === t.business.id) seen.push(event);
-      });
+      await stream.joined;
       const params = inbound(t.number.phoneNumber, newPhone(), 'ping');
       expect((await postTwilio(INCOMING, params)).status).toBe(200);
       const [msg] = await messagesBySid(params.MessageSid!);
-      await waitFor(() => seen.some((e) => e.type === 'message.created'));
-      expect(seen.find((e) => e.type === 'message.created')).toEqual({
-        type: 'message.created',
-        businessId: t.business.id,
-        conversationIds: [msg!.conversationId],
-        messageIds: [msg!.id],
-      });
+      const frames = [await stream.next(), await stream.next()];
+      // The conversation it opened, then the message.
+      expect(frames.map(({ eventId: _, ...f }) => f)).toEqual([
+        { type: 'conversation.updated', businessId: t.business.id, conversationIds: [msg!.conversationId] },
+        { type: 'message.created', businessId: t.business.id, conversationIds: [msg!.conversationId], messageIds: [msg!.id] },
+      ]);
     } finally {
-      await listener.end({ timeout: 1 });
+      stream.stop();
     }
   });
 
-  it('a duplicate inbound SMS publishes nothing', async () => {
+  it('a duplicate inbound SMS reaches the stream with nothing', async () => {
     const t = await tenantWithNumber();
     const params = inbound(t.number.phoneNumber, newPhone(), 'ping');
     await postTwilio(INCOMING, params);
-    const listener = createSql(process.env.DATABASE_URL!, { max: 1 });
-    const seen: unknown[] = [];
+    const [first] = await db.execute<{ id: number }>(
+      sql`select max(id)::int as id from events where business_id = ${t.business.id}`,
+    );
+    const stream = followBusiness(t.business.id, t.business.id, first!.id);
     try {
-      await listener.listen('inbox_events', (payload) => {
-        if ((JSON.parse(payload) as { businessId: number }).businessId === t.business.id) seen.push(payload);
-      });
+      await stream.joined;
       await postTwilio(INCOMING, params);
-      await new Promise((r) => setTimeout(r, 300));
-      expect(seen).toEqual([]);
+      await expect(stream.next(500)).rejects.toThrow('no event in time');
     } finally {
-      await listener.end({ timeout: 1 });
+      stream.stop();
     }
   });
 });

@@ -135,7 +135,7 @@ const batchStatement = fixedStatement<Columns>(
     ), ${forwardStatusCtes(sql.raw('best'))}
     select i.ord::int as ord, ev.id as event_id, (t.id is not null) as matched,
       (b.ord is not null and message_status_rank(t.current, t.message_type) < message_status_rank(i.status, t.message_type)) as moved,
-      (select count(*) from moved_notify) as notified, (select count(*) from provider_actor) as provider_named
+      (select count(*) from provider_actor) as provider_named
     from input i join target t on t.ord = i.ord left join best b on b.ord = i.ord
     left join ev on ev.dedupe_key = i.dedupe_key and i.ord = (select min(i2.ord) from input i2 where i2.dedupe_key = i.dedupe_key)
     order by i.ord`,

@@ -5,7 +5,6 @@ import { AppError } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import { smsSegments } from '@/server/shared/sms-segments';
-import { publish } from '@/server/services/live-events/publish';
 import { fileMessages } from '@/server/services/messages/insert';
 import { configuredEmailProvider, configuredSmsProvider } from '@/server/services/messages/providers-config';
 import { startNewAttempt } from '@/server/services/messages/lifecycle';
@@ -122,8 +121,6 @@ async function writeMessages({
     if (later.length) await enqueue(tx, channel === 'sms' ? QUEUES.smsSendLater : QUEUES.emailSendLater, later.map(job));
     await enqueueSends(now, tx);
   }
-  const conversationIds = [...rows, ...requeued].map((r) => r.conversationId);
-  await publish({ type: 'message.created', businessId, conversationIds, messageIds: rows.map((r) => r.id) }, tx);
   // Answer in item order: new rows were inserted in item order, re-queues keep their id.
   const newIds = rows.map((r) => r.id);
   const byIndex = new Map<number, number>();

@@ -1,18 +1,18 @@
-import { TRPCError } from '@trpc/server';
-import type { InboxEvent } from '@/server/services/live-events/publish';
+import { TRPCError, type TrackedEnvelope } from '@trpc/server';
+import type { InboxEvent } from '@/server/realtime/frames';
 import { staffProcedure } from '../../init';
 
 export const eventProcedures = {
   /**
-   * Live events of the staff member's business (SSE), fed by PostgreSQL LISTEN/NOTIFY: the typed
-   * face of the stream the web server serves itself on this path, in this procedure's wire format
-   * (server/realtime/event-stream.ts), in production and in development alike. A request reaches
-   * this procedure only when that stream declined it: no or an unknown session, the rate limit (both
-   * answered by the middleware before this body), or a moment ago the database was down or the
-   * process began draining — then it ends at once with SERVICE_UNAVAILABLE, which the client
-   * retries, reaching the web server's stream again.
+   * Live events of the staff member's business (SSE), fed from the event log, each tracked with its
+   * event's id (the client resumes after it): the typed face of the stream the web server serves
+   * itself on this path, in this procedure's wire format (server/realtime/event-stream.ts), in
+   * production and in development alike. A request reaches this procedure only when that stream
+   * declined it: no or an unknown session, the rate limit (both answered by the middleware before
+   * this body), or a moment ago the database was down or the process began draining — then it ends
+   * at once with SERVICE_UNAVAILABLE, which the client retries, reaching the web server's stream again.
    */
-  events: staffProcedure.subscription(async function* (): AsyncGenerator<InboxEvent> {
+  events: staffProcedure.subscription(async function* (): AsyncGenerator<TrackedEnvelope<InboxEvent>> {
     throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'Live events are not available right now; reconnecting' });
   }),
 };

@@ -57,14 +57,21 @@ export const messageProcedures = {
     .input(z.object({ messageId: id, allowRemoteImages: z.boolean().default(false) }))
     .query(({ ctx, input }) => emailView(ctx.caller.businessId, input.messageId, input.allowRemoteImages)),
   markRead: conversationProcedure.input(z.object({ isRead: z.boolean().default(true) })).mutation(({ ctx, input }) =>
-    conversationMessages.markMessagesRead(ctx.caller.businessId, {
-      conversation_id: ctx.conversation.id,
-      is_read: input.isRead,
+    conversationMessages.markMessagesRead(
+      ctx.caller.businessId,
+      {
+        conversation_id: ctx.conversation.id,
+        is_read: input.isRead,
+      },
+      { type: 'staff', staff_id: ctx.caller.staffId },
+    ),
+  ),
+  flag: staffProcedure.input(z.object({ messageId: id, flagged: z.boolean() })).mutation(({ ctx, input }) =>
+    conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged, {
+      type: 'staff',
+      staff_id: ctx.caller.staffId,
     }),
   ),
-  flag: staffProcedure
-    .input(z.object({ messageId: id, flagged: z.boolean() }))
-    .mutation(({ ctx, input }) => conversationMessages.flagMessage(ctx.caller.businessId, input.messageId, input.flagged)),
   /** Send later (docs/api.md#send-later): the timeline's Cancel and Edit of a scheduled message. */
   sendLaterTimezone: conversationProcedure.query(({ ctx }) =>
     sendLaterTimezone(ctx.caller.businessId, ctx.conversation.locationId),
@@ -74,13 +81,18 @@ export const messageProcedures = {
     .mutation(({ ctx, input }) =>
       cancelScheduledMessage(ctx.caller.businessId, input.messageId, { type: 'staff', staff_id: ctx.caller.staffId }),
     ),
-  reschedule: staffProcedure
-    .input(z.object({ messageId: id, send_at: sendAt }))
-    .mutation(({ ctx, input }) => rescheduleMessage(ctx.caller.businessId, input.messageId, input.send_at)),
+  reschedule: staffProcedure.input(z.object({ messageId: id, send_at: sendAt })).mutation(({ ctx, input }) =>
+    rescheduleMessage(ctx.caller.businessId, input.messageId, input.send_at, {
+      type: 'staff',
+      staff_id: ctx.caller.staffId,
+    }),
+  ),
   /** The timeline's Send now of a scheduled text, a held one included (staff confirmed it). */
   sendScheduledNow: staffProcedure
     .input(z.object({ messageId: id }))
-    .mutation(({ ctx, input }) => sendScheduledNow(ctx.caller.businessId, input.messageId)),
+    .mutation(({ ctx, input }) =>
+      sendScheduledNow(ctx.caller.businessId, input.messageId, { type: 'staff', staff_id: ctx.caller.staffId }),
+    ),
   /** The composer: one SMS or email to the conversation's client, through the queue operations. */
   sendSms: conversationProcedure
     .input(
