@@ -444,7 +444,7 @@ describe('message status changes write message.status_updated (migration 0025)',
   });
 });
 
-describe('calls write call.started, call.completed and voicemail.received (migrations 0027, 0031)', () => {
+describe('calls write call.started, call.completed and voicemail.received (migrations 0027, 0030)', () => {
   it('once each, whatever order and repeats the callbacks come in', async () => {
     const t = await createTenant();
     const client = await createClient(t.business.id);
@@ -493,7 +493,7 @@ describe('calls write call.started, call.completed and voicemail.received (migra
   });
 });
 
-describe('read marks, flags and reschedules are events (migration 0031)', () => {
+describe('read marks, flags and reschedules are events (migration 0030)', () => {
   it('each change logs one event with its actor, and a request that changes nothing logs none', async () => {
     const t = await createTenant();
     const client = await createClient(t.business.id);

@@ -128,7 +128,7 @@ export async function recordCall(call: CallFacts, tx: Tx): Promise<RecordedCall>
       unread: sql<boolean>`${COUNTS_AS_UNREAD}`,
     });
   const saved = row!;
-  // The inbox hears of it from the call's events (migrations 0027, 0031: started, completed, voicemail).
+  // The inbox hears of it from the call's events (migrations 0027, 0030: started, completed, voicemail).
   if (saved.created) await touchConversations([saved], tx);
   return {
     ...saved,
