@@ -1,0 +1,688 @@
+import http from 'node:http';
+import os from 'node:os';
+import { Webhook } from 'standardwebhooks';
+import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks';
+import { createSql } from '@/db/connect';
+import { freePort } from '@/db/embedded';
+import { postWebhook, WebhookPolicy } from '@/server/lib/public-post';
+import { startFakeTwilio } from '@/server/testing/fake-twilio';
+import {
+  benchDatabase,
+  fmt,
+  median,
+  percentile,
+  repeatCount,
+  repeatRuns,
+  sleep,
+  startWebServer,
+  startWorkerProcess,
+  stopChild,
+  waitUntil,
+  type Figure,
+} from './harness';
+
+/**
+ * `npm run bench:webhooks-out [-- --repeat N]`: outgoing webhooks (docs/api.md#webhooks-you-receive-from-us)
+ * end to end. The production web server and ONE worker (workers/index.ts, WEBHOOK_ALLOW_PRIVATE_URLS=true)
+ * against a local receiver in this process that verifies every signature with `standardwebhooks` and
+ * records each arrival's webhook-id, type, data.sequence, data.conversation_id and time. Two
+ * endpoints are registered over REST: one for every type, one for the conversation types and
+ * message.received. The events come from real traffic, every second: a bulk request of SMS to new
+ * clients (conversation.created, message.created, and message.status_updated when the worker has
+ * sent them to the fake Twilio), signed `delivered` status callbacks for the texts sent the second
+ * before, inbound SMS (message.received, and conversation.status_changed when it reopens one),
+ * assignments and resolutions over REST.
+ *
+ * Phase 1 (throughput): BENCH_SECONDS (30) of traffic; deliveries/s accepted by the receiver over
+ * the window after the first 5 s, beside the rate offered and the ceiling (the product's POST from
+ * this process to the same receiver, no database); latency p50/p95/p99 of receiver arrival minus
+ * the event's `occurred_at` (the start of its transaction: an upper bound of commit → receiver) and
+ * minus the time the request that caused it returned (after the commit: a lower bound).
+ *
+ * Phase 2 (outage): traffic at BENCH_OUTAGE_SMS_PER_SECOND; after 5 s the receiver refuses
+ * connections (BENCH_DOWN_MODE=503: answers 503) for BENCH_DOWN_SECONDS (60), then is back while
+ * traffic goes on 15 s more. It reports how long until every event is delivered, waiting at most
+ * BENCH_RECOVERY_WAIT_SECONDS (45) after the traffic; what is still pending then is reported with
+ * when its next attempt is due, and moved to now (the retry schedule's clock set forward, said so in
+ * the output; BENCH_REAL_WAIT=1 waits for real instead) so that the checks can run: every event
+ * delivered to every endpoint that takes it, each (endpoint, conversation) in sequence order with no
+ * gap, duplicate webhook-ids (0 expected: nothing crashes here). Exits 1 when a check fails.
+ */
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
+const SMS_PER_SECOND = Number(process.env.BENCH_SMS_PER_SECOND ?? 250);
+const OUTAGE_SMS_PER_SECOND = Number(process.env.BENCH_OUTAGE_SMS_PER_SECOND ?? 100);
+const DOWN_SECONDS = Number(process.env.BENCH_DOWN_SECONDS ?? 60);
+const RECOVERY_WAIT_SECONDS = Number(process.env.BENCH_RECOVERY_WAIT_SECONDS ?? 45);
+const REAL_WAIT = process.env.BENCH_REAL_WAIT === '1';
+const DOWN_MODE: 'refuse' | '503' = process.env.BENCH_DOWN_MODE === '503' ? '503' : 'refuse';
+/** Per second, as shares of the SMS rate: inbound texts, assignments, resolutions. */
+const INBOUND_SHARE = 0.2;
+const ASSIGN_SHARE = 0.1;
+const RESOLVE_SHARE = 0.1;
+/** The first seconds of phase 1 are not counted in its rate (the pipeline filling). */
+const WARMUP_SECONDS = 5;
+const UP_BEFORE_SECONDS = 5;
+const UP_AFTER_SECONDS = 15;
+const ACCOUNT_SID = `AC${'0'.repeat(32)}`;
+const AUTH_TOKEN = 'bench-auth-token';
+const PLATFORM_KEY = 'bench-platform-key-0123456789';
+/** The second endpoint's types: what a platform following conversations (not deliveries) takes. */
+const SUBSET_TYPES = ['message.received', 'conversation.created', 'conversation.assigned', 'conversation.status_changed'];
+
+type Arrival = {
+  endpoint: string;
+  id: string;
+  type: string;
+  conversationId: number | null;
+  sequence: number | null;
+  /** The key of the request that caused it, when one did (see `causeKey`). */
+  key: string | null;
+  occurredAt: number;
+  at: number;
+};
+
+/** Which request caused an event, as far as the bench can tell from its data. */
+function causeKey(type: string, data: Record<string, unknown>): string | null {
+  switch (type) {
+    case 'message.created':
+    case 'message.received':
+      return `${type}:${data.message_id}`;
+    case 'message.status_updated':
+      return data.status === 'delivered' ? `${type}:${data.message_id}` : null; // 'sent' is the worker's
+    case 'conversation.created':
+      return `${type}:${data.client_id}`;
+    case 'conversation.assigned':
+      return `${type}:${data.conversation_id}`;
+    case 'conversation.status_changed':
+      return data.status === 'resolved' ? `${type}:${data.conversation_id}` : null; // reopening: an inbound's
+    default:
+      return null;
+  }
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+/**
+ * The receiver: POST /{endpoint key}, verified with the endpoint's secret; 204 when it verifies, 400
+ * (counted) when not. Down: it stops listening and drops its connections (connections are refused),
+ * or answers 503 (DOWN_MODE).
+ */
+async function startReceiver() {
+  const port = await freePort();
+  const secrets = new Map<string, Webhook>();
+  const arrivals: Arrival[] = [];
+  let badSignatures = 0;
+  let refused503 = 0;
+  let down = false;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = now();
+      if (down) {
+        refused503++;
+        res.writeHead(503).end();
+        return;
+      }
+      const endpoint = (req.url ?? '').slice(1);
+      const body = Buffer.concat(chunks).toString('utf8');
+      let payload: { type: string; timestamp: string; data: Record<string, unknown> };
+      try {
+        const wh = secrets.get(endpoint);
+        if (!wh) throw new Error(`no endpoint ${endpoint}`);
+        payload = wh.verify(body, req.headers as Record<string, string>) as typeof payload;
+      } catch {
+        badSignatures++;
+        res.writeHead(400).end();
+        return;
+      }
+      const data = payload.data;
+      arrivals.push({
+        endpoint,
+        id: String(req.headers['webhook-id']),
+        type: payload.type,
+        conversationId: typeof data.conversation_id === 'number' ? data.conversation_id : null,
+        sequence: typeof data.sequence === 'number' ? data.sequence : null,
+        key: causeKey(payload.type, data),
+        occurredAt: Date.parse(payload.timestamp),
+        at,
+      });
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 10_000;
+  const listen = () => new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  await listen();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    secrets,
+    arrivals,
+    get badSignatures() {
+      return badSignatures;
+    },
+    get refused503() {
+      return refused503;
+    },
+    async goDown() {
+      down = true;
+      if (DOWN_MODE === '503') return;
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+    },
+    async comeBack() {
+      if (DOWN_MODE === 'refuse') await listen();
+      down = false;
+    },
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+/** The receiver's own ceiling: the product's POST (same policy as the worker's) from this process, no database. */
+async function ceilingRate(receiver: Receiver): Promise<number> {
+  const secret = `whsec_${Buffer.from('bench-ceiling-secret-0123456789!').toString('base64')}`;
+  receiver.secrets.set('ceiling', new Webhook(secret));
+  const wh = new Webhook(secret);
+  const policy = new WebhookPolicy({ allowPrivate: true, maxSocketsPerOrigin: 32 });
+  const n = 5000;
+  const body = JSON.stringify({ type: 'message.created', timestamp: new Date().toISOString(), data: { message_id: 1 } });
+  const t0 = performance.now();
+  let failed = 0;
+  await pool(
+    Array.from({ length: n }, (_, i) => i),
+    256,
+    async (i) => {
+      const id = `ceiling-${i}`;
+      const ts = new Date();
+      const result = await postWebhook(
+        `${receiver.url}/ceiling`,
+        body,
+        {
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(ts.getTime() / 1000)),
+          'webhook-signature': wh.sign(id, ts, body),
+        },
+        policy,
+      );
+      if (result.status !== 204) failed++;
+    },
+  );
+  const rate = n / ((performance.now() - t0) / 1000);
+  policy.close();
+  // The ceiling's arrivals are not the run's.
+  for (let i = receiver.arrivals.length - 1; i >= 0; i--)
+    if (receiver.arrivals[i]!.endpoint === 'ceiling') receiver.arrivals.splice(i, 1);
+  if (failed) throw new Error(`ceiling: ${failed} POSTs failed`);
+  return rate;
+}
+
+async function main() {
+  const repeat = repeatCount();
+  console.log(
+    `bench:webhooks-out on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'})${repeat > 1 ? `, --repeat ${repeat}` : ''}; receiver down: ${DOWN_MODE === 'refuse' ? 'connections refused' : '503'}`,
+  );
+  const database = await benchDatabase();
+  stopAll.push(() => database.stop());
+  const sql = createSql(database.url, { max: 4 });
+  stopAll.push(() => sql.end());
+  const fake = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, latencyMs: 5 });
+  stopAll.push(() => fake.close());
+  const receiver = await startReceiver();
+  stopAll.push(() => receiver.close());
+  const env = {
+    ...process.env,
+    DATABASE_URL: database.url,
+    PLATFORM_API_KEY: PLATFORM_KEY,
+    SESSION_SECRET: 'bench-session-secret-0123456789',
+    SMS_PROVIDER: 'twilio',
+    TWILIO_ACCOUNT_SID: ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+    TWILIO_API_BASE_URL: fake.url,
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+  };
+  // PUBLIC_BASE_URL: the URL Twilio's requests are signed for, and the worker's StatusCallback.
+  const web = await startWebServer(env, (url) => ({ PUBLIC_BASE_URL: url }));
+  stopAll.push(() => web.stop());
+  const worker = startWorkerProcess({ ...env, PUBLIC_BASE_URL: web.url });
+  stopAll.push(() => stopChild(worker));
+  await sleep(1500);
+  const api = async (path: string, body: unknown) => {
+    const res = await fetch(`${web.url}/api/v1${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': PLATFORM_KEY },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`POST ${path} answered ${res.status}: ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
+  let failedChecks = 0;
+
+  await repeatRuns(
+    repeat,
+    async (run) => {
+      // --- Seed: a business, its number, staff, and enough new clients for every second of traffic. ---
+      const clientsNeeded = Math.ceil(
+        SMS_PER_SECOND * SECONDS + OUTAGE_SMS_PER_SECOND * (UP_BEFORE_SECONDS + DOWN_SECONDS + UP_AFTER_SECONDS) + 200,
+      );
+      const number = `+1415555${String(run).padStart(4, '0')}`;
+      const [business] = await sql<{ id: number }[]>`
+        insert into businesses (name, sending_window_start, sending_window_end) values (${`Outgoing Bench ${run}`}, 0, 1440) returning id`;
+      const businessId = business!.id;
+      await sql`insert into business_sms_numbers (business_id, phone_number, is_default) values (${businessId}, ${number}, true)`;
+      const clients = await sql<{ id: number; phone: string }[]>`
+        insert into clients (business_id, name, phone_number, client_type)
+        select ${businessId}, 'Client ' || g, '+1415' || lpad((2000000 + ${(run - 1) * 20_000} + g)::text, 7, '0'), 'returning'
+        from generate_series(1, ${clientsNeeded}) g returning id, phone_number as phone`;
+      clients.sort((a, b) => a.id - b.id);
+      const staff = (
+        await sql<{ id: number }[]>`
+          insert into staff (business_id, name, role) select ${businessId}, 'Staff ' || g, 'staff' from generate_series(1, 5) g returning id`
+      ).map((s) => s.id);
+      console.log(`seeded business ${businessId}: ${clients.length} clients, ${staff.length} staff`);
+
+      // --- Endpoints, over REST. ---
+      for (const [key, types] of [
+        ['all', undefined],
+        ['conversations', SUBSET_TYPES],
+      ] as const) {
+        const endpoint = await api(`/businesses/${businessId}/webhook-endpoints`, {
+          url: `${receiver.url}/${run}-${key}`,
+          ...(types && { event_types: types }),
+          description: `bench ${key}`,
+        });
+        receiver.secrets.set(`${run}-${key}`, new Webhook(String(endpoint.secret)));
+      }
+
+      // --- Traffic: one tick a second. ---
+      let nextClient = 0;
+      const returnedAt = new Map<string, number>();
+      const inboundSids = new Map<string, number>();
+      let awaitingCallback: number[] = [];
+      const conversations: { id: number; clientIndex: number }[] = [];
+      let lastConversationId = 0;
+      let assignNext = 0;
+      let resolveNext = 0;
+      let inboundSeq = 0;
+      let ticksLate = 0;
+      const clientIndex = new Map(clients.map((c, i) => [c.id, i]));
+
+      const tick = async (smsCount: number) => {
+        const n = Math.min(smsCount, clients.length - nextClient);
+        const batch = clients.slice(nextClient, nextClient + n);
+        nextClient += n;
+        const jobs: (() => Promise<void>)[] = [];
+        if (batch.length) {
+          jobs.push(async () => {
+            const answer = await api(`/businesses/${businessId}/sms`, {
+              sender_type: 'system',
+              category: 'reminder',
+              messages: batch.map((c, i) => ({ client_id: c.id, message: `Bench ${run}: appointment ${i} confirmed.` })),
+            });
+            const t = now();
+            const ids = answer.message_ids as number[];
+            for (const id of ids) returnedAt.set(`message.created:${id}`, t);
+            for (const c of batch) returnedAt.set(`conversation.created:${c.id}`, t);
+            awaitingCallback.push(...ids);
+          });
+        }
+        // The texts sent since: their `delivered` callbacks, signed as Twilio signs them.
+        const sent = awaitingCallback.length
+          ? await sql<{ id: number; sid: string }[]>`
+              select id, provider_message_id as sid from messages where id = any(${awaitingCallback}) and status = 'sent'`
+          : [];
+        const sentIds = new Set(sent.map((s) => s.id));
+        awaitingCallback = awaitingCallback.filter((id) => !sentIds.has(id));
+        for (const s of sent)
+          jobs.push(async () => {
+            const [result] = await fake.sendStatusCallbacks(s.sid, ['delivered']);
+            if (result!.status !== 200) throw new Error(`status callback answered ${result!.status}`);
+            returnedAt.set(`message.status_updated:${s.id}`, now());
+          });
+        // Conversations opened so far: inbound texts, assignments and resolutions go to them.
+        const opened = await sql<{ id: number; client_id: number }[]>`
+          select id, client_id from conversations where business_id = ${businessId} and id > ${lastConversationId} order by id`;
+        for (const c of opened) conversations.push({ id: c.id, clientIndex: clientIndex.get(c.client_id)! });
+        lastConversationId = opened.at(-1)?.id ?? lastConversationId;
+        if (conversations.length) {
+          for (let i = 0; i < Math.round(smsCount * INBOUND_SHARE); i++) {
+            const conversation = conversations[Math.floor(Math.random() * conversations.length)]!;
+            const sid = `SMbench${run}x${++inboundSeq}`.padEnd(34, '0');
+            const params = {
+              MessageSid: sid,
+              SmsSid: sid,
+              AccountSid: ACCOUNT_SID,
+              From: clients[conversation.clientIndex]!.phone,
+              To: number,
+              Body: `Thanks, see you then (${inboundSeq})`,
+              NumMedia: '0',
+            };
+            jobs.push(async () => {
+              const path = '/api/v1/webhooks/twilio/sms/incoming';
+              const res = await fetch(`${web.url}${path}`, {
+                method: 'POST',
+                headers: {
+                  'content-type': 'application/x-www-form-urlencoded',
+                  'x-twilio-signature': getExpectedTwilioSignature(AUTH_TOKEN, `${web.url}${path}`, params),
+                },
+                body: new URLSearchParams(params).toString(),
+              });
+              await res.text();
+              if (res.status !== 200) throw new Error(`inbound SMS answered ${res.status}`);
+              inboundSids.set(sid, now());
+            });
+          }
+          // Each conversation assigned once and resolved once a run, so an event maps to its request.
+          for (let i = 0; i < Math.round(smsCount * ASSIGN_SHARE) && assignNext < conversations.length; i++) {
+            const conversation = conversations[assignNext++]!;
+            jobs.push(async () => {
+              await api(`/businesses/${businessId}/conversations/${conversation.id}/assign`, {
+                staff_id: staff[conversation.id % staff.length],
+              });
+              returnedAt.set(`conversation.assigned:${conversation.id}`, now());
+            });
+          }
+          for (let i = 0; i < Math.round(smsCount * RESOLVE_SHARE) && resolveNext < conversations.length; i++) {
+            const conversation = conversations[resolveNext++]!;
+            jobs.push(async () => {
+              await api(`/businesses/${businessId}/conversations/${conversation.id}/status`, {
+                status: 'resolved',
+                staff_id: staff[0],
+              });
+              returnedAt.set(`conversation.status_changed:${conversation.id}`, now());
+            });
+          }
+        }
+        await pool(jobs, 16, (job) => job());
+      };
+      // By the clock, not by ticks: on a loaded machine a tick can take longer than its second, and
+      // the outage must last DOWN_SECONDS of wall time. A late tick is counted and the next starts
+      // at once (the offered rate then falls, and the printed offered rate says so).
+      const traffic = async (seconds: number, smsPerSecond: number, at: { second: number; run: () => Promise<void> }[] = []) => {
+        const t0 = now();
+        const actions = [...at];
+        for (let s = 0; now() < t0 + seconds * 1000; s++) {
+          while (actions.length && now() >= t0 + actions[0]!.second * 1000) await actions.shift()!.run();
+          const due = t0 + s * 1000;
+          if (now() > due + 1000) ticksLate++;
+          else await sleep(Math.max(0, due - now()));
+          await tick(smsPerSecond);
+        }
+        for (const a of actions) await a.run();
+      };
+      /** What the pending deliveries are waiting for: attempts made, the last error, when the next is due. */
+      const pendingBreakdown = async () => {
+        const rows = await sql<{ attempts: number; error: string | null; n: number; due_min: number; due_max: number }[]>`
+          select attempts, split_part(last_error, ':', 1) as error, count(*)::int as n,
+                 extract(epoch from min(next_attempt_at) - now())::float8 as due_min,
+                 extract(epoch from max(next_attempt_at) - now())::float8 as due_max
+          from webhook_deliveries where business_id = ${businessId} and status = 'pending'
+          group by 1, 2 order by 1, 2`;
+        for (const r of rows)
+          console.log(
+            `    ${String(r.n).padStart(6)} after ${r.attempts} attempts (${r.error ?? 'none yet'}), next due in ${fmt(r.due_min, 0)}…${fmt(r.due_max, 0)} s`,
+          );
+      };
+      const pendingCount = async () =>
+        (
+          await sql<{ n: number }[]>`
+            select count(*)::int as n from webhook_deliveries where business_id = ${businessId} and status = 'pending'`
+        )[0]!.n;
+      /** Every event of the business dispatched (a delivery made for each that an endpoint takes) and every delivery done. */
+      const settled = async () => {
+        const [r] = await sql<{ behind: number; pending: number }[]>`
+          select (select count(*)::int from events e where e.business_id = ${businessId}
+                    and (e.tx_id, e.id) > (select tx_id, event_id from event_handler_cursors where handler = 'outgoing-webhooks')) as behind,
+                 (select count(*)::int from webhook_deliveries where business_id = ${businessId} and status = 'pending') as pending`;
+        return r!.behind === 0 && r!.pending === 0;
+      };
+
+      // Warm-up, not counted: a small request through the whole path.
+      await tick(50);
+      if (!(await waitUntil(settled, 60_000, 100))) throw new Error('warm-up deliveries did not finish');
+      const ceiling = await ceilingRate(receiver);
+
+      // --- Phase 1: throughput and latency. ---
+      const p1Start = now();
+      const offeredBefore = receiver.arrivals.length;
+      await traffic(SECONDS, SMS_PER_SECOND);
+      const p1End = now();
+      const pendingAtEnd = await pendingCount();
+      const drained = await waitUntil(settled, 120_000, 100);
+      const drainSeconds = (now() - p1End) / 1000;
+      const p1 = receiver.arrivals.slice(offeredBefore).filter((a) => a.occurredAt >= p1Start - 50 && a.occurredAt <= p1End);
+      const windowStart = p1Start + WARMUP_SECONDS * 1000;
+      const inWindow = receiver.arrivals.filter((a) => a.at >= windowStart && a.at <= p1End).length;
+      const rate = inWindow / ((p1End - windowStart) / 1000);
+      const [offered] = await sql<{ n: number }[]>`
+        select count(*)::int as n from webhook_deliveries
+        where business_id = ${businessId} and (payload->>'timestamp')::timestamptz between to_timestamp(${windowStart / 1000}) and to_timestamp(${p1End / 1000})`;
+      const offeredRate = offered!.n / ((p1End - windowStart) / 1000);
+      const sinceOccurred = p1.map((a) => a.at - a.occurredAt);
+      // Inbound texts: their message ids, by the MessageSid each request carried.
+      const inboundIds = await sql<{ id: number; sid: string }[]>`
+        select id, provider_message_id as sid from messages where provider_message_id = any(${[...inboundSids.keys()]})`;
+      for (const r of inboundIds) returnedAt.set(`message.received:${r.id}`, inboundSids.get(r.sid)!);
+      const sinceReturned = p1.flatMap((a) => {
+        const t = a.key === null ? undefined : returnedAt.get(a.key);
+        return t === undefined ? [] : [a.at - t];
+      });
+      const lat = (v: number[], p: number) => percentile(v, p);
+      console.log(
+        `\nphase 1: ${SECONDS} s of traffic (${SMS_PER_SECOND} SMS/s and the rest)${ticksLate ? `, ${ticksLate} ticks late` : ''}`,
+      );
+      console.log(
+        `  deliveries accepted/s, window ${WARMUP_SECONDS}–${SECONDS} s   ${fmt(rate, 0)}/s (offered ${fmt(offeredRate, 0)}/s; ceiling, POST → receiver without DB ${fmt(ceiling, 0)}/s)`,
+      );
+      console.log(
+        `  pending at the end of traffic          ${pendingAtEnd}; all delivered ${fmt(drainSeconds)} s later${drained ? '' : ' (timed out)'}`,
+      );
+      console.log(
+        `  arrival − occurred_at (${p1.length})       p50 ${fmt(median(sinceOccurred), 0)} ms, p95 ${fmt(lat(sinceOccurred, 95), 0)} ms, p99 ${fmt(lat(sinceOccurred, 99), 0)} ms, max ${fmt(Math.max(...sinceOccurred), 0)} ms`,
+      );
+      console.log(
+        `  arrival − request returned (${sinceReturned.length})  p50 ${fmt(median(sinceReturned), 0)} ms, p95 ${fmt(lat(sinceReturned, 95), 0)} ms, p99 ${fmt(lat(sinceReturned, 99), 0)} ms`,
+      );
+
+      // --- Phase 2: the receiver down for DOWN_SECONDS while traffic goes on, then back. ---
+      let downAt = 0;
+      let backAt = 0;
+      const p2Start = receiver.arrivals.length;
+      await traffic(UP_BEFORE_SECONDS + DOWN_SECONDS + UP_AFTER_SECONDS, OUTAGE_SMS_PER_SECOND, [
+        {
+          second: UP_BEFORE_SECONDS,
+          run: async () => {
+            await receiver.goDown();
+            downAt = now();
+            console.log(`\nphase 2: receiver down (${DOWN_MODE === 'refuse' ? 'refusing connections' : 'answering 503'})`);
+          },
+        },
+        {
+          second: UP_BEFORE_SECONDS + DOWN_SECONDS,
+          run: async () => {
+            const [due] = await sql<{ pending: number; later: number }[]>`
+              select count(*)::int as pending, count(*) filter (where next_attempt_at > now() + interval '60 seconds')::int as later
+              from webhook_deliveries where business_id = ${businessId} and status = 'pending'`;
+            console.log(`  at the end of the outage: ${due!.pending} pending, ${due!.later} of them not due for more than 60 s:`);
+            await pendingBreakdown();
+            await receiver.comeBack();
+            backAt = now();
+            console.log(`  receiver back after ${fmt((backAt - downAt) / 1000)} s`);
+          },
+        },
+      ]);
+      const trafficEnd = now();
+      const allByItself = await waitUntil(settled, RECOVERY_WAIT_SECONDS * 1000, 200);
+      const afterBack = (now() - backAt) / 1000;
+      const [left] = await sql<{ pending: number; last_due: number | null; conversations: number }[]>`
+        select count(*)::int as pending, extract(epoch from max(next_attempt_at))::float8 as last_due,
+               count(distinct conversation_id)::int as conversations
+        from webhook_deliveries where business_id = ${businessId} and status = 'pending'`;
+      let recoverySeconds = allByItself ? afterBack : NaN;
+      const projected = left!.last_due ? left!.last_due - backAt / 1000 : NaN;
+      if (allByItself) {
+        console.log(`  every event delivered ${fmt(afterBack)} s after the receiver came back`);
+      } else {
+        console.log(
+          `  ${fmt(afterBack)} s after it came back (${fmt((now() - trafficEnd) / 1000)} s after the traffic): ${left!.pending} deliveries still pending in ${left!.conversations} conversations; the last is due ${fmt(projected)} s after the receiver came back`,
+        );
+        await pendingBreakdown();
+        if (REAL_WAIT) {
+          await waitUntil(settled, 900_000, 500);
+          recoverySeconds = (now() - backAt) / 1000;
+          console.log(`  every event delivered ${fmt(recoverySeconds)} s after the receiver came back (waited for real)`);
+        } else {
+          recoverySeconds = projected;
+          // The schedule's clock set forward: what was left is due now (leases, ≤ 60 s away, are left alone).
+          await sql`update webhook_deliveries set next_attempt_at = now()
+                    where business_id = ${businessId} and status = 'pending' and next_attempt_at > now() + interval '60 seconds'`;
+          const t = now();
+          const done = await waitUntil(settled, 120_000, 200);
+          console.log(
+            `  retry schedule set forward (BENCH_REAL_WAIT=1 waits instead): the rest delivered in ${fmt((now() - t) / 1000)} s${done ? '' : ' (timed out)'}`,
+          );
+        }
+      }
+      const p2After = receiver.arrivals.slice(p2Start).filter((a) => a.occurredAt >= backAt);
+      const sinceBack = p2After.map((a) => a.at - a.occurredAt);
+
+      // --- Checks over the whole run: every event delivered, in order, once. ---
+      const runArrivals = receiver.arrivals.filter((a) => a.endpoint.startsWith(`${run}-`));
+      const expected = await sql<{ endpoint: string; ids: string[] }[]>`
+        select w.url as endpoint, array_agg(e.id::text) as ids from webhook_endpoints w
+        join events e on e.business_id = w.business_id and e.occurred_at >= w.created_at
+          and (w.event_types is null or e.type = any(w.event_types))
+        where w.business_id = ${businessId} group by w.url`;
+      let missing = 0;
+      let duplicates = 0;
+      let outOfOrder = 0;
+      let gaps = 0;
+      for (const row of expected) {
+        const endpoint = row.endpoint.slice(receiver.url.length + 1);
+        const got = runArrivals.filter((a) => a.endpoint === endpoint);
+        const ids = new Set(got.map((a) => a.id));
+        duplicates += got.length - ids.size;
+        const notReceived = row.ids.filter((id) => !ids.has(id));
+        missing += notReceived.length;
+        if (got.length > ids.size || notReceived.length) {
+          const seen = new Map<string, Arrival[]>();
+          for (const a of got) seen.set(a.id, [...(seen.get(a.id) ?? []), a]);
+          const twice = [...seen.values()].filter((v) => v.length > 1);
+          console.log(`  ${endpoint}: ${notReceived.length} missing, e.g. ${notReceived.slice(0, 5).join(', ')}`);
+          for (const v of twice.slice(0, 3)) console.log(`    twice: ${JSON.stringify(v)}`);
+          const rows = await sql`
+            select d.event_id, d.event_type, d.status, d.attempts, d.last_status_code, d.last_error, e.type, e.conversation_id
+            from events e left join webhook_deliveries d on d.event_id = e.id and d.business_id = e.business_id
+            where e.id = any(${notReceived.slice(0, 5)}::bigint[]) and e.business_id = ${businessId}`;
+          for (const r of rows) console.log(`    missing: ${JSON.stringify(r)}`);
+        }
+        const byConversation = new Map<number, number[]>();
+        for (const a of got)
+          if (a.conversationId !== null && a.sequence !== null)
+            byConversation.set(a.conversationId, [...(byConversation.get(a.conversationId) ?? []), a.sequence]);
+        for (const sequences of byConversation.values()) {
+          for (let i = 1; i < sequences.length; i++) if (sequences[i]! <= sequences[i - 1]!) outOfOrder++;
+          // The endpoint of every type sees each conversation's numbers without a gap, from 1.
+          if (endpoint.endsWith('-all') && sequences.some((s, i) => s !== i + 1)) gaps++;
+        }
+      }
+      const undelivered = await pendingCount();
+      const ok = missing === 0 && duplicates === 0 && outOfOrder === 0 && gaps === 0 && receiver.badSignatures === 0;
+      if (!ok) failedChecks++;
+      console.log(
+        `  events after the receiver came back (${sinceBack.length}): arrival − occurred_at p50 ${fmt(median(sinceBack), 0)} ms, p95 ${fmt(percentile(sinceBack, 95), 0)} ms`,
+      );
+      console.log(
+        `  checks: ${runArrivals.length} deliveries accepted, ${missing} events missing, ${undelivered} still pending, ${duplicates} duplicate webhook-ids, ${outOfOrder} out of order, ${gaps} conversations with a gap, ${receiver.badSignatures} bad signatures`,
+      );
+
+      const p95 = percentile(sinceOccurred, 95);
+      const figures: Figure[] = [
+        {
+          name: 'deliveries accepted/s (steady window)',
+          value: rate,
+          unit: '/s',
+          digits: 0,
+          ceiling: { name: 'POST → receiver, no DB', value: ceiling },
+          target: '≥ 1,000/s and keeping up',
+          ok: rate >= 1000 && rate >= 0.95 * offeredRate,
+        },
+        { name: 'deliveries offered/s (same window)', value: offeredRate, unit: '/s', digits: 0 },
+        {
+          name: 'arrival − occurred_at p50',
+          value: median(sinceOccurred),
+          unit: 'ms',
+          digits: 0,
+          lowerIsBetter: true,
+        },
+        {
+          name: 'arrival − occurred_at p95',
+          value: p95,
+          unit: 'ms',
+          digits: 0,
+          lowerIsBetter: true,
+          target: '≤ 500 ms',
+          ok: p95 <= 500,
+        },
+        { name: 'arrival − occurred_at p99', value: percentile(sinceOccurred, 99), unit: 'ms', digits: 0, lowerIsBetter: true },
+        { name: 'arrival − request returned p50', value: median(sinceReturned), unit: 'ms', digits: 0, lowerIsBetter: true },
+        {
+          name: 'arrival − request returned p95',
+          value: percentile(sinceReturned, 95),
+          unit: 'ms',
+          digits: 0,
+          lowerIsBetter: true,
+        },
+        {
+          name: `outage ${DOWN_SECONDS} s: all delivered after back${allByItself || REAL_WAIT ? '' : ' (projected)'}`,
+          value: recoverySeconds,
+          unit: 's',
+          digits: 1,
+          lowerIsBetter: true,
+          target: '≤ 60 s (ours)',
+          ok: recoverySeconds <= 60,
+        },
+        {
+          name: 'missing + duplicated + out of order + gaps',
+          value: missing + duplicates + outOfOrder + gaps,
+          unit: '',
+          digits: 0,
+          target: '0',
+          ok,
+        },
+      ];
+      return figures;
+    },
+    'bench:webhooks-out',
+  );
+
+  await stopEverything();
+  process.exit(failedChecks === 0 ? 0 : 1);
+}
+
+/** What main started, stopped in reverse order at the end or on a failure (no server or database left behind). */
+const stopAll: (() => Promise<unknown>)[] = [];
+async function stopEverything() {
+  for (const stop of stopAll.splice(0).reverse()) await stop().catch((err) => console.error(err));
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void stopEverything().then(() => process.exit(130)));
+
+main().catch(async (err) => {
+  console.error(err);
+  await stopEverything();
+  process.exit(1);
+});
