@@ -96,6 +96,11 @@ export async function createWebhookEndpoint(
 ) {
   assertUrl(input.url);
   return tx.transaction(async (tx) => {
+    // The endpoint takes the events that happen from its creation on: those of transactions that
+    // start after `created_at`. Taking this transaction's id first, and the time after it, makes
+    // each of those have a higher transaction id, so the log's handler cannot read one before this
+    // endpoint is visible to it (it reads only below the oldest running transaction).
+    await tx.execute(sql`select pg_current_xact_id()`);
     // Counted under the business's advisory lock, so two creations at once cannot both pass the cap.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext('webhook_endpoints'), ${businessId})`);
     const [existing] = await tx.select({ n: count() }).from(webhookEndpoints).where(eq(webhookEndpoints.businessId, businessId));
@@ -110,6 +115,7 @@ export async function createWebhookEndpoint(
         eventTypes: eventTypesOf(input.event_types),
         description: input.description ?? null,
         secret: newWebhookSecret(),
+        createdAt: sql`clock_timestamp()`,
       })
       .returning();
     return { ...toEndpoint(row!), secret: row!.secret };

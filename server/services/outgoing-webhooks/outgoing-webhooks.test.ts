@@ -14,6 +14,7 @@ import { issueSession } from '@/server/services/auth';
 import { api, jsonOf } from '@/server/testing/http';
 import { RETRY_DELAYS_SECONDS } from '@/server/shared/outgoing-webhooks';
 import { PER_ENDPOINT, startOutgoingWebhooks } from '@/workers/outgoing-webhooks';
+import { createWebhookEndpoint } from './endpoints';
 import { extendLeases, LEASE_SECONDS, pruneWebhookDeliveries, retryDelaySeconds } from './deliver';
 
 /**
@@ -447,6 +448,42 @@ describe('deliveries', () => {
     } finally {
       await hanging.close();
       await healthy.close();
+    }
+  });
+});
+
+describe('which events an endpoint takes', () => {
+  it('exactly those that happen from its creation on, even one that commits while the creation is still committing', async () => {
+    const t = await createTenant();
+    const receiver = await startReceiver();
+    const woke = (n: number): NewEvent => ({
+      type: 'conversation.woke',
+      businessId: t.business.id,
+      conversationId: n,
+      actor: { type: 'system' },
+      data: { conversation_id: n },
+    });
+    try {
+      let endpointId = 0;
+      await db.transaction(async (creation) => {
+        await creation.execute(sql`select now()`); // the creation has begun
+        await new Promise((r) => setTimeout(r, 20));
+        await recordEvents([woke(1)]); // begins after it, commits before it
+        await new Promise((r) => setTimeout(r, 300)); // the handler has read that event meanwhile
+        endpointId = (
+          await createWebhookEndpoint(t.business.id, { url: receiver.url, event_types: ['conversation.woke'] }, creation)
+        ).id;
+      });
+      await recordEvents([woke(2)]);
+      const expected = await db.execute<{ id: string }>(sql`
+        select e.id::text from events e join webhook_endpoints w on w.id = ${endpointId}
+        where e.business_id = ${t.business.id} and e.type = 'conversation.woke' and e.occurred_at >= w.created_at order by e.id`);
+      expect(expected.length).toBeGreaterThanOrEqual(1);
+      await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(expected.length);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(receiver.received.map((r) => r.headers['webhook-id']).sort()).toEqual(expected.map((e) => e.id).sort());
+    } finally {
+      await receiver.close();
     }
   });
 });
