@@ -87,6 +87,8 @@ export default defineConfig({
       SANDBOX_ENABLED: 'true',
       ...voice,
       TWILIO_API_BASE_URL: `http://127.0.0.1:${process.env.E2E_TWILIO_PORT}`,
+      // e2e/browser/webhooks.spec.ts's receiver listens on 127.0.0.1 over plain http.
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       LOG_LEVEL: 'warn',
     },
   },

@@ -1,7 +1,7 @@
 'use client';
 import { useState } from 'react';
 import { trpc } from '@/components/trpc/client';
-import { SettingsPage } from './settings-page';
+import { SettingsError, SettingsPage } from './settings-page';
 import styles from './settings.module.css';
 
 type Window = { start: string; end: string };
@@ -41,11 +41,7 @@ export function QuietHoursSettings() {
             onSave={(w) => setBusiness.mutate(w)}
           />
         ) : null}
-        {error ? (
-          <p role="alert" className={styles.error}>
-            {error}
-          </p>
-        ) : null}
+        <SettingsError error={error} />
       </section>
       <section aria-label="Locations">
         <h2>Locations</h2>

@@ -8,7 +8,7 @@ import {
   TEMPLATE_VARIABLES,
   type SavedReplyChannel,
 } from '@/server/shared/templates';
-import { SettingsPage } from './settings-page';
+import { SaveButtons, SettingsError, SettingsPage } from './settings-page';
 import { describeError } from './format';
 import styles from './settings.module.css';
 
@@ -158,21 +158,8 @@ export function SavedRepliesSettings() {
               </li>
             ))}
           </ul>
-          {error ? (
-            <p role="alert" className={styles.error}>
-              {error}
-            </p>
-          ) : null}
-          <div className={styles.row}>
-            <button type="submit" className={`${styles.button} ${styles.primary}`} disabled={saving}>
-              {draft.id === null ? 'Save reply' : 'Save changes'}
-            </button>
-            {draft.id !== null ? (
-              <button type="button" className={styles.button} onClick={() => setDraft(EMPTY)}>
-                Cancel
-              </button>
-            ) : null}
-          </div>
+          <SettingsError error={error} />
+          <SaveButtons newLabel="Save reply" editing={draft.id !== null} saving={saving} onCancel={() => setDraft(EMPTY)} />
         </form>
       </section>
     </SettingsPage>

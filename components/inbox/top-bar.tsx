@@ -2,10 +2,14 @@
 import { useState, type RefObject } from 'react';
 import { SearchField } from '@/components/shared/search-field';
 import { trpc } from '@/components/trpc/client';
+import { WEBHOOK_MANAGER_ROLES } from '@/server/shared/outgoing-webhooks';
 import styles from './inbox.module.css';
 import type { Me } from './types';
 
-/** Business name, New message (`n`), business-wide message search (`/`), the saved replies' settings, who is signed in, sign out. */
+/**
+ * Business name, New message (`n`), business-wide message search (`/`), the settings pages' menu (Webhooks
+ * only for the roles that may use it), who is signed in, sign out.
+ */
 export function TopBar({
   me,
   searchInputRef,
@@ -41,8 +45,15 @@ export function TopBar({
           onValue={setTerm}
         />
       </form>
-      <a href="/settings/saved-replies">Saved replies</a>
-      <a href="/settings/quiet-hours">Quiet hours</a>
+      {/* One menu rather than a link per page: the bar keeps its room on a phone as pages are added. */}
+      <details className={styles.settingsMenu}>
+        <summary>Settings</summary>
+        <nav aria-label="Settings">
+          <a href="/settings/saved-replies">Saved replies</a>
+          <a href="/settings/quiet-hours">Quiet hours</a>
+          {(WEBHOOK_MANAGER_ROLES as readonly string[]).includes(me.role) ? <a href="/settings/webhooks">Webhooks</a> : null}
+        </nav>
+      </details>
       <span className={styles.me} data-testid="signed-in-as">
         Signed in as {me.staffName}
       </span>

@@ -9,6 +9,8 @@ export type ConversationRow = Outputs['inbox']['list']['conversations'][number];
 export type ConversationDetails = Outputs['inbox']['conversation'];
 export type MessageItem = Outputs['inbox']['messages']['messages'][number];
 export type Me = Outputs['session']['me'];
+export type WebhookEndpoint = Outputs['inbox']['webhookEndpoints']['webhook_endpoints'][number];
+export type WebhookDelivery = Outputs['inbox']['webhookDeliveries']['deliveries'][number];
 export type ListInput = Inputs['inbox']['list'];
 
 /** What the sidebar selects: one status tab plus optional narrowing. */

@@ -93,35 +93,8 @@ export type ConsentSource = (typeof CONSENT_SOURCES)[number];
 export function oneOf(column: AnyPgColumn, values: readonly string[]): SQL {
   return sql`${column} in (${sql.raw(values.map((v) => `'${v}'`).join(', '))})`;
 }
-/**
- * The event log's types (docs/api.md#events): every change the product makes, as platforms and the
- * features built on the log hear of it. Each type's `data` is a zod schema in
- * server/services/events/types.ts.
- */
-export const EVENT_TYPES = [
-  'message.received',
-  'message.created',
-  'message.status_updated',
-  'message.flagged',
-  'message.rescheduled',
-  'conversation.created',
-  'conversation.assigned',
-  'conversation.status_changed',
-  'conversation.snoozed',
-  'conversation.woke',
-  'conversation.labeled',
-  'conversation.read',
-  'note.created',
-  'client.updated',
-  'client.opted_out',
-  'client.opted_in',
-  'consent.recorded',
-  'call.started',
-  'call.completed',
-  'voicemail.received',
-  'webhook_endpoint.disabled',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+// Defined with the browser-safe vocabularies: the inbox's webhook settings list them.
+export { EVENT_TYPES, type EventType } from '../../server/shared/event-types';
 /** Who made a change: a staff member (with staff_id), the client, the product, an API key, a provider. */
 export const EVENT_ACTOR_TYPES = ['staff', 'client', 'system', 'api', 'provider'] as const;
 export type EventActorType = (typeof EVENT_ACTOR_TYPES)[number];

@@ -22,6 +22,7 @@ test('write a saved reply, insert it with /, send it resolved; a missing value k
 
   await page.goto(tenant.loginUrl);
   await page.goto('/inbox');
+  await page.getByText('Settings', { exact: true }).click();
   await page.getByRole('link', { name: 'Saved replies' }).click();
   // The list has loaded: the page is hydrated (text typed before hydration would be reset by it).
   await expect(page.getByText('None yet: write the first one.')).toBeVisible();

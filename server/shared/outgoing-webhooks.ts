@@ -4,6 +4,11 @@
  */
 export const MAX_WEBHOOK_URL = 2048;
 export const MAX_WEBHOOK_DESCRIPTION = 500;
+/**
+ * Who may manage the endpoints with a staff session (docs/api.md#staff-sessions, Roles): REST and
+ * tRPC refuse the other roles, and the inbox hides the settings page from them.
+ */
+export const WEBHOOK_MANAGER_ROLES = ['owner', 'manager'] as const;
 /** A business's endpoints: enough for a few platforms and their staging copies. */
 export const MAX_WEBHOOK_ENDPOINTS = 20;
 /** What a delivery keeps of the receiver's answer for the delivery log. */

@@ -5,6 +5,7 @@ import { eventProcedures } from './events';
 import { messageProcedures } from './messages';
 import { noteProcedures } from './notes';
 import { settingsProcedures } from './settings';
+import { webhookProcedures } from './webhooks';
 
 /**
  * The inbox's procedures, over the same services as REST, one file per area. They are spread into
@@ -18,5 +19,6 @@ export const inboxRouter = router({
   ...noteProcedures,
   ...clientProcedures,
   ...settingsProcedures,
+  ...webhookProcedures,
   ...eventProcedures,
 });
