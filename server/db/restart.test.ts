@@ -11,6 +11,7 @@ import { subscribeBusiness } from '@/server/realtime/listen';
 import { createSql } from '@/db/connect';
 import { closeDb, db } from './client';
 import { startEmbeddedPostgres, type EmbeddedDb } from '@/db/embedded';
+import { migrateDatabase } from '@/server/migrate';
 import { executePrepared } from './prepared';
 
 /**
@@ -47,6 +48,8 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'messaging-db-restart-'));
   chmodSync(dir, 0o755);
   pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg') });
+  // The schema: the live streams' tail reads the event log.
+  await migrateDatabase(pg.url);
   await closeDb();
   // Three app connections, so that each has something in flight when PostgreSQL stops.
   Object.assign(process.env, { DATABASE_URL: pg.url, DATABASE_POOL_SIZE: '3' });
