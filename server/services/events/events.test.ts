@@ -529,4 +529,20 @@ describe('read marks, flags and reschedules are events (migration 0030)', () => 
     });
     expect(new Date(rows[2]!.data.send_at as string).getTime()).toBeGreaterThanOrEqual(later.getTime());
   });
+
+  it('a flagged note (no channel) is an event like any message (once a 500: the fuzzer)', async () => {
+    const t = await createTenant();
+    const client = await createClient(t.business.id);
+    const conversation = await createConversation(t.business.id, client.id);
+    const note = await createMessage(conversation, { messageType: 'NOTE', channel: null });
+    await flagMessage(t.business.id, note.id, true, { type: 'api' });
+    const [row] = await db.execute<{ data: Record<string, unknown> }>(
+      sql`select data from events where business_id = ${t.business.id} and type = 'message.flagged'`,
+    );
+    expect(EVENT_DATA['message.flagged'].parse(row!.data)).toMatchObject({
+      message_id: note.id,
+      channel: null,
+      message_type: 'NOTE',
+    });
+  });
 });

@@ -36,7 +36,8 @@ const message = {
   message_id: id,
   conversation_id: id,
   client_id: id.nullable(),
-  channel: z.enum(CHANNELS),
+  // Null for a note: it travels on no channel.
+  channel: z.enum(CHANNELS).nullable(),
   message_type: z.enum(MESSAGE_TYPES),
   direction: z.enum(DIRECTIONS),
   status: z.enum(MESSAGE_STATUSES),
