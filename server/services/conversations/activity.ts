@@ -53,32 +53,32 @@ export async function ensureConversationsWith(
   // conversation starts now.
   const column = (pick: (start: NewConversationStart | null) => unknown) =>
     textArray(missing.map((id) => pick(starts.get(id) ?? null)));
+  // Each new conversation's `conversation.created` (docs/architecture.md#event-log) is written by
+  // the same statement, from the rows it inserted: no event objects, schema checks or arrays to
+  // build and bind per conversation (messages/insert.ts explains why; events.test.ts checks the
+  // shape). The product opens a conversation for whatever enters it first: the system is its actor.
   const inserted = await tx.execute<{ id: number; client_id: number }>(sql`
-    insert into conversations (business_id, client_id, location_id, last_message_id, last_message_content, last_channel, last_activity_at, unread_count)
-    select ${businessId}, c.id, c.location_id, v.message_id::bigint, v.content, v.channel,
-      greatest(now(), v.sent_at::timestamptz), coalesce(v.unread::int, 0)
-    from unnest(${sql.param(missing)}::int[], ${column((s) => s?.latest.id)}, ${column((s) => s?.latest.content)},
-      ${column((s) => s?.latest.channel)}, ${column((s) => s?.latest.sentAt.toISOString())}, ${column((s) => s?.unread)})
-      as v(client_id, message_id, content, channel, sent_at, unread)
-    join clients c on c.business_id = ${businessId} and c.id = v.client_id
-    on conflict (business_id, client_id) do nothing
-    returning id, client_id`);
+    with added as (
+      insert into conversations (business_id, client_id, location_id, last_message_id, last_message_content, last_channel, last_activity_at, unread_count)
+      select ${businessId}, c.id, c.location_id, v.message_id::bigint, v.content, v.channel,
+        greatest(now(), v.sent_at::timestamptz), coalesce(v.unread::int, 0)
+      from unnest(${sql.param(missing)}::int[], ${column((s) => s?.latest.id)}, ${column((s) => s?.latest.content)},
+        ${column((s) => s?.latest.channel)}, ${column((s) => s?.latest.sentAt.toISOString())}, ${column((s) => s?.unread)})
+        as v(client_id, message_id, content, channel, sent_at, unread)
+      join clients c on c.business_id = ${businessId} and c.id = v.client_id
+      on conflict (business_id, client_id) do nothing
+      returning id, business_id, client_id
+    ), e as (
+      insert into events (business_id, type, conversation_id, client_id, actor_type, data)
+      select a.business_id, 'conversation.created', a.id, a.client_id, 'system',
+        jsonb_build_object('conversation_id', a.id, 'client_id', a.client_id)
+      from added a order by a.id
+    )
+    select id, client_id from added`);
   for (const r of inserted) {
     byClient.set(r.client_id, r.id);
     created.add(r.id);
   }
-  // The product opens a conversation for whatever enters it first: the system is its actor.
-  await recordEvents(
-    inserted.map((r) => ({
-      type: 'conversation.created' as const,
-      businessId,
-      conversationId: r.id,
-      clientId: r.client_id,
-      actor: { type: 'system' as const },
-      data: { conversation_id: r.id, client_id: r.client_id },
-    })),
-    tx,
-  );
   // A concurrent writer created some meanwhile (its rows conflicted, so none came back): read them,
   // in a statement of its own that sees what that writer committed.
   const raced = missing.filter((id) => !byClient.has(id));

@@ -15,7 +15,10 @@ import { cancelScheduledMessage, rescheduleMessage } from '@/server/services/mes
 import { recordCall } from '@/server/services/voice/call-record';
 import { handleSmsStatusCallback } from '@/server/services/webhooks/twilio-status';
 import { EVENT_DATA } from './types';
-import { submitSms } from '@/server/services/messages/submit';
+import { submitEmail, submitSms } from '@/server/services/messages/submit';
+import { receiveInboundSms } from '@/server/services/webhooks/twilio-inbound';
+import { handleInboundEmail } from '@/server/services/webhooks/email-inbound';
+import { inboundSmsForm } from '@/server/testing/webhooks';
 import { optIn, optOut } from '@/server/services/messages/suppression';
 import {
   createClient,
@@ -392,6 +395,190 @@ describe('the timeline write path writes its events', () => {
       ['conversation.status_changed', 'client'],
     ]);
     expect(rows[1]!.data).toEqual({ conversation_id: conversation.id, status: 'open', previous_status: 'resolved' });
+  });
+});
+
+describe('the insert path’s events, written in SQL by the inserting statements (messages/insert.ts)', () => {
+  /** What each timeline row's event is (docs/api.md#events): written out here as the product defines it, the row's columns in. */
+  function expectedEvent(m: MessageRow) {
+    const staffOrApi = m.staff_id === null ? ['api', null] : ['staff', m.staff_id];
+    const about = { conversation_id: m.conversation_id, message_id: m.id, client_id: m.client_id };
+    if (m.message_type === 'NOTE') {
+      const data = { conversation_id: m.conversation_id, message_id: m.id, staff_id: m.staff_id };
+      return { type: 'note.created', ...about, actor: staffOrApi, data };
+    }
+    const summary = {
+      message_id: m.id,
+      conversation_id: m.conversation_id,
+      client_id: m.client_id,
+      channel: m.channel,
+      message_type: m.message_type,
+      direction: m.direction,
+      status: m.status,
+    };
+    if (m.direction === 'inbound') {
+      return { type: 'message.received', ...about, actor: m.origin === 'record' ? staffOrApi : ['client', null], data: summary };
+    }
+    const actor = m.origin === 'system' ? ['system', null] : staffOrApi;
+    return {
+      type: 'message.created',
+      ...about,
+      actor,
+      data: { ...summary, send_at: m.send_at === null ? null : new Date(m.send_at).toISOString() },
+    };
+  }
+
+  type MessageRow = {
+    id: number;
+    conversation_id: number;
+    client_id: number | null;
+    channel: string | null;
+    message_type: string;
+    direction: string;
+    status: string;
+    origin: string;
+    staff_id: number | null;
+    send_at: string | null;
+  };
+
+  it('every kind of row gets its one event, parsing with its EVENT_DATA schema and matching the row; a new conversation its conversation.created', async () => {
+    const t = await createTenant();
+    const number = await createSmsNumber(t.business.id);
+    const known = await createClient(t.business.id, { email: `known.${Date.now()}@example.test` });
+    const existing = await createConversation(t.business.id, known.id);
+    const fresh = [await createClient(t.business.id), await createClient(t.business.id)];
+    const sendAt = new Date(Date.now() + 90 * 60_000);
+    const bid = t.business.id;
+
+    // A staff member's bulk SMS (two of them into new conversations), an API email, a scheduled SMS, a recorded one.
+    await submitSms(
+      bid,
+      {
+        sender_type: 'staff',
+        staff_id: t.owner.id,
+        messages: [known, ...fresh].map((c) => ({ client_id: c.id, message: 'See you Tuesday' })),
+      } as never,
+      'send',
+    );
+    await submitEmail(
+      bid,
+      { sender_type: 'system', messages: [{ client_id: known.id, subject: 'Receipt', message: 'Thanks' }] } as never,
+      'send',
+    );
+    await submitSms(
+      bid,
+      { sender_type: 'system', send_at: sendAt, messages: [{ client_id: fresh[0]!.id, message: 'Later' }] } as never,
+      'send',
+    );
+    await submitSms(
+      bid,
+      { sender_type: 'system', messages: [{ client_id: fresh[1]!.id, message: 'Sent elsewhere', status: 'sent' }] } as never,
+      'record',
+    );
+    // Notes, by a staff member and by the API.
+    await addNote(bid, existing.id, 'Called back', t.owner.id);
+    await addNote(bid, existing.id, 'From the booking system', null);
+    // Inbound: a text from a new number (a new client and conversation), HELP (answered automatically,
+    // the system's outbound text), an email, and an inbound text another system recorded for a staff member.
+    await receiveInboundSms(inboundSmsForm(number.phoneNumber, '+16465550177', 'Hello?') as never, {}, null);
+    await receiveInboundSms(inboundSmsForm(number.phoneNumber, known.phoneNumber!, 'HELP') as never, {}, null);
+    const mail = {
+      from: known.email!,
+      to: t.business.fromEmail!,
+      subject: 'Re: Receipt',
+      text: 'Got it',
+      html: null,
+      headers: `Message-ID: <${Date.now()}.events@example.test>`,
+      envelope: null,
+      attachments: [],
+    };
+    await handleInboundEmail(mail, {}, Buffer.from('Got it'));
+    await db.transaction((tx) =>
+      fileMessages(
+        bid,
+        [
+          {
+            businessId: bid,
+            clientId: known.id,
+            channel: 'sms',
+            direction: 'inbound',
+            messageType: 'TEXT',
+            senderType: 'client',
+            staffId: t.owner.id,
+            content: 'Recorded reply',
+            status: 'received',
+            origin: 'record',
+            sentAt: new Date(),
+          },
+        ],
+        tx,
+      ),
+    );
+
+    const rows = await db.execute<MessageRow>(sql`
+      select id, conversation_id, client_id, channel, message_type, direction, status, origin, staff_id, send_at
+      from messages where business_id = ${bid} order by id`);
+    const events = await db.execute<{
+      type: keyof typeof EVENT_DATA;
+      conversation_id: number | null;
+      message_id: number | null;
+      client_id: number | null;
+      actor_type: string;
+      actor_staff_id: number | null;
+      data: Record<string, unknown>;
+    }>(sql`
+      select type, conversation_id, message_id, client_id, actor_type, actor_staff_id, data from events
+      where business_id = ${bid} and type in ('message.created', 'message.received', 'note.created', 'conversation.created')
+      order by id`);
+    // Each event's data is exactly its type's shape: no key missing, none extra, nulls where nullable.
+    for (const e of events) expect(EVENT_DATA[e.type].parse(e.data), e.type).toEqual(e.data);
+
+    // One event per row, in the rows' order, describing it.
+    const timeline = events.filter((e) => e.type !== 'conversation.created');
+    expect(
+      timeline.map((e) => ({
+        type: e.type,
+        conversation_id: e.conversation_id,
+        message_id: e.message_id,
+        client_id: e.client_id,
+        actor: [e.actor_type, e.actor_staff_id],
+        data: e.data,
+      })),
+    ).toEqual(rows.map(expectedEvent));
+    // Every kind the brief of this test names is among them (so the comparison above covers it).
+    const kinds = new Set(
+      timeline.map((e) => `${e.type} ${String(e.data.channel)} ${e.actor_type} ${e.data.send_at ? 'at' : ''}`),
+    );
+    for (const kind of [
+      'message.created sms staff ',
+      'message.created email api ',
+      'message.created sms api at',
+      'message.created sms system ',
+      'message.received sms client ',
+      'message.received email client ',
+      'message.received sms staff ',
+      'note.created undefined staff ',
+      'note.created undefined api ',
+    ])
+      expect(kinds, kind).toContain(kind);
+    expect(rows.some((r) => r.origin === 'record' && r.direction === 'outbound')).toBe(true);
+
+    // A conversation.created for each conversation the path opened (all but the one made beforehand), by the system.
+    const opened = await db.execute<{ id: number; client_id: number }>(
+      sql`select id, client_id from conversations where business_id = ${bid} and id <> ${existing.id} order by id`,
+    );
+    expect(opened).toHaveLength(3);
+    expect(events.filter((e) => e.type === 'conversation.created')).toEqual(
+      opened.map((c) => ({
+        type: 'conversation.created',
+        conversation_id: c.id,
+        message_id: null,
+        client_id: c.client_id,
+        actor_type: 'system',
+        actor_staff_id: null,
+        data: { conversation_id: c.id, client_id: c.client_id },
+      })),
+    );
   });
 });
 

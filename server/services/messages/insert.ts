@@ -3,8 +3,6 @@ import type { Tx } from '@/server/db/client';
 import { asText, textArray } from '@/db/sql-array';
 import type { messages } from '@/db/schema';
 import { ensureConversationsWith, touchConversations, type NewConversationStart } from '@/server/services/conversations/activity';
-import { recordEvents, staffOrApi, type NewEvent } from '@/server/services/events/record';
-import type { EventActor } from '@/server/services/events/types';
 
 type Row = typeof messages.$inferInsert;
 /** A row of fileMessages: its id and conversation come beside it (Assigned), not in it. */
@@ -94,14 +92,12 @@ export async function insertMessages(rows: Row[], tx: Tx): Promise<InsertedMessa
     status: string;
     direction: string;
     unread: boolean;
-  }>(sql`${insertStatement(rows)} returning id, conversation_id, status, direction, ${COUNTS_AS_UNREAD} as unread`);
+  }>(withTimelineEvents(insertStatement(rows), sql`select id, conversation_id, status, direction, unread from m`));
   // INSERT … SELECT … ORDER BY assigns identity values in that order; RETURNING order is not
   // guaranteed, so sort by id to restore input order.
-  const inserted = [...result]
+  return [...result]
     .sort((a, b) => a.id - b.id)
     .map((r) => ({ id: r.id, conversationId: r.conversation_id, status: r.status, direction: r.direction, unread: r.unread }));
-  await recordEvents(timelineEvents(rows, inserted), tx);
-  return inserted;
 }
 
 /**
@@ -110,54 +106,57 @@ export async function insertMessages(rows: Row[], tx: Tx): Promise<InsertedMessa
  * statement changes none of them, insert.test.ts checks the two agree).
  */
 async function insertAssigned(rows: UnassignedRow[], assigned: Assigned, tx: Tx): Promise<InsertedMessage[]> {
-  await tx.execute(insertStatement(rows, assigned));
-  const inserted = rows.map((r, i) => ({
+  await tx.execute(withTimelineEvents(insertStatement(rows, assigned)));
+  return rows.map((r, i) => ({
     id: assigned.ids[i]!,
     conversationId: assigned.conversationIds[i]!,
     status: r.status,
     direction: r.direction,
     unread: countsAsUnread(r),
   }));
-  await recordEvents(timelineEvents(rows, inserted), tx);
-  return inserted;
 }
 
 /**
- * The events of new timeline rows (docs/architecture.md#event-log), written with them: every
- * message enters a conversation through this file. An inbound message is `message.received`, an
- * outbound one (sent, scheduled or recorded) `message.created`, a note `note.created`; a call's row
- * has its own events when the call ends (server/services/voice/).
+ * A message insert that also writes its rows' events (docs/architecture.md#event-log), in the same
+ * statement, from the rows it inserted: every message enters a conversation through this file. An
+ * inbound message is `message.received`, an outbound one (sent, scheduled or recorded)
+ * `message.created`, a note `note.created`; a call's row has its own events when the call ends
+ * (migration 0027). Built in SQL rather than through recordEvents: for a bulk request's 1,000
+ * events, their JavaScript objects, schema checks and text-array escaping cost the web process
+ * ~175 ms of CPU, GC included (docs/performance.md, bench:send). The data are EVENT_DATA's shapes,
+ * which events.test.ts checks instead of each write; a time is written as toISOString writes it.
+ * Actors: an inbound message is the client's unless another system recorded it (record mode), an
+ * outbound one the product's own when it is an automatic answer (origin `system`); otherwise the
+ * staff member's who wrote it, else the API's. `select`, when given, reads what the insert
+ * returned (`m`); without it the statement returns nothing.
  */
-function timelineEvents(rows: readonly UnassignedRow[], inserted: readonly InsertedMessage[]): NewEvent[] {
-  return rows.flatMap((r, i): NewEvent[] => {
-    const m = inserted[i]!;
-    const about = { businessId: r.businessId, conversationId: m.conversationId, messageId: m.id, clientId: r.clientId ?? null };
-    if (r.messageType === 'NOTE') {
-      const staffId = r.staffId ?? null;
-      const data = { conversation_id: m.conversationId, message_id: m.id, staff_id: staffId };
-      return [{ ...about, type: 'note.created', actor: staffOrApi(staffId), data }];
-    }
-    if (r.messageType === 'CALL' || r.channel === null || r.channel === undefined) return [];
-    const summary = {
-      message_id: m.id,
-      conversation_id: m.conversationId,
-      client_id: r.clientId ?? null,
-      channel: r.channel,
-      message_type: r.messageType,
-      direction: r.direction,
-      status: r.status,
-    };
-    if (r.direction === 'inbound') return [{ ...about, type: 'message.received', actor: inboundActor(r), data: summary }];
-    const sendAt = r.sendAt instanceof Date ? r.sendAt.toISOString() : null;
-    return [{ ...about, type: 'message.created', actor: outboundActor(r), data: { ...summary, send_at: sendAt } }];
-  });
+function withTimelineEvents(insert: SQL, select?: SQL): SQL {
+  const events = sql`
+    insert into events (business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id, data)
+    select m.business_id, k.type, m.conversation_id, m.id, m.client_id, k.actor,
+      case when k.actor = 'staff' then m.staff_id end,
+      case when k.type = 'note.created'
+        then jsonb_build_object('conversation_id', m.conversation_id, 'message_id', m.id, 'staff_id', m.staff_id)
+        else jsonb_build_object('message_id', m.id, 'conversation_id', m.conversation_id, 'client_id', m.client_id,
+            'channel', m.channel, 'message_type', m.message_type, 'direction', m.direction, 'status', m.status)
+          || case when k.type = 'message.created'
+            then jsonb_build_object('send_at', to_char(m.send_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+            else '{}'::jsonb end
+      end
+    from m cross join lateral (select
+      case when m.message_type = 'NOTE' then 'note.created'
+           when m.direction = 'inbound' then 'message.received'
+           else 'message.created' end as type,
+      case when m.message_type <> 'NOTE' and m.direction = 'inbound' and m.origin is distinct from 'record' then 'client'
+           when m.message_type <> 'NOTE' and m.direction <> 'inbound' and m.origin = 'system' then 'system'
+           when m.staff_id is not null then 'staff'
+           else 'api' end as actor) k
+    where m.message_type = 'NOTE' or (m.message_type <> 'CALL' and m.channel is not null)
+    order by m.id`;
+  const inserted = sql`${insert} returning id, business_id, conversation_id, client_id, channel, message_type, direction,
+    status, origin, staff_id, send_at, ${COUNTS_AS_UNREAD} as unread`;
+  return select ? sql`with m as (${inserted}), e as (${events}) ${select}` : sql`with m as (${inserted}) ${events}`;
 }
-
-/** An inbound message is the client's, unless another system recorded it (record mode). */
-const inboundActor = (r: UnassignedRow): EventActor => (r.origin === 'record' ? staffOrApi(r.staffId) : { type: 'client' });
-
-/** An outbound message is the product's own (automatic answers), or a staff member's, or the API's. */
-const outboundActor = (r: UnassignedRow): EventActor => (r.origin === 'system' ? { type: 'system' } : staffOrApi(r.staffId));
 
 function insertStatement(rows: (Row | UnassignedRow)[], assigned?: Assigned): SQL {
   // Each column's value of row i: id and conversation_id from `assigned` when given.
