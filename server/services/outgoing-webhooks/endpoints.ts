@@ -38,7 +38,7 @@ function toEndpoint(r: EndpointRow) {
   };
 }
 
-export function toDelivery(r: DeliveryRow) {
+function toDelivery(r: DeliveryRow) {
   return {
     id: r.id,
     endpoint_id: r.endpointId,

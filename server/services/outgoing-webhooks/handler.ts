@@ -16,7 +16,7 @@ import { notifyDeliveriesDue } from './endpoints';
 export type WebhookBody = { type: string; timestamp: string; data: Record<string, unknown> };
 
 /** What a receiver gets as `data`: the event's own data, whose business it is, who did it and, in a conversation, its place. */
-export function webhookBody(event: LoggedEvent, sequence: number | null): WebhookBody {
+function webhookBody(event: LoggedEvent, sequence: number | null): WebhookBody {
   return {
     type: event.type,
     timestamp: event.occurredAt.toISOString(),

@@ -197,6 +197,13 @@ describe('managing endpoints over REST', () => {
     // …and their key cannot reach this business at all.
     expect((await api.get(base, { headers: key(other) })).status).toBe(403);
 
+    // At most 20 endpoints per business: the 21st is a 409 and is not stored.
+    for (let i = 1; i < 20; i++) await createEndpoint(t, { url: `https://hooks.example.com/${i}` });
+    const past = await api.post(base, { headers: key(t), body: { url: 'https://hooks.example.com/21' } });
+    expect(past.status).toBe(409);
+    expect((await jsonOf(await api.get(base, { headers: key(t) }))).webhook_endpoints).toHaveLength(20);
+    await db.execute(sql`delete from webhook_endpoints where business_id = ${t.business.id} and id <> ${created.id}`);
+
     const deleted = await api.delete(`${base}/${created.id}`, { headers: key(t) });
     expect(await jsonOf(deleted)).toEqual({ success: true, endpoint_id: created.id });
     expect((await api.get(`${base}/${created.id}`, { headers: key(t) })).status).toBe(404);
