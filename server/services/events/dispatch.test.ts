@@ -112,6 +112,31 @@ describe('event handlers read the log (dispatchEvents)', () => {
   });
 });
 
+describe('across transaction ids of different lengths', () => {
+  it('orders by the number, not its digits: a batch cut between 999 and 1000 skips nothing and repeats nothing', async () => {
+    const t = await createTenant();
+    const { handler, seen } = collector(t.business.id);
+    // A power of ten every transaction of this window is below (burned up to when the database is young).
+    const current = async () => BigInt((await db.execute<{ x: string }>(sql`select pg_current_xact_id()::text as x`))[0]!.x);
+    while ((await current()) < 1_100n);
+    let boundary = 1_000n;
+    while (boundary * 10n + 100n < (await current())) boundary *= 10n;
+    // 20 events on each side of the boundary, one transaction id each, written as their transactions would have.
+    const txIds = Array.from({ length: 40 }, (_, i) => boundary - 20n + BigInt(i));
+    const ids: number[] = [];
+    for (const txId of txIds) {
+      const [id] = await recordEvents([woke(t.business.id, ids.length + 1)]);
+      await db.execute(sql`update events set tx_id = ${String(txId)}::xid8 where id = ${id!}`);
+      ids.push(id!);
+    }
+    await db.execute(
+      sql`insert into event_handler_cursors (handler, tx_id) values (${handler.name}, ${String(boundary - 21n)}::xid8)`,
+    );
+    await drainUntil(handler, seen, ids.length, 7);
+    expect(seen.map((e) => e.id)).toEqual(ids);
+  });
+});
+
 describe('under concurrent writers and dispatchers', () => {
   it('every event exactly once, whatever order transactions take ids and commit in', async () => {
     const t = await createTenant();

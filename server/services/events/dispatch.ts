@@ -66,14 +66,15 @@ export async function dispatchEvents(handler: EventHandler, batch = BATCH, tx: T
       actor_staff_id: number | null;
       data: Record<string, unknown>;
       occurred_at: Date;
-      tx_id: string;
+      tx_id_text: string;
     }>(sql`
       select id, business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id, data, occurred_at,
-             tx_id::text
+             tx_id::text as tx_id_text
       from events
       where (tx_id, id) > (${start.tx_id}::xid8, ${start.event_id}::bigint)
         and tx_id < pg_snapshot_xmin(pg_current_snapshot())
-      order by tx_id, id
+      -- The xid8 column, not its text (as text, 1000 sorts before 999: a batch cut there skips events)
+      order by events.tx_id, events.id
       limit ${batch}`);
     if (rows.length === 0) return 0;
     const wanted = new Set<string>(handler.types);
@@ -92,7 +93,7 @@ export async function dispatchEvents(handler: EventHandler, batch = BATCH, tx: T
       }));
     if (events.length) await handler.handle(events, tx);
     const last = rows[rows.length - 1]!;
-    await tx.execute(sql`update event_handler_cursors set tx_id = ${last.tx_id}::xid8, event_id = ${last.id}, updated_at = now()
+    await tx.execute(sql`update event_handler_cursors set tx_id = ${last.tx_id_text}::xid8, event_id = ${last.id}, updated_at = now()
                          where handler = ${handler.name}`);
     return rows.length;
   });
