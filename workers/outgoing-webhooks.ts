@@ -34,9 +34,13 @@ export const EVENT_HANDLERS: EventHandler[] = [outgoingWebhooksHandler];
 const IDLE_MS = 1_000;
 export const MAX_IN_FLIGHT = 256;
 export const PER_ENDPOINT = 32;
-/** Outcomes are written when this many are waiting, or FLUSH_MS after the first one arrived. */
+/**
+ * Outcomes are written when this many are waiting, or FLUSH_MS after the first one arrived, in up to
+ * FLUSH_WRITERS writes at once: a conversation's next event waits for its previous one's write.
+ */
 const FLUSH_SIZE = 200;
 const FLUSH_MS = 20;
+const FLUSH_WRITERS = 4;
 
 export type Poster = (url: string, body: string, headers: Record<string, string>) => Promise<WebhookResult>;
 
@@ -96,15 +100,16 @@ function startSender(post: Poster, log: Logger) {
     (LEASE_SECONDS * 1000) / 3,
   );
   let flushTimer: NodeJS.Timeout | null = null;
-  let flushing: Promise<void> = Promise.resolve();
+  const writing = new Set<Promise<void>>();
 
+  /** Writes what is waiting, in a write of its own unless FLUSH_WRITERS are busy (their ends write the rest). */
   function flush() {
     if (flushTimer) clearTimeout(flushTimer);
     flushTimer = null;
-    const batch = pending.splice(0);
-    if (!batch.length) return flushing;
-    // One write at a time; a failed write is retried (the outcomes stay ours until written).
-    flushing = flushing.then(async () => {
+    if (pending.length === 0 || writing.size >= FLUSH_WRITERS) return;
+    const batch = pending.splice(0, FLUSH_SIZE);
+    // A failed write is retried (the outcomes stay ours until written).
+    const write = (async () => {
       for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
         try {
           await recordAttempts(batch);
@@ -115,10 +120,13 @@ function startSender(post: Poster, log: Logger) {
           await new Promise((r) => setTimeout(r, delay));
         }
       }
+    })().finally(() => {
+      writing.delete(write);
+      flush();
       // Capacity and order: a conversation's next event is due once this one is written.
       loop.wake();
     });
-    return flushing;
+    writing.add(write);
   }
 
   async function attempt(delivery: ClaimedDelivery) {
@@ -154,8 +162,8 @@ function startSender(post: Poster, log: Logger) {
             const n = inFlight.get(delivery.endpointId)! - 1;
             if (n === 0) inFlight.delete(delivery.endpointId);
             else inFlight.set(delivery.endpointId, n);
-            if (pending.length >= FLUSH_SIZE) void flush();
-            else flushTimer ??= setTimeout(() => void flush(), FLUSH_MS);
+            if (pending.length >= FLUSH_SIZE) flush();
+            else flushTimer ??= setTimeout(flush, FLUSH_MS);
             // A slot is free: other endpoints' and conversations' deliveries need not wait for the flush.
             loop.wake();
           });
@@ -171,8 +179,10 @@ function startSender(post: Poster, log: Logger) {
     wake: () => loop.wake(),
     async stop() {
       await loop.stop();
-      while (total > 0) await new Promise((r) => setTimeout(r, 50));
-      await flush();
+      while (total > 0 || pending.length > 0 || writing.size > 0) {
+        flush();
+        await new Promise((r) => setTimeout(r, 50));
+      }
       clearInterval(renewal);
     },
   };

@@ -96,8 +96,11 @@ export async function startWebServer(
  * signal reaches the worker itself: through the `tsx` command a SIGKILL would kill only its
  * wrapper and leave the worker running, unseen, for the rest of the run (--chaos) and after it.
  */
+/** The worker (workers/index.ts) as production runs it; BENCH_WORKER_PROFILE_DIR=dir writes its CPU profile there when it stops. */
 export function startWorkerProcess(env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'workers/index.ts'], {
+  const profile = process.env.BENCH_WORKER_PROFILE_DIR;
+  const profileArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  return spawn(process.execPath, [...profileArgs, '--import', 'tsx', 'workers/index.ts'], {
     env: { ...env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

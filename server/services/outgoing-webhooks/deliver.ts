@@ -151,7 +151,12 @@ const delivered = (o: AttemptOutcome) => o.status !== null && o.status >= 200 &&
  * a 410 Gone disables its endpoint; anything else is retried on the schedule, and after the last
  * attempt the delivery is failed. An endpoint back from an outage has its waiting deliveries made
  * due at once. Then every endpoint that has failed continuously for
- * DISABLE_AFTER_FAILING_DAYS is disabled. One transaction, a few statements whatever the batch.
+ * DISABLE_AFTER_FAILING_DAYS is disabled.
+ *
+ * This is on every conversation's path (its next event is due only once this one is written), so a
+ * batch of successes is one statement, outside a transaction; a batch with failures is one
+ * transaction of a few. Several batches may be written at once (the sender does): endpoint rows are
+ * locked in id order, so two never wait for each other in a circle.
  */
 export async function recordAttempts(outcomes: readonly AttemptOutcome[], tx: Tx = db): Promise<void> {
   if (outcomes.length === 0) return;
@@ -161,46 +166,61 @@ export async function recordAttempts(outcomes: readonly AttemptOutcome[], tx: Tx
     if (o.status === 410 || attempts >= MAX_WEBHOOK_ATTEMPTS) return { state: 'failed', delay: null };
     return { state: 'pending', delay: retryDelaySeconds(attempts, o.retryAfterSeconds) };
   });
-  await tx.transaction(async (tx) => {
-    await tx.execute(sql`
-      update webhook_deliveries d
-      set attempts = d.attempts + 1,
-          status = v.state,
-          next_attempt_at = case when v.state = 'pending' then now() + make_interval(secs => v.delay) else d.next_attempt_at end,
-          delivered_at = case when v.state = 'delivered' then now() end,
-          last_attempt_at = now(),
-          last_status_code = v.status,
-          last_duration_ms = v.duration_ms,
-          last_error = v.error,
-          last_response_body = left(v.response_body, ${MAX_WEBHOOK_RESPONSE_BODY})
-      from unnest(${textArray(outcomes.map((o) => o.deliveryId))}::bigint[], ${textArray(next.map((n) => n.state))},
-                  ${textArray(next.map((n) => n.delay))}::int[], ${textArray(outcomes.map((o) => o.status))}::int[],
-                  ${textArray(outcomes.map((o) => Math.round(o.durationMs)))}::int[], ${textArray(outcomes.map((o) => o.error))},
-                  ${textArray(outcomes.map((o) => o.responseBody))})
-           as v(id, state, delay, status, duration_ms, error, response_body)
-      where d.id = v.id`);
-    // An endpoint's failing run: started by its first failure, ended by any success.
-    const succeeded = [...new Set(outcomes.filter(delivered).map((o) => o.endpointId))];
-    const failed = [...new Set(outcomes.filter((o) => !delivered(o)).map((o) => o.endpointId))].filter(
-      (id) => !succeeded.includes(id),
-    );
+  // An endpoint's failing run: started by its first failure, ended by any success.
+  const succeeded = [...new Set(outcomes.filter(delivered).map((o) => o.endpointId))];
+  const failed = [...new Set(outcomes.filter((o) => !delivered(o)).map((o) => o.endpointId))].filter(
+    (id) => !succeeded.includes(id),
+  );
+  const gone = [...new Set(outcomes.filter((o) => o.status === 410).map((o) => o.endpointId))];
+  const write = async (tx: Tx) => {
     const recovered = await tx.execute<{ id: number; after_outage: boolean }>(sql`
-      update webhook_endpoints e set failing_since = null
-      from (select id, failing_since from webhook_endpoints
-            where id = any(${textArray(succeeded)}::int[]) and failing_since is not null for update) was
-      where e.id = was.id
-      returning e.id, was.failing_since < now() - make_interval(secs => ${OUTAGE_SECONDS}) as after_outage`);
+      with written as (
+        update webhook_deliveries d
+        set attempts = d.attempts + 1,
+            status = v.state,
+            next_attempt_at = case when v.state = 'pending' then now() + make_interval(secs => v.delay) else d.next_attempt_at end,
+            delivered_at = case when v.state = 'delivered' then now() end,
+            last_attempt_at = now(),
+            last_status_code = v.status,
+            last_duration_ms = v.duration_ms,
+            last_error = v.error,
+            last_response_body = left(v.response_body, ${MAX_WEBHOOK_RESPONSE_BODY})
+        from unnest(${textArray(outcomes.map((o) => o.deliveryId))}::bigint[], ${textArray(next.map((n) => n.state))},
+                    ${textArray(next.map((n) => n.delay))}::int[], ${textArray(outcomes.map((o) => o.status))}::int[],
+                    ${textArray(outcomes.map((o) => Math.round(o.durationMs)))}::int[], ${textArray(outcomes.map((o) => o.error))},
+                    ${textArray(outcomes.map((o) => o.responseBody))})
+             as v(id, state, delay, status, duration_ms, error, response_body)
+        where d.id = v.id
+        returning d.id
+      ),
+      started as (
+        update webhook_endpoints e set failing_since = now()
+        from (select id from webhook_endpoints
+              where id = any(${textArray(failed)}::int[]) and failing_since is null order by id for update) f
+        where e.id = f.id
+      ),
+      ended as (
+        update webhook_endpoints e set failing_since = null
+        from (select id, failing_since from webhook_endpoints
+              where id = any(${textArray(succeeded)}::int[]) and failing_since is not null order by id for update) was
+        where e.id = was.id
+        returning e.id, was.failing_since < now() - make_interval(secs => ${OUTAGE_SECONDS}) as after_outage
+      )
+      select id, after_outage from ended`);
     // An endpoint back from an outage (every attempt failed for OUTAGE_SECONDS) gets what waits for
     // it now, not at each delivery's scheduled retry (up to a day away), so it catches up at once.
     // Not after a failure among successes (one delivery it refuses): that one keeps its schedule.
     // Deliveries in flight (leased) or due within the lease are left as they are.
-    await tx.execute(sql`
-      update webhook_deliveries set next_attempt_at = now()
-      where endpoint_id = any(${textArray(recovered.filter((r) => r.after_outage).map((r) => r.id))}::int[]) and status = 'pending'
-        and next_attempt_at > now() + make_interval(secs => ${LEASE_SECONDS})`);
-    await tx.execute(sql`update webhook_endpoints set failing_since = now()
-                         where id = any(${textArray(failed)}::int[]) and failing_since is null`);
-    const gone = [...new Set(outcomes.filter((o) => o.status === 410).map((o) => o.endpointId))];
+    const back = recovered.filter((r) => r.after_outage).map((r) => r.id);
+    if (back.length)
+      await tx.execute(sql`
+        update webhook_deliveries set next_attempt_at = now()
+        where endpoint_id = any(${textArray(back)}::int[]) and status = 'pending'
+          and next_attempt_at > now() + make_interval(secs => ${LEASE_SECONDS})`);
+  };
+  if (failed.length === 0 && gone.length === 0) return write(tx);
+  await tx.transaction(async (tx) => {
+    await write(tx);
     await disableEndpoints(gone, 'The endpoint answered 410 Gone', tx);
     const [stale] = await tx.execute<{ ids: number[] }>(sql`
       select coalesce(array_agg(id), '{}') as ids from webhook_endpoints
