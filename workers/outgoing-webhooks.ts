@@ -145,8 +145,7 @@ function startSender(post: Poster, log: Logger) {
 
   const loop = wakeableLoop(
     async () => {
-      const busy = [...inFlight].filter(([, n]) => n >= PER_ENDPOINT).map(([id]) => id);
-      const claimed = await claimDueDeliveries(MAX_IN_FLIGHT - total, PER_ENDPOINT, busy);
+      const claimed = await claimDueDeliveries(MAX_IN_FLIGHT - total, PER_ENDPOINT, inFlight);
       for (const delivery of claimed) {
         total++;
         unrecorded.add(delivery.id);

@@ -37,8 +37,8 @@ export type ClaimedDelivery = {
 };
 
 /**
- * Up to `perEndpoint` due deliveries of each enabled endpoint not in `busy` (those already at their
- * share of requests in flight), at most `limit` in all, leased. Within an endpoint, a delivery of
+ * Due deliveries of each enabled endpoint, up to what is left of its share (`perEndpoint` less its
+ * requests in flight, `inFlight`), at most `limit` in all, leased. Within an endpoint, a delivery of
  * a conversation is due only when no earlier one of that conversation is still pending there (in
  * flight or waiting for a retry): one conversation's events arrive in order, and a conversation
  * that fails holds up only itself.
@@ -46,7 +46,7 @@ export type ClaimedDelivery = {
 export async function claimDueDeliveries(
   limit: number,
   perEndpoint: number,
-  busy: readonly number[],
+  inFlight: ReadonlyMap<number, number>,
   tx: Tx = db,
 ): Promise<ClaimedDelivery[]> {
   if (limit <= 0) return [];
@@ -60,10 +60,14 @@ export async function claimDueDeliveries(
     secret: string;
     previous_secret: string | null;
   }>(sql`
-    with endpoints as (
-      select e.id, e.url, e.secret, case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
-      from webhook_endpoints e
-      where e.enabled and e.id <> all(${textArray(busy)}::int[])
+    with busy as (
+      select * from unnest(${textArray([...inFlight.keys()])}::int[], ${textArray([...inFlight.values()])}::int[]) as b(id, n)
+    ),
+    endpoints as (
+      select e.id, e.url, e.secret, case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret,
+             ${perEndpoint} - coalesce(b.n, 0) as share
+      from webhook_endpoints e left join busy b on b.id = e.id
+      where e.enabled and coalesce(b.n, 0) < ${perEndpoint}
         and exists (select 1 from webhook_deliveries d
                     where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now())
     ),
@@ -78,7 +82,7 @@ export async function claimDueDeliveries(
                 where p.endpoint_id = d.endpoint_id and p.conversation_id = d.conversation_id
                   and p.status = 'pending' and p.conversation_id is not null and p.id < d.id))
         order by d.id
-        limit ${perEndpoint}
+        limit e.share
         for update of d skip locked
       ) d
       limit ${limit}

@@ -416,10 +416,20 @@ describe('deliveries', () => {
         actor: { type: 'system' },
         data: { conversation_id: 100 + i },
       }));
-      await recordEvents(events);
+      // A few first, then the rest while those hang: the sender claims only what is left of the share.
+      await recordEvents(events.slice(0, 10));
+      await expect.poll(() => hanging.received.length, { timeout: 10_000 }).toBe(10);
+      await recordEvents(events.slice(10));
       await expect.poll(() => healthy.received.length, { timeout: 10_000 }).toBe(100);
       // Meanwhile the hanging endpoint holds its share of requests, no more, none of them answered yet.
       await expect.poll(() => hanging.received.length).toBe(PER_ENDPOINT);
+      await new Promise((r) => setTimeout(r, 1_500)); // the sender's idle pass included
+      expect(hanging.received.length).toBe(PER_ENDPOINT);
+      // Claimed (leased) no more than that either: a claim beyond it would wait in the HTTP agent,
+      // holding slots of the worker that other endpoints need.
+      const [leased] = await db.execute<{ n: number }>(sql`
+        select count(*)::int as n from webhook_deliveries where endpoint_id = ${slow.id} and next_attempt_at > now()`);
+      expect(leased!.n).toBe(PER_ENDPOINT);
       expect((await deliveries(slow.id)).every((d) => d.attempts === 0)).toBe(true);
 
       const base = `/api/v1/businesses/${t.business.id}/webhook-endpoints/${fast.id}`;
