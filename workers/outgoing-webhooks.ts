@@ -25,7 +25,9 @@ import { wakeableLoop } from './wakeable-loop';
  *   and as requests finish, and every second for retries coming due. It keeps at most
  *   MAX_IN_FLIGHT requests going, at most PER_ENDPOINT of them to one endpoint, so a slow or dead
  *   endpoint holds its own share of the worker, never the others'; sending and the inbox never wait
- *   for any of it. Outcomes are written in batches as they come.
+ *   for any of it. It claims chains (one conversation's deliveries to one endpoint, in order:
+ *   claimDueDeliveries) and sends each chain's deliveries one after the other, so what queued behind
+ *   a slow answer goes as soon as it comes. Outcomes are written in batches as they come.
  */
 
 /** The log's handlers, in the order they are given each batch. Later features add theirs here. */
@@ -36,7 +38,8 @@ export const MAX_IN_FLIGHT = 256;
 export const PER_ENDPOINT = 32;
 /**
  * Outcomes are written when this many are waiting, or FLUSH_MS after the first one arrived, in up to
- * FLUSH_WRITERS writes at once: a conversation's next event waits for its previous one's write.
+ * FLUSH_WRITERS writes at once: a conversation's event that was not yet pending when its chain was
+ * claimed waits for the chain's writes.
  */
 const FLUSH_SIZE = 200;
 const FLUSH_MS = 20;
@@ -87,6 +90,8 @@ function startSender(post: Poster, log: Logger) {
   const inFlight = new Map<number, number>();
   let total = 0;
   const pending: AttemptOutcome[] = [];
+  /** Claimed behind a failure and not attempted: their leases end at the next write. */
+  const released: number[] = [];
   // Claimed and not yet recorded: their leases are renewed while they are ours, so a worker that is
   // slow to record an answer (a busy machine) never lets another claim send them again.
   const unrecorded = new Set<number>();
@@ -106,14 +111,16 @@ function startSender(post: Poster, log: Logger) {
   function flush() {
     if (flushTimer) clearTimeout(flushTimer);
     flushTimer = null;
-    if (pending.length === 0 || writing.size >= FLUSH_WRITERS) return;
+    if ((pending.length === 0 && released.length === 0) || writing.size >= FLUSH_WRITERS) return;
     const batch = pending.splice(0, FLUSH_SIZE);
+    const releasing = released.splice(0);
     // A failed write is retried (the outcomes stay ours until written).
     const write = (async () => {
       for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
         try {
-          await recordAttempts(batch);
+          await recordAttempts(batch, releasing);
           for (const outcome of batch) unrecorded.delete(outcome.deliveryId);
+          for (const id of releasing) unrecorded.delete(id);
           break;
         } catch (err) {
           log.warn({ err: { message: (err as Error).message } }, 'could not record webhook attempts; retrying');
@@ -129,46 +136,58 @@ function startSender(post: Poster, log: Logger) {
     writing.add(write);
   }
 
-  async function attempt(delivery: ClaimedDelivery) {
-    const result = await post(delivery.url, delivery.body, webhookHeaders(delivery));
-    pending.push({
-      deliveryId: delivery.id,
-      endpointId: delivery.endpointId,
-      attempts: delivery.attempts,
-      status: result.status ?? null,
-      durationMs: result.durationMs,
-      error: result.error ? `${result.error.reason}: ${result.error.message}` : null,
-      responseBody: result.responseBody ?? null,
-      retryAfterSeconds: result.retryAfterSeconds ?? null,
-    });
+  /** Sends a chain (one conversation's deliveries to one endpoint) one after the other, up to the first that fails. */
+  async function sendChain(chain: ClaimedDelivery[]) {
+    for (const [i, delivery] of chain.entries()) {
+      let result: WebhookResult;
+      try {
+        result = await post(delivery.url, delivery.body, webhookHeaders(delivery));
+      } catch (err) {
+        // No outcome to record: the leases of this one and those behind it run out, and they are tried again.
+        for (const d of chain.slice(i)) unrecorded.delete(d.id);
+        log.error({ err, delivery_id: delivery.id }, 'webhook attempt failed unexpectedly');
+        return;
+      }
+      pending.push({
+        deliveryId: delivery.id,
+        endpointId: delivery.endpointId,
+        attempts: delivery.attempts,
+        status: result.status ?? null,
+        durationMs: result.durationMs,
+        error: result.error ? `${result.error.reason}: ${result.error.message}` : null,
+        responseBody: result.responseBody ?? null,
+        retryAfterSeconds: result.retryAfterSeconds ?? null,
+      });
+      if (pending.length >= FLUSH_SIZE) flush();
+      else flushTimer ??= setTimeout(flush, FLUSH_MS);
+      const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
+      if (!ok) {
+        released.push(...chain.slice(i + 1).map((d) => d.id));
+        return;
+      }
+    }
   }
 
   const loop = wakeableLoop(
     async () => {
-      const claimed = await claimDueDeliveries(MAX_IN_FLIGHT - total, PER_ENDPOINT, inFlight);
-      for (const delivery of claimed) {
+      const chains = await claimDueDeliveries(MAX_IN_FLIGHT - total, PER_ENDPOINT, inFlight);
+      for (const chain of chains) {
+        const endpointId = chain[0]!.endpointId;
         total++;
-        unrecorded.add(delivery.id);
-        inFlight.set(delivery.endpointId, (inFlight.get(delivery.endpointId) ?? 0) + 1);
-        void attempt(delivery)
-          .catch((err) => {
-            // No outcome to record: its lease runs out and it is tried again.
-            unrecorded.delete(delivery.id);
-            log.error({ err, delivery_id: delivery.id }, 'webhook attempt failed unexpectedly');
-          })
-          .finally(() => {
-            total--;
-            const n = inFlight.get(delivery.endpointId)! - 1;
-            if (n === 0) inFlight.delete(delivery.endpointId);
-            else inFlight.set(delivery.endpointId, n);
-            if (pending.length >= FLUSH_SIZE) flush();
-            else flushTimer ??= setTimeout(flush, FLUSH_MS);
-            // A slot is free: other endpoints' and conversations' deliveries need not wait for the flush.
-            loop.wake();
-          });
+        for (const d of chain) unrecorded.add(d.id);
+        inFlight.set(endpointId, (inFlight.get(endpointId) ?? 0) + 1);
+        void sendChain(chain).finally(() => {
+          total--;
+          const n = inFlight.get(endpointId)! - 1;
+          if (n === 0) inFlight.delete(endpointId);
+          else inFlight.set(endpointId, n);
+          flushTimer ??= setTimeout(flush, FLUSH_MS);
+          // A slot is free: other endpoints' and conversations' deliveries need not wait for the write.
+          loop.wake();
+        });
       }
       // Claimed a full share: there may be more due.
-      return claimed.length > 0 && total < MAX_IN_FLIGHT;
+      return chains.length > 0 && total < MAX_IN_FLIGHT;
     },
     IDLE_MS,
     (err) => log.warn({ err: { message: (err as Error).message } }, 'claiming webhook deliveries failed'),

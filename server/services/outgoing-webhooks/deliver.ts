@@ -36,22 +36,31 @@ export type ClaimedDelivery = {
   secrets: string[];
 };
 
+/** At most this many deliveries of one conversation are claimed at once (see claimDueDeliveries). */
+export const CHAIN_LENGTH = 20;
+
 /**
- * Due deliveries of each enabled endpoint, up to what is left of its share (`perEndpoint` less its
- * requests in flight, `inFlight`), at most `limit` in all, leased. Within an endpoint, a delivery of
- * a conversation is due only when no earlier one of that conversation is still pending there (in
- * flight or waiting for a retry): one conversation's events arrive in order, and a conversation
- * that fails holds up only itself.
+ * Due deliveries, leased, as chains: each chain is one conversation's pending deliveries to one
+ * endpoint in order (or one delivery outside a conversation), to be sent one after the other and
+ * no further than the first that fails. A conversation's first pending delivery there (in flight,
+ * waiting for a retry, or due) heads it; one that is not first is never claimed on its own, so one
+ * conversation's events arrive in order, a conversation that fails holds up only itself, and two
+ * workers never send parts of one conversation at once (the head is locked, then leased). A chain
+ * is one request at a time: each enabled endpoint gets chains up to what is left of its share
+ * (`perEndpoint` less its requests in flight, `inFlight`), at most `limit` chains in all, of at
+ * most CHAIN_LENGTH deliveries. So what queued behind a slow answer goes at once when it comes,
+ * without a database round trip per event.
  */
 export async function claimDueDeliveries(
   limit: number,
   perEndpoint: number,
   inFlight: ReadonlyMap<number, number>,
   tx: Tx = db,
-): Promise<ClaimedDelivery[]> {
+): Promise<ClaimedDelivery[][]> {
   if (limit <= 0) return [];
   const rows = await tx.execute<{
     id: number;
+    head_id: number;
     endpoint_id: number;
     event_id: number;
     attempts: number;
@@ -71,11 +80,11 @@ export async function claimDueDeliveries(
         and exists (select 1 from webhook_deliveries d
                     where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now())
     ),
-    due as (
-      select d.id, e.url, e.secret, e.previous_secret
+    heads as (
+      select d.id, d.endpoint_id, d.conversation_id, e.url, e.secret, e.previous_secret
       from endpoints e
       cross join lateral (
-        select d.id from webhook_deliveries d
+        select d.id, d.endpoint_id, d.conversation_id from webhook_deliveries d
         where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now()
           and (d.conversation_id is null or not exists (
                 select 1 from webhook_deliveries p
@@ -86,21 +95,42 @@ export async function claimDueDeliveries(
         for update of d skip locked
       ) d
       limit ${limit}
+    ),
+    chains as (
+      select h.id as head_id, h.id from heads h
+      union all
+      select h.id, f.id from heads h
+      cross join lateral (
+        select f.id from webhook_deliveries f
+        where h.conversation_id is not null and f.endpoint_id = h.endpoint_id and f.conversation_id = h.conversation_id
+          and f.status = 'pending' and f.id > h.id and f.next_attempt_at <= now()
+          -- consecutive: none between them waits for later
+          and not exists (select 1 from webhook_deliveries q
+                          where q.endpoint_id = h.endpoint_id and q.conversation_id = h.conversation_id and q.status = 'pending'
+                            and q.id > h.id and q.id < f.id and q.next_attempt_at > now())
+        order by f.id
+        limit ${CHAIN_LENGTH - 1}
+      ) f
     )
     update webhook_deliveries w
     set next_attempt_at = now() + make_interval(secs => ${LEASE_SECONDS})
-    from due
-    where w.id = due.id
-    returning w.id, w.endpoint_id, w.event_id, w.attempts, w.payload::text as body, due.url, due.secret, due.previous_secret`);
-  return rows.map((r) => ({
-    id: r.id,
-    endpointId: r.endpoint_id,
-    eventId: r.event_id,
-    attempts: r.attempts,
-    url: r.url,
-    body: r.body,
-    secrets: r.previous_secret ? [r.secret, r.previous_secret] : [r.secret],
-  }));
+    from chains c join heads h on h.id = c.head_id
+    where w.id = c.id and w.status = 'pending'
+    returning w.id, c.head_id, w.endpoint_id, w.event_id, w.attempts, w.payload::text as body, h.url, h.secret, h.previous_secret`);
+  const chains = new Map<number, ClaimedDelivery[]>();
+  for (const r of rows) {
+    const delivery: ClaimedDelivery = {
+      id: r.id,
+      endpointId: r.endpoint_id,
+      eventId: r.event_id,
+      attempts: r.attempts,
+      url: r.url,
+      body: r.body,
+      secrets: r.previous_secret ? [r.secret, r.previous_secret] : [r.secret],
+    };
+    chains.set(r.head_id, [...(chains.get(r.head_id) ?? []), delivery]);
+  }
+  return [...chains.values()].map((chain) => chain.sort((a, b) => a.id - b.id));
 }
 
 /**
@@ -155,15 +185,20 @@ const delivered = (o: AttemptOutcome) => o.status !== null && o.status >= 200 &&
  * a 410 Gone disables its endpoint; anything else is retried on the schedule, and after the last
  * attempt the delivery is failed. An endpoint back from an outage has its waiting deliveries made
  * due at once. Then every endpoint that has failed continuously for
- * DISABLE_AFTER_FAILING_DAYS is disabled.
+ * DISABLE_AFTER_FAILING_DAYS is disabled. `released`: deliveries claimed in a chain behind one that
+ * failed, not attempted, whose lease ends now.
  *
  * This is on every conversation's path (its next event is due only once this one is written), so a
  * batch of successes is one statement, outside a transaction; a batch with failures is one
  * transaction of a few. Several batches may be written at once (the sender does): endpoint rows are
  * locked in id order, so two never wait for each other in a circle.
  */
-export async function recordAttempts(outcomes: readonly AttemptOutcome[], tx: Tx = db): Promise<void> {
-  if (outcomes.length === 0) return;
+export async function recordAttempts(
+  outcomes: readonly AttemptOutcome[],
+  released: readonly number[] = [],
+  tx: Tx = db,
+): Promise<void> {
+  if (outcomes.length === 0 && released.length === 0) return;
   const next = outcomes.map((o) => {
     const attempts = o.attempts + 1;
     if (delivered(o)) return { state: 'delivered', delay: null };
@@ -196,6 +231,11 @@ export async function recordAttempts(outcomes: readonly AttemptOutcome[], tx: Tx
              as v(id, state, delay, status, duration_ms, error, response_body)
         where d.id = v.id
         returning d.id
+      ),
+      -- Claimed behind one that failed, not attempted: due again (its conversation waits for that one).
+      released as (
+        update webhook_deliveries set next_attempt_at = now()
+        where id = any(${textArray(released)}::bigint[]) and status = 'pending'
       ),
       started as (
         update webhook_endpoints e set failing_since = now()

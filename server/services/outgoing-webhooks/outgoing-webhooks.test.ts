@@ -15,7 +15,7 @@ import { api, jsonOf } from '@/server/testing/http';
 import { RETRY_DELAYS_SECONDS } from '@/server/shared/outgoing-webhooks';
 import { PER_ENDPOINT, startOutgoingWebhooks } from '@/workers/outgoing-webhooks';
 import { createWebhookEndpoint } from './endpoints';
-import { extendLeases, LEASE_SECONDS, pruneWebhookDeliveries, retryDelaySeconds } from './deliver';
+import { CHAIN_LENGTH, extendLeases, LEASE_SECONDS, pruneWebhookDeliveries, retryDelaySeconds } from './deliver';
 
 /**
  * Outgoing webhooks end to end (docs/api.md#webhooks-you-receive-from-us): endpoints managed over
@@ -310,6 +310,57 @@ describe('deliveries', () => {
         sql`select failing_since from webhook_endpoints where id = ${endpoint.id}`,
       );
       expect(endpointNow!.failing_since).toBeNull();
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('a conversation’s queued events go one after the other in one claim, up to the first that fails; those behind it wait for it, not for their lease', async () => {
+    const t = await createTenant();
+    let failThird = true;
+    const receiver = await startReceiver((r) => {
+      const staffId = JSON.parse(r.body).data.staff_id;
+      if (staffId === 3 && failThird) {
+        failThird = false;
+        return { status: 500 };
+      }
+      return { status: 200 };
+    });
+    try {
+      const endpoint = await createEndpoint(t, { url: receiver.url, event_types: ['conversation.assigned'] });
+      // More than a chain's length, all pending at once in one conversation.
+      const count = CHAIN_LENGTH + 5;
+      await recordEvents(
+        Array.from({ length: count }, (_, i): NewEvent => ({
+          type: 'conversation.assigned',
+          businessId: t.business.id,
+          conversationId: 1,
+          actor: { type: 'api' },
+          data: { conversation_id: 1, staff_id: i + 1, previous_staff_id: null },
+        })),
+      );
+      await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(3);
+      await new Promise((r) => setTimeout(r, 300)); // nothing more comes
+      expect(receiver.received.map((r) => JSON.parse(r.body).data.staff_id)).toEqual([1, 2, 3]);
+      // The failed one waits for its retry; those claimed behind it are due again (not leased for a
+      // minute) and wait for it by the conversation's order.
+      const rows = await deliveries(endpoint.id);
+      expect(rows[2]).toMatchObject({ status: 'pending', attempts: 1, last_status_code: 500 });
+      await expect
+        .poll(async () =>
+          (await deliveries(endpoint.id)).slice(3).every((d) => new Date(d.next_attempt_at).getTime() <= Date.now()),
+        )
+        .toBe(true);
+      expect(rows.slice(3).every((d) => d.attempts === 0)).toBe(true);
+      // Its retry comes due: the rest follow, in order, once each.
+      await db.execute(sql`update webhook_deliveries set next_attempt_at = now() where id = ${rows[2]!.id}`);
+      await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(count + 1);
+      expect(receiver.received.slice(3).map((r) => JSON.parse(r.body).data.staff_id)).toEqual(
+        Array.from({ length: count - 2 }, (_, i) => i + 3),
+      );
+      expect(receiver.received.slice(3).map((r) => JSON.parse(r.body).data.sequence)).toEqual(
+        Array.from({ length: count - 2 }, (_, i) => i + 3),
+      );
     } finally {
       await receiver.close();
     }
