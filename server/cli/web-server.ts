@@ -6,6 +6,7 @@ import { closeDb } from '@/server/db/client';
 import { loadEnv } from '@/server/env';
 import { beginShutdown, isDraining } from '@/server/web/shutdown';
 import { logger } from '@/server/logger';
+import { logRequest } from '@/server/web/access-log';
 import { EVENTS_PATH, serveEventStream } from '@/server/realtime/event-stream';
 
 /**
@@ -56,6 +57,10 @@ async function main() {
       res.end();
     });
   const server = http.createServer((req, res) => {
+    if (dev && logsHere(req.url)) {
+      const started = performance.now();
+      res.once('close', () => logRequest(log, req.method ?? '', req.url ?? '/', res.statusCode, started));
+    }
     // A connection that outlives the drain would keep the process up: answer, then close it.
     if (isDraining()) res.setHeader('Connection', 'close');
     // The inbox's live events: served here, in tRPC's wire format, without Next.js (server/realtime/event-stream.ts).
@@ -121,6 +126,15 @@ async function main() {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/**
+ * In development, the requests this server logs: pages, tRPC, the live events stream, `/login` —
+ * Next.js's own request log is off (next.config.mjs). Not the REST API (its wrapper logs each request,
+ * server/http/route.ts) nor Next's assets and hot reload. In production only the REST API is logged.
+ */
+function logsHere(url: string | undefined): boolean {
+  return !!url && !url.startsWith('/api/v1/') && !url.startsWith('/_next/') && !url.startsWith('/__nextjs');
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(ms, 0)));

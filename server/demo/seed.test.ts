@@ -1,8 +1,11 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { db } from '@/server/db/client';
 import { databaseHasData, seedDemoData, type SeedSummary } from '@/server/demo/seed';
+import { logger } from '@/server/logger';
 import { resolveApiKey } from '@/server/services/auth';
+import { requeueOrphanedSends } from '@/server/services/recovery';
+import { sendJobsFor } from '@/server/testing/send-jobs';
 
 // The test setup gives this file its own migrated, empty database (DATABASE_URL).
 
@@ -268,6 +271,27 @@ describe('seedDemoData', () => {
       sql`select count(*) as n from messages where sent_at > now() or sent_at < now() - interval '7 days 1 hour'`,
     );
     expect(outside).toBe(0);
+  });
+
+  it('leaves no message in flight without a send job: the worker’s recovery finds nothing to re-enqueue', async () => {
+    const inFlight = await rows<{ id: number }>(sql`
+      select id from messages where status in ('queued', 'sending') and direction = 'outbound' order by id`);
+    // The demo shows a few texts sent a moment ago, still queued; each has its job.
+    expect(inFlight.length).toBeGreaterThan(0);
+    const ids = inFlight.map((m) => Number(m.id));
+    const jobs = await sendJobsFor(ids);
+    expect([...new Set(jobs.map((j) => Number(j.message_id)))]).toEqual(ids);
+    expect(jobs.every((j) => j.state === 'created')).toBe(true);
+    // However old the threshold makes them, none is an orphan (0 s: every in-flight message is looked at).
+    const warn = vi.spyOn(logger, 'warn');
+    expect(await requeueOrphanedSends(logger, 0)).toBe(0);
+    expect(warn).not.toHaveBeenCalled();
+    warn.mockRestore();
+
+    // The check itself still works: once those jobs are gone, the same messages are found and re-enqueued.
+    await db.execute(sql`delete from pgboss.job where id = any(${sql.param(jobs.map((j) => j.id))}::uuid[])`);
+    expect(await requeueOrphanedSends(logger, 0)).toBe(ids.length);
+    expect(await requeueOrphanedSends(logger, 0)).toBe(0);
   });
 
   it('refuses to run a second time, and changes nothing', async () => {

@@ -1,6 +1,7 @@
 import { Faker, base, en } from '@faker-js/faker';
-import { sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
+import { equalsAny } from '@/db/sql-array';
 import {
   apiKeys,
   businessEmailSenders,
@@ -26,6 +27,7 @@ import {
   type UserType,
 } from '@/db/schema';
 import { newBusinessApiKey } from '@/server/lib/secret-tokens';
+import { enqueueSends } from '@/server/services/messages/send-jobs';
 import { emailErrorMessage, twilioErrorMessage } from '@/server/shared/provider-errors';
 
 /**
@@ -1479,6 +1481,18 @@ async function seedIn(tx: Tx, options: SeedOptions): Promise<SeedSummary> {
   await chunked(
     all.map((m) => m.row),
     (chunk) => tx.insert(messages).values(chunk),
+  );
+  // The texts sent a moment ago are still queued: like any queued message they get their send job,
+  // in this transaction (server/services/messages/send-jobs.ts), so the worker sends them through
+  // the sandbox and its recovery sweep finds no message in flight without a job.
+  const queued = await tx
+    .select({ id: messages.id, businessId: messages.businessId, channel: messages.channel, attempts: messages.attempts })
+    .from(messages)
+    .where(and(equalsAny(messages.businessId, bizIds, 'int'), eq(messages.status, 'queued')))
+    .orderBy(messages.id);
+  await enqueueSends(
+    queued.flatMap((m) => (m.channel === 'sms' || m.channel === 'email' ? [{ ...m, channel: m.channel }] : [])),
+    tx,
   );
 
   // ---- denormalised conversation fields, straight from the messages

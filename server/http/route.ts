@@ -7,6 +7,7 @@ import { assertSameOrigin, authenticate, countRequest } from '@/server/web/crede
 import type { Operation, WebhookVerifier } from './operation';
 import { withIdempotency } from './idempotency';
 import { requestIdOf } from '@/server/web/request-id';
+import { logRequest } from '@/server/web/access-log';
 import { assertStorableText } from '@/server/web/storable-text';
 import { groupPairs } from '@/server/lib/pairs';
 import { readCapped } from '@/server/lib/read-capped';
@@ -73,18 +74,8 @@ export function route<
       response = errorResponse(err, requestId, log);
     }
     response.headers.set('X-Request-Id', requestId);
-    // The access line's URL parse and object are skipped when info is off (production benchmarks).
-    if (log.isLevelEnabled('info')) {
-      log.info(
-        {
-          method: req.method,
-          path: new URL(req.url).pathname,
-          status: response.status,
-          ms: Math.round(performance.now() - started),
-        },
-        'request',
-      );
-    }
+    // The one line a REST request logs (Next.js's own request log is off: next.config.mjs).
+    logRequest(log, req.method, req.url, response.status, started);
     return response;
   };
 }
