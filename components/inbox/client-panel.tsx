@@ -1,8 +1,10 @@
 'use client';
 import { trpc } from '@/components/trpc/client';
+import { ClientProfile } from './client-profile';
 import { ConsentPanel } from './consent-panel';
 import { initials } from './format';
 import styles from './inbox.module.css';
+import { LabelEditor } from './label-editor';
 import { OptOutControl } from './opt-out-control';
 import { OptOutHistory } from './opt-out-history';
 
@@ -31,7 +33,7 @@ export function ClientPanel({ conversationId }: { conversationId: number }) {
       <span className={`${styles.avatar} ${styles.bigAvatar}`} aria-hidden>
         {initials(c.client_name)}
       </span>
-      <h2>{c.client_name ?? 'Unknown client'}</h2>
+      <ClientProfile key={c.client_id} clientId={c.client_id} name={c.client_name} email={c.client_email} />
       <span className={styles.chip}>{CLIENT_TYPE[c.client_type ?? ''] ?? c.client_type ?? 'Client'}</span>
       <dl className={styles.dl}>
         <dt>Mobile</dt>
@@ -56,12 +58,10 @@ export function ClientPanel({ conversationId }: { conversationId: number }) {
         <dd>{location ?? '—'}</dd>
         <dt>Assigned</dt>
         <dd>{c.assigned_to ?? 'Nobody'}</dd>
-        {c.label ? (
-          <>
-            <dt>Label</dt>
-            <dd>{c.label}</dd>
-          </>
-        ) : null}
+        <dt>Label</dt>
+        <dd>
+          <LabelEditor key={conversationId} conversationId={conversationId} label={c.label} />
+        </dd>
         <dt>Flagged</dt>
         <dd>{c.messages_flagged_count}</dd>
         {c.resolved_by ? (

@@ -4,6 +4,7 @@ import { SearchField } from '@/components/shared/search-field';
 import { trpc } from '@/components/trpc/client';
 import { splitMatches } from './format';
 import styles from './inbox.module.css';
+import { LabelEditor } from './label-editor';
 import type { ConversationDetails, Me } from './types';
 
 /** Snooze choices a front desk uses: later today, tomorrow morning, next week. */
@@ -62,6 +63,7 @@ export function ConversationHeader({
             ? ` until ${new Date(c.snoozed_until).toLocaleString('en-US', { weekday: 'short', hour: 'numeric', minute: '2-digit' })}`
             : ''}
         </span>
+        <LabelEditor key={id} conversationId={id} label={c.label} />
         <div className={styles.convTools}>
           {callButton}
           <label className={styles.srOnly} htmlFor={`assignee-${id}`}>

@@ -1,9 +1,11 @@
 'use client';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useEffect, useLayoutEffect, useRef, type RefObject } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState, type RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { initials, relativeTime, uniqueBy } from './format';
+import { withKeptRows, type KeptRow } from './kept-rows';
 import styles from './inbox.module.css';
+import keptStyles from './views.module.css';
 import type { ConversationRow, ListInput } from './types';
 
 const ROW_HEIGHT = 64;
@@ -11,24 +13,52 @@ const CHANNEL_LABEL: Record<string, string> = { sms: 'SMS', email: 'Email', voic
 
 /**
  * The conversation list: infinite (pages of 50 fetched as the end nears) and virtualized (only the
- * rows on screen are in the DOM), so 10,000 conversations scroll like 10.
+ * rows on screen are in the DOM), so 10,000 conversations scroll like 10. A conversation opened
+ * here stays in place when reading it takes it out of the view (kept-rows.ts) until the list is
+ * refreshed: by its Refresh button, another view, or `newActivity` (a new message arrived).
  */
 export function ConversationList({
   input,
   selectedId,
   onOpen,
   rowsRef,
+  newActivity = 0,
 }: {
   input: ListInput;
   selectedId: number | null;
   onOpen: (id: number) => void;
   rowsRef: RefObject<ConversationRow[]>;
+  newActivity?: number;
 }) {
   const query = trpc.inbox.list.useInfiniteQuery(input, {
     getNextPageParam: (last) => (last.next_page ? last.page + 1 : undefined),
     placeholderData: (previous) => previous,
   });
-  const rows = uniqueBy(query.data?.pages.flatMap((p) => p.conversations) ?? [], (r) => r.conversation_id);
+  const fresh = uniqueBy(query.data?.pages.flatMap((p) => p.conversations) ?? [], (r) => r.conversation_id);
+  const me = trpc.session.me.useQuery(undefined, { staleTime: Infinity });
+
+  // The rows opened in this view since it was last refreshed, at the place each was shown; let go
+  // of when the view changes or something new arrived (React's "adjust state on a prop change").
+  const viewKey = JSON.stringify(input);
+  const [kept, setKept] = useState({ viewKey, newActivity, rows: new Map<number, KeptRow>() });
+  const release = () => setKept({ viewKey, newActivity, rows: new Map() });
+  const current = kept.viewKey === viewKey && kept.newActivity === newActivity ? kept.rows : new Map<number, KeptRow>();
+  if (current !== kept.rows) release();
+  const missing = [...current.keys()].filter((id) => !fresh.some((r) => r.conversation_id === id));
+  // Their latest details (the open one's are loaded anyway): the read state shows, and one that left
+  // the view for another reason (resolved, reassigned) leaves the list.
+  const latest = trpc.useQueries((t) => missing.map((conversationId) => t.inbox.conversation({ conversationId })));
+  const { rows, keptIds } = withKeptRows(
+    fresh,
+    current,
+    (id) => latest[missing.indexOf(id)]?.data,
+    input,
+    me.data?.staffId ?? null,
+  );
+  const openedAt = rows.findIndex((r) => r.conversation_id === selectedId);
+  const opened = openedAt >= 0 ? rows[openedAt]! : null;
+  if (opened && selectedId !== null && !current.has(selectedId) && fresh.includes(opened))
+    setKept({ viewKey, newActivity, rows: new Map(current).set(selectedId, { index: openedAt, row: opened }) });
   // The rows j/k move through (the inbox's keyboard handler), as each render commits.
   useLayoutEffect(() => {
     rowsRef.current = rows;
@@ -63,6 +93,19 @@ export function ConversationList({
           {total === undefined ? 'Loading…' : `${total} conversation${total === 1 ? '' : 's'}`}
         </span>
         {query.isFetching ? <span aria-hidden>…</span> : null}
+        {keptIds.length > 0 ? (
+          <button
+            type="button"
+            className={keptStyles.refresh}
+            title="Read conversations stay in place until the list is refreshed"
+            onClick={() => {
+              release();
+              void query.refetch();
+            }}
+          >
+            Refresh
+          </button>
+        ) : null}
       </div>
       {query.error ? (
         <p role="alert" className={`${styles.state} ${styles.error}`}>
@@ -104,6 +147,7 @@ export function ConversationList({
                   }
                 }}
                 data-conversation-id={row.conversation_id}
+                data-kept={keptIds.includes(row.conversation_id!) || undefined}
               >
                 <span className={styles.avatar} aria-hidden>
                   {initials(row.client_name)}

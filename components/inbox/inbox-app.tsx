@@ -48,7 +48,7 @@ export function InboxApp() {
     setSearchTerm(null);
   }, []);
 
-  const { signedOut, superseded, reconnect } = useLiveInbox(selectedId);
+  const { signedOut, superseded, reconnect, newActivity } = useLiveInbox(selectedId);
   useUnreadTitle();
 
   const utils = trpc.useUtils();
@@ -134,7 +134,7 @@ export function InboxApp() {
             onClose={() => setSearchTerm(null)}
           />
         ) : (
-          <ConversationList input={input} selectedId={selectedId} onOpen={open} rowsRef={rowsRef} />
+          <ConversationList input={input} selectedId={selectedId} onOpen={open} rowsRef={rowsRef} newActivity={newActivity} />
         )}
       </section>
       <main className={styles.main}>

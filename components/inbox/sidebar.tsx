@@ -35,8 +35,13 @@ export function Sidebar({ view, onChange }: { view: View; onChange: (view: View)
       ) : null}
       <div className={styles.sideGroup} role="group" aria-label="Status">
         <h2>Status</h2>
+        {/* Flagged spans every status, so while it is on no status is selected; choosing one leaves it. */}
         {CONVERSATION_STATUSES.map((s) =>
-          item(STATUS_NAMES[s], view.status === s, count(data?.statuses, s), { ...view, status: s }),
+          item(STATUS_NAMES[s], !view.flagged && view.status === s, count(data?.statuses, s), {
+            ...view,
+            status: s,
+            flagged: undefined,
+          }),
         )}
       </div>
       <div className={styles.sideGroup} role="group" aria-label="Assignment">
@@ -44,7 +49,8 @@ export function Sidebar({ view, onChange }: { view: View; onChange: (view: View)
         {ASSIGNMENTS.map(([value, label]) =>
           item(label, view.assignment === value, count(data?.assignments, value), { ...view, assignment: value }),
         )}
-        {item('Unread', view.unread === true, undefined, { ...view, unread: view.unread ? undefined : true })}
+        {item('Unread', view.unread === true, data?.unread, { ...view, unread: view.unread ? undefined : true })}
+        {item('Flagged', view.flagged === true, data?.flagged, { ...view, flagged: view.flagged ? undefined : true })}
         {item('Possible opt-out', view.possibleOptOut === true, data?.possible_opt_out, {
           ...view,
           possibleOptOut: view.possibleOptOut ? undefined : true,

@@ -23,17 +23,20 @@ export type View = {
   unread?: boolean;
   /** Only conversations with a possible opt-out waiting for staff (docs/api.md#possible-opt-outs). */
   possibleOptOut?: boolean;
+  /** Conversations with flagged messages, whatever their status: where a flagged message is found again. */
+  flagged?: boolean;
 };
 
 export function listInput(view: View): ListInput {
   return {
-    status: [view.status],
+    status: view.flagged ? undefined : [view.status],
     assignment: view.assignment,
     channel: view.channel,
     location_id: view.location_id,
     label: view.label,
     unread: view.unread ? 'true' : undefined,
     possible_opt_out: view.possibleOptOut ? 'true' : undefined,
+    flagged: view.flagged ? 'true' : undefined,
     page_size: 50,
   };
 }

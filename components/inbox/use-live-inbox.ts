@@ -1,5 +1,5 @@
 'use client';
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { STREAM_SUPERSEDED } from '@/server/shared/live-events';
 
@@ -12,10 +12,14 @@ import { STREAM_SUPERSEDED } from '@/server/shared/live-events';
  */
 export function useLiveInbox(openConversationId: number | null) {
   const utils = trpc.useUtils();
-  const pending = useRef<{ timer: ReturnType<typeof setTimeout> | null; conversations: Set<number> }>({
+  const pending = useRef<{ timer: ReturnType<typeof setTimeout> | null; conversations: Set<number>; newMessage: boolean }>({
     timer: null,
     conversations: new Set(),
+    newMessage: false,
   });
+  // Counts the bursts that brought a new message (or a full refetch): the list lets go of the rows
+  // it kept after they were read (kept-rows.ts) when it changes.
+  const [newActivity, setNewActivity] = useState(0);
   // Read by the burst timer, after commit.
   const openRef = useRef(openConversationId);
   useEffect(() => {
@@ -37,10 +41,12 @@ export function useLiveInbox(openConversationId: number | null) {
     onData({ data: event }) {
       resumable.current = true;
       if (event.type === 'refetch') {
+        setNewActivity((n) => n + 1);
         void utils.inbox.invalidate();
         return;
       }
       const p = pending.current;
+      if (event.type === 'message.created') p.newMessage = true;
       for (const id of event.conversationIds) p.conversations.add(id);
       // A client's change (opt-out, consent) shows in the open conversation when it is theirs.
       const open = openRef.current;
@@ -53,6 +59,8 @@ export function useLiveInbox(openConversationId: number | null) {
         const touched = p.conversations;
         p.conversations = new Set();
         p.timer = null;
+        if (p.newMessage) setNewActivity((n) => n + 1);
+        p.newMessage = false;
         void utils.inbox.list.invalidate();
         void utils.inbox.filters.invalidate();
         const open = openRef.current;
@@ -86,6 +94,7 @@ export function useLiveInbox(openConversationId: number | null) {
   return {
     signedOut: failed === 'UNAUTHORIZED',
     superseded: failed === STREAM_SUPERSEDED.code,
+    newActivity,
     // A new subscription: no event to resume after, so it refetches once it is up.
     reconnect: () => {
       resumable.current = false;

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
 import { recordEvents, type NewEvent } from '@/server/services/events/record';
 
@@ -16,5 +17,19 @@ export function logWakeUps(businessId: number, conversationIds: readonly number[
       data: { conversation_id: id },
     })),
     tx,
+  );
+}
+
+/** The events of one type a business's log holds, oldest first, as a test compares them: where, who and what. */
+export function loggedEvents(businessId: number, type: NewEvent['type'], tx: Tx = db) {
+  return tx.execute<{
+    client_id: number | null;
+    conversation_id: number | null;
+    actor_type: string;
+    actor_staff_id: number | null;
+    data: unknown;
+  }>(
+    sql`select client_id, conversation_id, actor_type, actor_staff_id, data from events
+        where business_id = ${businessId} and type = ${type} order by id`,
   );
 }

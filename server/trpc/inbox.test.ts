@@ -68,6 +68,7 @@ describe('tRPC inbox router', () => {
         'staff',
         'startConversation',
         'testWebhookEndpoint',
+        'updateClient',
         'updateSavedReply',
         'updateWebhookEndpoint',
         'webhookDeliveries',

@@ -18,6 +18,7 @@ import {
   StaffResponse,
   StatusRequest,
 } from '@/server/schemas/businesses';
+import { UpdateClientRequest } from '@/server/schemas/clients';
 import { businessPath, idParam, UpdateSuccessResponse } from '@/server/schemas/common';
 import { PaginatedMessages } from '@/server/schemas/messages';
 import { SERVED_MEDIA_TYPES } from '@/server/shared/media-types';
@@ -191,6 +192,21 @@ export const clientDetails = defineOperation({
   params: z.object({ business_id: idParam, client_id: idParam }),
   response: ClientDetailsResponse,
   nullableResponse: true,
+  ...common,
+});
+
+export const updateClient = defineOperation({
+  operationId: 'updateClient',
+  method: 'patch',
+  path: '/businesses/{business_id}/clients/{client_id}',
+  tag: 'businesses',
+  summary: "Change a client's name or email address",
+  description:
+    'Each field optional, `null` clears it; at least one is required. A client this business does not have is a 404. ' +
+    'The fields that changed are logged as a `client.updated` event; opt-outs follow the new address.',
+  params: z.object({ business_id: idParam, client_id: idParam }),
+  body: UpdateClientRequest,
+  response: ClientDetailsResponse,
   ...common,
 });
 

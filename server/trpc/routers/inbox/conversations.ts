@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ownStaffOnly } from '@/server/web/staff-context';
-import { ConversationListQuery, CreateConversationRequest, StatusRequest } from '@/server/schemas/businesses';
+import { ConversationListQuery, CreateConversationRequest, LabelRequest, StatusRequest } from '@/server/schemas/businesses';
 import { id } from '@/server/schemas/common';
 import { conversationFilters } from '@/server/services/conversations/counts';
 import * as conversations from '@/server/services/conversations';
@@ -49,8 +49,9 @@ export const conversationProcedures = {
     ownStaffOnly(ctx.caller, input.staff_id);
     return conversations.setConversationStatus(ctx.caller.businessId, ctx.conversation, input, ctx.caller.staffId);
   }),
+  /** The REST label rules (LabelRequest): 1 to 50 characters once trimmed, or null to remove it. */
   label: conversationProcedure
-    .input(z.object({ label: z.string().trim().min(1).max(50).nullable() }))
+    .input(LabelRequest)
     .mutation(({ ctx, input }) =>
       conversations.labelConversation(ctx.caller.businessId, ctx.conversation, input.label, ctx.caller.staffId),
     ),

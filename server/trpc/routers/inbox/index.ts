@@ -1,5 +1,6 @@
 import { router } from '../../init';
 import { clientProcedures } from './clients';
+import { clientProfileProcedures } from './client-profile';
 import { conversationProcedures } from './conversations';
 import { eventProcedures } from './events';
 import { messageProcedures } from './messages';
@@ -18,6 +19,7 @@ export const inboxRouter = router({
   ...messageProcedures,
   ...noteProcedures,
   ...clientProcedures,
+  ...clientProfileProcedures,
   ...settingsProcedures,
   ...webhookProcedures,
   ...eventProcedures,
