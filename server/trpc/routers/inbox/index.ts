@@ -1,4 +1,5 @@
 import { router } from '../../init';
+import { activityProcedures } from './activity';
 import { clientProcedures } from './clients';
 import { conversationProcedures } from './conversations';
 import { eventProcedures } from './events';
@@ -21,4 +22,5 @@ export const inboxRouter = router({
   ...settingsProcedures,
   ...webhookProcedures,
   ...eventProcedures,
+  ...activityProcedures,
 });
