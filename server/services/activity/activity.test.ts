@@ -10,7 +10,7 @@ import {
   setConversationStatus,
   wakeSnoozedConversations,
 } from '@/server/services/conversations';
-import { toLoggedEvent, type EventRow, type LoggedEvent } from '@/server/services/events/dispatch';
+import { dispatchEvents, toLoggedEvent, type EventRow, type LoggedEvent } from '@/server/services/events/dispatch';
 import { EVENT_HANDLERS } from '@/server/services/events/handlers';
 import { createClient, createConversation, createSmsNumber, createStaff, createTenant } from '@/server/testing/factories';
 import { settleActivity } from '@/server/testing/activity';
@@ -201,5 +201,34 @@ describe('the activity handler', () => {
       }),
     ).rejects.toThrow('the cursor could not move');
     expect((await conversationActivity({ businessId: t.business.id, id: conv.id, clientId: client.id }, null)).lines).toEqual([]);
+  });
+});
+
+describe('reading the lines (conversationActivity)', () => {
+  it('never answers "nothing behind" without the line, even when the handler commits between its two reads', async () => {
+    const t = await createTenant();
+    const client = await createClient(t.business.id);
+    const conv = await createConversation(t.business.id, client.id);
+    await assignConversation(t.business.id, conv.id, t.owner.id, t.owner.id);
+    const written = async () =>
+      (await db.execute(sql`select 1 from conversation_activities where conversation_id = ${conv.id}`)).length > 0;
+    // The reader's connection, with the worker's handler committing right after its first statement.
+    let reads = 0;
+    const racing = {
+      execute: async (query: Parameters<typeof db.execute>[0]) => {
+        const rows = await db.execute(query);
+        if (reads++ === 0)
+          for (const deadline = Date.now() + 20_000; !(await written()) && Date.now() < deadline;) {
+            await dispatchEvents(conversationActivityHandler);
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        return rows;
+      },
+    } as unknown as typeof db;
+    const answer = await conversationActivity({ businessId: t.business.id, id: conv.id, clientId: client.id }, null, racing);
+    expect(await written()).toBe(true);
+    // Behind (read again soon) with or without the line is fine; "caught up" without it would leave the timeline short.
+    expect(answer.behind || answer.lines.length === 1).toBe(true);
+    expect(answer.lines.map((l) => l.type)).toEqual(['conversation.assigned']);
   });
 });

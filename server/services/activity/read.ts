@@ -34,6 +34,21 @@ export async function conversationActivity(
   const { businessId, id, clientId } = conversation;
   const staffName = (column: ReturnType<typeof sql>) =>
     sql`(select s.name from staff s where s.business_id = a.business_id and s.id = ${column})`;
+  // First: committed events of this conversation or its client past the handler's cursor (a missing
+  // cursor: the handler never ran, everything is ahead of it), in the log's recent partitions only.
+  // Read before the lines, in statements of their own: when it finds none, every line of what came
+  // before committed already, and the lines read next include them. The other way round, the
+  // handler could commit between the two reads: no line, and nothing behind.
+  const types = sql.raw(ACTIVITY_TYPES.map((t) => `'${t}'`).join(', '));
+  const [pending] = await tx.execute<{ behind: boolean }>(sql`
+    select exists (
+      select 1 from events e
+      left join event_handler_cursors h on h.handler = ${ACTIVITY_HANDLER}
+      where e.business_id = ${businessId} and e.occurred_at > now() - ${BEHIND_WINDOW}
+        and (e.tx_id, e.id) > (coalesce(h.tx_id, '0'::xid8), coalesce(h.event_id, 0))
+        and e.type in (${types})
+        and (e.conversation_id = ${id} or e.client_id = ${clientId} or e.data->'client_ids' @> to_jsonb(${clientId}::int))
+    ) as behind`);
   const lines = await tx.execute<ActivityLine>(sql`
     select a.id as activity_id, a.event_id, a.type, ${isoTimestamp(sql`a.occurred_at`)} as occurred_at,
       a.actor_type, a.actor_staff_id, ${staffName(sql`a.actor_staff_id`)} as actor_name,
@@ -45,17 +60,5 @@ export async function conversationActivity(
       ${since ? sql`and a.occurred_at >= ${since.toISOString()}::timestamptz` : sql``}
     order by a.occurred_at desc, a.id desc
     limit ${MAX_ACTIVITY_LINES}`);
-  // Committed events of this conversation or its client past the handler's cursor (a missing cursor:
-  // the handler never ran, everything is ahead of it), in the log's recent partitions only.
-  const types = sql.raw(ACTIVITY_TYPES.map((t) => `'${t}'`).join(', '));
-  const [pending] = await tx.execute<{ behind: boolean }>(sql`
-    select exists (
-      select 1 from events e
-      left join event_handler_cursors h on h.handler = ${ACTIVITY_HANDLER}
-      where e.business_id = ${businessId} and e.occurred_at > now() - ${BEHIND_WINDOW}
-        and (e.tx_id, e.id) > (coalesce(h.tx_id, '0'::xid8), coalesce(h.event_id, 0))
-        and e.type in (${types})
-        and (e.conversation_id = ${id} or e.client_id = ${clientId} or e.data->'client_ids' @> to_jsonb(${clientId}::int))
-    ) as behind`);
   return { lines: [...lines], behind: pending!.behind };
 }
