@@ -2,7 +2,8 @@ import { createSql } from '@/db/connect';
 import type { Env } from '@/server/env';
 import { postWebhook, WebhookPolicy, type WebhookResult } from '@/server/lib/public-post';
 import type { Logger } from '@/server/logger';
-import { dispatchEvents, type EventHandler } from '@/server/services/events/dispatch';
+import { dispatchEvents } from '@/server/services/events/dispatch';
+import { EVENT_HANDLERS } from '@/server/services/events/handlers';
 import {
   claimDueDeliveries,
   extendLeases,
@@ -13,7 +14,6 @@ import {
   type ClaimedDelivery,
 } from '@/server/services/outgoing-webhooks/deliver';
 import { WEBHOOK_DELIVERIES_CHANNEL } from '@/server/services/outgoing-webhooks/endpoints';
-import { outgoingWebhooksHandler } from '@/server/services/outgoing-webhooks/handler';
 import { wakeableLoop } from './wakeable-loop';
 
 /**
@@ -29,9 +29,6 @@ import { wakeableLoop } from './wakeable-loop';
  *   claimDueDeliveries) and sends each chain's deliveries one after the other, so what queued behind
  *   a slow answer goes as soon as it comes. Outcomes are written in batches as they come.
  */
-
-/** The log's handlers, in the order they are given each batch. Later features add theirs here. */
-export const EVENT_HANDLERS: EventHandler[] = [outgoingWebhooksHandler];
 
 const IDLE_MS = 1_000;
 export const MAX_IN_FLIGHT = 256;
@@ -58,8 +55,13 @@ export function startOutgoingWebhooks(config: Env, log: Logger, poster?: Poster)
     async () => {
       let more = false;
       for (const handler of EVENT_HANDLERS) {
-        // A full batch means there may be more: run again at once.
-        if ((await dispatchEvents(handler)) > 0) more = true;
+        // A full batch means there may be more: run again at once. One handler failing (its batch
+        // and cursor rolled back, tried again next round) does not hold up the others.
+        try {
+          if ((await dispatchEvents(handler)) > 0) more = true;
+        } catch (err) {
+          log.warn({ err: { message: (err as Error).message }, handler: handler.name }, 'event dispatch failed');
+        }
       }
       if (more) sender.wake();
       return more;

@@ -31,10 +31,14 @@ const dateOf = (iso: string) => new Date(iso).toLocaleDateString(undefined, { da
 /**
  * The client's consent (docs/api.md#consent): per channel, the current marketing and transactional
  * record, a form to record what the client said, and the history. Marketing, campaign and
- * review-request messages go out only with marketing consent given for their channel.
+ * review-request messages go out only with marketing consent given for their channel. An opt-out
+ * overrides any consent (a consent record never lifts one): a channel the client is opted out of
+ * says so, the record on file shown as set aside, not as a green "Given".
  */
 export function ConsentPanel({ conversationId }: { conversationId: number }) {
   const consents = trpc.inbox.consents.useQuery({ conversationId });
+  const details = trpc.inbox.conversation.useQuery({ conversationId });
+  const optedOut = { sms: !!details.data?.opted_out_sms, email: !!details.data?.opted_out_email };
   const [recording, setRecording] = useState(false);
   if (consents.isPending) return <p className={styles.state}>Loading consent…</p>;
   if (consents.error) return <p className={`${styles.state} ${styles.error}`}>Consent unavailable.</p>;
@@ -52,7 +56,17 @@ export function ConsentPanel({ conversationId }: { conversationId: number }) {
                 {ch.label}, {p.label.toLowerCase()}
               </dt>,
               <dd key={`${ch.value}-${p.value}-d`} data-testid={`consent-${ch.value}-${p.value}`}>
-                {c ? (
+                {optedOut[ch.value] ? (
+                  <span className={styles.failed}>
+                    Opted out
+                    {c ? (
+                      <span className={own.setAside}>
+                        {' '}
+                        · {c.status === 'given' ? 'given' : 'withdrawn'} {dateOf(c.recorded_at)}, not used while opted out
+                      </span>
+                    ) : null}
+                  </span>
+                ) : c ? (
                   <span className={c.status === 'given' ? own.given : styles.failed}>
                     {c.status === 'given' ? 'Given' : 'Withdrawn'} · {SOURCE_LABEL[c.source]} · {dateOf(c.recorded_at)}
                   </span>

@@ -1,6 +1,8 @@
 'use client';
 import { Fragment, useEffect, useLayoutEffect, useRef } from 'react';
 import { trpc } from '@/components/trpc/client';
+import { activitySince, interleave } from './activity';
+import { ActivityLine, useActivityLines } from './activity-line';
 import { dayLabel, uniqueBy } from './format';
 import styles from './inbox.module.css';
 import { MessageView } from './message-view';
@@ -30,6 +32,9 @@ export function Timeline({
   // Newest first across pages (a page fetched after new messages arrived can repeat some: keep the first).
   const messages = uniqueBy(query.data?.pages.flatMap((p) => p.messages) ?? [], (m) => m.message_id).reverse();
   const newestId = messages.at(-1)?.message_id;
+  // Who did what, between the messages, as far back as the messages loaded go.
+  const lines = useActivityLines(conversationId, activitySince(messages[0]?.sent_at, query.hasNextPage), query.isSuccess);
+  const items = interleave(messages, lines);
   const targetId = target?.messageId ?? null;
   const targetLoaded = targetId !== null && messages.some((m) => m.message_id === targetId);
   /** The jump last scrolled to: each jump scrolls once, not again on every later render or refetch. */
@@ -39,7 +44,7 @@ export function Timeline({
   useLayoutEffect(() => {
     const el = scrollRef.current;
     if (el && stickToBottom.current && target === null) el.scrollTop = el.scrollHeight;
-  }, [newestId, messages.length, target]);
+  }, [newestId, items.length, target]);
 
   // A search hit further back: load earlier pages until it is here, then show it (once per jump, so
   // live refetches and re-renders do not pull the reader back to it after they scrolled away).
@@ -85,8 +90,8 @@ export function Timeline({
     );
   }
 
-  // A day's first message gets a separator.
-  const days = messages.map((m) => dayLabel(m.sent_at));
+  // A day's first message or line gets a separator.
+  const days = items.map((i) => dayLabel(i.at));
   return (
     <div
       ref={scrollRef}
@@ -109,17 +114,21 @@ export function Timeline({
         </button>
       ) : null}
       {messages.length === 0 ? <p className={styles.state}>No messages yet. Say hello below.</p> : null}
-      {messages.map((m, i) => {
+      {items.map((it, i) => {
         const day = days[i]!;
         const separator = day !== (i > 0 ? days[i - 1] : '');
         return (
-          <Fragment key={m.message_id}>
+          <Fragment key={it.kind === 'message' ? it.item.message_id : `a${it.item.activity_id}`}>
             {separator ? (
               <div className={styles.separator} role="separator">
                 {day}
               </div>
             ) : null}
-            <MessageView message={m} highlight={highlight} targeted={m.message_id === targetId} />
+            {it.kind === 'message' ? (
+              <MessageView message={it.item} highlight={highlight} targeted={it.item.message_id === targetId} />
+            ) : (
+              <ActivityLine line={it.item} />
+            )}
           </Fragment>
         );
       })}

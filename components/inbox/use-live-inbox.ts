@@ -67,6 +67,7 @@ export function useLiveInbox(openConversationId: number | null) {
         if (open && touched.has(open)) {
           void utils.inbox.conversation.invalidate({ conversationId: open });
           void utils.inbox.messages.invalidate({ conversationId: open });
+          void utils.inbox.activity.invalidate({ conversationId: open });
         }
       }, 200);
     },

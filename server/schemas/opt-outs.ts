@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { OPT_IN_SOURCES, OPT_OUT_ACTIONS, OPT_OUT_CHANNELS, OPT_OUT_EVENT_SOURCES } from '@/db/schema/enums';
+import { MAX_OPT_OUT_NOTE_LENGTH } from '@/server/shared/limits';
 import { actingStaffId } from './acting-staff';
 import { timestampOut } from './common';
 
 /** Opt-outs and their history (docs/api.md#opt-out): the request and response shapes of REST and tRPC. */
-
-export const MAX_OPT_OUT_NOTE_LENGTH = 2000;
 
 export const OptInSource = z.enum(OPT_IN_SOURCES).meta({
   id: 'OptInSource',

@@ -45,3 +45,6 @@ export const MAX_SEARCH_TERM_LENGTH = 200;
  * handed it over; 6 hours leaves room beyond that. Retries of our own send get a fresh URL.
  */
 export const MEDIA_URL_TTL_SECONDS = 6 * 3600;
+
+/** The longest opt-out or opt-in note (docs/api.md#opt-out): the client's words, or the reason staff give for an opt-out. */
+export const MAX_OPT_OUT_NOTE_LENGTH = 2000;

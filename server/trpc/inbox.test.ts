@@ -27,6 +27,7 @@ describe('tRPC inbox router', () => {
     const paths = Object.keys(appRouter._def.procedures).filter((path) => path.startsWith('inbox.'));
     expect(paths.sort()).toEqual(
       [
+        'activity',
         'addNote',
         'assign',
         'cancelScheduled',

@@ -67,7 +67,7 @@ describe('tRPC inbox: possible opt-outs', () => {
       { code: 'NOT_FOUND' },
     );
     await expect(
-      t.trpc.inbox.setClientOptOut({ clientId: other.client.id, channel: 'sms', optedOut: true }),
+      t.trpc.inbox.setClientOptOut({ clientId: other.client.id, channel: 'sms', optedOut: true, note: 'Asked us to stop' }),
     ).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect(await clientOptOuts(other.client.id)).toEqual({ sms: false, email: false });
     const [conv] = await db.select().from(conversations).where(eq(conversations.id, other.conv.id));
@@ -76,7 +76,12 @@ describe('tRPC inbox: possible opt-outs', () => {
 
   it('the client panel control opts out and back in with source staff', async () => {
     const t = await pendingConversation();
-    const out = await t.trpc.inbox.setClientOptOut({ clientId: t.client.id, channel: 'sms', optedOut: true });
+    const out = await t.trpc.inbox.setClientOptOut({
+      clientId: t.client.id,
+      channel: 'sms',
+      optedOut: true,
+      note: 'Asked at the desk to stop texts',
+    });
     expect(out).toMatchObject({ opted_out_sms: true, possible_opt_out_message_id: null });
     expect(await db.select().from(optOuts).where(eq(optOuts.businessId, t.business.id))).toEqual([
       expect.objectContaining({ channel: 'sms', address: t.client.phoneNumber, source: 'staff' }),
@@ -86,7 +91,12 @@ describe('tRPC inbox: possible opt-outs', () => {
     expect(await clientOptOuts(t.client.id)).toEqual({ sms: false, email: false });
     expect((await t.trpc.inbox.optOutHistory({ conversationId: t.conv.id })).history).toEqual([
       expect.objectContaining({ action: 'opt_in', source: 'staff', staff_id: t.owner.id }),
-      expect.objectContaining({ action: 'opt_out', source: 'staff', staff_id: t.owner.id }),
+      expect.objectContaining({
+        action: 'opt_out',
+        source: 'staff',
+        staff_id: t.owner.id,
+        note: 'Asked at the desk to stop texts',
+      }),
     ]);
   });
 

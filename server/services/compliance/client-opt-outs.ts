@@ -73,7 +73,8 @@ function refusal(o: CurrentOptOut, text: string | null, statement: Pick<OptInReq
 /**
  * Opts the client's address out of (or back into) the channel. An opt-in may carry what the client
  * asked (`statement`), which lifting an opt-out the client made requires (422 at `source` / `note`,
- * saying why, otherwise). Answers the client's details.
+ * saying why, otherwise); an opt-out may carry its reason (`statement.note`: the inbox asks for one),
+ * kept in the history record and shown in the timeline's activity line. Answers the client's details.
  */
 export async function setClientOptOut(
   businessId: number,
@@ -107,7 +108,7 @@ export async function setClientOptOut(
       select c.id from clients cl join conversations c on c.business_id = cl.business_id and c.client_id = cl.id
       where cl.business_id = ${businessId} and ${sameAddress}
       order by c.id for no key update of c`);
-    if (optedOut) await optOut({ ...target, source: actor.via }, tx);
+    if (optedOut) await optOut({ ...target, source: actor.via, note: statement.note || null }, tx);
     else await optBackIn(target, actor, statement, tx);
     // Staff (or the API) decided about texts, either way: a possible opt-out left pending by an
     // inbound text is settled too (docs/api.md#possible-opt-outs).

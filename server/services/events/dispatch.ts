@@ -29,6 +29,33 @@ export type EventHandler = {
 
 const BATCH = 500;
 
+/** An `events` row, as selected with its columns' names. */
+export type EventRow = {
+  id: number;
+  business_id: number;
+  type: EventType;
+  conversation_id: number | null;
+  message_id: number | null;
+  client_id: number | null;
+  actor_type: EventActorType;
+  actor_staff_id: number | null;
+  data: Record<string, unknown>;
+  occurred_at: Date;
+};
+
+/** An `events` row as handlers receive it. */
+export const toLoggedEvent = (r: EventRow): LoggedEvent => ({
+  id: r.id,
+  businessId: r.business_id,
+  type: r.type,
+  conversationId: r.conversation_id,
+  messageId: r.message_id,
+  clientId: r.client_id,
+  actor: r.actor_staff_id === null ? { type: r.actor_type } : { type: r.actor_type, staff_id: r.actor_staff_id },
+  data: r.data,
+  occurredAt: new Date(r.occurred_at),
+});
+
 /**
  * Gives `handler` the next batch of the log it has not seen, in order, and moves its cursor past
  * them; returns how many events were read (0: it is caught up). The order is (tx_id, id), and only
@@ -55,19 +82,7 @@ export async function dispatchEvents(handler: EventHandler, batch = BATCH, tx: T
           returning tx_id::text, event_id`)
       )[0];
     if (!start) return 0;
-    const rows = await tx.execute<{
-      id: number;
-      business_id: number;
-      type: EventType;
-      conversation_id: number | null;
-      message_id: number | null;
-      client_id: number | null;
-      actor_type: EventActorType;
-      actor_staff_id: number | null;
-      data: Record<string, unknown>;
-      occurred_at: Date;
-      tx_id_text: string;
-    }>(sql`
+    const rows = await tx.execute<EventRow & { tx_id_text: string }>(sql`
       select id, business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id, data, occurred_at,
              tx_id::text as tx_id_text
       from events
@@ -78,19 +93,7 @@ export async function dispatchEvents(handler: EventHandler, batch = BATCH, tx: T
       limit ${batch}`);
     if (rows.length === 0) return 0;
     const wanted = new Set<string>(handler.types);
-    const events = rows
-      .filter((r) => wanted.has(r.type))
-      .map((r): LoggedEvent => ({
-        id: r.id,
-        businessId: r.business_id,
-        type: r.type,
-        conversationId: r.conversation_id,
-        messageId: r.message_id,
-        clientId: r.client_id,
-        actor: r.actor_staff_id === null ? { type: r.actor_type } : { type: r.actor_type, staff_id: r.actor_staff_id },
-        data: r.data,
-        occurredAt: new Date(r.occurred_at),
-      }));
+    const events = rows.filter((r) => wanted.has(r.type)).map(toLoggedEvent);
     if (events.length) await handler.handle(events, tx);
     const last = rows[rows.length - 1]!;
     await tx.execute(sql`update event_handler_cursors set tx_id = ${last.tx_id_text}::xid8, event_id = ${last.id}, updated_at = now()

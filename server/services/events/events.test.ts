@@ -255,7 +255,7 @@ describe('compliance and notes write their events', () => {
     await db.transaction(async (tx) => {
       await optOut({ ...target, source: 'keyword' }, tx);
       await optOut({ ...target, source: 'keyword' }, tx); // already opted out: no record, no event
-      await optIn({ ...target, source: 'in_person', staffId: t.owner.id }, tx);
+      await optIn({ ...target, source: 'in_person', staffId: t.owner.id, note: 'Asked at the desk' }, tx);
     });
     await recordConsent(
       t.business.id,
@@ -281,8 +281,16 @@ describe('compliance and notes write their events', () => {
       ['consent.recorded', 'api', null],
       ['note.created', 'staff', t.owner.id],
     ]);
-    expect(rows[0]!.data).toEqual({ channel: 'sms', address: phone, source: 'keyword', client_ids: [first.id, second.id] });
+    expect(rows[0]!.data).toEqual({
+      channel: 'sms',
+      address: phone,
+      source: 'keyword',
+      note: null,
+      client_ids: [first.id, second.id],
+    });
     expect(rows[0]!.client_id).toBeNull(); // two clients share the number
+    // The history record's note travels with the event (the timeline's activity line shows it).
+    expect(rows[1]!.data).toMatchObject({ source: 'in_person', note: 'Asked at the desk' });
     expect(rows[2]!.client_id).toBe(first.id);
     expect(rows[2]!.data).toMatchObject({
       client_id: first.id,

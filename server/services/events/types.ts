@@ -81,12 +81,16 @@ export const EVENT_DATA = {
     channel: z.enum(OPT_OUT_CHANNELS),
     address: z.string(),
     source: z.enum(OPT_OUT_EVENT_SOURCES),
+    // The history record's note: the reason staff gave, or the client's words for an opt-in.
+    note: z.string().nullable(),
     client_ids: z.array(id).max(1000),
   }),
   'client.opted_in': z.strictObject({
     channel: z.enum(OPT_OUT_CHANNELS),
     address: z.string(),
     source: z.enum(OPT_OUT_EVENT_SOURCES),
+    // The history record's note: the reason staff gave, or the client's words for an opt-in.
+    note: z.string().nullable(),
     client_ids: z.array(id).max(1000),
   }),
   'consent.recorded': z.strictObject({

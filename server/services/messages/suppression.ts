@@ -202,7 +202,7 @@ export async function optOutImportedClients(
  * What each statement above returns of the history records it appended: with the clients of the
  * business at the address, for the `client.opted_out` / `client.opted_in` events.
  */
-const RECORDED = sql`returning business_id, channel, address, action, source, staff_id,
+const RECORDED = sql`returning business_id, channel, address, action, source, note, staff_id,
   (select coalesce(array_agg(c.id order by c.id), '{}') from clients c
    where c.business_id = opt_out_events.business_id
      and case when opt_out_events.channel = 'sms' then c.phone_number = opt_out_events.address
@@ -213,6 +213,7 @@ type Recorded = {
   address: string;
   action: 'opt_out' | 'opt_in';
   source: OptOutEventSource;
+  note: string | null;
   staff_id: number | null;
   client_ids: number[];
 };
@@ -234,7 +235,13 @@ async function recordOptOutEvents(rows: readonly Recorded[], tx: Tx): Promise<vo
       businessId: r.business_id,
       clientId: r.client_ids.length === 1 ? r.client_ids[0] : null,
       actor: actorOf(r.source, r.staff_id),
-      data: { channel: r.channel, address: r.address, source: r.source, client_ids: r.client_ids.slice(0, 1000) },
+      data: {
+        channel: r.channel,
+        address: r.address,
+        source: r.source,
+        note: r.note,
+        client_ids: r.client_ids.slice(0, 1000),
+      },
     })),
     tx,
   );

@@ -27,10 +27,15 @@ export const clientProcedures = {
     ),
   /**
    * The client panel's opt-out control: the client's address out of (or back into) a channel, by the
-   * staff member; opting back in states how the client asked (docs/api.md#opt-out).
+   * staff member; opting out says why (`note`, kept in the history and shown in the timeline), opting
+   * back in states how the client asked (docs/api.md#opt-out).
    */
   setClientOptOut: staffProcedure
-    .input(z.object({ clientId: id, channel: z.enum(OPT_OUT_CHANNELS), optedOut: z.boolean(), ...optInStatement }))
+    .input(
+      z
+        .object({ clientId: id, channel: z.enum(OPT_OUT_CHANNELS), optedOut: z.boolean(), ...optInStatement })
+        .refine((v) => !v.optedOut || !!v.note, { path: ['note'], message: 'Say why the client is opted out' }),
+    )
     .mutation(({ ctx, input: { clientId, channel, optedOut, source, note } }) =>
       setClientOptOut(
         ctx.caller.businessId,

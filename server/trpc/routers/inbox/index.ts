@@ -1,4 +1,5 @@
 import { router } from '../../init';
+import { activityProcedures } from './activity';
 import { clientProcedures } from './clients';
 import { clientProfileProcedures } from './client-profile';
 import { conversationProcedures } from './conversations';
@@ -23,4 +24,5 @@ export const inboxRouter = router({
   ...settingsProcedures,
   ...webhookProcedures,
   ...eventProcedures,
+  ...activityProcedures,
 });

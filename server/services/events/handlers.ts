@@ -1,0 +1,11 @@
+import { conversationActivityHandler } from '@/server/services/activity/handler';
+import { outgoingWebhooksHandler } from '@/server/services/outgoing-webhooks/handler';
+import type { EventHandler } from './dispatch';
+
+/**
+ * The event log's handlers (docs/architecture.md#event-log), in the order each dispatch round gives
+ * them the log: every worker runs the dispatcher over this list (workers/outgoing-webhooks.ts).
+ * A feature that reacts to changes adds its handler here; the write paths do not change. Each has
+ * its own cursor, named by `name`: a new handler starts at the oldest event the log still keeps.
+ */
+export const EVENT_HANDLERS: readonly EventHandler[] = [outgoingWebhooksHandler, conversationActivityHandler];
