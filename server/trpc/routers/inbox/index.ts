@@ -2,6 +2,7 @@ import { router } from '../../init';
 import { clientProcedures } from './clients';
 import { conversationProcedures } from './conversations';
 import { eventProcedures } from './events';
+import { lookupProcedures } from './lookup';
 import { messageProcedures } from './messages';
 import { noteProcedures } from './notes';
 import { settingsProcedures } from './settings';
@@ -21,4 +22,5 @@ export const inboxRouter = router({
   ...settingsProcedures,
   ...webhookProcedures,
   ...eventProcedures,
+  ...lookupProcedures,
 });
