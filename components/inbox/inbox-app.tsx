@@ -82,6 +82,14 @@ export function InboxApp() {
 
   const input = useMemo(() => listInput(view), [view]);
 
+  /** A conversation New message or the top bar's search landed in: the composer has the focus. */
+  const started = (conversationId: number) => {
+    setComposing(false);
+    setSearchTerm(null);
+    focusNextComposer(composerRef, conversationId === selectedId);
+    open(conversationId);
+  };
+
   if (me.isPending)
     return (
       <p role="status" className={styles.state}>
@@ -110,19 +118,14 @@ export function InboxApp() {
         me={me.data}
         searchInputRef={searchInputRef}
         onSearch={(term) => setSearchTerm(term)}
+        onOpen={(conversationId, at) => {
+          setSearchTerm(null);
+          open(conversationId, at);
+        }}
+        onStarted={started}
         onNewMessage={() => setComposing(true)}
       />
-      {composing ? (
-        <NewMessageDialog
-          onClose={() => setComposing(false)}
-          onOpen={(conversationId) => {
-            setComposing(false);
-            setSearchTerm(null);
-            focusNextComposer(composerRef, conversationId === selectedId);
-            open(conversationId);
-          }}
-        />
-      ) : null}
+      {composing ? <NewMessageDialog onClose={() => setComposing(false)} onOpen={started} /> : null}
       <nav className={styles.side} aria-label="Views">
         <Sidebar view={view} onChange={changeView} />
       </nav>

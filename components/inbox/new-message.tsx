@@ -4,8 +4,8 @@ import { trpc } from '@/components/trpc/client';
 import styles from './inbox.module.css';
 import own from './new-message.module.css';
 
-/** At least this many characters before the directory is searched (the trigram index's unit). */
-const MIN_TERM = 2;
+/** At least this many characters before the directory is searched (the trigram index's unit; the server's minimum). */
+const MIN_TERM = 3;
 /** A typed address worth offering as a new client: something@something.tld, no spaces (checked again by the server). */
 const looksLikeEmail = (term: string) => {
   const at = term.indexOf('@');
@@ -18,8 +18,8 @@ type Choice =
   | { kind: 'email'; email: string; label: string; detail: string; optedOut: null };
 
 /**
- * "New message" (docs/api.md#new-conversation): search the client directory by name, number or
- * email, or type a new number or address; choosing lands in that client's conversation (created
+ * "New message" (docs/api.md#new-conversation): search the client directory by name, number (whole
+ * or in part, however typed) or email, or type a new number or address; choosing lands in that client's conversation (created
  * if new; a new number or address becomes a lead) with the composer focused. Opt-outs and missing
  * channels are explained there, by the composer, exactly as for any conversation.
  */
@@ -29,7 +29,8 @@ export function NewMessageDialog({ onClose, onOpen }: { onClose: () => void; onO
   const inputRef = useRef<HTMLInputElement>(null);
   const listId = useId();
   const trimmed = term.trim();
-  const found = trpc.inbox.findClientsToMessage.useQuery(
+  // The top bar's client lookup: a name, an address, or a number however it is typed (`555-0175`).
+  const found = trpc.inbox.lookupClients.useQuery(
     { term: trimmed },
     { enabled: trimmed.length >= MIN_TERM, placeholderData: (previous) => previous },
   );

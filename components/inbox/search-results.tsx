@@ -58,12 +58,7 @@ export function SearchResults({
                   <span className={styles.count}>{relativeTime(m.sent_at)}</span>
                 </span>
                 <span className={styles.resultText}>
-                  {m.subject ? (
-                    <>
-                      <Highlighted text={m.subject} term={term} /> —{' '}
-                    </>
-                  ) : null}
-                  <Highlighted text={m.content ?? ''} term={term} />
+                  <MatchedText subject={m.subject} content={m.content} term={term} />
                 </span>
               </button>
             </li>
@@ -81,6 +76,20 @@ export function SearchResults({
           </button>
         ) : null}
       </div>
+    </>
+  );
+}
+
+/** A found message's subject (emails) and text, with the term marked. The top bar's list shows it too. */
+export function MatchedText({ subject, content, term }: { subject: string | null; content: string | null; term: string }) {
+  return (
+    <>
+      {subject ? (
+        <>
+          <Highlighted text={subject} term={term} /> —{' '}
+        </>
+      ) : null}
+      <Highlighted text={content ?? ''} term={term} />
     </>
   );
 }

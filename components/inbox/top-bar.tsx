@@ -1,27 +1,31 @@
 'use client';
-import { useState, type RefObject } from 'react';
-import { SearchField } from '@/components/shared/search-field';
+import type { ComponentProps, RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { WEBHOOK_MANAGER_ROLES } from '@/server/shared/outgoing-webhooks';
+import { GlobalSearch } from './global-search';
 import styles from './inbox.module.css';
 import type { Me } from './types';
 
 /**
- * Business name, New message (`n`), business-wide message search (`/`), the settings pages' menu (Webhooks
- * only for the roles that may use it), who is signed in, sign out.
+ * Business name, New message (`n`), the search for clients and messages (`/`, global-search.tsx), the
+ * settings pages' menu (Webhooks only for the roles that may use it), who is signed in, sign out.
  */
 export function TopBar({
   me,
   searchInputRef,
   onSearch,
+  onOpen,
+  onStarted,
   onNewMessage,
 }: {
   me: Me;
   searchInputRef: RefObject<HTMLInputElement | null>;
+  /** Every message result for a term, in the list column. */
   onSearch: (term: string) => void;
+  onOpen: ComponentProps<typeof GlobalSearch>['onOpen'];
+  onStarted: (conversationId: number) => void;
   onNewMessage: () => void;
 }) {
-  const [term, setTerm] = useState('');
   const signOut = trpc.session.signOut.useMutation({ onSuccess: () => window.location.assign('/login') });
   return (
     <header className={styles.top}>
@@ -29,21 +33,8 @@ export function TopBar({
       <button type="button" className={`${styles.button} ${styles.primary}`} onClick={onNewMessage} aria-keyshortcuts="n">
         New message
       </button>
-      <form
-        role="search"
-        className={styles.topSearch}
-        onSubmit={(e) => {
-          e.preventDefault();
-          onSearch(term.trim());
-        }}
-      >
-        <SearchField
-          ref={searchInputRef}
-          label="Search all messages"
-          placeholder="Search messages  /"
-          value={term}
-          onValue={setTerm}
-        />
+      <form role="search" className={styles.topSearch} onSubmit={(e) => e.preventDefault()}>
+        <GlobalSearch inputRef={searchInputRef} onOpen={onOpen} onStarted={onStarted} onAllMessages={onSearch} />
       </form>
       {/* One menu rather than a link per page: the bar keeps its room on a phone as pages are added. */}
       <details className={styles.settingsMenu}>

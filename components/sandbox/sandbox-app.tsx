@@ -1,7 +1,8 @@
 'use client';
 import { keepPreviousData } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { SearchField } from '@/components/shared/search-field';
+import { useDebounced } from '@/components/shared/use-debounced';
 import { trpc } from '@/components/trpc/client';
 import { clientLabel, errorText, shortTime, type SandboxClient } from './format';
 import { Mailbox } from './mailbox';
@@ -16,15 +17,6 @@ const TABS: { value: Tab; label: string }[] = [
   { value: 'phone', label: 'Phone' },
   { value: 'mailbox', label: 'Mailbox' },
 ];
-
-function useDebounced<T>(value: T, ms: number): T {
-  const [debounced, setDebounced] = useState(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setDebounced(value), ms);
-    return () => clearTimeout(timer);
-  }, [value, ms]);
-  return debounced;
-}
 
 /**
  * The sandbox (development only): pick one of the business's clients, see their phone (the SMS

@@ -29,9 +29,12 @@ export const clients = pgTable(
     // Inbound SMS/calls and sends find the client by number; inbound email by address.
     index('clients_business_phone_idx').on(t.businessId, t.phoneNumber),
     index('clients_business_email_idx').on(t.businessId, sql`lower(${t.email})`),
-    // Conversation and client search: substring match on name, phone and email.
-    index('clients_search_trgm_idx').using(
+    // Client search (server/services/search.ts, clientMatches): a substring of name, email and
+    // number — a number's digits too, numbers being E.164 — within one business (btree_gin), so a
+    // term costs the business's matches, not every business's (docs/architecture.md#client-search).
+    index('clients_business_search_trgm_idx').using(
       'gin',
+      t.businessId,
       sql`(coalesce(${t.name}, '') || ' ' || coalesce(${t.email}, '') || ' ' || coalesce(${t.phoneNumber}, '')) gin_trgm_ops`,
     ),
     check('clients_client_type_check', oneOf(t.clientType, CLIENT_TYPES)),

@@ -263,7 +263,7 @@ test('search across the business and within a conversation, with highlighting', 
   await expect(conversation(page, 'Ana Lopez')).toBeVisible();
 
   await page.keyboard.press('/');
-  await expect(page.getByRole('searchbox', { name: 'Search all messages' })).toBeFocused();
+  await expect(page.getByRole('combobox', { name: 'Search clients and messages' })).toBeFocused();
   await page.keyboard.type('color');
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('search-summary')).toHaveText('1 result for “color”');
@@ -288,7 +288,7 @@ test('search across the business and within a conversation, with highlighting', 
   await expect(timeline(page).locator('mark')).toHaveCount(3);
 
   // A business-wide hit in the conversation already open jumps to its message too.
-  const everywhere = page.getByRole('searchbox', { name: 'Search all messages' });
+  const everywhere = page.getByRole('combobox', { name: 'Search clients and messages' });
   await everywhere.fill('Filler message 1');
   await everywhere.press('Enter');
   await expect(page.getByTestId('search-summary')).toHaveText('1 result for “Filler message 1”');

@@ -9,7 +9,17 @@ import {
   STAFF_ROLES,
 } from '@/db/schema/enums';
 import { actingStaffId } from './acting-staff';
-import { email, id, idParam, isoTimestamp, listSearch, paginationQuery, queryBoolean, timestampOut } from './common';
+import {
+  clientSearch,
+  email,
+  id,
+  idParam,
+  isoTimestamp,
+  listSearch,
+  paginationQuery,
+  queryBoolean,
+  timestampOut,
+} from './common';
 import { MessageItem } from './messages';
 import { SendingWindowOut } from './sending-windows';
 
@@ -101,7 +111,7 @@ export const ConversationListQuery = z.object({
   unread: queryBoolean.optional(),
   flagged: queryBoolean.optional(),
   possible_opt_out: queryBoolean.optional(),
-  search: listSearch("the client's name, email or phone number").optional(),
+  search: clientSearch("the client's name, email or phone number").optional(),
   ...paginationQuery,
 });
 
@@ -254,6 +264,9 @@ export const DirectoryQuery = z.object({
   external_id: z.string().trim().min(1).max(255).optional(),
   ...paginationQuery,
 });
+
+/** The clients list's query: its `search` also finds a number however it is typed. */
+export const ClientDirectoryQuery = DirectoryQuery.extend({ search: clientSearch('the name, email or phone number').optional() });
 
 /** Staff's decision on a conversation's possible opt-out (docs/api.md#possible-opt-outs). */
 export const PossibleOptOutDecision = z

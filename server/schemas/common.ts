@@ -154,16 +154,26 @@ export const MIN_SEARCH_TERM_LENGTH = 3;
 /** The 422 message of a term under MIN_SEARCH_TERM_LENGTH, shared by the query schemas and the services. */
 export const SEARCH_TERM_TOO_SHORT = `must be at least ${MIN_SEARCH_TERM_LENGTH} characters`;
 
+/** The longest `search` filter of a list, and of the inbox's client lookup. */
+export const MAX_LIST_SEARCH_LENGTH = 100;
+
 /** The `search` parameter of the conversation, client and staff lists: trimmed, 3–100 characters (docs/api.md#clients-staff-and-locations, #limits). */
-export const listSearch = (what: string) =>
+export const listSearch = (what: string, more = '') =>
   z
     .string()
     .trim()
     .min(MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT)
-    .max(100)
+    .max(MAX_LIST_SEARCH_LENGTH)
     .meta({
-      description: `Case-insensitive substring of ${what}; trimmed, ${MIN_SEARCH_TERM_LENGTH}–100 characters (422 otherwise); % and _ are literal.`,
+      description: `Case-insensitive substring of ${what}; trimmed, ${MIN_SEARCH_TERM_LENGTH}–${MAX_LIST_SEARCH_LENGTH} characters (422 otherwise); % and _ are literal.${more}`,
     });
+
+/** A list's `search` on clients: as listSearch, and a number however it is typed (docs/api.md#client-search). */
+export const clientSearch = (what: string) =>
+  listSearch(
+    what,
+    " A term of only digits and phone punctuation with at least 3 digits (`0175`, `555-0175`, `(415) 555-0175`) matches the digits of the client's number; the whole term read as a number in the business's country matches that number.",
+  );
 
 const ValidationError = z
   .object({

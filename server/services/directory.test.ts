@@ -92,7 +92,7 @@ describe('GET /businesses/{id}/clients', () => {
     expect(clientIds((await get(`${s.t.base}/clients`, s.t.session)).body)).toHaveLength(4);
   });
 
-  it('search: name, email and phone, case-insensitive, `%` literal, this business only', async () => {
+  it('search: name, email and phone (however typed), case-insensitive, `%` literal, this business only', async () => {
     const s = await seedClients();
     const search = async (term: string) =>
       clientIds((await get(`${s.t.base}/clients?search=${encodeURIComponent(term)}`, s.t.key)).body);
@@ -100,6 +100,10 @@ describe('GET /businesses/{id}/clients', () => {
     expect(await search('LIMA')).toEqual([s.ana.id]);
     expect(await search('bruno@example')).toEqual([s.bruno.id]);
     expect(await search('5550103')).toEqual([s.carla.id]);
+    // A number however it is typed (docs/api.md#client-search).
+    expect(await search('555-0103')).toEqual([s.carla.id]);
+    expect(await search('(305) 555-0103')).toEqual([s.carla.id]);
+    expect(await search('0199')).toEqual([s.lead.id]);
     expect(await search('+13055550199')).toEqual([s.lead.id]);
     expect(await search('50%')).toEqual([s.carla.id]);
     expect(await search('a%o')).toEqual([]);

@@ -4,6 +4,8 @@ import { fixedStatement } from '@/server/db/prepared';
 import { conversations, messages, messageSearch } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { escapeLike } from '@/server/lib/pg-text';
+import { normalizePhone } from '@/server/lib/phone';
+import { typedPhoneDigits } from '@/server/shared/typed-phone';
 import { MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT } from '@/server/schemas/common';
 import { MAX_SEARCH_TERM_LENGTH } from '@/server/shared/limits';
 import { SEARCH_TOTAL_CAP } from '@/server/schemas/messages';
@@ -343,4 +345,56 @@ export async function mergeSearchIndexPendingLists(tx: Tx = db): Promise<number>
     select coalesce(sum(gin_clean_pending_list(i::regclass)), 0) as pages
     from unnest(${sql.param(SEARCH_GIN_INDEXES)}::text[]) i`);
   return Number(row!.pages);
+}
+
+/* ----------------------------------------------------------------------------------------------
+ * Clients: one rule for every client search (docs/api.md#client-search)
+ * -------------------------------------------------------------------------------------------- */
+
+/** A client search term as clientMatches reads it. */
+export type ClientSearchTerm = {
+  /** The LIKE pattern on the client's search text: the term, or the digits of a number typed as one. */
+  pattern: string;
+  /** The whole term read as a number in the business's country (E.164), or null when it is none. */
+  phone: string | null;
+  /** The LIKE pattern of a name that starts with the term (the lookup ranks those first). */
+  prefix: string;
+};
+
+/**
+ * Reads a trimmed term (3 to 100 characters: the callers' schemas check it). A term of digits and
+ * phone punctuation with at least 3 digits (`0175`, `555-0175`, `(415) 555-0175`) matches the
+ * digits of the client's number: stored numbers are E.164, so the typed digits are a substring of
+ * the number whatever its punctuation. The whole term is also read as a number in the business's
+ * country, which finds a number typed in national form with a trunk prefix (`07700 900123`).
+ */
+export function clientSearchTerm(term: string, country: string): ClientSearchTerm {
+  const digits = typedPhoneDigits(term);
+  return {
+    pattern: `%${escapeLike(digits ?? term)}%`,
+    phone: normalizePhone(term, country),
+    prefix: `${escapeLike(term)}%`,
+  };
+}
+
+/**
+ * The client's search text: name, email and number in one string, exactly the expression that the
+ * trigram index clients_business_search_trgm_idx holds after business_id (migration 0032). Numbers
+ * are stored E.164, so it holds their digits too: a number typed in part is searched by its digits
+ * through the same index. Exported for the test that the index serves it.
+ */
+export const clientSearchText = (cl: string) =>
+  sql.raw(`(coalesce(${cl}.name, '') || ' ' || coalesce(${cl}.email, '') || ' ' || coalesce(${cl}.phone_number, ''))`);
+
+/**
+ * The clients (aliased `cl`) of the business that a term finds: a case-insensitive substring of
+ * name, email or number (LIKE wildcards literal), or the number the term is. Tenancy is part of
+ * the condition, which is what lets the (business_id, search text) index serve it, and the number
+ * through clients_business_phone_idx (docs/architecture.md#client-search).
+ */
+export function clientMatches(cl: string, businessId: unknown, t: ClientSearchTerm): SQL {
+  const business = sql`${sql.raw(`${cl}.business_id`)} = ${businessId}`;
+  const text = sql`${clientSearchText(cl)} ilike ${t.pattern}`;
+  if (!t.phone) return sql`${business} and ${text}`;
+  return sql`${business} and (${text} or ${sql.raw(`${cl}.phone_number`)} = ${t.phone})`;
 }

@@ -6,6 +6,7 @@ import {
   ConversationListQuery,
   ConversationMessagesQuery,
   CreateConversationRequest,
+  ClientDirectoryQuery,
   DirectoryQuery,
   FlagRequest,
   LabelRequest,
@@ -217,7 +218,7 @@ export const listClients = defineOperation({
   tag: 'business-clients',
   summary: 'Get paginated list of clients for a business',
   params: businessPath,
-  query: DirectoryQuery,
+  query: ClientDirectoryQuery,
   response: PaginatedClientList,
   ...common,
 });

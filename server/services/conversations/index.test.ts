@@ -236,7 +236,7 @@ describe('GET /businesses/{id}/conversations: list, order and filters', () => {
     expect((await get(`${s.t.base}/conversations?unread=maybe`, s.t.key)).status).toBe(422);
   });
 
-  it('search: client name, phone and email, case-insensitive, LIKE wildcards literal, this business only', async () => {
+  it('search: client name, phone (however typed) and email, case-insensitive, LIKE wildcards literal, this business only', async () => {
     const s = await seedInbox();
     const list = async (term: string) =>
       convIds((await get(`${s.t.base}/conversations?search=${encodeURIComponent(term)}`, s.t.key)).body);
@@ -244,6 +244,10 @@ describe('GET /businesses/{id}/conversations: list, order and filters', () => {
     expect(await list('WALKER')).toEqual([s.alice.conv.id]);
     expect(await list('5550102')).toEqual([s.bob.conv.id]);
     expect(await list('+12125550103')).toEqual([s.carla.conv.id]);
+    // A number however it is typed (docs/api.md#client-search): its digits, or the whole number.
+    expect(await list('555-0102')).toEqual([s.bob.conv.id]);
+    expect(await list('(212) 555-0102')).toEqual([s.bob.conv.id]);
+    expect(await list('0105')).toEqual([s.eve.conv.id]);
     expect(await list('bob.stone@EXAMPLE')).toEqual([s.bob.conv.id]);
     expect(await list('EVE@example.test')).toEqual([s.eve.conv.id]);
     // `%` and `_` match only themselves.

@@ -5,11 +5,11 @@ import { executePrepared, fixedStatement, preparedQuery } from '@/server/db/prep
 import { isoTimestamp } from '@/db/sql-json';
 import { conversations, type ConversationStatus } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { escapeLike } from '@/server/lib/pg-text';
 import { recordEvents, staffOrApi, type NewEvent } from '@/server/services/events/record';
 import type { EventActor } from '@/server/services/events/types';
 import type { ClientDetailsResponse, ConversationListQuery } from '@/server/schemas/businesses';
-import { requireStaff } from '@/server/services/directory';
+import { businessCountry, requireStaff } from '@/server/services/directory';
+import { clientMatches, clientSearchTerm, type ClientSearchTerm } from '@/server/services/search';
 import { keptTotalSql, type KeptFilter } from './counts';
 import { clientOptedOutColumns } from '@/server/services/messages/suppression';
 
@@ -112,7 +112,7 @@ type ListQuery = z.output<typeof ConversationListQuery>;
  * flagged choices, written as literals), never on their values, which may be drizzle placeholders:
  * the statement without a search is rendered once per such shape (listShape, server/db/prepared.ts).
  */
-function listConditions(businessId: unknown, q: Omit<ListQuery, 'page' | 'page_size'>, staffId: unknown): SQL[] {
+function listConditions(businessId: unknown, q: Omit<ListFilters, 'page' | 'page_size'>, staffId: unknown): SQL[] {
   const where: SQL[] = [sql`c.business_id = ${businessId}`];
   if (q.status !== undefined) where.push(sql`c.status = any(${sql.param(q.status)}::text[])`);
   if (q.assignment === 'mine') {
@@ -131,10 +131,8 @@ function listConditions(businessId: unknown, q: Omit<ListQuery, 'page' | 'page_s
   if (q.possible_opt_out !== undefined)
     where.push(q.possible_opt_out ? sql`c.possible_opt_out_message_id is not null` : sql`c.possible_opt_out_message_id is null`);
   if (q.search) {
-    const like = `%${escapeLike(q.search)}%`;
-    where.push(
-      sql`(coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${like}`,
-    );
+    if (!q.clientTerm) throw new Error('a search needs its client term (listPage reads it)');
+    where.push(clientMatches('cl', businessId, q.clientTerm));
   }
   return where;
 }
@@ -149,7 +147,8 @@ type ListValues = {
   limit: number;
   offset: number;
 };
-type ListFilters = Omit<ListQuery, 'page' | 'page_size' | 'staff_id'>;
+/** `clientTerm`: the `search` as the client search reads it (server/services/search.ts), with it. */
+type ListFilters = Omit<ListQuery, 'page' | 'page_size' | 'staff_id'> & { clientTerm?: ClientSearchTerm };
 
 /**
  * One statement: the total, and the page's ids from the (business_id, last_activity_at desc nulls
@@ -298,7 +297,9 @@ async function listPage(
   };
   // Prepared and rendered once per shape (server/db/prepared.ts) except with a search, whose plan depends on the term.
   const [row] = q.search
-    ? await tx.execute<{ items: string; total: number }>(listQuery(values, q))
+    ? await tx.execute<{ items: string; total: number }>(
+        listQuery(values, { ...q, clientTerm: clientSearchTerm(q.search, await businessCountry(businessId, tx)) }),
+      )
     : await listStatement<{ items: string; total: number }>(values, listShape(q), tx);
   return row!;
 }

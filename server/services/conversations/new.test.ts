@@ -4,7 +4,7 @@ import { db } from '@/server/db/client';
 import { clients, conversations } from '@/db/schema';
 import { createClient } from '@/server/testing/factories';
 import { locs, postJson, restTenant } from '@/server/testing/http';
-import { findClientsToMessage } from './new';
+import { lookupClients } from '@/server/services/directory';
 
 /**
  * Starting a conversation (docs/api.md#new-conversation) with a client, a number typed by hand or
@@ -65,7 +65,7 @@ describe('POST /conversations with a number or an address', () => {
   });
 });
 
-describe('the new-message picker', () => {
+describe('the new-message picker (the client lookup: directory.test.ts)', () => {
   it('finds clients by name, email, and by a number as typed; offers the typed number read in the business country', async () => {
     const t = await restTenant();
     const typed = newLocalNumber();
@@ -74,14 +74,14 @@ describe('the new-message picker', () => {
     const other = await restTenant();
     await createClient(other.business.id, { name: 'Maria Elsewhere' });
 
-    const byName = await findClientsToMessage(t.business.id, 'mari');
+    const byName = await lookupClients(t.business.id, 'mari');
     expect(byName.clients.map((c) => c.client_name)).toEqual(['Maria Gomez', 'Marius Bell']);
     expect(byName.phone_number).toBeNull();
-    const byNumber = await findClientsToMessage(t.business.id, typed);
+    const byNumber = await lookupClients(t.business.id, typed);
     expect(byNumber.phone_number).toBe(e164(typed));
     expect(byNumber.clients.map((c) => c.client_id)).toEqual([maria.id]);
-    expect((await findClientsToMessage(t.business.id, 'bell.test')).clients.map((c) => c.client_name)).toEqual(['Marius Bell']);
+    expect((await lookupClients(t.business.id, 'bell.test')).clients.map((c) => c.client_name)).toEqual(['Marius Bell']);
     // LIKE wildcards are matched literally.
-    expect((await findClientsToMessage(t.business.id, '%_%')).clients).toEqual([]);
+    expect((await lookupClients(t.business.id, '%_%')).clients).toEqual([]);
   });
 });

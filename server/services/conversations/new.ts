@@ -1,13 +1,11 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
 import { clients } from '@/db/schema';
 import { AppError, type ErrorLocation } from '@/server/errors';
-import { escapeLike } from '@/server/lib/pg-text';
 import { normalizePhone } from '@/server/lib/phone';
 import { ensureConversations } from './activity';
 import { conversationDetails } from './index';
 import { businessCountry, findOrCreateClientByEmail, findOrCreateClientByPhone } from '@/server/services/directory';
-import { clientOptedOutColumns } from '@/server/services/messages/suppression';
 
 /**
  * Starting a conversation (docs/api.md#conversations, New conversation): with a client of the
@@ -50,31 +48,4 @@ async function clientFor(businessId: number, target: ConversationTarget, loc: Er
   }
   if (target.email !== undefined) return findOrCreateClientByEmail(businessId, target.email, undefined, tx);
   throw AppError.invalid([loc], 'Give one of client_id, phone_number or email');
-}
-
-/** The picker's matches: by name, email or number as typed, and by the number read in the business's country. */
-const PICKER_LIMIT = 8;
-
-export async function findClientsToMessage(businessId: number, term: string, tx: Tx = db) {
-  const typed = term.trim();
-  const phone = normalizePhone(typed, await businessCountry(businessId, tx));
-  const rows = await tx.execute<{
-    client_id: number;
-    client_name: string | null;
-    client_phone_number: string | null;
-    client_email: string | null;
-    client_type: string;
-    conversation_id: number | null;
-    opted_out_sms: boolean;
-    opted_out_email: boolean;
-  }>(sql`
-    select cl.id as client_id, cl.name as client_name, cl.phone_number as client_phone_number, cl.email as client_email,
-      cl.client_type, c.id as conversation_id, ${clientOptedOutColumns('cl')}
-    from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id
-    where cl.business_id = ${businessId}
-      and ((coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${`%${escapeLike(typed)}%`}
-           ${phone ? sql`or cl.phone_number = ${phone}` : sql``})
-    order by (cl.phone_number = ${phone ?? ''}) desc, cl.name nulls last, cl.id
-    limit ${PICKER_LIMIT}`);
-  return { clients: [...rows], phone_number: phone };
 }

@@ -5,7 +5,6 @@ import { businessEmailSenders, businesses, clients, messages, staff } from '@/db
 import { env, type Env } from '@/server/env';
 import { AppError } from '@/server/errors';
 import { sanitizeEmailHtml } from '@/server/lib/email-html';
-import { escapeLike } from '@/server/lib/pg-text';
 import { MAX_ATTACHMENT_BYTES } from '@/server/shared/limits';
 import { smsSegments } from '@/server/shared/sms-segments';
 import {
@@ -16,7 +15,8 @@ import {
   twilioSid,
   twilioWebhookRequest,
 } from '@/server/providers/webhook-requests';
-import { defaultSmsNumber } from '@/server/services/directory';
+import { businessCountry, defaultSmsNumber } from '@/server/services/directory';
+import { clientMatches, clientSearchTerm } from '@/server/services/search';
 import { attachmentsWithoutBytes } from '@/server/services/messages/serialize';
 import { clientOptedOutColumns, suppressedSql } from '@/server/services/messages/suppression';
 
@@ -51,11 +51,7 @@ type SandboxClientQuery = { search?: string; page: number; pageSize: number };
 export async function listSandboxClients(businessId: number, q: SandboxClientQuery, tx: Tx = db) {
   const where: SQL[] = [sql`cl.business_id = ${businessId}`];
   const term = q.search?.trim();
-  if (term) {
-    where.push(
-      sql`(coalesce(cl.name, '') || ' ' || coalesce(cl.email, '') || ' ' || coalesce(cl.phone_number, '')) ilike ${`%${escapeLike(term)}%`}`,
-    );
-  }
+  if (term) where.push(clientMatches('cl', businessId, clientSearchTerm(term, await businessCountry(businessId, tx))));
   const cond = sql.join(where, sql` and `);
   const [rows, [total]] = await Promise.all([
     tx.execute<{

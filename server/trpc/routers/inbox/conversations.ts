@@ -5,7 +5,7 @@ import { id } from '@/server/schemas/common';
 import { conversationFilters } from '@/server/services/conversations/counts';
 import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
-import { findClientsToMessage, startConversation } from '@/server/services/conversations/new';
+import { startConversation } from '@/server/services/conversations/new';
 import { staffProcedure } from '../../init';
 import { conversationProcedure, pageNumber } from './shared';
 
@@ -55,10 +55,6 @@ export const conversationProcedures = {
     .mutation(({ ctx, input }) =>
       conversations.labelConversation(ctx.caller.businessId, ctx.conversation, input.label, ctx.caller.staffId),
     ),
-  /** The new-message picker: clients by name, email or number (docs/api.md#new-conversation). */
-  findClientsToMessage: staffProcedure
-    .input(z.object({ term: z.string().trim().min(1).max(100) }))
-    .query(({ ctx, input }) => findClientsToMessage(ctx.caller.businessId, input.term)),
   /** Lands in the client's conversation, created if new; a new number or address becomes a lead. */
   startConversation: staffProcedure
     .input(CreateConversationRequest)

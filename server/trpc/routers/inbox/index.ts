@@ -4,6 +4,7 @@ import { clientProcedures } from './clients';
 import { clientProfileProcedures } from './client-profile';
 import { conversationProcedures } from './conversations';
 import { eventProcedures } from './events';
+import { lookupProcedures } from './lookup';
 import { messageProcedures } from './messages';
 import { noteProcedures } from './notes';
 import { settingsProcedures } from './settings';
@@ -25,4 +26,5 @@ export const inboxRouter = router({
   ...webhookProcedures,
   ...eventProcedures,
   ...activityProcedures,
+  ...lookupProcedures,
 });
