@@ -5,6 +5,7 @@ import { eventProcedures } from './events';
 import { messageProcedures } from './messages';
 import { noteProcedures } from './notes';
 import { settingsProcedures } from './settings';
+import { textProcedures } from './texts';
 import { webhookProcedures } from './webhooks';
 
 /**
@@ -21,4 +22,5 @@ export const inboxRouter = router({
   ...settingsProcedures,
   ...webhookProcedures,
   ...eventProcedures,
+  ...textProcedures,
 });
