@@ -2,12 +2,13 @@
 import { useState, type RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { MAX_ATTACHMENT_BYTES, MAX_SMS_LENGTH } from '@/server/shared/limits';
-import { smsSegments } from '@/server/shared/sms-segments';
 import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
 import { formatInZone, fromLocalInput, quickPicks } from '@/server/shared/zoned-time';
 import { clockOf, localMinute, nextOpening, windowOpen } from '@/server/shared/quiet-hours';
 import { describeError } from './format';
 import styles from './inbox.module.css';
+import { actionLabel, textCount, whenWords } from './plain-words';
+import own from './texts.module.css';
 import { imageFiles, PictureAttachments, PicturePreviews, usePictureAttachments } from './picture-attachments';
 import { SavedReplyPicker, useSavedReplyPicker, type PickerState } from './saved-reply-picker';
 import type { ConversationDetails, MessageItem } from './types';
@@ -151,7 +152,17 @@ export function Composer({
   const blocked = blockedReason(c, mode);
   /** Pictures go with texts only (docs/api.md#mms-uploads), and only where a text may be sent. */
   const withPictures = mode === 'sms' && !blocked;
-  const segments = mode === 'sms' ? smsSegments(text) : null;
+  const count = mode === 'sms' ? textCount(text, pictures.pictures.length) : null;
+  // The button says what will happen (docs/api.md#send-later, #quiet-hours): Send, Send at …, Schedule.
+  const action = actionLabel({
+    mode,
+    busy,
+    sendAt,
+    timeZone: later.timezone,
+    choosingTime: mode !== 'note' && later.choice === 'custom',
+    heldUntil: heldUntil && !overrideQuietHours ? heldUntil : null,
+    heldZone: quiet?.timeZone ?? null,
+  });
   const unresolved = mode === 'note' ? [] : unresolvedVariables(mode === 'email' ? `${subject}\n${text}` : text);
   const canSend =
     !busy &&
@@ -308,16 +319,14 @@ export function Composer({
       ) : null}
       <div className={styles.composerRow}>
         <span aria-live="polite" data-testid="sms-counter">
-          {segments ? (
+          {count ? (
             <>
-              {text.length}/{MAX_SMS_LENGTH} characters · {segments.segments} segment{segments.segments === 1 ? '' : 's'} ·{' '}
-              {segments.encoding}
-              {segments.encoding === 'UCS-2' && text.length > 0 ? (
-                <span className={styles.warn}>
-                  {' '}
-                  · Special characters (emoji, accents outside GSM-7) cut each segment to 70 characters
+              {count.words ? (
+                <span className={own.count} title={count.detail || undefined}>
+                  {count.words}
                 </span>
               ) : null}
+              {count.warning ? <span className={own.countWarn}> ({count.warning})</span> : null}
             </>
           ) : mode === 'email' && !blocked ? (
             <label>
@@ -363,33 +372,49 @@ export function Composer({
           Saved replies
         </button>
         {withPictures ? <PictureAttachments state={pictures} /> : null}
-        {mode !== 'note' && !blocked ? <SendLaterPicker later={later} /> : null}
+        {mode !== 'note' && !blocked ? (
+          <SendLaterPicker
+            later={later}
+            nowLabel={
+              mode === 'sms' && quiet?.holds && !overrideQuietHours
+                ? `When quiet hours end (${whenWords(quiet.timeZone, quiet.opensAt)})`
+                : 'Now'
+            }
+          />
+        ) : null}
         <button type="submit" className={`${styles.button} ${styles.primary}`} disabled={!canSend}>
-          {busy
-            ? 'Sending…'
-            : mode === 'note'
-              ? 'Add note'
-              : `${sendAt || (heldUntil && !overrideQuietHours) ? 'Schedule' : 'Send'} ${mode === 'email' ? 'email' : 'SMS'}`}
+          {action}
         </button>
       </div>
       {heldUntil && quiet && !blocked ? (
-        <p className={styles.meta} data-testid="quiet-hours-notice" role="note" style={{ margin: 0 }}>
-          Quiet hours: it&apos;s {quiet.localTime} for the client ({quiet.timeZone}; texts go {quiet.window}). This text waits
-          until {formatInZone(quiet.timeZone, heldUntil)} their time ·{' '}
+        <div
+          className={styles.meta}
+          data-testid="quiet-hours-notice"
+          role="note"
+          style={{ margin: 0, justifyContent: 'flex-start' }}
+        >
+          <span style={{ whiteSpace: 'normal' }}>
+            Quiet hours: it&apos;s {quiet.localTime} for the client ({quiet.timeZone}; texts go {quiet.window}).{' '}
+            {overrideQuietHours
+              ? 'This text goes now, in their quiet hours.'
+              : `This text waits until ${formatInZone(quiet.timeZone, heldUntil)} their time.`}
+          </span>
           <label>
             <input type="checkbox" checked={overrideQuietHours} onChange={(e) => setOverrideQuietHours(e.target.checked)} /> Send
             now anyway, in the client&apos;s quiet hours
           </label>
-        </p>
+        </div>
       ) : null}
       {sendAt && mode !== 'note' && !blocked ? (
-        <p className={styles.meta} data-testid="send-later-summary" style={{ margin: 0 }}>
-          Sends {formatInZone(later.timezone, sendAt)} ({later.timezone}) ·{' '}
+        <div className={styles.meta} data-testid="send-later-summary" style={{ margin: 0, justifyContent: 'flex-start' }}>
+          <span>
+            Sends {formatInZone(later.timezone, sendAt)} ({later.timezone}).
+          </span>
           <label>
             <input type="checkbox" checked={later.cancelOnReply} onChange={(e) => later.setCancelOnReply(e.target.checked)} />{' '}
             Cancel if the client replies first
           </label>
-        </p>
+        </div>
       ) : null}
       {error ? (
         <p role="alert" className={styles.error} style={{ margin: 0, fontSize: 13 }}>
@@ -467,8 +492,8 @@ function useSendLater(conversationId: number) {
   };
 }
 
-/** "Send now", the quick picks, or a chosen time (a datetime-local read in the conversation's zone). */
-function SendLaterPicker({ later }: { later: ReturnType<typeof useSendLater> }) {
+/** Now (or when the client's quiet hours end), the quick picks, or a chosen time (a datetime-local read in the conversation's zone). */
+function SendLaterPicker({ later, nowLabel }: { later: ReturnType<typeof useSendLater>; nowLabel: string }) {
   return (
     <>
       <select
@@ -479,7 +504,7 @@ function SendLaterPicker({ later }: { later: ReturnType<typeof useSendLater> }) 
         value={later.choice}
         onChange={(e) => later.setChoice(e.target.value as LaterChoice)}
       >
-        <option value="now">Send now</option>
+        <option value="now">{nowLabel}</option>
         <option value="tomorrow">{later.picks[0]!.label}</option>
         <option value="monday">{later.picks[1]!.label}</option>
         <option value="custom">Choose a time…</option>

@@ -2,6 +2,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useEffect, useLayoutEffect, useRef, useState, type RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
+import { ConversationPreview } from './conversation-preview';
 import { initials, relativeTime, uniqueBy } from './format';
 import { withKeptRows, type KeptRow } from './kept-rows';
 import styles from './inbox.module.css';
@@ -9,7 +10,6 @@ import keptStyles from './views.module.css';
 import type { ConversationRow, ListInput } from './types';
 
 const ROW_HEIGHT = 64;
-const CHANNEL_LABEL: Record<string, string> = { sms: 'SMS', email: 'Email', voice: 'Call' };
 
 /**
  * The conversation list: infinite (pages of 50 fetched as the end nears) and virtualized (only the
@@ -159,10 +159,7 @@ export function ConversationList({
                   <time dateTime={row.last_updated_at ?? undefined}>{relativeTime(row.last_updated_at)}</time>
                 </span>
                 <span className={styles.rowPreview}>
-                  {row.last_updated_channel ? (
-                    <span className={styles.chip}>{CHANNEL_LABEL[row.last_updated_channel]}</span>
-                  ) : null}
-                  <span style={{ overflow: 'hidden', textOverflow: 'ellipsis' }}>{row.last_message_content ?? ''}</span>
+                  <ConversationPreview row={row} />
                 </span>
                 <span className={styles.rowMeta}>
                   {row.assigned_to ? (

@@ -1,9 +1,10 @@
 'use client';
 import { useState } from 'react';
 import { trpc } from '@/components/trpc/client';
-import { formatInZone, fromLocalInput } from '@/server/shared/zoned-time';
+import { formatInZone } from '@/server/shared/zoned-time';
 import { staffErrorText } from '@/server/shared/provider-errors';
 import { EmailFrame } from './email-frame';
+import { EditScheduled, FailedFix, stateClasses, undeliveredState } from './message-fixes';
 import { MmsMedia } from './mms-media';
 import { clockTime, describeError, duration, FAILED_STATUSES, splitMatches, STATUS_LABEL } from './format';
 import styles from './inbox.module.css';
@@ -43,7 +44,8 @@ function StatusLine({ m }: { m: MessageItem }) {
           {/* A canceled scheduled message's reason already says "Canceled: …" or "Canceled before …". */}
           {status === 'canceled' && error?.startsWith('Canceled')
             ? error
-            : `${STATUS_LABEL[status] ?? status}${error ? `: ${error}` : ''}`}
+            : // A failed message's reason, and Retry, are under it (FailedFix).
+              `${STATUS_LABEL[status] ?? status}${error && undeliveredState(m) !== 'failed' ? `: ${error}` : ''}`}
         </span>
       ) : null}
       {m.message_id > 0 ? <FlagToggle m={m} /> : null}
@@ -60,14 +62,11 @@ function ScheduledActions({ m, sendAt }: { m: MessageItem; sendAt: string }) {
   const zone = trpc.inbox.sendLaterTimezone.useQuery({ conversationId: m.conversation_id }, { staleTime: 5 * 60_000 });
   const timezone = zone.data?.timezone ?? 'UTC';
   const [editing, setEditing] = useState(false);
-  const [value, setValue] = useState('');
   const refresh = { onSettled: () => void utils.inbox.messages.invalidate({ conversationId: m.conversation_id }) };
   const cancel = trpc.inbox.cancelScheduled.useMutation(refresh);
-  const reschedule = trpc.inbox.reschedule.useMutation({ ...refresh, onSuccess: () => setEditing(false) });
   const sendNow = trpc.inbox.sendScheduledNow.useMutation({ ...refresh, onSuccess: () => setConfirming(false) });
   const [confirming, setConfirming] = useState(false);
-  const newTime = fromLocalInput(timezone, value);
-  const error = describeError(cancel.error ?? reschedule.error ?? sendNow.error, { send_at: 'New send time' });
+  const error = describeError(cancel.error ?? sendNow.error);
   // docs/api.md#quiet-hours: a text held for the client's quiet hours says so, in the client's time.
   const held = m.hold_reason === 'quiet_hours' && m.quiet_hours !== null;
   return (
@@ -106,28 +105,16 @@ function ScheduledActions({ m, sendAt }: { m: MessageItem; sendAt: string }) {
       >
         Cancel
       </button>{' '}
-      <button type="button" className={`${styles.button} ${styles.ghost}`} onClick={() => setEditing((e) => !e)}>
+      <button
+        type="button"
+        className={`${styles.button} ${styles.ghost}`}
+        aria-expanded={editing}
+        disabled={!zone.data}
+        onClick={() => setEditing((e) => !e)}
+      >
         Edit
       </button>
-      {editing ? (
-        <>
-          {' '}
-          <input
-            type="datetime-local"
-            aria-label={`New send time (${timezone})`}
-            value={value}
-            onChange={(e) => setValue(e.target.value)}
-          />{' '}
-          <button
-            type="button"
-            className={`${styles.button} ${styles.primary}`}
-            disabled={!newTime || reschedule.isPending}
-            onClick={() => newTime && reschedule.mutate({ messageId: m.message_id, send_at: newTime.toISOString() })}
-          >
-            Reschedule
-          </button>
-        </>
-      ) : null}
+      {editing ? <EditScheduled m={m} sendAt={sendAt} timezone={timezone} onDone={() => setEditing(false)} /> : null}
       {error ? <span className={styles.failed}> {error}</span> : null}
     </span>
   );
@@ -217,15 +204,22 @@ function EmailCard({ m, highlight }: { m: MessageItem; highlight: string }) {
 /** One timeline entry: SMS bubble, email card, call entry or internal note. */
 export function MessageView({ message: m, highlight, targeted }: { message: MessageItem; highlight: string; targeted: boolean }) {
   const side = m.message_type === 'NOTE' ? styles.note : m.direction === 'inbound' ? styles.msgIn : styles.msgOut;
-  const cls = `${styles.msg} ${side} ${targeted ? styles.targeted : ''}`;
+  const state = stateClasses(m);
+  const cls = `${styles.msg} ${side} ${targeted ? styles.targeted : ''} ${state.wrapper}`;
   return (
-    <div id={`message-${m.message_id}`} className={cls} data-message-id={m.message_id} data-message-type={m.message_type}>
+    <div
+      id={`message-${m.message_id}`}
+      className={cls}
+      data-message-id={m.message_id}
+      data-message-type={m.message_type}
+      data-state={undeliveredState(m) ?? undefined}
+    >
       {m.message_type === 'CALL' ? (
         <CallEntry m={m} />
       ) : m.message_type === 'EMAIL' ? (
         <EmailCard m={m} highlight={highlight} />
       ) : (
-        <div className={styles.bubble}>
+        <div className={`${styles.bubble} ${state.bubble}`}>
           {m.message_type === 'NOTE' ? (
             <span className={styles.meta} style={{ display: 'block' }}>
               Internal note · {m.staff_name ?? 'API'}
@@ -236,6 +230,7 @@ export function MessageView({ message: m, highlight, targeted }: { message: Mess
         </div>
       )}
       <StatusLine m={m} />
+      <FailedFix m={m} />
     </div>
   );
 }

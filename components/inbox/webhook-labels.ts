@@ -12,6 +12,7 @@ export const EVENT_LABEL: Record<EventType, string> = {
   'message.status_updated': 'A text’s or email’s delivery status changes',
   'message.flagged': 'A message is flagged or unflagged',
   'message.rescheduled': 'A scheduled message is moved or sent now',
+  'message.edited': 'A scheduled text’s words are changed',
   'conversation.created': 'A conversation starts',
   'conversation.assigned': 'A conversation is assigned',
   'conversation.status_changed': 'A conversation is opened, set pending or resolved',

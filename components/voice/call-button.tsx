@@ -3,6 +3,7 @@ import { useId, useRef, useState } from 'react';
 import styles from './call-button.module.css';
 import { DialerPanel } from './dialer-panel';
 import { useDialer } from './use-dialer';
+import { CALLING_NOT_SET_UP } from './voice-device';
 
 type CallButtonProps = {
   /** The client's phone (E.164); without one the button is disabled and says why. */
@@ -25,11 +26,7 @@ export function CallButton({ phoneNumber: phone, clientId, clientName, className
   const reasonId = useId();
   const name = clientName?.trim() || phone || 'client';
 
-  const disabledReason = !phone
-    ? 'No phone number for this client'
-    : state.kind === 'not-configured'
-      ? 'Voice calling is not configured'
-      : null;
+  const disabledReason = !phone ? 'No phone number for this client' : state.kind === 'not-configured' ? CALLING_NOT_SET_UP : null;
   const showReason = disabledReason !== null && !open;
   const live = state.kind === 'connecting' || state.kind === 'ringing' || state.kind === 'in-call';
 

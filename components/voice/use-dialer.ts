@@ -12,8 +12,10 @@ import { createVoiceDevice, elapsedSeconds, VoiceNotConfiguredError, type Dialer
  * Mounting any of them starts it (token through tRPC `voice.token`, SDK, register); it stays registered
  * across client-side navigation so incoming calls keep ringing.
  *
- * Token errors: tRPC SERVICE_UNAVAILABLE (the service's AppError('not_configured')) → `not-configured`
- * with the server's message; anything else (network, session, registration) → `offline`.
+ * Voice not set up: `voice.token` answers `{ configured: false }` (no failing request) → `not-configured`
+ * ("Calling isn't set up for this business"; the missing settings are in the server log). A tRPC
+ * SERVICE_UNAVAILABLE that is not the database means the same; anything else (network, session,
+ * registration) → `offline`.
  */
 
 type TrpcClient = ReturnType<typeof trpc.useUtils>['client'];
@@ -28,7 +30,7 @@ export function toVoiceTokenError(err: unknown): unknown {
     const code = (err.data as { code?: string } | undefined)?.code;
     // SERVICE_UNAVAILABLE is also "Database unavailable": that one is a passing outage, not configuration.
     if (code === 'SERVICE_UNAVAILABLE' && !/database/i.test(err.message)) {
-      return new VoiceNotConfiguredError(err.message || 'Voice calling is not configured');
+      return new VoiceNotConfiguredError();
     }
   }
   return err;
@@ -42,11 +44,14 @@ function sharedDevice(client: TrpcClient): VoiceDevice | null {
       device: createVoiceDevice({
         async fetchToken() {
           if (!holder.client) throw new Error('no API client');
+          let answer;
           try {
-            return (await holder.client.voice.token.query()).token;
+            answer = await holder.client.voice.token.query();
           } catch (err) {
             throw toVoiceTokenError(err);
           }
+          if (!answer.configured) throw new VoiceNotConfiguredError();
+          return answer.token;
         },
         async lookupCaller(from) {
           if (!holder.client) return null;

@@ -214,7 +214,7 @@ describe('formatDuration / elapsedSeconds', () => {
 
 describe('describeState', () => {
   it('has stable texts for the unavailable states', () => {
-    expect(describeState({ kind: 'not-configured', reason: 'x' })).toBe('Voice calling is not configured');
+    expect(describeState({ kind: 'not-configured', reason: 'x' })).toBe("Calling isn't set up for this business");
     expect(describeState({ kind: 'offline', reason: 'cannot reach Twilio (31005)' })).toBe(
       'Voice offline: cannot reach Twilio (31005)',
     );
@@ -529,10 +529,11 @@ describe('toVoiceTokenError', () => {
   const trpcError = (code: string, message: string) =>
     TRPCClientError.from({ error: { code: -32603, message, data: { code, httpStatus: 503 } } });
 
-  it('maps SERVICE_UNAVAILABLE to not-configured, keeping the message', () => {
-    const err = toVoiceTokenError(trpcError('SERVICE_UNAVAILABLE', 'Twilio voice is not configured'));
+  it('maps SERVICE_UNAVAILABLE to not-configured, in words for staff (never the setting names)', () => {
+    const err = toVoiceTokenError(trpcError('SERVICE_UNAVAILABLE', 'Voice calling is not configured: set TWILIO_API_KEY_SID'));
     expect(err).toBeInstanceOf(VoiceNotConfiguredError);
-    expect((err as Error).message).toBe('Twilio voice is not configured');
+    expect((err as Error).message).not.toMatch(/TWILIO/);
+    expect((err as Error).message).toMatch(/set up calling/);
   });
 
   it('leaves a database outage and other errors alone', () => {

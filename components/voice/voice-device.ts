@@ -68,14 +68,14 @@ export function elapsedSeconds(since: number, now: number): number {
   return Math.max(0, Math.floor((now - since) / 1000));
 }
 
-/** One line for screen readers and the panel. Stable prefixes: "Voice offline: ", "Voice calling is not configured". */
+/** One line for screen readers and the panel. Stable prefixes: "Voice offline: ", "Calling isn't set up". */
 export function describeState(state: DialerState): string {
   switch (state.kind) {
     case 'idle':
     case 'starting':
       return 'Starting voice…';
     case 'not-configured':
-      return 'Voice calling is not configured';
+      return CALLING_NOT_SET_UP;
     case 'offline':
       return `Voice offline: ${state.reason}`;
     case 'ready':
@@ -93,9 +93,16 @@ export function describeState(state: DialerState): string {
   }
 }
 
-/** Thrown by `fetchToken` when the server says voice is not configured (tRPC SERVICE_UNAVAILABLE). */
+/**
+ * What staff read when voice is not set up: no setting names (those are for developers, in the
+ * server log), and what to do about it.
+ */
+export const CALLING_NOT_SET_UP = "Calling isn't set up for this business";
+export const CALLING_NOT_SET_UP_HELP = 'Ask whoever manages your account to set up calling; texts and email work as usual.';
+
+/** Thrown by `fetchToken` when the server says voice is not set up. */
 export class VoiceNotConfiguredError extends Error {
-  constructor(message = 'Voice calling is not configured') {
+  constructor(message = CALLING_NOT_SET_UP_HELP) {
     super(message);
     this.name = 'VoiceNotConfiguredError';
   }

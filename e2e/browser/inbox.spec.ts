@@ -57,11 +57,13 @@ test('filter, open a conversation, send an SMS and watch it reach delivered', as
 
   const composer = page.getByRole('textbox', { name: 'SMS message' });
   await composer.fill('See you Friday at 3 — reply STOP to opt out');
-  await expect(page.getByTestId('sms-counter')).toContainText('1 segment');
-  await expect(page.getByTestId('sms-counter')).toContainText('UCS-2'); // the em dash is not GSM-7
+  // The counter speaks of texts; the encoding is in its tooltip (the em dash is not GSM-7).
+  await expect(page.getByTestId('sms-counter')).toContainText('1 text');
+  await expect(page.getByTestId('sms-counter')).toContainText('each text holds 70 characters');
+  await expect(page.getByTestId('sms-counter').getByTitle(/UCS-2/)).toBeVisible();
   await composer.fill('See you Friday at 3!');
-  await expect(page.getByTestId('sms-counter')).toContainText('GSM-7');
-  await page.getByRole('button', { name: 'Send SMS' }).click();
+  await expect(page.getByTestId('sms-counter').getByTitle(/GSM-7/)).toHaveText('1 text');
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   const sent = page.locator('[data-message-type=TEXT]').filter({ hasText: 'See you Friday at 3!' });
   await expect(sent).toBeVisible();
   await expect(composer).toHaveValue('');

@@ -56,7 +56,7 @@ test('attach pictures in the composer, send them with the text, see them in the 
   await expect(composer).toHaveValue('Here is the color and the swatch.');
   await expect(previews.getByText('Uploading…')).toHaveCount(0);
 
-  await page.getByRole('button', { name: 'Send SMS' }).click();
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   await expect(composer).toHaveValue('');
   await expect(page.getByRole('list', { name: 'Attached pictures' })).toHaveCount(0);
 

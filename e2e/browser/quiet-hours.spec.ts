@@ -79,14 +79,15 @@ test('set the window, see a reminder held for quiet hours, send it now; the comp
   const composer = page.getByRole('textbox', { name: 'SMS message' });
   await composer.fill('Are you still coming tomorrow?');
   await expect(page.getByTestId('quiet-hours-notice')).toContainText('Quiet hours');
-  await page.getByRole('button', { name: 'Schedule SMS' }).click();
+  // The button says when it will go: when the client's window opens.
+  await page.getByRole('button', { name: /^Send (today )?at / }).click();
   await expect(composer).toHaveValue('');
   const held = page.locator('[data-message-type=TEXT]').filter({ hasText: 'Are you still coming' });
   await expect(held.getByTestId('message-status')).toContainText('Held for quiet hours');
 
   await composer.fill('Sorry for the late text: we open at 9.');
   await page.getByLabel("Send now anyway, in the client's quiet hours").check();
-  await page.getByRole('button', { name: 'Send SMS' }).click();
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   const urgent = page.locator('[data-message-type=TEXT]').filter({ hasText: 'Sorry for the late text' });
   await expect(urgent.getByTestId('message-status')).toContainText(/Sent|Delivered|Queued|Sending/);
 });

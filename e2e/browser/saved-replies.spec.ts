@@ -49,8 +49,8 @@ test('write a saved reply, insert it with /, send it resolved; a missing value k
   const resolved = `Hi Ana, running 10 minutes late. ${tenant.businessName}`;
   await expect(composer).toHaveValue(resolved);
   await expect(picker).toBeHidden();
-  await expect(page.getByTestId('sms-counter')).toContainText('1 segment');
-  await page.getByRole('button', { name: 'Send SMS' }).click();
+  await expect(page.getByTestId('sms-counter')).toContainText('1 text');
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   await expect(page.locator('[data-message-type=TEXT]').filter({ hasText: resolved })).toBeVisible();
   await expect(composer).toHaveValue('');
 
@@ -70,8 +70,8 @@ test('write a saved reply, insert it with /, send it resolved; a missing value k
   await page.getByRole('searchbox', { name: 'Search saved replies' }).press('Enter');
   await expect(second).toHaveValue(`Hi {{client.first_name}}, running 10 minutes late. ${tenant.businessName}`);
   await expect(page.getByTestId('composer-unresolved')).toContainText('Replace {{client.first_name}} before sending');
-  await expect(page.getByRole('button', { name: 'Send SMS' })).toBeDisabled();
+  await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeDisabled();
   await second.fill(`Hi there, running 10 minutes late. ${tenant.businessName}`);
   await expect(page.getByTestId('composer-unresolved')).toBeHidden();
-  await expect(page.getByRole('button', { name: 'Send SMS' })).toBeEnabled();
+  await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled();
 });

@@ -16,7 +16,7 @@ test('schedule a text for tomorrow 9:00 from the composer, see it scheduled, can
   await composer.fill('Reminder: your appointment is today at 10:30.');
   await page.getByRole('combobox', { name: 'Send later' }).selectOption({ label: 'Tomorrow 9:00' });
   await expect(page.getByTestId('send-later-summary')).toContainText('Cancel if the client replies first');
-  await page.getByRole('button', { name: 'Schedule SMS' }).click();
+  await page.getByRole('button', { name: /^Send at / }).click();
   await expect(composer).toHaveValue('');
 
   const scheduled = page.locator('[data-message-type=TEXT]').filter({ hasText: 'Reminder: your appointment' });
@@ -45,7 +45,7 @@ test('a quick pick waits for the conversation’s time zone: Tomorrow 9:00 is 9:
     await page.getByRole('option', { name: /^Ana Lopez/ }).click();
     await page.getByRole('textbox', { name: 'SMS message' }).fill('Good morning from the salon.');
     await page.getByRole('combobox', { name: 'Send later' }).selectOption({ label: 'Tomorrow 9:00' });
-    await page.getByRole('button', { name: 'Schedule SMS' }).click();
+    await page.getByRole('button', { name: /^Send at / }).click();
     await expect(page.locator('[data-message-type=TEXT]').filter({ hasText: 'Good morning' })).toContainText('9:00');
     const [row] = await sql<{ send_at: Date }[]>`
       select send_at from messages where business_id = ${tenant.businessId} and content like 'Good morning%'`;
@@ -57,7 +57,7 @@ test('a quick pick waits for the conversation’s time zone: Tomorrow 9:00 is 9:
 });
 
 /**
- * Edit (reschedule) from the timeline: a time in the past is refused with the reason and changes
+ * Edit (reschedule) from the timeline, its time filled in: a time in the past is refused with the reason and changes
  * nothing; a new time moves the message (the timeline says so, and send_at is that time in the
  * conversation's zone), and it stays scheduled.
  */
@@ -70,7 +70,7 @@ test('reschedule a scheduled text from the timeline with Edit', async ({ page, t
     await page.getByRole('option', { name: /^Ana Lopez/ }).click();
     await page.getByRole('textbox', { name: 'SMS message' }).fill('See you soon: bring your color swatch.');
     await page.getByRole('combobox', { name: 'Send later' }).selectOption({ label: 'Tomorrow 9:00' });
-    await page.getByRole('button', { name: 'Schedule SMS' }).click();
+    await page.getByRole('button', { name: /^Send at / }).click();
 
     const scheduled = page.locator('[data-message-type=TEXT]').filter({ hasText: 'See you soon' });
     const status = scheduled.getByTestId('message-status');
@@ -84,18 +84,20 @@ test('reschedule a scheduled text from the timeline with Edit', async ({ page, t
 
     await scheduled.getByRole('button', { name: 'Edit' }).click();
     const when = scheduled.getByLabel('New send time (America/Chicago)');
+    // Filled in with the time it has, on the conversation's clock.
+    await expect(when).toHaveValue(/T09:00$/);
     // A time already past: the server's reason, and nothing moves.
     await when.fill('2020-01-02T10:00');
-    await scheduled.getByRole('button', { name: 'Reschedule' }).click();
+    await scheduled.getByRole('button', { name: 'Save changes' }).click();
     await expect(scheduled.getByText('New send time: must be in the future')).toBeVisible();
     expect((await sendAtOf()).send_at).toEqual(firstSendAt);
 
     // Three days ahead at 14:30, Chicago time.
     const day = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10);
     await when.fill(`${day}T14:30`);
-    await scheduled.getByRole('button', { name: 'Reschedule' }).click();
+    await scheduled.getByRole('button', { name: 'Save changes' }).click();
     await expect(status).toContainText('2:30');
-    await expect(scheduled.getByRole('button', { name: 'Reschedule' })).toHaveCount(0);
+    await expect(scheduled.getByRole('button', { name: 'Save changes' })).toHaveCount(0);
     const moved = await sendAtOf();
     expect(moved.status).toBe('scheduled');
     expect(moved.send_at.toISOString()).toBe(fromLocalInput('America/Chicago', `${day}T14:30`)!.toISOString());

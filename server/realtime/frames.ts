@@ -28,6 +28,7 @@ const FRAME_OF = {
   'message.status_updated': 'message.status',
   'message.flagged': 'message.status',
   'message.rescheduled': 'message.status',
+  'message.edited': 'message.status',
   'call.completed': 'message.status',
   'voicemail.received': 'message.status',
   'conversation.created': 'conversation.updated',

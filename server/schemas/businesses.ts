@@ -42,6 +42,23 @@ const AssignmentFilterType = z.enum(ASSIGNMENT_FILTERS).meta({ id: 'AssignmentFi
 const MessageFilterType = z.enum(MESSAGE_FILTERS).meta({ id: 'MessageFilterType' });
 const ClientType = z.enum(CLIENT_TYPES).meta({ id: 'ClientType' });
 
+/**
+ * What the conversation list shows for a conversation (docs/api.md#previews): the client's latest
+ * unread message, else the latest message, a note included (`message_type` NOTE: staff only).
+ */
+export const ConversationPreview = z
+  .object({
+    message_id: z.number().int(),
+    message_type: MessageItem.shape.message_type,
+    channel: MessageItem.shape.channel,
+    direction: MessageItem.shape.direction,
+    status: MessageItem.shape.message_status,
+    content: z.string().nullable().meta({ description: 'The first 200 characters of the message' }),
+    send_at: timestampOut.nullable().meta({ description: 'A scheduled message: when it goes' }),
+    unread: z.boolean().meta({ description: "The client's latest message not yet read by staff" }),
+  })
+  .meta({ id: 'ConversationPreview' });
+
 /** ClientDetailsResponse (docs/api.md#schemas). Staff fields are display names. */
 export const ClientDetailsResponse = z
   .object({
@@ -75,6 +92,8 @@ export const ClientDetailsResponse = z
     last_read_message_id: z.number().int().nullable(),
     /** The client's text pending a staff decision as a possible opt-out (docs/api.md#possible-opt-outs). */
     possible_opt_out_message_id: z.number().int().nullable(),
+    /** The list's preview (docs/api.md#previews); null for a conversation without messages. */
+    preview: ConversationPreview.nullable(),
   })
   .meta({ id: 'ClientDetailsResponse' });
 

@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   'message.status_updated',
   'message.flagged',
   'message.rescheduled',
+  'message.edited',
   'conversation.created',
   'conversation.assigned',
   'conversation.status_changed',

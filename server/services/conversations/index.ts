@@ -20,6 +20,32 @@ type Details = z.input<typeof ClientDetailsResponse>;
  * assignment, status with snooze, labels. One SELECT shape (below) serves the list and every
  * single-conversation answer; tenancy is in every WHERE.
  */
+/**
+ * What the conversation list shows for a conversation (docs/api.md#previews): the client's latest
+ * unread message while there is one (a later text of ours does not hide what needs an answer),
+ * else the latest message, a note included and said to be one. Two index probes at most per row
+ * (the newest unread inbound, found on messages_conversation_sent_idx; else last_message_id), only
+ * for the rows of the page; UNION ALL with LIMIT 1 stops at the first branch that has a row.
+ */
+const PREVIEW_JOIN = sql`
+  left join lateral (
+    (select m.id, m.message_type, m.channel, m.direction, m.status, m.content, m.send_at, true as unread
+     from messages m
+     where c.unread_count > 0 and m.business_id = c.business_id and m.conversation_id = c.id
+       and m.direction = 'inbound' and not m.is_read and m.message_type <> 'NOTE'
+     order by m.sent_at desc, m.id desc limit 1)
+    union all
+    (select m.id, m.message_type, m.channel, m.direction, m.status, m.content, m.send_at, false
+     from messages m where m.business_id = c.business_id and m.id = c.last_message_id)
+    limit 1
+  ) p on true`;
+/** At most this many characters of the preview's text: a list row shows one line. */
+export const PREVIEW_LENGTH = 200;
+const PREVIEW_COLUMN = sql`case when p.id is null then null else json_build_object(
+    'message_id', p.id, 'message_type', p.message_type, 'channel', p.channel, 'direction', p.direction,
+    'status', p.status, 'content', left(p.content, ${sql.raw(String(PREVIEW_LENGTH))}),
+    'send_at', ${isoTimestamp(sql`p.send_at`)}, 'unread', p.unread) end`;
+
 const detailsColumns = (timestamp: (column: SQL) => SQL) => sql`
   select cl.id as client_id, c.id as conversation_id, cl.name as client_name, cl.gender as client_gender,
     cl.image_url as client_image_url, cl.email as client_email, cl.phone_number as client_phone_number,
@@ -28,14 +54,15 @@ const detailsColumns = (timestamp: (column: SQL) => SQL) => sql`
     c.last_channel as last_updated_channel, coalesce(c.flagged_count, 0) as messages_flagged_count,
     ${timestamp(sql`c.last_activity_at`)} as last_updated_at, c.label, c.last_message_content, r.name as resolved_by,
     a.name as assigned_to, c.assigned_staff_id, a.name as staff_name, a.gender as staff_gender, a.image_url as staff_image_url,
-    c.last_message_id, c.last_read_message_id, c.possible_opt_out_message_id`;
+    c.last_message_id, c.last_read_message_id, c.possible_opt_out_message_id, ${PREVIEW_COLUMN} as preview`;
 const DETAILS = detailsColumns((column) => column);
 /** The same columns with the timestamps as the API writes them (toDetails), for JSON built in SQL. */
 const DETAILS_JSON = detailsColumns(isoTimestamp);
 const JOINS = sql`
   left join staff a on a.id = c.assigned_staff_id
   left join staff r on r.id = c.resolved_by_staff_id
-  left join staff u on u.id = c.updated_by_staff_id`;
+  left join staff u on u.id = c.updated_by_staff_id
+  ${PREVIEW_JOIN}`;
 
 type Row = Omit<Details, 'snoozed_until' | 'last_updated_at'> & { snoozed_until: Date | null; last_updated_at: Date | null };
 

@@ -55,6 +55,8 @@ export const EVENT_DATA = {
   }),
   'message.flagged': z.strictObject({ ...message, flagged: z.boolean() }),
   'message.rescheduled': z.strictObject({ ...message, send_at: iso, previous_send_at: iso.nullable() }),
+  // A scheduled text's words changed before it went (the inbox's Edit); the new text is the message's own.
+  'message.edited': z.strictObject({ ...message }),
   'conversation.created': z.strictObject({ ...conversation, client_id: id }),
   'conversation.assigned': z.strictObject({ ...conversation, staff_id: id.nullable(), previous_staff_id: id.nullable() }),
   'conversation.status_changed': z.strictObject({

@@ -105,6 +105,7 @@ function sample(type: EventType, businessId: number, conversationId: number): Ne
       send_at: '2026-12-01T09:00:00.000Z',
       previous_send_at: '2026-11-30T09:00:00.000Z',
     },
+    'message.edited': { ...message, status: 'scheduled' },
     'conversation.created': { conversation_id: conversationId, client_id: 7 },
     'conversation.assigned': { conversation_id: conversationId, staff_id: 3, previous_staff_id: null },
     'conversation.status_changed': { conversation_id: conversationId, status: 'resolved', previous_status: 'open' },

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { db } from '@/server/db/client';
 import { messages, webhookEvents } from '@/db/schema';
@@ -323,6 +323,46 @@ describe('client list', () => {
     // LIKE wildcards are literal.
     expect((await listSandboxClients(t.business.id, { search: '50%', page: 1, pageSize: 25 })).total).toBe(1);
     await expect(sandboxPhone(other.business.id, ava.id)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('the phone, the mailbox and the list preview show what reached the client: no note, nothing scheduled or canceled', async () => {
+    const { t, client, conv, outbound } = await phoneSetup();
+    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+    const email = await createMessage(conv, {
+      channel: 'email',
+      messageType: 'EMAIL',
+      content: 'Your receipt',
+      sentAt: minutesAgo(50),
+    });
+    await createMessage(conv, {
+      channel: 'email',
+      messageType: 'EMAIL',
+      status: 'scheduled',
+      content: 'Email later',
+      sentAt: minutesAgo(40),
+    });
+    await createMessage(conv, { status: 'canceled', content: 'Canceled text', sentAt: minutesAgo(30) });
+    await createMessage(conv, { status: 'scheduled', content: 'Reminder for tomorrow', sentAt: minutesAgo(20) });
+    const note = await createMessage(conv, {
+      channel: null,
+      messageType: 'NOTE',
+      content: 'Client prefers texts after 5pm',
+      status: 'sent',
+      sentAt: minutesAgo(10),
+    });
+    // The conversation's own latest is the note: the inbox shows it as one; the client never sees it.
+    await db.execute(
+      sql`update conversations set last_message_id = ${note.id}, last_message_content = ${note.content}, last_activity_at = now() where id = ${conv.id}`,
+    );
+
+    const phone = await sandboxPhone(t.business.id, client.id);
+    expect(phone.messages.map((m) => m.id)).toEqual([outbound.id]);
+    const mailbox = await sandboxMailbox(t.business.id, client.id);
+    expect(mailbox.emails.map((m) => m.id)).toEqual([email.id]);
+    const listed = (await listSandboxClients(t.business.id, { page: 1, pageSize: 25 })).clients.find(
+      (c) => c.clientId === client.id,
+    );
+    expect(listed).toMatchObject({ lastMessage: 'See you Thursday at 3?', lastChannel: 'sms' });
   });
 });
 

@@ -47,6 +47,14 @@ function assertSandboxEnabled(): void {
 
 type SandboxClientQuery = { search?: string; page: number; pageSize: number };
 
+/**
+ * What reached, or is on its way to, the client: never an internal note (staff only), nor a text or
+ * email still waiting to go (`scheduled`) or canceled before it went. The client's phone and mailbox
+ * show only these, and the client list previews the latest of them. `m`: the messages table's name in the query.
+ */
+const clientVisible = (m: SQL = sql`messages`) =>
+  sql`${m}.message_type <> 'NOTE' and ${m}.status not in ('scheduled', 'canceled')`;
+
 /** The business's clients, most recent conversation activity first; search by name, phone or email. */
 export async function listSandboxClients(businessId: number, q: SandboxClientQuery, tx: Tx = db) {
   const where: SQL[] = [sql`cl.business_id = ${businessId}`];
@@ -67,8 +75,15 @@ export async function listSandboxClients(businessId: number, q: SandboxClientQue
       last_activity_at: Date | string | null;
     }>(sql`
       select cl.id, cl.name, cl.phone_number, cl.email, ${clientOptedOutColumns('cl')},
-        c.id as conversation_id, c.last_message_content, c.last_channel, c.last_activity_at
+        c.id as conversation_id, v.content as last_message_content, v.channel as last_channel, c.last_activity_at
       from clients cl left join conversations c on c.client_id = cl.id and c.business_id = cl.business_id
+      -- The latest message the client can see (clientVisible), not the conversation's latest,
+      -- which may be a note or a text still waiting.
+      left join lateral (
+        select m.content, m.channel from messages m
+        where m.business_id = cl.business_id and m.conversation_id = c.id and ${clientVisible(sql`m`)}
+        order by m.sent_at desc, m.id desc limit 1
+      ) v on true
       where ${cond}
       order by c.last_activity_at desc nulls last, cl.name nulls last, cl.id
       limit ${q.pageSize} offset ${(q.page - 1) * q.pageSize}`),
@@ -115,7 +130,7 @@ const attachmentsOf = (a: (typeof messages.$inferSelect)['attachments']) =>
 
 const THREAD_LIMIT = 200;
 
-/** A client's phone: their SMS with the business, both directions, newest last (the latest 200). */
+/** A client's phone: their SMS with the business that reached it, both directions, newest last (the latest 200). */
 export async function sandboxPhone(businessId: number, clientId: number, tx: Tx = db) {
   const client = await loadClient(businessId, clientId, tx);
   const [businessNumber, rows] = await Promise.all([
@@ -138,7 +153,9 @@ export async function sandboxPhone(businessId: number, clientId: number, tx: Tx 
       })
       .from(messages)
       .leftJoin(staff, eq(staff.id, messages.staffId))
-      .where(and(eq(messages.businessId, businessId), eq(messages.clientId, clientId), eq(messages.channel, 'sms')))
+      .where(
+        and(eq(messages.businessId, businessId), eq(messages.clientId, clientId), eq(messages.channel, 'sms'), clientVisible()),
+      )
       .orderBy(desc(messages.sentAt), desc(messages.id))
       .limit(THREAD_LIMIT),
   ]);
@@ -181,7 +198,9 @@ export async function sandboxMailbox(businessId: number, clientId: number, tx: T
       })
       .from(messages)
       .leftJoin(staff, eq(staff.id, messages.staffId))
-      .where(and(eq(messages.businessId, businessId), eq(messages.clientId, clientId), eq(messages.channel, 'email')))
+      .where(
+        and(eq(messages.businessId, businessId), eq(messages.clientId, clientId), eq(messages.channel, 'email'), clientVisible()),
+      )
       .orderBy(desc(messages.sentAt), desc(messages.id))
       .limit(MAILBOX_LIMIT),
   ]);

@@ -3,6 +3,7 @@ import AccessToken from 'twilio/lib/jwt/AccessToken';
 import { db, type Tx } from '@/server/db/client';
 import { businesses } from '@/db/schema';
 import { env } from '@/server/env';
+import { logger } from '@/server/logger';
 import { AppError } from '@/server/errors';
 import { int32FromDigits } from '@/server/schemas/common';
 import { assertBusinessAccess, type Caller } from '@/server/services/auth';
@@ -20,6 +21,20 @@ export const staffIdOfIdentity = (value: string | undefined): number | null => {
 
 type DialerToken = { token: string; identity: string; expires_at: string };
 
+/** The settings voice needs that are not set (none: voice is configured). */
+export function missingVoiceSettings(): string[] {
+  const { accountSid, apiKeySid, apiKeySecret, twimlAppSid } = env().twilio;
+  return Object.entries({
+    TWILIO_ACCOUNT_SID: accountSid,
+    TWILIO_API_KEY_SID: apiKeySid,
+    TWILIO_API_KEY_SECRET: apiKeySecret,
+    TWILIO_TWIML_APP_SID: twimlAppSid,
+  }).flatMap(([name, value]) => (value ? [] : [name]));
+}
+
+/** What a developer reads (the REST 503's detail, the server log): which settings to set. */
+export const voiceNotConfigured = (missing: string[]) => `Voice calling is not configured: set ${missing.join(', ')}`;
+
 /**
  * A Twilio access token for the browser dialer of an active staff member of the business: places
  * calls through the TwiML app (TWILIO_TWIML_APP_SID) and receives the calls rung to its identity.
@@ -30,23 +45,39 @@ export async function issueDialerToken(
   tx: Tx = db,
 ): Promise<DialerToken> {
   await requireStaff(businessId, staffId, ['query', 'staff_id'], tx);
+  const missing = missingVoiceSettings();
+  if (missing.length) throw new AppError('not_configured', voiceNotConfigured(missing));
   const { accountSid, apiKeySid, apiKeySecret, twimlAppSid } = env().twilio;
-  if (!accountSid || !apiKeySid || !apiKeySecret || !twimlAppSid) {
-    const missing = Object.entries({
-      TWILIO_ACCOUNT_SID: accountSid,
-      TWILIO_API_KEY_SID: apiKeySid,
-      TWILIO_API_KEY_SECRET: apiKeySecret,
-      TWILIO_TWIML_APP_SID: twimlAppSid,
-    }).flatMap(([name, value]) => (value ? [] : [name]));
-    throw new AppError('not_configured', `Voice calling is not configured: set ${missing.join(', ')}`);
-  }
   const identity = dialerIdentity(staffId);
-  const accessToken = new AccessToken(accountSid, apiKeySid, apiKeySecret, { identity, ttl: DIALER_TOKEN_TTL_SECONDS });
-  accessToken.addGrant(new AccessToken.VoiceGrant({ outgoingApplicationSid: twimlAppSid, incomingAllow: true }));
+  const accessToken = new AccessToken(accountSid!, apiKeySid!, apiKeySecret!, { identity, ttl: DIALER_TOKEN_TTL_SECONDS });
+  accessToken.addGrant(new AccessToken.VoiceGrant({ outgoingApplicationSid: twimlAppSid!, incomingAllow: true }));
   const token = accessToken.toJwt();
   // The token's own `exp`, so the answer can never disagree with what Twilio enforces.
   const { exp } = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { exp: number };
   return { token, identity, expires_at: new Date(exp * 1000).toISOString() };
+}
+
+/** Whether this process already logged that voice is not configured: once is enough to fix it. */
+let loggedNotConfigured = false;
+
+/**
+ * The inbox's dialer token (tRPC `voice.token`): `configured: false` when voice is not set up,
+ * an answer and not an error, so a page load makes no failing request. Staff read "Calling isn't
+ * set up for this business"; which settings are missing is for developers, in the server log
+ * (once per process). REST's `GET /voice-calls/token` keeps its 503 naming them.
+ */
+export async function inboxDialerToken(
+  subject: { businessId: number; staffId: number },
+  tx: Tx = db,
+): Promise<({ configured: true } & DialerToken) | { configured: false }> {
+  const missing = missingVoiceSettings();
+  if (missing.length === 0) return { configured: true, ...(await issueDialerToken(subject, tx)) };
+  await requireStaff(subject.businessId, subject.staffId, ['query', 'staff_id'], tx);
+  if (!loggedNotConfigured) {
+    loggedNotConfigured = true;
+    logger.warn({ missing }, voiceNotConfigured(missing));
+  }
+  return { configured: false };
 }
 
 /**

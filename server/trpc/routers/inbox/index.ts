@@ -8,6 +8,7 @@ import { lookupProcedures } from './lookup';
 import { messageProcedures } from './messages';
 import { noteProcedures } from './notes';
 import { settingsProcedures } from './settings';
+import { textProcedures } from './texts';
 import { webhookProcedures } from './webhooks';
 
 /**
@@ -27,4 +28,5 @@ export const inboxRouter = router({
   ...eventProcedures,
   ...activityProcedures,
   ...lookupProcedures,
+  ...textProcedures,
 });

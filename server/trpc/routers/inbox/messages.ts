@@ -25,7 +25,7 @@ const sendLaterInput = { send_at: sendAt.optional(), cancel_on_reply: z.boolean(
  * A text the composer sends: never with a saved reply's variable left unresolved
  * (docs/api.md#saved-replies), which would reach the client as `{{client.first_name}}`.
  */
-const sendable = <T extends z.ZodType<string>>(text: T) =>
+export const sendable = <T extends z.ZodType<string>>(text: T) =>
   text.superRefine((value, ctx) => {
     const left = unresolvedVariables(value);
     if (left.length) ctx.addIssue({ code: 'custom', message: unresolvedMessage(left) });

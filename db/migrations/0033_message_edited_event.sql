@@ -1,0 +1,4 @@
+-- The inbox's Edit of a scheduled text changes its words in place (docs/api.md#send-later): the
+-- change is an event of its own, `message.edited`, which joins the log's types.
+ALTER TABLE "events" DROP CONSTRAINT "events_type_check";--> statement-breakpoint
+ALTER TABLE "events" ADD CONSTRAINT "events_type_check" CHECK ("type" in ('message.received', 'message.created', 'message.status_updated', 'message.flagged', 'message.rescheduled', 'message.edited', 'conversation.created', 'conversation.assigned', 'conversation.status_changed', 'conversation.snoozed', 'conversation.woke', 'conversation.labeled', 'conversation.read', 'note.created', 'client.updated', 'client.opted_out', 'client.opted_in', 'consent.recorded', 'call.started', 'call.completed', 'voicemail.received', 'webhook_endpoint.disabled'));
