@@ -14,6 +14,7 @@ import { SavedReplyPicker, useSavedReplyPicker, type PickerState } from './saved
 import type { ConversationDetails, MessageItem } from './types';
 
 type Mode = 'sms' | 'email' | 'note';
+const MODES: Mode[] = ['sms', 'email', 'note'];
 
 /** Why a channel cannot be used for this client, or null when it can. */
 function blockedReason(c: ConversationDetails, mode: Mode): string | null {
@@ -216,13 +217,23 @@ export function Composer({
     }
   }
 
+  // A tab list is one Tab stop: the chosen tab; ←/→ choose another (WAI-ARIA tabs).
   const tab = (value: Mode, label: string) => (
     <button
       type="button"
       role="tab"
       aria-selected={mode === value}
+      tabIndex={mode === value ? 0 : -1}
       className={`${styles.tab} ${value === 'note' ? styles.tabNote : ''}`}
       onClick={() => setMode(value)}
+      onKeyDown={(e) => {
+        const step = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+        if (!step) return;
+        e.preventDefault();
+        const next = MODES[(MODES.indexOf(value) + step + MODES.length) % MODES.length]!;
+        setMode(next);
+        (e.currentTarget.parentElement?.children[MODES.indexOf(next)] as HTMLElement | undefined)?.focus();
+      }}
     >
       {label}
     </button>

@@ -7,7 +7,10 @@ import { ClientPanel } from './client-panel';
 import { ConversationList } from './conversation-list';
 import { ConversationPane } from './conversation-pane';
 import styles from './inbox.module.css';
+import phone from './phone.module.css';
+import { PhoneTabs, type PhonePane } from './phone-tabs';
 import { SearchResults } from './search-results';
+import { ShortcutsDialog } from './shortcuts-dialog';
 import { Sidebar } from './sidebar';
 import { TopBar } from './top-bar';
 import { listInput, type ConversationRow, type View } from './types';
@@ -30,6 +33,10 @@ export function InboxApp() {
   const [jumpTo, setJumpTo] = useState<{ messageId: number; term: string } | null>(null);
   const [searchTerm, setSearchTerm] = useState<string | null>(null);
   const [composing, setComposing] = useState(false);
+  const [showShortcuts, setShowShortcuts] = useState(false);
+  // On a phone one part shows at a time (phone.module.css); until a tab is chosen, the one opened last.
+  const [pane, setPane] = useState<PhonePane | null>(null);
+  const shownPane: PhonePane = pane === 'views' || pane === 'list' ? pane : selectedId ? (pane ?? 'conversation') : 'list';
   const rowsRef = useRef<ConversationRow[]>([]);
   const searchInputRef = useRef<HTMLInputElement>(null);
   const composerRef = useRef<HTMLTextAreaElement>(null);
@@ -37,6 +44,7 @@ export function InboxApp() {
   const open = useCallback((id: number | null, at?: { messageId: number; term: string }) => {
     setOpened(id);
     setJumpTo(at ?? null);
+    setPane(id ? 'conversation' : 'list');
     const url = new URL(window.location.href);
     if (id) url.searchParams.set('c', String(id));
     else url.searchParams.delete('c');
@@ -46,6 +54,7 @@ export function InboxApp() {
   const changeView = useCallback((next: View) => {
     setView(next);
     setSearchTerm(null);
+    setPane('list');
   }, []);
 
   const { signedOut, superseded, reconnect, newActivity } = useLiveInbox(selectedId);
@@ -74,6 +83,7 @@ export function InboxApp() {
     focusSearch: () => searchInputRef.current?.focus(),
     focusComposer: () => composerRef.current?.focus(),
     newMessage: () => setComposing(true),
+    help: () => setShowShortcuts(true),
     back: () => {
       if (searchTerm !== null) setSearchTerm(null);
       else open(null);
@@ -113,11 +123,14 @@ export function InboxApp() {
   }
 
   return (
-    <div className={styles.app} data-pane={selectedId ? 'conversation' : 'list'}>
+    <div className={`${styles.app} ${phone.app}`} data-pane={shownPane}>
       <TopBar
         me={me.data}
         searchInputRef={searchInputRef}
-        onSearch={(term) => setSearchTerm(term)}
+        onSearch={(term) => {
+          setSearchTerm(term);
+          setPane('list');
+        }}
         onOpen={(conversationId, at) => {
           setSearchTerm(null);
           open(conversationId, at);
@@ -126,10 +139,11 @@ export function InboxApp() {
         onNewMessage={() => setComposing(true)}
       />
       {composing ? <NewMessageDialog onClose={() => setComposing(false)} onOpen={started} /> : null}
-      <nav className={styles.side} aria-label="Views">
+      {showShortcuts ? <ShortcutsDialog onClose={() => setShowShortcuts(false)} /> : null}
+      <nav className={`${styles.side} ${phone.side}`} aria-label="Views">
         <Sidebar view={view} onChange={changeView} />
       </nav>
-      <section className={styles.list} aria-label={searchTerm !== null ? 'Search results' : 'Conversations'}>
+      <section className={`${styles.list} ${phone.list}`} aria-label={searchTerm !== null ? 'Search results' : 'Conversations'}>
         {searchTerm !== null ? (
           <SearchResults
             term={searchTerm}
@@ -140,7 +154,7 @@ export function InboxApp() {
           <ConversationList input={input} selectedId={selectedId} onOpen={open} rowsRef={rowsRef} newActivity={newActivity} />
         )}
       </section>
-      <main className={styles.main}>
+      <main className={`${styles.main} ${phone.main}`}>
         {selectedId ? (
           <ConversationPane
             key={selectedId}
@@ -151,12 +165,18 @@ export function InboxApp() {
             onBack={() => open(null)}
           />
         ) : (
-          <p className={styles.state}>Select a conversation. Use j / k to move, / to search.</p>
+          <p className={styles.state}>
+            Select a conversation. Use j / k to move, / to search.{' '}
+            <button type="button" className={styles.button} onClick={() => setShowShortcuts(true)} aria-keyshortcuts="?">
+              Keyboard shortcuts
+            </button>
+          </p>
         )}
       </main>
-      <aside className={styles.client} aria-label="Client details">
+      <aside className={`${styles.client} ${phone.client}`} aria-label="Client details">
         {selectedId ? <ClientPanel conversationId={selectedId} /> : null}
       </aside>
+      <PhoneTabs pane={shownPane} conversationOpen={selectedId !== null} onPane={setPane} />
       <IncomingCallToast />
       {superseded ? (
         // Live updates stopped here (a newer tab of this session holds the stream); the rest works.

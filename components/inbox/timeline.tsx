@@ -6,6 +6,7 @@ import { ActivityLine, useActivityLines } from './activity-line';
 import { dayLabel, uniqueBy } from './format';
 import styles from './inbox.module.css';
 import { MessageView } from './message-view';
+import { useRovingTimeline } from './use-roving-timeline';
 
 const PAGE_SIZE = 50;
 
@@ -39,6 +40,7 @@ export function Timeline({
   const targetLoaded = targetId !== null && messages.some((m) => m.message_id === targetId);
   /** The jump last scrolled to: each jump scrolls once, not again on every later render or refetch. */
   const scrolledFor = useRef<{ messageId: number } | null>(null);
+  const roving = useRovingTimeline(scrollRef);
 
   // Stay at the newest message as messages arrive, unless the reader scrolled up.
   useLayoutEffect(() => {
@@ -100,7 +102,8 @@ export function Timeline({
       role="log"
       aria-label="Messages"
       aria-live="polite"
-      tabIndex={0}
+      onKeyDown={roving.onKeyDown}
+      onFocus={roving.onFocus}
     >
       {query.hasNextPage ? (
         <button

@@ -1,16 +1,24 @@
 'use client';
 import { useEffect, useLayoutEffect, useRef } from 'react';
 
-type Actions = {
-  next: () => void;
-  previous: () => void;
-  resolve: () => void;
-  assignToMe: () => void;
-  focusSearch: () => void;
-  focusComposer: () => void;
-  newMessage: () => void;
-  back: () => void;
-};
+type Action = 'next' | 'previous' | 'resolve' | 'assignToMe' | 'focusSearch' | 'focusComposer' | 'newMessage' | 'help' | 'back';
+type Actions = Record<Action, () => void>;
+
+/**
+ * Every key the inbox answers, with the words the shortcuts dialog (`?`) shows: one table, so the
+ * dialog cannot list a key that does nothing or miss one that does.
+ */
+export const SHORTCUTS: readonly { keys: readonly string[]; action: Action; label: string }[] = [
+  { keys: ['j', 'ArrowDown'], action: 'next', label: 'Next conversation' },
+  { keys: ['k', 'ArrowUp'], action: 'previous', label: 'Previous conversation' },
+  { keys: ['e'], action: 'resolve', label: 'Resolve the open conversation' },
+  { keys: ['a'], action: 'assignToMe', label: 'Assign the open conversation to me' },
+  { keys: ['c'], action: 'focusComposer', label: 'Write a reply' },
+  { keys: ['n'], action: 'newMessage', label: 'New message' },
+  { keys: ['/'], action: 'focusSearch', label: 'Search' },
+  { keys: ['?'], action: 'help', label: 'Show these shortcuts' },
+  { keys: ['Escape'], action: 'back', label: 'Leave a text field, close search or the conversation' },
+];
 
 /** True while the user types: single-letter shortcuts must not steal their keystrokes. */
 function typing(target: EventTarget | null): boolean {
@@ -24,8 +32,9 @@ function arrowsNavigate(target: EventTarget | null): boolean {
 }
 
 /**
- * The inbox's keys: j/k or ↓/↑ move between conversations, e resolves, a assigns to me, / searches,
- * c focuses the composer, n starts a new message, Esc goes back (and leaves a text field first).
+ * The inbox's keys (SHORTCUTS): j/k or ↓/↑ move between conversations, e resolves, a assigns to me,
+ * / searches, c focuses the composer, n starts a new message, ? lists the keys, Esc goes back (and
+ * leaves a text field first).
  */
 export function useInboxKeyboard(actions: Actions) {
   // The latest actions for the listener (subscribed once), updated as each render commits.
@@ -43,23 +52,12 @@ export function useInboxKeyboard(actions: Actions) {
         return;
       }
       if (typing(event.target)) return;
-      const handler: Record<string, () => void> = {
-        j: a.next,
-        ArrowDown: a.next,
-        k: a.previous,
-        ArrowUp: a.previous,
-        e: a.resolve,
-        a: a.assignToMe,
-        '/': a.focusSearch,
-        c: a.focusComposer,
-        n: a.newMessage,
-      };
-      const run = handler[event.key];
-      if (!run) return;
-      // Arrows still scroll a focused timeline; they move between conversations from the list or the page.
+      const shortcut = SHORTCUTS.find((s) => s.keys.includes(event.key));
+      if (!shortcut) return;
+      // Arrows still move inside a focused timeline; they move between conversations from the list or the page.
       if (event.key.startsWith('Arrow') && !arrowsNavigate(event.target)) return;
       event.preventDefault();
-      run();
+      a[shortcut.action]();
     }
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
