@@ -1,6 +1,6 @@
 'use client';
 import { keepPreviousData } from '@tanstack/react-query';
-import { useEffect, useId, useState, type ReactNode, type RefObject } from 'react';
+import { useEffect, useId, useState, type MouseEvent, type ReactNode, type RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { typedPhoneDigits } from '@/server/shared/typed-phone';
 import { relativeTime } from './format';
@@ -87,7 +87,11 @@ export function GlobalSearch({
     id: optionId(i),
     role: 'option' as const,
     'aria-selected': i === current,
-    onMouseEnter: () => setActive(i),
+    // Only a pointer that moves picks an entry: a list that opens under a resting pointer gets
+    // Chromium's synthetic mouse events, which must not turn Enter into "open that one".
+    onMouseMove: (e: MouseEvent) => {
+      if (e.movementX || e.movementY) setActive(i);
+    },
     onClick: () => choose(options[i]),
   });
   const close = () => {
