@@ -1,5 +1,3 @@
-import type { EventActorType } from '@/db/schema/enums';
-
 /**
  * The timeline's activity lines (docs/architecture.md#event-log, docs/api.md#activity-lines): who
  * did what to a conversation, kept in `conversation_activities` by the event log's activity handler
@@ -26,7 +24,8 @@ export type ActivityLine = {
   event_id: number;
   type: ActivityType;
   occurred_at: string;
-  actor_type: EventActorType;
+  /** The event's actor type (db/schema/enums.ts EVENT_ACTOR_TYPES; the server's rows are checked against this at compile time). */
+  actor_type: 'staff' | 'client' | 'system' | 'api' | 'provider';
   actor_staff_id: number | null;
   /** The acting staff member's name (null: not a staff member, or no longer on the staff list). */
   actor_name: string | null;
