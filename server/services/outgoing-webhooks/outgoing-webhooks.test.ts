@@ -329,15 +329,17 @@ describe('deliveries', () => {
     });
     try {
       const endpoint = await createEndpoint(t, { url: receiver.url, event_types: ['conversation.assigned'] });
-      // More than a chain's length, all pending at once in one conversation.
+      // More than a chain's length, all pending at once in one conversation (its own id: sequences
+      // are numbered per conversation id, and other tests use small made-up ones).
       const count = CHAIN_LENGTH + 5;
+      const conversationId = 1_000_000 + t.business.id;
       await recordEvents(
         Array.from({ length: count }, (_, i): NewEvent => ({
           type: 'conversation.assigned',
           businessId: t.business.id,
-          conversationId: 1,
+          conversationId,
           actor: { type: 'api' },
-          data: { conversation_id: 1, staff_id: i + 1, previous_staff_id: null },
+          data: { conversation_id: conversationId, staff_id: i + 1, previous_staff_id: null },
         })),
       );
       await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(3);
