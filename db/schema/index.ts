@@ -14,3 +14,4 @@ export * from './auth';
 export * from './media-uploads';
 export * from './events';
 export * from './webhook-endpoints';
+export * from './opening-hours';

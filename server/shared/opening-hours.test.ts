@@ -217,6 +217,24 @@ describe('schedules that never close or never open', () => {
     expect(rare.businessSeconds(at('2026-01-01T00:00:00Z'), at('2027-01-01T00:00:00Z'))).toBe(4 * 3600);
   });
 
+  it('finds an opening or closing years ahead without walking every day', () => {
+    // Open around the clock in overnight intervals of 06:00 to 06:00, each running into the next.
+    const around = clock('UTC', {
+      weekly: Object.fromEntries(WEEKDAYS.map((d) => [d, [{ start: 360, end: 1800 }]])) as WeeklyHours,
+      exceptions: [closedOn('2027-06-01'), closedOn('2150-01-01')],
+    });
+    const started = performance.now();
+    // Monday 31 May's interval still runs to 06:00 on the closed Tuesday.
+    expect(iso(around.nextClosing(at('2026-01-01T00:00:00Z')))).toBe('2027-06-01T06:00:00.000Z');
+    expect(iso(around.nextOpening(at('2027-06-01T06:00:00Z')))).toBe('2027-06-02T06:00:00.000Z');
+    expect(iso(around.nextClosing(at('2027-06-02T06:00:00Z')))).toBe('2150-01-01T06:00:00.000Z');
+    expect(around.nextClosing(at('2150-01-02T06:00:00Z'))).toBeNull();
+    expect(around.businessSeconds(at('2027-05-01T00:00:00Z'), at('2027-07-01T00:00:00Z'))).toBe((61 * 24 - 24) * 3600);
+    const rare = clock('Asia/Tokyo', { weekly: weekly({}), exceptions: [specialOn('2199-12-31', '10:00-12:00')] });
+    expect(iso(rare.nextOpening(at('2026-01-01T00:00:00Z')))).toBe('2199-12-31T01:00:00.000Z');
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
   it('touching intervals are one open period', () => {
     const split = clock('UTC', { weekly: weekly({ monday: ['09:00-12:00', '12:00-17:00'], tuesday: ['09:00-12:00'] }) });
     // Monday 2 March 2026.

@@ -53,6 +53,13 @@ export type Schedule = { weekly: WeeklyHours; exceptions: DatedHours[] };
 /** A schedule and the IANA time zone its clock times are read in. */
 export type OpeningHours = Schedule & { timeZone: string };
 
+/**
+ * Whose hours apply to a location: its own, else the business's, else the default (none set: open
+ * around the clock, so nothing that waits for an opening ever waits).
+ */
+export const OPENING_HOURS_SOURCES = ['location', 'business', 'default'] as const;
+export type OpeningHoursSource = (typeof OPENING_HOURS_SOURCES)[number];
+
 /** What a business or location that has set no hours keeps to: open around the clock. */
 export const ALWAYS_OPEN: Schedule = {
   weekly: Object.fromEntries(WEEKDAYS.map((d) => [d, [{ start: 0, end: 1440 }]])) as WeeklyHours,
@@ -286,7 +293,17 @@ export function openingClock(hours: OpeningHours): OpeningClock {
     const day = dayOfDate(e.date);
     if (day !== null && !exceptions.has(day)) exceptions.set(day, e.intervals);
   }
-  const lastException = Math.max(-Infinity, ...exceptions.keys());
+  const exceptionDays = [...exceptions.keys()].sort((a, b) => a - b);
+  /** The first exception date on or after `day`. */
+  const nextException = (day: number): number | undefined => {
+    let [lo, hi] = [0, exceptionDays.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (exceptionDays[mid]! < day) lo = mid + 1;
+      else hi = mid;
+    }
+    return exceptionDays[lo];
+  };
   const weeklyEmpty = weekly.every((list) => list.length === 0);
 
   type Day = { start: number; periods: Period[] };
@@ -320,28 +337,40 @@ export function openingClock(hours: OpeningHours): OpeningClock {
 
   /**
    * The open periods from the intervals of `fromDay` on, merged where they touch or overlap, in
-   * order. The first may have started before `fromDay` (its start is then that day's, not the
-   * true one). Past the last exception the weekly schedule repeats, so: with no weekly intervals
-   * the periods end there; a period still open after two whole weeks of it never closes.
+   * order, without end. The first may have started before `fromDay` (its start is then that
+   * day's, not the true one); the last, when it never closes, ends at Infinity and the list there.
    */
   function* periods(fromDay: number): Generator<Period> {
-    const repeatsFrom = Math.max(fromDay, lastException + 1);
     let current: Period | null = null;
     for (let day = fromDay; ; day++) {
-      const { start, periods: own } = dayOf(day);
       // Every later period starts at or after this day's start.
-      if (current && current[1] < start) {
+      if (current && current[1] < dayOf(day).start) {
         yield current;
         current = null;
       }
-      if (day > repeatsFrom + 15) {
-        if (!current && weeklyEmpty) return;
-        if (current && current[0] <= dayOf(day - 15).start) {
-          yield [current[0], Infinity];
-          return;
+      const upcoming = nextException(day);
+      if (!current && weeklyEmpty) {
+        // Nothing opens before the next exception, and nothing at all after the last.
+        if (upcoming === undefined) return;
+        day = upcoming;
+      } else if (current && (upcoming === undefined || upcoming > day) && current[0] <= dayOf(day - 15).start) {
+        const before = nextException(day - 16);
+        if (before === undefined || before >= day) {
+          // Open through fifteen days of the weekly schedule alone: it covers the whole week, so it
+          // stays open until the next exception (never closing without one). The days in between
+          // are skipped, the last two read for what runs past midnight.
+          if (upcoming === undefined) {
+            yield [current[0], Infinity];
+            return;
+          }
+          if (upcoming - 1 > day) {
+            day = upcoming - 1;
+            for (const p of [...dayOf(day - 2).periods, ...dayOf(day - 1).periods]) current[1] = Math.max(current[1], p[1]);
+            current[1] = Math.max(current[1], dayOf(day).start);
+          }
         }
       }
-      for (const p of own) {
+      for (const p of dayOf(day).periods) {
         if (!current) current = [p[0], p[1]];
         else if (p[0] <= current[1]) current[1] = Math.max(current[1], p[1]);
         else {
