@@ -2,8 +2,8 @@ import { and, eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/server/db/client';
 import { businesses, openingHours } from '@/db/schema';
-import { createLocation, createTenant } from '@/server/testing/factories';
-import { api, deleteJson, getJson, jsonOf, locs, putJson, restTenant, type RestTenant } from '@/server/testing/http';
+import { createLocation, createTenant, PLATFORM_KEY } from '@/server/testing/factories';
+import { api, deleteJson, getJson, jsonOf, locs, postJson, putJson, restTenant, type RestTenant } from '@/server/testing/http';
 import { openingClock } from '@/server/shared/opening-hours';
 import { businessOpeningHours, openingHoursOf } from './opening-hours';
 
@@ -237,5 +237,50 @@ describe('the contract in the OpenAPI document', () => {
     const location = doc.paths['/businesses/{business_id}/locations/{location_id}/opening-hours'];
     expect(Object.keys(location).sort()).toEqual(['delete', 'get', 'put']);
     expect(Object.keys(location.put.responses)).toEqual(expect.arrayContaining(['200', '404', '422']));
+  });
+});
+
+describe('onboarding', () => {
+  const platform = () => ({ 'x-api-key': PLATFORM_KEY() });
+  const onboard = (body: Record<string, unknown>) =>
+    postJson('/api/v1/business/onboard', platform(), {
+      external_id: 'hours-co',
+      name: 'Hours & Co',
+      timezone: 'Europe/Berlin',
+      ...body,
+    });
+
+  it('sets the business’s and each location’s hours; omitted keeps them, null removes a location’s own', async () => {
+    const first = await onboard({
+      opening_hours: SALON,
+      locations: [
+        { external_id: 'mitte', name: 'Mitte', opening_hours: { weekly: { saturday: [{ start: '10:00', end: '14:00' }] } } },
+        { external_id: 'kreuzberg', name: 'Kreuzberg' },
+      ],
+    });
+    expect(first.status).toBe(200);
+    const base = `/api/v1/businesses/${first.body.business_id}`;
+    const [mitte, kreuzberg] = first.body.locations.map((l: { location_id: number }) => l.location_id);
+    expect((await getJson(`${base}/opening-hours`, platform())).body.weekly.friday).toHaveLength(2);
+    expect((await getJson(`${base}/locations/${mitte}/opening-hours`, platform())).body.source).toBe('location');
+    expect((await getJson(`${base}/locations/${kreuzberg}/opening-hours`, platform())).body.source).toBe('business');
+
+    await onboard({ locations: [{ external_id: 'mitte', name: 'Mitte' }] });
+    expect((await getJson(`${base}/locations/${mitte}/opening-hours`, platform())).body.source).toBe('location');
+    expect((await getJson(`${base}/opening-hours`, platform())).body.source).toBe('business');
+    await onboard({ opening_hours: null, locations: [{ external_id: 'mitte', name: 'Mitte', opening_hours: null }] });
+    expect((await getJson(`${base}/locations/${mitte}/opening-hours`, platform())).body.source).toBe('default');
+  });
+
+  it('refuses overlapping hours with the field, and stores nothing', async () => {
+    const res = await onboard({
+      external_id: 'hours-bad',
+      locations: [
+        { external_id: 'a', name: 'A', opening_hours: { weekly: { monday: [nineToFive[0], { start: '12:00', end: '13:00' }] } } },
+      ],
+    });
+    expect(res.status).toBe(422);
+    expect(locs(res.body)).toEqual([['body', 'locations', 0, 'opening_hours', 'weekly', 'monday', 1]]);
+    expect(await db.select().from(businesses).where(eq(businesses.externalId, 'hours-bad'))).toEqual([]);
   });
 });
