@@ -5,6 +5,7 @@ import { conversationProcedures } from './conversations';
 import { eventProcedures } from './events';
 import { messageProcedures } from './messages';
 import { noteProcedures } from './notes';
+import { openingHoursProcedures } from './opening-hours';
 import { settingsProcedures } from './settings';
 import { webhookProcedures } from './webhooks';
 
@@ -21,6 +22,7 @@ export const inboxRouter = router({
   ...clientProcedures,
   ...clientProfileProcedures,
   ...settingsProcedures,
+  ...openingHoursProcedures,
   ...webhookProcedures,
   ...eventProcedures,
 });
