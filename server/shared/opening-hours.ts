@@ -286,7 +286,7 @@ export type OpeningClock = {
 /** The clock of a schedule in its time zone (an invalid zone throws a RangeError, as Intl does). */
 export function openingClock(hours: OpeningHours): OpeningClock {
   const { timeZone } = hours;
-  wallClock(timeZone, new Date(0));
+  wallClock(timeZone, new Date(0)); // an unknown zone throws here, not at the first question
   const weekly = WEEKDAYS.map((d) => hours.weekly[d] ?? []);
   const exceptions = new Map<number, Interval[]>();
   for (const e of hours.exceptions) {
