@@ -15,3 +15,4 @@ export * from './media-uploads';
 export * from './events';
 export * from './webhook-endpoints';
 export * from './conversation-activities';
+export * from './opening-hours';

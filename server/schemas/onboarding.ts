@@ -4,6 +4,7 @@ import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enum
 import { AUTO_REPLY_MAX_LENGTH, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { MAX_CONSENTS_PER_CLIENT, OnboardConsent } from './consent';
 import { DEFAULT_RECORDING_NOTICE, MAX_RECORDING_NOTICE_LENGTH } from './voice';
+import { OpeningHoursInput } from './opening-hours';
 import { SendingWindowInput } from './sending-windows';
 
 /**
@@ -82,6 +83,9 @@ const OnboardLocation = z
     timezone: IanaTimezone.nullish(),
     sending_window: SendingWindowInput.nullish().meta({
       description: "The location's own quiet hours window (docs: Quiet hours); null: the business's; omitted: unchanged",
+    }),
+    opening_hours: OpeningHoursInput.nullish().meta({
+      description: "The location's own opening hours (docs: Opening hours); null: the business's; omitted: unchanged",
     }),
   })
   .meta({ id: 'OnboardLocation' });
@@ -169,6 +173,10 @@ export const BusinessOnboardRequest = z
     sending_window: SendingWindowInput.optional().meta({
       description:
         "Quiet hours (docs: Quiet hours): the window automated texts keep to in the recipient's local time; default 08:00–21:00",
+    }),
+    opening_hours: OpeningHoursInput.nullish().meta({
+      description:
+        'Opening hours (docs: Opening hours): when the business answers its clients, not the sending window. null: none (open around the clock); omitted: unchanged',
     }),
     settings: BusinessSettingsInput.optional(),
     locations: z.array(OnboardLocation).max(ONBOARD_LIMITS.locations).optional(),

@@ -19,6 +19,7 @@ import type { BusinessOnboardInput } from '@/server/schemas/onboarding';
 import { createBusinessApiKey } from './auth';
 import { importConsents } from './compliance/consent';
 import { optOutImportedClients } from './messages/suppression';
+import { storeOpeningHours } from './opening-hours';
 import { recordEvents } from '@/server/services/events/record';
 
 /**
@@ -504,6 +505,18 @@ export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db):
       locations,
       businessId,
       (input.locations ?? []).map((l) => l.external_id),
+      tx,
+    );
+    // Opening hours given for the business or a location (docs/api.md#opening-hours); null removes its own.
+    const locationIdOf = new Map(locationIds.map((l) => [l.externalId, l.id]));
+    await storeOpeningHours(
+      businessId,
+      [
+        ...(input.opening_hours !== undefined ? [{ locationId: null, schedule: input.opening_hours }] : []),
+        ...(input.locations ?? []).flatMap((l) =>
+          l.opening_hours !== undefined ? [{ locationId: locationIdOf.get(l.external_id)!, schedule: l.opening_hours }] : [],
+        ),
+      ],
       tx,
     );
     const staffIds = await idsByExternalId(

@@ -46,8 +46,8 @@ export function wallClock(timeZone: string, at: Date): Wall {
   };
 }
 
-/** How far `timeZone`'s clock is ahead of UTC at `at`, in ms. */
-function offsetAt(timeZone: string, at: number): number {
+/** How far `timeZone`'s clock is ahead of UTC at `at` (ms since the epoch, read to the minute), in ms. */
+export function offsetAt(timeZone: string, at: number): number {
   const w = wallClock(timeZone, new Date(at));
   return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute) - Math.floor(at / 60_000) * 60_000;
 }

@@ -7,6 +7,7 @@ import * as health from './health';
 import * as media from './media';
 import * as messages from './messages';
 import * as onboarding from './onboarding';
+import * as openingHours from './opening-hours';
 import * as optOuts from './opt-outs';
 import * as savedReplies from './saved-replies';
 import * as search from './search';
@@ -19,6 +20,7 @@ export const operations: Operation[] = [
   ...Object.values(health),
   ...Object.values(auth),
   ...Object.values(businesses),
+  ...Object.values(openingHours),
   ...Object.values(conversations),
   ...Object.values(consents),
   ...Object.values(optOuts),

@@ -7,6 +7,7 @@ import { eventProcedures } from './events';
 import { lookupProcedures } from './lookup';
 import { messageProcedures } from './messages';
 import { noteProcedures } from './notes';
+import { openingHoursProcedures } from './opening-hours';
 import { settingsProcedures } from './settings';
 import { textProcedures } from './texts';
 import { webhookProcedures } from './webhooks';
@@ -24,6 +25,7 @@ export const inboxRouter = router({
   ...clientProcedures,
   ...clientProfileProcedures,
   ...settingsProcedures,
+  ...openingHoursProcedures,
   ...webhookProcedures,
   ...eventProcedures,
   ...activityProcedures,
