@@ -22,7 +22,7 @@ export const STAGES: StageDefinition[] = [
   {
     name: 'unit and integration',
     script: 'test:unit',
-    budgetMinutes: 7,
+    budgetMinutes: 10,
     needs: [],
     filesNeed: [
       { file: 'deploy/cluster.test.ts', tool: 'haproxy' },
