@@ -6,6 +6,7 @@ import { dispatchEvents } from '@/server/services/events/dispatch';
 import { EVENT_HANDLERS } from '@/server/services/events/handlers';
 import {
   claimDueDeliveries,
+  deliveredStatus,
   extendLeases,
   LEASE_SECONDS,
   recordAttempts,
@@ -162,8 +163,7 @@ function startSender(post: Poster, log: Logger) {
       });
       if (pending.length >= FLUSH_SIZE) flush();
       else flushTimer ??= setTimeout(flush, FLUSH_MS);
-      const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
-      if (!ok) {
+      if (!deliveredStatus(result.status)) {
         released.push(...chain.slice(i + 1).map((d) => d.id));
         return;
       }

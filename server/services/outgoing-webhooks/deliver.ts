@@ -178,7 +178,9 @@ export function retryDelaySeconds(attempts: number, retryAfterSeconds: number | 
   return retryAfterSeconds === null ? scheduled : Math.min(Math.max(scheduled, retryAfterSeconds), longest);
 }
 
-const delivered = (o: AttemptOutcome) => o.status !== null && o.status >= 200 && o.status < 300;
+/** A 2xx answer: the one outcome that delivers (any other is retried, or fails the delivery). */
+export const deliveredStatus = (status: number | null | undefined) => status != null && status >= 200 && status < 300;
+const delivered = (o: AttemptOutcome) => deliveredStatus(o.status);
 
 /**
  * Writes a batch of attempts' outcomes: a 2xx is delivered (and ends its endpoint's failing run);
