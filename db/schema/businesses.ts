@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, index, integer, jsonb, pgTable, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
-import { ONBOARDING_STATUSES, oneOf } from './enums';
+import { ONBOARDING_STATUSES, oneOf, type AssignmentPolicy } from './enums';
 
 export type BusinessSettings = {
   record_calls?: boolean;
@@ -11,6 +11,12 @@ export type BusinessSettings = {
   opt_out_confirmation?: string | null;
   /** The automatic answer to HELP / INFO: null → the default, `""` → none. */
   help_reply?: string | null;
+  /** Auto-assignment (docs/api.md#auto-assignment): absent → `off`; a location may have its own. */
+  assignment_policy?: AssignmentPolicy;
+  /** Conversations waiting for a staff member's reply that assignment gives them at most, unless their own capacity says otherwise; absent → 10. */
+  assignment_capacity?: number;
+  /** Going Away hands one's conversations waiting for a reply back to assignment; absent → false. */
+  hand_back_on_away?: boolean;
 };
 export type OnboardingStep = {
   name: string;

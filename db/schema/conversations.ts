@@ -36,6 +36,13 @@ export const conversations = pgTable(
      * banner and its "possible opt-out" filter.
      */
     possibleOptOutMessageId: bigint('possible_opt_out_message_id', { mode: 'number' }),
+    /**
+     * Since when the client has been waiting for a reply (docs/api.md#waiting-for-a-reply): the time
+     * of their first text or email after the last reply; null when answered. Together with
+     * `status = 'open'` it is the one definition of "waiting" that assignment, alerts and reports use
+     * (server/services/conversations/waiting.ts).
+     */
+    waitingSince: timestamp('waiting_since', { withTimezone: true }),
     lastActivityAt: timestamp('last_activity_at', { withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -63,6 +70,10 @@ export const conversations = pgTable(
     index('conversations_business_possible_opt_out_idx')
       .on(t.businessId, t.lastActivityAt.desc(), t.id.desc())
       .where(sql`${t.possibleOptOutMessageId} is not null`),
+    // Waiting conversations, per assignee (capacity, "balanced") and unassigned oldest first.
+    index('conversations_waiting_idx')
+      .on(t.businessId, t.assignedStaffId, t.waitingSince)
+      .where(sql`${t.status} = 'open' and ${t.waitingSince} is not null`),
     // The snooze sweeper looks only at snoozed rows.
     index('conversations_snoozed_until_idx')
       .on(t.snoozedUntil)

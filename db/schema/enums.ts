@@ -34,6 +34,8 @@ export const MESSAGE_ORIGINS = ['send', 'system', 'record', 'webhook'] as const;
 /** The origins whose messages a send worker may claim and the recovery sweep may re-enqueue. */
 export const SENDABLE_ORIGINS = ['send', 'system'] as const satisfies readonly (typeof MESSAGE_ORIGINS)[number][];
 export const STAFF_ROLES = ['owner', 'manager', 'staff'] as const;
+/** Auto-assignment (docs/api.md#auto-assignment): none, in turn, or to whoever has fewest waiting. */
+export const ASSIGNMENT_POLICIES = ['off', 'round_robin', 'balanced'] as const;
 // Defined with the browser-safe vocabularies (the statuses' meanings, server/shared/message-statuses.ts).
 export { MESSAGE_STATUSES, type MessageStatus } from '../../server/shared/message-statuses';
 export const ONBOARDING_STATUSES = ['pending', 'in_progress', 'completed', 'failed'] as const;
@@ -77,6 +79,7 @@ export type MessageType = (typeof MESSAGE_TYPES)[number];
 export type Direction = (typeof DIRECTIONS)[number];
 export type MessageOrigin = (typeof MESSAGE_ORIGINS)[number];
 export type StaffRole = (typeof STAFF_ROLES)[number];
+export type AssignmentPolicy = (typeof ASSIGNMENT_POLICIES)[number];
 export type OnboardingStatus = (typeof ONBOARDING_STATUSES)[number];
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 export type OptOutChannel = (typeof OPT_OUT_CHANNELS)[number];

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { check, index, pgTable, smallint, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { tenantKeys } from './columns';
+import { ASSIGNMENT_POLICIES, oneOf, type AssignmentPolicy } from './enums';
 
 export const locations = pgTable(
   'locations',
@@ -14,6 +15,8 @@ export const locations = pgTable(
     /** The location's own quiet hours (docs/api.md#quiet-hours), minutes of the day; both null: the business's. */
     sendingWindowStart: smallint('sending_window_start'),
     sendingWindowEnd: smallint('sending_window_end'),
+    /** The location's own auto-assignment policy (docs/api.md#auto-assignment); null: the business's. */
+    assignmentPolicy: text('assignment_policy').$type<AssignmentPolicy>(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -21,6 +24,10 @@ export const locations = pgTable(
     // Tenant rows point at each other by (business_id, id): see docs/production.md (Citus).
     unique('locations_business_id_id_key').on(t.businessId, t.id),
     index('locations_business_id_idx').on(t.businessId),
+    check(
+      'locations_assignment_policy_check',
+      sql`${t.assignmentPolicy} is null or ${oneOf(t.assignmentPolicy, ASSIGNMENT_POLICIES)}`,
+    ),
     check(
       'locations_sending_window_check',
       sql`(${t.sendingWindowStart} is null and ${t.sendingWindowEnd} is null) or (${t.sendingWindowStart} >= 0 and ${t.sendingWindowStart} < ${t.sendingWindowEnd} and ${t.sendingWindowEnd} <= 1440)`,

@@ -3,6 +3,7 @@ import type { Tx } from '@/server/db/client';
 import { equalsAny, textArray } from '@/db/sql-array';
 import { recordEvents } from '@/server/services/events/record';
 import type { ConversationStatus } from '@/db/schema';
+import type { WaitingEffect } from './waiting';
 
 /*
  * What arriving messages do to their conversation, in the writer's transaction: the conversation is
@@ -24,6 +25,8 @@ export async function ensureConversations(businessId: number, clientIds: number[
 export type NewConversationStart = {
   latest: { id: number; content: string | null; channel: string | null; sentAt: Date };
   unread: number;
+  /** Since when its client waits for a reply (server/services/conversations/waiting.ts), or null. */
+  waitingSince: Date | null;
 };
 
 /**
@@ -59,12 +62,13 @@ export async function ensureConversationsWith(
   // shape). The product opens a conversation for whatever enters it first: the system is its actor.
   const inserted = await tx.execute<{ id: number; client_id: number }>(sql`
     with added as (
-      insert into conversations (business_id, client_id, location_id, last_message_id, last_message_content, last_channel, last_activity_at, unread_count)
+      insert into conversations (business_id, client_id, location_id, last_message_id, last_message_content, last_channel, last_activity_at, unread_count, waiting_since)
       select ${businessId}, c.id, c.location_id, v.message_id::bigint, v.content, v.channel,
-        greatest(now(), v.sent_at::timestamptz), coalesce(v.unread::int, 0)
+        greatest(now(), v.sent_at::timestamptz), coalesce(v.unread::int, 0), v.waiting_since::timestamptz
       from unnest(${sql.param(missing)}::int[], ${column((s) => s?.latest.id)}, ${column((s) => s?.latest.content)},
-        ${column((s) => s?.latest.channel)}, ${column((s) => s?.latest.sentAt.toISOString())}, ${column((s) => s?.unread)})
-        as v(client_id, message_id, content, channel, sent_at, unread)
+        ${column((s) => s?.latest.channel)}, ${column((s) => s?.latest.sentAt.toISOString())}, ${column((s) => s?.unread)},
+        ${column((s) => s?.waitingSince?.toISOString())})
+        as v(client_id, message_id, content, channel, sent_at, unread, waiting_since)
       join clients c on c.business_id = ${businessId} and c.id = v.client_id
       on conflict (business_id, client_id) do nothing
       returning id, business_id, client_id
@@ -87,10 +91,13 @@ export async function ensureConversationsWith(
 }
 
 /** What touchConversations reads of each new message (insertMessages returns it for each). */
-export type NewMessage = { conversationId: number; direction: string; unread: boolean };
+export type NewMessage = { conversationId: number; direction: string; unread: boolean; waiting?: WaitingEffect };
 
-/** Of a conversation's new messages: how many count as unread, how many are inbound. */
-type NewMessageCounts = { unread: number; inbound: number };
+/**
+ * Of a conversation's new messages: how many count as unread, how many are inbound, and what the
+ * last of them with a waiting effect did (1 the client wrote, -1 a reply, 0 neither).
+ */
+type NewMessageCounts = { unread: number; inbound: number; waiting: number };
 
 /**
  * After new messages were inserted (what insertMessages returned for them): recomputes their
@@ -104,9 +111,10 @@ export async function touchConversations(newMessages: readonly NewMessage[], tx:
   if (newMessages.length === 0) return;
   const perConversation = new Map<number, NewMessageCounts>();
   for (const m of newMessages) {
-    const counts = perConversation.get(m.conversationId) ?? { unread: 0, inbound: 0 };
+    const counts = perConversation.get(m.conversationId) ?? { unread: 0, inbound: 0, waiting: 0 };
     if (m.unread) counts.unread++;
     if (m.direction === 'inbound') counts.inbound++;
+    if (m.waiting) counts.waiting = m.waiting === 'client' ? 1 : -1;
     perConversation.set(m.conversationId, counts);
   }
   // Lock the conversations first (in id order), so the statement below reads the newest message
@@ -145,9 +153,10 @@ export function touchStatement(perConversation: Map<number, NewMessageCounts>): 
   return sql`
     with latest as (
       -- One index probe per conversation (messages_conversation_sent_idx), however long its history.
-      select f.conversation_id, f.unread, f.inbound, l.id, l.content, l.channel, l.sent_at
-      from unnest(${sql.param([...perConversation.keys()])}::int[], ${column((c) => c.unread)}::int[], ${column((c) => c.inbound)}::int[])
-        as f(conversation_id, unread, inbound)
+      select f.conversation_id, f.unread, f.inbound, f.waiting, l.id, l.content, l.channel, l.sent_at
+      from unnest(${sql.param([...perConversation.keys()])}::int[], ${column((c) => c.unread)}::int[], ${column((c) => c.inbound)}::int[],
+        ${column((c) => c.waiting)}::int[])
+        as f(conversation_id, unread, inbound, waiting)
       cross join lateral (
         select m.id, m.content, m.channel, m.sent_at from messages m
         where m.conversation_id = f.conversation_id
@@ -160,6 +169,9 @@ export function touchStatement(perConversation: Map<number, NewMessageCounts>): 
       last_channel = coalesce(latest.channel, c.last_channel),
       last_activity_at = greatest(c.last_activity_at, latest.sent_at),
       unread_count = c.unread_count + latest.unread,
+      -- Waiting for a reply (waiting.ts): since the client's first text after a reply, until the next reply.
+      waiting_since = case latest.waiting when 1 then coalesce(c.waiting_since, latest.sent_at)
+                                          when -1 then null else c.waiting_since end,
       status = case when latest.inbound > 0 and c.status in ('resolved', 'snoozed') then 'open' else c.status end,
       snoozed_until = case when latest.inbound > 0 and c.status = 'snoozed' then null else c.snoozed_until end,
       -- A reopened conversation is no longer resolved by anyone (docs/api.md#conversation-statuses: resolved records resolved_by).

@@ -925,7 +925,7 @@ describe('touchConversations', () => {
   it('plans its update as one index probe per conversation whatever the number of them, not a join of two lists', async () => {
     // A generic plan counts an array parameter as ~10 elements; a join of two such lists was
     // planned as a nested loop, 1,000 × 1,000 rows for a bulk request.
-    const plan = await genericPlan(touchStatement(new Map([1, 2, 3].map((id) => [id, { unread: 0, inbound: 0 }]))));
+    const plan = await genericPlan(touchStatement(new Map([1, 2, 3].map((id) => [id, { unread: 0, inbound: 0, waiting: 0 }]))));
     if (plan === null) return; // PostgreSQL 15: no EXPLAIN (GENERIC_PLAN)
     expect(plan).toMatch(/messages_conversation_sent_idx/);
     expect(plan).not.toMatch(/Join Filter/);

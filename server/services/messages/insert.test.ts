@@ -5,6 +5,7 @@ import { conversations, messages } from '@/db/schema';
 import { createClient, createConversation, createLocation, createMessage, createTenant } from '@/server/testing/factories';
 import { keptCountDifferences } from '@/server/testing/kept-counts';
 import { countsAsUnread, fileMessages, insertMessages } from './insert';
+import { waitingEffect } from '@/server/services/conversations/waiting';
 
 type NewRow = Parameters<typeof fileMessages>[1][number];
 
@@ -87,7 +88,14 @@ describe('fileMessages: a bulk write into new and existing conversations', () =>
     expect(inserted).toEqual(
       inserted.map(({ id }) => {
         const m = storedById.get(id)!;
-        return { id, conversationId: m.conversationId, status: m.status, direction: m.direction, unread: countsAsUnread(m) };
+        return {
+          id,
+          conversationId: m.conversationId,
+          status: m.status,
+          direction: m.direction,
+          unread: countsAsUnread(m),
+          waiting: waitingEffect(m),
+        };
       }),
     );
     expect(inserted.filter((m) => m.unread)).toHaveLength(2);
@@ -106,6 +114,9 @@ describe('fileMessages: a bulk write into new and existing conversations', () =>
     }
     expect((await conversationOf(businessId, known.id))!.id).toBe(existing.id);
     expect((await conversationOf(businessId, twice.id))!.unreadCount).toBe(2);
+    // A new conversation of the client's texts waits since the earliest of them (waiting.ts).
+    expect((await conversationOf(businessId, twice.id))!.waitingSince).toEqual(earlier);
+    expect((await conversationOf(businessId, fresh.id))!.waitingSince).toBeNull();
     expect((await conversationOf(businessId, known.id))!.unreadCount).toBe(before[0]!.unreadCount);
     expect(await keptCountDifferences(businessId)).toEqual([]);
   });

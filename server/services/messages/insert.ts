@@ -3,6 +3,7 @@ import type { Tx } from '@/server/db/client';
 import { asText, textArray } from '@/db/sql-array';
 import type { messages } from '@/db/schema';
 import { ensureConversationsWith, touchConversations, type NewConversationStart } from '@/server/services/conversations/activity';
+import { WAITING_EFFECT, waitingEffect, type WaitingEffect } from '@/server/services/conversations/waiting';
 
 type Row = typeof messages.$inferInsert;
 /** A row of fileMessages: its id and conversation come beside it (Assigned), not in it. */
@@ -81,7 +82,14 @@ export const COUNTS_AS_UNREAD = sql.raw(`(direction = 'inbound' and not is_read 
 export const countsAsUnread = (r: Pick<Row, 'direction' | 'isRead' | 'messageType'>) =>
   r.direction === 'inbound' && !(r.isRead ?? false) && r.messageType !== 'NOTE';
 
-export type InsertedMessage = { id: number; conversationId: number; status: string; direction: string; unread: boolean };
+export type InsertedMessage = {
+  id: number;
+  conversationId: number;
+  status: string;
+  direction: string;
+  unread: boolean;
+  waiting: WaitingEffect;
+};
 
 /** Inserts rows in the given order (ids from the identity) and returns them, with their ids, in that order. */
 export async function insertMessages(rows: Row[], tx: Tx): Promise<InsertedMessage[]> {
@@ -92,12 +100,20 @@ export async function insertMessages(rows: Row[], tx: Tx): Promise<InsertedMessa
     status: string;
     direction: string;
     unread: boolean;
-  }>(withTimelineEvents(insertStatement(rows), sql`select id, conversation_id, status, direction, unread from m`));
+    waiting: WaitingEffect;
+  }>(withTimelineEvents(insertStatement(rows), sql`select id, conversation_id, status, direction, unread, waiting from m`));
   // INSERT … SELECT … ORDER BY assigns identity values in that order; RETURNING order is not
   // guaranteed, so sort by id to restore input order.
   return [...result]
     .sort((a, b) => a.id - b.id)
-    .map((r) => ({ id: r.id, conversationId: r.conversation_id, status: r.status, direction: r.direction, unread: r.unread }));
+    .map((r) => ({
+      id: r.id,
+      conversationId: r.conversation_id,
+      status: r.status,
+      direction: r.direction,
+      unread: r.unread,
+      waiting: r.waiting,
+    }));
 }
 
 /**
@@ -113,6 +129,7 @@ async function insertAssigned(rows: UnassignedRow[], assigned: Assigned, tx: Tx)
     status: r.status,
     direction: r.direction,
     unread: countsAsUnread(r),
+    waiting: waitingEffect(r),
   }));
 }
 
@@ -154,7 +171,7 @@ function withTimelineEvents(insert: SQL, select?: SQL): SQL {
     where m.message_type = 'NOTE' or (m.message_type <> 'CALL' and m.channel is not null)
     order by m.id`;
   const inserted = sql`${insert} returning id, business_id, conversation_id, client_id, channel, message_type, direction,
-    status, origin, staff_id, send_at, ${COUNTS_AS_UNREAD} as unread`;
+    status, origin, staff_id, send_at, ${COUNTS_AS_UNREAD} as unread, ${WAITING_EFFECT} as waiting`;
   return select ? sql`with m as (${inserted}), e as (${events}) ${select}` : sql`with m as (${inserted}) ${events}`;
 }
 
@@ -228,9 +245,14 @@ export async function fileMessages(
     const { sentAt } = r;
     const unread = (start?.unread ?? 0) + (countsAsUnread(r) ? 1 : 0);
     const newer = !start || sentAt.getTime() >= start.latest.sentAt.getTime();
+    // In the rows' order: a reply ends the waiting, the client's texts after it start it at the earliest of them.
+    const effect = waitingEffect(r);
+    const since = start?.waitingSince ?? null;
+    const waitingSince = effect === 'reply' ? null : effect === 'client' && (since === null || sentAt < since) ? sentAt : since;
     starts.set(r.clientId, {
       latest: newer ? { id: ids[i]!, content: r.content ?? null, channel: r.channel ?? null, sentAt } : start.latest,
       unread,
+      waitingSince,
     });
   });
   const { byClient, created } = await ensureConversationsWith(businessId, starts, tx);

@@ -1,0 +1,71 @@
+import { and, asc, eq } from 'drizzle-orm';
+import { db, type Tx } from '@/server/db/client';
+import { businesses, staff } from '@/db/schema';
+import { openingClock, type OpeningClock } from '@/server/shared/opening-hours';
+import { businessOpeningHours } from './opening-hours';
+
+/**
+ * Who is available (docs/api.md#staff-availability): a staff member is available when they are
+ * active, on shift now and not away. On shift: within their own weekly schedule when they have one,
+ * in their location's time zone, else within their location's opening hours (the business's when
+ * they have no location). Assignment gives conversations only to available staff with room.
+ */
+
+/** Conversations waiting for a staff member's reply that assignment gives them at most, when neither they nor the business say. */
+export const DEFAULT_CAPACITY = 10;
+
+export type StaffShift = {
+  staffId: number;
+  name: string;
+  locationId: number | null;
+  away: boolean;
+  /** Their working hours' clock: their own schedule's, else their location's opening hours'. */
+  shift: OpeningClock;
+  /** Their own schedule (true) or their location's hours (false). */
+  ownSchedule: boolean;
+  /** The most conversations waiting for their reply assignment gives them. */
+  capacity: number;
+};
+
+export type Availability = StaffShift & { onShift: boolean; available: boolean };
+
+/** The active staff of a business with their shift clocks and capacities, by name. */
+export async function staffShifts(businessId: number, tx: Tx = db): Promise<StaffShift[]> {
+  const [[business], rows, hours] = await Promise.all([
+    tx.select({ settings: businesses.settings }).from(businesses).where(eq(businesses.id, businessId)),
+    tx
+      .select({
+        id: staff.id,
+        name: staff.name,
+        locationId: staff.locationId,
+        away: staff.away,
+        schedule: staff.schedule,
+        capacity: staff.capacity,
+      })
+      .from(staff)
+      .where(and(eq(staff.businessId, businessId), eq(staff.active, true)))
+      .orderBy(asc(staff.name), asc(staff.id)),
+    businessOpeningHours(businessId, tx),
+  ]);
+  const defaultCapacity = business?.settings.assignment_capacity ?? DEFAULT_CAPACITY;
+  return rows.map((r) => {
+    const workplace = hours.forLocation(r.locationId);
+    return {
+      staffId: r.id,
+      name: r.name,
+      locationId: r.locationId,
+      away: r.away,
+      shift: openingClock(r.schedule ? { ...r.schedule, timeZone: workplace.timeZone } : workplace),
+      ownSchedule: r.schedule !== null,
+      capacity: r.capacity ?? defaultCapacity,
+    };
+  });
+}
+
+/** Each active staff member's availability at `at`. */
+export async function staffAvailability(businessId: number, at: Date = new Date(), tx: Tx = db): Promise<Availability[]> {
+  return (await staffShifts(businessId, tx)).map((s) => {
+    const onShift = s.shift.isOpen(at);
+    return { ...s, onShift, available: onShift && !s.away };
+  });
+}
