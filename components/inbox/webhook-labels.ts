@@ -28,6 +28,7 @@ export const EVENT_LABEL: Record<EventType, string> = {
   'call.started': 'A call starts',
   'call.completed': 'A call ends',
   'voicemail.received': 'A voicemail arrives',
+  'staff.availability_changed': 'A colleague goes Away or comes back',
   'webhook_endpoint.disabled': 'One of these webhook addresses is turned off',
 };
 

@@ -42,6 +42,8 @@ const FRAME_OF = {
   'client.opted_out': 'client.updated',
   'client.opted_in': 'client.updated',
   'consent.recorded': 'client.updated',
+  // The inbox's colleagues' states: not streamed yet.
+  'staff.availability_changed': null,
   'webhook_endpoint.disabled': null,
 } as const satisfies Record<EventType, FrameType | null>;
 

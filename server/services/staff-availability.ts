@@ -1,6 +1,9 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
 import { businesses, staff } from '@/db/schema';
+import { AppError } from '@/server/errors';
+import { recordEvents } from '@/server/services/events/record';
+import type { EventActor } from '@/server/services/events/types';
 import { openingClock, type OpeningClock } from '@/server/shared/opening-hours';
 import { businessOpeningHours } from './opening-hours';
 
@@ -67,5 +70,36 @@ export async function staffAvailability(businessId: number, at: Date = new Date(
   return (await staffShifts(businessId, tx)).map((s) => {
     const onShift = s.shift.isOpen(at);
     return { ...s, onShift, available: onShift && !s.away };
+  });
+}
+
+/**
+ * The Away switch: sets a staff member away or back, and logs `staff.availability_changed` in the
+ * same transaction when it changed (nothing when it did not). Auto-assignment hears of it from the
+ * log: coming back gives them waiting conversations, going away may hand theirs back (the business's
+ * `hand_back_on_away`). 404 for staff not of the business.
+ */
+export async function setStaffAway(
+  businessId: number,
+  staffId: number,
+  away: boolean,
+  actor: EventActor,
+  tx: Tx = db,
+): Promise<{ staffId: number; away: boolean; changedAt: Date | null }> {
+  return tx.transaction(async (tx) => {
+    const [before] = await tx
+      .select({ away: staff.away, changedAt: staff.awayChangedAt })
+      .from(staff)
+      .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId)))
+      .for('update');
+    if (!before) throw AppError.notFound('Staff');
+    if (before.away === away) return { staffId, away, changedAt: before.changedAt };
+    const [after] = await tx
+      .update(staff)
+      .set({ away, awayChangedAt: sql`now()`, updatedAt: sql`now()` })
+      .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId)))
+      .returning({ changedAt: staff.awayChangedAt });
+    await recordEvents([{ type: 'staff.availability_changed', businessId, actor, data: { staff_id: staffId, away } }], tx);
+    return { staffId, away, changedAt: after!.changedAt };
   });
 }

@@ -25,6 +25,7 @@ export const EVENT_TYPES = [
   'call.started',
   'call.completed',
   'voicemail.received',
+  'staff.availability_changed',
   'webhook_endpoint.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -91,7 +91,7 @@ describe('the activity handler', () => {
       actor_name: owner,
       staff_name: 'Ben Carter',
       previous_staff_name: null,
-      data: { conversation_id: conv.id, staff_id: ben.id, previous_staff_id: null },
+      data: { conversation_id: conv.id, staff_id: ben.id, previous_staff_id: null, by: 'manual' },
     });
     expect(lines[0]).toMatchObject({ type: 'conversation.woke', actor_type: 'system', actor_staff_id: null, actor_name: null });
   });

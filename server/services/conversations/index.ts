@@ -386,7 +386,12 @@ function changeEvents(
     events.push({
       ...about,
       type: 'conversation.assigned',
-      data: { conversation_id: conversationId, staff_id: set.assignedStaffId, previous_staff_id: before.assignedStaffId },
+      data: {
+        conversation_id: conversationId,
+        staff_id: set.assignedStaffId,
+        previous_staff_id: before.assignedStaffId,
+        by: 'manual',
+      },
     });
   }
   if (set.status !== undefined && set.status !== before.status) {

@@ -50,7 +50,7 @@ describe('the event log', () => {
       businessId: t.business.id,
       conversationId: n,
       actor: { type: 'staff', staff_id: t.owner.id },
-      data: { conversation_id: n, staff_id: t.owner.id, previous_staff_id: null },
+      data: { conversation_id: n, staff_id: t.owner.id, previous_staff_id: null, by: 'manual' },
     });
     const ids = await recordEvents([assigned(1), assigned(2), assigned(3)]);
     expect(ids).toHaveLength(3);
@@ -67,7 +67,7 @@ describe('the event log', () => {
     expect(rows.map((r) => [r.id, r.conversation_id, r.actor_type, r.actor_staff_id])).toEqual(
       ids.map((id, i) => [id, i + 1, 'staff', t.owner.id]),
     );
-    expect(rows[1]!.data).toEqual({ conversation_id: 2, staff_id: t.owner.id, previous_staff_id: null });
+    expect(rows[1]!.data).toEqual({ conversation_id: 2, staff_id: t.owner.id, previous_staff_id: null, by: 'manual' });
 
     // Rolled back with the change it describes.
     await db
@@ -94,7 +94,7 @@ describe('the event log', () => {
       businessId: t.business.id,
       conversationId: n,
       actor: { type: 'api' },
-      data: { conversation_id: n, staff_id: null, previous_staff_id: null },
+      data: { conversation_id: n, staff_id: null, previous_staff_id: null, by: 'manual' },
     });
     try {
       await db.transaction(async (tx) => {
@@ -191,7 +191,7 @@ describe('the conversation service’s events', () => {
         conversation_id: id,
         actor_type: 'staff',
         actor_staff_id: t.owner.id,
-        data: { conversation_id: id, staff_id: colleague.id, previous_staff_id: null },
+        data: { conversation_id: id, staff_id: colleague.id, previous_staff_id: null, by: 'manual' },
       },
       {
         type: 'conversation.labeled',
@@ -219,7 +219,7 @@ describe('the conversation service’s events', () => {
         conversation_id: id,
         actor_type: 'staff',
         actor_staff_id: colleague.id,
-        data: { conversation_id: id, staff_id: null, previous_staff_id: colleague.id },
+        data: { conversation_id: id, staff_id: null, previous_staff_id: colleague.id, by: 'manual' },
       },
     ]);
   });

@@ -58,7 +58,13 @@ export const EVENT_DATA = {
   // A scheduled text's words changed before it went (the inbox's Edit); the new text is the message's own.
   'message.edited': z.strictObject({ ...message }),
   'conversation.created': z.strictObject({ ...conversation, client_id: id }),
-  'conversation.assigned': z.strictObject({ ...conversation, staff_id: id.nullable(), previous_staff_id: id.nullable() }),
+  'conversation.assigned': z.strictObject({
+    ...conversation,
+    staff_id: id.nullable(),
+    previous_staff_id: id.nullable(),
+    // `auto`: auto-assignment gave it (docs/api.md#auto-assignment); `manual`: staff or the API.
+    by: z.enum(['manual', 'auto']),
+  }),
   'conversation.status_changed': z.strictObject({
     ...conversation,
     status: z.enum(CONVERSATION_STATUSES),
@@ -106,6 +112,8 @@ export const EVENT_DATA = {
   'call.started': z.strictObject({ ...message, duration_seconds: int32.nullable() }),
   'call.completed': z.strictObject({ ...message, duration_seconds: int32.nullable() }),
   'voicemail.received': z.strictObject({ ...message, duration_seconds: int32.nullable() }),
+  // A staff member went Away or came back (docs/api.md#staff-availability).
+  'staff.availability_changed': z.strictObject({ staff_id: id, away: z.boolean() }),
   'webhook_endpoint.disabled': z.strictObject({ endpoint_id: id, reason: z.string() }),
 } satisfies Record<EventType, z.ZodType>;
 

@@ -107,7 +107,7 @@ function sample(type: EventType, businessId: number, conversationId: number): Ne
     },
     'message.edited': { ...message, status: 'scheduled' },
     'conversation.created': { conversation_id: conversationId, client_id: 7 },
-    'conversation.assigned': { conversation_id: conversationId, staff_id: 3, previous_staff_id: null },
+    'conversation.assigned': { conversation_id: conversationId, staff_id: 3, previous_staff_id: null, by: 'manual' },
     'conversation.status_changed': { conversation_id: conversationId, status: 'resolved', previous_status: 'open' },
     'conversation.snoozed': { conversation_id: conversationId, snoozed_until: '2026-12-01T09:00:00.000Z' },
     'conversation.woke': { conversation_id: conversationId },
@@ -128,9 +128,14 @@ function sample(type: EventType, businessId: number, conversationId: number): Ne
     'call.started': { ...call, status: 'ringing', duration_seconds: null },
     'call.completed': { ...call, status: 'completed', duration_seconds: 42 },
     'voicemail.received': { ...call, status: 'completed', duration_seconds: 12 },
+    'staff.availability_changed': { staff_id: 3, away: true },
     'webhook_endpoint.disabled': { endpoint_id: 1, reason: 'The endpoint answered 410 Gone' },
   };
-  const inConversation = !type.startsWith('client.') && !type.startsWith('consent.') && !type.startsWith('webhook_endpoint.');
+  const inConversation =
+    !type.startsWith('client.') &&
+    !type.startsWith('consent.') &&
+    !type.startsWith('webhook_endpoint.') &&
+    !type.startsWith('staff.');
   return {
     type,
     businessId,
@@ -276,7 +281,7 @@ describe('deliveries', () => {
         businessId: t.business.id,
         conversationId,
         actor: { type: 'api' },
-        data: { conversation_id: conversationId, staff_id: staffId, previous_staff_id: null },
+        data: { conversation_id: conversationId, staff_id: staffId, previous_staff_id: null, by: 'manual' },
       });
       await recordEvents([assigned(1, 11), assigned(2, 21), assigned(1, 12), assigned(2, 22)]);
       // Conversation 2 is delivered in order; conversation 1's first event failed and holds its second.
@@ -339,7 +344,7 @@ describe('deliveries', () => {
           businessId: t.business.id,
           conversationId,
           actor: { type: 'api' },
-          data: { conversation_id: conversationId, staff_id: i + 1, previous_staff_id: null },
+          data: { conversation_id: conversationId, staff_id: i + 1, previous_staff_id: null, by: 'manual' },
         })),
       );
       await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(3);
