@@ -11,6 +11,10 @@ export type BusinessSettings = {
   opt_out_confirmation?: string | null;
   /** The automatic answer to HELP / INFO: null → the default, `""` → none. */
   help_reply?: string | null;
+  /** The answer to a client who writes while closed (docs/api.md#after-hours-answer): null or absent: off. */
+  after_hours_reply?: string | null;
+  /** BCP 47; how dates and times are written to clients (`{next_opening}`). Absent: en-US. */
+  locale?: string;
 };
 export type OnboardingStep = {
   name: string;

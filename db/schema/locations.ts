@@ -14,6 +14,8 @@ export const locations = pgTable(
     /** The location's own quiet hours (docs/api.md#quiet-hours), minutes of the day; both null: the business's. */
     sendingWindowStart: smallint('sending_window_start'),
     sendingWindowEnd: smallint('sending_window_end'),
+    /** The location's own after-hours answer (docs/api.md#after-hours-answer); null: the business's. */
+    afterHoursReply: text('after_hours_reply'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
