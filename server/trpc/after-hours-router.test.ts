@@ -2,16 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { storeOpeningHours } from '@/server/services/opening-hours';
 import { createLocation, createTenant } from '@/server/testing/factories';
 import { WEEKDAYS, type WeeklyHours } from '@/server/shared/opening-hours';
-import { createContext } from './init';
-import { createCaller } from './root';
-
-async function callerFor(token: string) {
-  const req = new Request('http://localhost:3000/api/trpc/x', {
-    method: 'POST',
-    headers: { host: 'localhost:3000', cookie: `session=${token}`, origin: 'http://localhost:3000' },
-  });
-  return createCaller(await createContext({ req }));
-}
+import { staffCaller } from '@/server/testing/trpc';
 
 describe('after-hours answer settings in the inbox (tRPC)', () => {
   it('reads what the preview needs, sets the business’s and a location’s answer and the locale, within the business only', async () => {
@@ -29,7 +20,7 @@ describe('after-hours answer settings in the inbox (tRPC)', () => {
         },
       },
     ]);
-    const trpc = await callerFor(a.sessionToken);
+    const trpc = await staffCaller(a.sessionToken);
     const before = await trpc.inbox.afterHoursReply();
     expect(before).toMatchObject({
       business_name: a.business.name,
