@@ -1,5 +1,5 @@
 'use client';
-import { useState } from 'react';
+import { useState, type FormEvent } from 'react';
 import { trpc } from '@/components/trpc/client';
 import {
   AFTER_HOURS_VARIABLES,
@@ -174,15 +174,12 @@ function LocaleForm({ locale }: { locale: string }) {
   const utils = trpc.useUtils();
   const save = trpc.inbox.setLocale.useMutation({ onSuccess: () => void utils.inbox.afterHoursReply.invalidate() });
   const [value, setValue] = useState(locale);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate({ locale: value });
+  };
   return (
-    <form
-      aria-label="Locale"
-      className={settings.form}
-      onSubmit={(e) => {
-        e.preventDefault();
-        save.mutate({ locale: value });
-      }}
-    >
+    <form aria-label="Locale" className={settings.form} onSubmit={submit}>
       <h2>Locale</h2>
       <label>
         How dates and times are written to clients (a language tag such as en-US, en-GB, de-DE)
