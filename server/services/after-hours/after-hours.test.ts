@@ -5,6 +5,7 @@ import { db } from '@/server/db/client';
 import { businesses, messages } from '@/db/schema';
 import { dispatchEvents } from '@/server/services/events/dispatch';
 import { EVENT_HANDLERS } from '@/server/services/events/handlers';
+import { submitSms } from '@/server/services/messages/submit';
 import { storeOpeningHours } from '@/server/services/opening-hours';
 import { createClient, createLocation, createMessage, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { inboundEmailPath, multipartBody } from '@/server/providers/webhook-requests';
@@ -226,6 +227,26 @@ describe('the after-hours answer to a text', () => {
     expect(answer!.content).toBe(`Mitte (${s.t.business.name}): ab ${opening} wieder da.`);
   });
 
+  it('none at a location whose answer is blank, and none to a text recorded through the API', async () => {
+    const s = await setup();
+    const quiet = await createLocation(s.businessId, { afterHoursReply: '' });
+    await db.execute(sql`update clients set location_id = ${quiet.id} where id = ${s.client.id}`);
+    const m = await text(s, 'Anyone there?');
+    expect(await outbound(s.businessId, m.conversationId)).toEqual([]);
+
+    const r = await setup();
+    const recorded = await submitSms(
+      r.businessId,
+      {
+        category: 'conversational',
+        sender_type: 'client',
+        messages: [{ client_id: r.client.id, message: 'Sent from elsewhere', direction: 'inbound' }],
+      } as Parameters<typeof submitSms>[1],
+      'record',
+    );
+    expect(await answerAfterHours(r.businessId, recorded.message_ids[0]!)).toEqual({ skipped: 'not received through a webhook' });
+  });
+
   it('two texts of one closed period answered concurrently: one answer', async () => {
     const s = await setup();
     const first = await text(s, 'one');
@@ -301,7 +322,13 @@ describe('the after-hours answer to an email', () => {
       ['client', ['Precedence: bulk'], 'Precedence: bulk'],
       ['client', ['Precedence: auto_reply'], 'Precedence: auto_reply'],
       ['client', ['Precedence: list'], 'Precedence: list'],
+      ['client', ['Precedence: junk'], 'Precedence: junk'],
       ['client', ['List-Id: <news.example.test>'], 'List-Id'],
+      ['client', ['List-Unsubscribe: <mailto:leave@news.example.test>'], 'List-Unsubscribe'],
+      ['client', ['X-Autoreply: yes'], 'X-Autoreply'],
+      ['client', ['X-Autorespond: vacation'], 'X-Autorespond'],
+      ['do-not-reply', [], 'no-reply sender'],
+      ['postmaster', [], 'no-reply sender'],
       ['noreply', [], 'no-reply sender'],
       ['MAILER-DAEMON', [], 'no-reply sender'],
     ];
