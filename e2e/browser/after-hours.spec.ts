@@ -86,9 +86,6 @@ test('set hours, turn the answer on, text from the sandbox after hours and see t
 
   // In the inbox, the answer is in the conversation's timeline.
   await page.goto('/inbox');
-  await page
-    .getByRole('link', { name: new RegExp(client.name) })
-    .first()
-    .click();
-  await expect(page.getByRole('list', { name: 'Messages' }).getByText(expected)).toBeVisible();
+  await page.getByRole('option', { name: new RegExp(`^${client.name}`) }).click();
+  await expect(page.getByRole('log', { name: 'Messages' }).getByText(expected)).toBeVisible();
 });

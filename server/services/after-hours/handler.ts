@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/server/db/client';
 import { AppError } from '@/server/errors';
 import { logger } from '@/server/logger';
@@ -161,12 +162,28 @@ export async function answerAfterHours(
 const answerable = (e: LoggedEvent) =>
   e.messageId !== null && e.data.direction === 'inbound' && (e.data.channel === 'sms' || e.data.channel === 'email');
 
+/**
+ * Of these businesses, those with an answer set anywhere (the business's or a location's): one
+ * query a batch, so the businesses that never turned it on cost nothing per message.
+ */
+async function answering(businessIds: number[], tx: Tx): Promise<Set<number>> {
+  if (businessIds.length === 0) return new Set();
+  const rows = await tx.execute<{ id: number }>(sql`
+    select b.id from businesses b
+    where ${equalsAny(sql`b.id`, businessIds, 'int')}
+      and (coalesce(btrim(b.settings->>'after_hours_reply'), '') <> ''
+           or exists (select 1 from locations l where l.business_id = b.id and btrim(l.after_hours_reply) <> ''))`);
+  return new Set(rows.map((r) => r.id));
+}
+
 export const afterHoursHandler: EventHandler = {
   name: AFTER_HOURS_HANDLER,
   types: ['message.received'],
   handle: async (events, tx) => {
     const now = new Date();
-    for (const e of events.filter(answerable)) {
+    const candidates = events.filter(answerable);
+    const on = await answering([...new Set(candidates.map((e) => e.businessId))], tx);
+    for (const e of candidates.filter((c) => on.has(c.businessId))) {
       try {
         // A savepoint each: an answer refused by the submit path leaves the rest of the batch.
         await tx.transaction((sp) => answerAfterHours(e.businessId, e.messageId!, now, sp));
