@@ -17,6 +17,10 @@ export type BusinessSettings = {
   assignment_capacity?: number;
   /** Going Away hands one's conversations waiting for a reply back to assignment; absent → false. */
   hand_back_on_away?: boolean;
+  /** The answer to a client who writes while closed (docs/api.md#after-hours-answer): null or absent: off. */
+  after_hours_reply?: string | null;
+  /** BCP 47; how dates and times are written to clients (`{next_opening}`). Absent: en-US. */
+  locale?: string;
 };
 export type OnboardingStep = {
   name: string;

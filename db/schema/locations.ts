@@ -17,6 +17,8 @@ export const locations = pgTable(
     sendingWindowEnd: smallint('sending_window_end'),
     /** The location's own auto-assignment policy (docs/api.md#auto-assignment); null: the business's. */
     assignmentPolicy: text('assignment_policy').$type<AssignmentPolicy>(),
+    /** The location's own after-hours answer (docs/api.md#after-hours-answer); null: the business's. */
+    afterHoursReply: text('after_hours_reply'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

@@ -34,6 +34,9 @@ export const LocationResponse = z
     sending_window: SendingWindowOut.nullable().meta({
       description: "The location's own quiet hours window (docs: Quiet hours); null: the business's",
     }),
+    after_hours_reply: z.string().nullable().meta({
+      description: 'The location\'s own after-hours answer (docs: After-hours answer); "": none here; null: the business\'s',
+    }),
   })
   .meta({ id: 'LocationResponse' });
 

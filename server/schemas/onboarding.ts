@@ -4,6 +4,7 @@ import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enum
 import { AUTO_REPLY_MAX_LENGTH, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { MAX_CONSENTS_PER_CLIENT, OnboardConsent } from './consent';
 import { DEFAULT_RECORDING_NOTICE, MAX_RECORDING_NOTICE_LENGTH } from './voice';
+import { AfterHoursReplyText, Locale } from './after-hours';
 import { OpeningHoursInput } from './opening-hours';
 import { SendingWindowInput } from './sending-windows';
 
@@ -87,6 +88,10 @@ const OnboardLocation = z
     opening_hours: OpeningHoursInput.nullish().meta({
       description: "The location's own opening hours (docs: Opening hours); null: the business's; omitted: unchanged",
     }),
+    after_hours_reply: AfterHoursReplyText.nullish().meta({
+      description:
+        "The location's own after-hours answer (docs: After-hours answer); blank: none at this location; null: the business's; omitted: unchanged",
+    }),
   })
   .meta({ id: 'OnboardLocation' });
 
@@ -151,6 +156,13 @@ const BusinessSettingsInput = z
     help_reply: z.string().trim().max(AUTO_REPLY_MAX_LENGTH).nullish().meta({
       description:
         'The automatic answer to HELP or INFO, at most once per conversation per day. null: the default ("<Business>: for help call <number> or reply here. Reply STOP to opt out. Msg&data rates may apply."); "": no answer',
+    }),
+    after_hours_reply: AfterHoursReplyText.nullish().meta({
+      description:
+        'The answer to a client who texts or emails while closed, once per closed period (docs: After-hours answer); variables {business_name}, {location_name}, {next_opening}. null or blank: off (the default)',
+    }),
+    locale: Locale.optional().meta({
+      description: 'How dates and times are written to clients, e.g. `{next_opening}` (BCP 47; default en-US)',
     }),
   })
   .meta({ id: 'BusinessSettings' });

@@ -17,5 +17,6 @@ export async function listLocations(businessId: number, tx: Tx = db) {
     phone_number: l.phoneNumber,
     timezone: l.timezone,
     sending_window: locationWindowOut(l),
+    after_hours_reply: l.afterHoursReply,
   }));
 }

@@ -72,6 +72,7 @@ const LOCATION_ENTITY: Entity = {
     { column: 'timezone', key: 'timezone' },
     { column: 'sending_window_start', key: 'sending_window_start', cast: 'smallint' },
     { column: 'sending_window_end', key: 'sending_window_end', cast: 'smallint' },
+    { column: 'after_hours_reply', key: 'after_hours_reply' },
   ],
   location: false,
   updatedAt: false,
@@ -306,6 +307,8 @@ function normalise(input: BusinessOnboardInput, country: string, storedLocations
       // null: the location keeps to the business's window (docs/api.md#quiet-hours).
       sending_window_start: l.sending_window === undefined ? undefined : (l.sending_window?.start ?? null),
       sending_window_end: l.sending_window === undefined ? undefined : (l.sending_window?.end ?? null),
+      // "" stays "": no answer at this location; null: the business's (docs/api.md#after-hours-answer).
+      after_hours_reply: l.after_hours_reply,
     }),
   );
   /** The fields a staff member and a client share, normalised, and their location checked. */
@@ -374,6 +377,8 @@ async function upsertBusiness(
   const settingsInput: BusinessSettings | undefined = input.settings && {
     ...input.settings,
     recording_notice: blank(input.settings.recording_notice),
+    // A blank answer is off, stored as null.
+    after_hours_reply: blank(input.settings.after_hours_reply),
   };
   const lockExisting = async () => {
     if (input.external_id === undefined) return undefined;

@@ -235,6 +235,20 @@ describe('schedules that never close or never open', () => {
     expect(performance.now() - started).toBeLessThan(500);
   });
 
+  it('previousClosing: when the closed period began, however long ago', () => {
+    const always = openingClock({ timeZone: 'Europe/Berlin', ...ALWAYS_OPEN });
+    expect(always.previousClosing(at('2026-03-29T01:30:00Z'))).toBeNull();
+    const rare = clock('UTC', { weekly: weekly({}), exceptions: [specialOn('2026-01-05', '10:00-14:00')] });
+    expect(rare.previousClosing(at('2026-01-05T12:00:00Z'))).toBeNull();
+    expect(iso(rare.previousClosing(at('2026-01-05T14:00:00Z')))).toBe('2026-01-05T14:00:00.000Z');
+    expect(iso(rare.previousClosing(at('2029-06-01T00:00:00Z')))).toBe('2026-01-05T14:00:00.000Z');
+    // Friday 22:00–02:00 and a closed fortnight after it: the period began at Saturday 02:00.
+    const fortnight = Array.from({ length: 14 }, (_, i) => closedOn(`2026-12-${String(19 + i).padStart(2, '0')}`));
+    const late = clock('UTC', { weekly: weekly({ friday: ['22:00-02:00'], monday: ['09:00-17:00'] }), exceptions: fortnight });
+    expect(iso(late.previousClosing(at('2026-12-19T01:00:00Z')))).toBe('2026-12-14T17:00:00.000Z');
+    expect(iso(late.previousClosing(at('2026-12-31T12:00:00Z')))).toBe('2026-12-19T02:00:00.000Z');
+  });
+
   it('touching intervals are one open period', () => {
     const split = clock('UTC', { weekly: weekly({ monday: ['09:00-12:00', '12:00-17:00'], tuesday: ['09:00-12:00'] }) });
     // Monday 2 March 2026.
@@ -415,7 +429,7 @@ describe('properties against a minute-by-minute reading', () => {
     );
   });
 
-  it('nextOpening, nextClosing and businessSeconds agree with the brute force', () => {
+  it('nextOpening, nextClosing, previousClosing and businessSeconds agree with the brute force', () => {
     fc.assert(
       fc.property(
         caseArb,
@@ -441,6 +455,13 @@ describe('properties against a minute-by-minute reading', () => {
             else expect(next === null || next >= end).toBe(true);
             if (closing !== null) expect(close).toBe(closing);
             else expect(close === null || close >= end).toBe(true);
+
+            // The last closing at or before `after`: open the minute before, closed at it.
+            let previous: number | null = null;
+            for (let m = a; m >= 0 && previous === null; m--) if (open[m] && !open[m + 1]) previous = from + m * MIN;
+            const prev = c.previousClosing(after)?.getTime() ?? null;
+            if (previous !== null) expect(prev).toBe(previous);
+            else expect(prev === null || prev < from).toBe(true);
 
             const [lo, hi] = [Math.min(a, b), Math.max(a, b)];
             const counted = open.slice(lo + 1, hi + 1).filter(Boolean).length;

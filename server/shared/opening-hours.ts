@@ -14,6 +14,7 @@ import { offsetAt, wallClock } from './zoned-time';
  *   clock.isOpen(now);             // open at this instant?
  *   clock.nextOpening(now);        // the next instant ≥ now at which it opens (null: never again)
  *   clock.nextClosing(now);        // the next instant ≥ now at which it closes (null: never)
+ *   clock.previousClosing(now);    // the last instant ≤ now at which it closed (null: never before)
  *   clock.businessSeconds(a, b);   // seconds of [a, b) during which it is open
  *
  * The rules, stated once:
@@ -277,6 +278,11 @@ export type OpeningClock = {
   nextOpening(after: Date): Date | null;
   /** The first instant ≥ `after` at which an open time ends (`after` itself if it closes then); null if it never closes. */
   nextClosing(after: Date): Date | null;
+  /**
+   * The last instant ≤ `before` at which an open time ended (`before` itself if it closes then);
+   * null if it was never open before. While closed, the closed period began then.
+   */
+  previousClosing(before: Date): Date | null;
   /** Seconds of [from, to) during which it is open (0 when `to` is not after `from`); fractional when the instants are. */
   businessSeconds(from: Date, to: Date): number;
   /** The open periods within [from, to), cut to it, in order. */
@@ -406,6 +412,25 @@ export function openingClock(hours: OpeningHours): OpeningClock {
         if (e >= t) return new Date(e);
       }
       return null;
+    },
+    previousClosing(before) {
+      const t = before.getTime();
+      const today = localDay(t);
+      // Far enough back that a closing must be found if there is one: ten days before the first
+      // exception or today, whichever is earlier (the weekly schedule alone closes within a week).
+      const earliest = Math.min(today, exceptionDays[0] ?? today) - 10;
+      for (let back = 8; ; back *= 4) {
+        const from = Math.max(today - back, earliest);
+        let last: number | null = null;
+        for (const [s, e] of periods(from)) {
+          if (s > t || e > t) break;
+          last = e;
+        }
+        // Read from `from`, a closing is certain once it is two days past it (an interval of an
+        // earlier date, not read, ends within a day of its own, a daylight-saving hour aside): an
+        // earlier one may be cut short by such an interval, so then look further back.
+        if (from === earliest || (last !== null && last >= dayOf(from + 3).start)) return last === null ? null : new Date(last);
+      }
     },
     businessSeconds(from, to) {
       const [a, b] = [from.getTime(), to.getTime()];

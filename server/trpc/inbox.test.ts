@@ -29,6 +29,7 @@ describe('tRPC inbox router', () => {
       [
         'activity',
         'addNote',
+        'afterHoursReply',
         'assign',
         'cancelScheduled',
         'clearLocationOpeningHours',
@@ -66,8 +67,10 @@ describe('tRPC inbox router', () => {
         'sendScheduledNow',
         'sendSms',
         'sendingWindows',
+        'setAfterHoursReply',
         'setBusinessSendingWindow',
         'setClientOptOut',
+        'setLocale',
         'setLocationSendingWindow',
         'setOpeningHours',
         'setStatus',

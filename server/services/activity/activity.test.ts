@@ -42,7 +42,7 @@ async function sentences(conversation: { businessId: number; id: number; clientI
 
 describe('the activity handler', () => {
   it('is registered with the event log, after outgoing webhooks', () => {
-    expect(EVENT_HANDLERS.map((h) => h.name)).toEqual(['outgoing-webhooks', 'conversation-activity']);
+    expect(EVENT_HANDLERS.map((h) => h.name).slice(0, 2)).toEqual(['outgoing-webhooks', 'conversation-activity']);
     expect(conversationActivityHandler.types).toEqual(ACTIVITY_TYPES);
   });
 

@@ -1,4 +1,5 @@
 import { conversationActivityHandler } from '@/server/services/activity/handler';
+import { afterHoursHandler } from '@/server/services/after-hours/handler';
 import { outgoingWebhooksHandler } from '@/server/services/outgoing-webhooks/handler';
 import type { EventHandler } from './dispatch';
 
@@ -8,4 +9,4 @@ import type { EventHandler } from './dispatch';
  * A feature that reacts to changes adds its handler here; the write paths do not change. Each has
  * its own cursor, named by `name`: a new handler starts at the oldest event the log still keeps.
  */
-export const EVENT_HANDLERS: readonly EventHandler[] = [outgoingWebhooksHandler, conversationActivityHandler];
+export const EVENT_HANDLERS: readonly EventHandler[] = [outgoingWebhooksHandler, conversationActivityHandler, afterHoursHandler];

@@ -123,6 +123,27 @@ function decode(bytes: Buffer | undefined, charset: string | undefined): string 
 }
 
 /**
+ * Why a mail was written by a machine, not a person, or null (RFC 3834 and common practice): an
+ * out-of-office or vacation reply, a bounce, a mailing list or a no-reply sender. Stored on the
+ * inbound message (`provider_metadata.automatic`) so nothing automatic answers it: two auto-answering
+ * systems would otherwise write to each other forever (docs/api.md#after-hours-answer).
+ */
+export function automaticMail(headers: string, sender: string): string | null {
+  const autoSubmitted = headerValue(headers, 'Auto-Submitted');
+  if (autoSubmitted && !/^no\b/i.test(autoSubmitted)) return `Auto-Submitted: ${autoSubmitted.slice(0, 100)}`;
+  const precedence = headerValue(headers, 'Precedence');
+  if (precedence && /^(bulk|auto_reply|list|junk)\b/i.test(precedence)) return `Precedence: ${precedence.slice(0, 100)}`;
+  for (const name of ['List-Id', 'List-Unsubscribe', 'X-Autoreply', 'X-Autorespond']) {
+    if (headerValue(headers, name) !== null) return name;
+  }
+  // A bounce comes from the null sender (`MAIL FROM:<>`).
+  if (!sender) return 'no sender';
+  const local = sender.split('@')[0] ?? '';
+  if (/^(no-?reply|do-?not-?reply|mailer-daemon|postmaster)([+._-]|$)/i.test(local)) return 'no-reply sender';
+  return null;
+}
+
+/**
  * The businesses whose sender addresses the mail was sent to, lowest id first (deterministic): a
  * declared sender address or a business's from_email. One mail can reach several businesses.
  */
@@ -225,6 +246,7 @@ export async function processInboundEmail(
       conversationId = (await ensureConversations(businessId, [clientId], tx)).get(clientId)!;
     }
 
+    const automatic = automaticMail(mail.headers, sender);
     const [row] = await insertMessages(
       [
         {
@@ -246,7 +268,7 @@ export async function processInboundEmail(
           origin: 'webhook',
           provider: 'sendgrid',
           providerMessageId: dedupeKey,
-          providerMetadata: mail.html ? { html: mail.html } : {},
+          providerMetadata: { ...(mail.html ? { html: mail.html } : {}), ...(automatic ? { automatic } : {}) },
           emailMessageId: ownMessageId,
           inReplyTo: references[0] ?? null,
           isRead: false,
