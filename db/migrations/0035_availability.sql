@@ -25,7 +25,7 @@ FROM (
   LEFT JOIN LATERAL (
     SELECT max(r.sent_at) AS at FROM "messages" r
     WHERE r.conversation_id = m.conversation_id AND r.direction = 'outbound' AND r.message_type IN ('TEXT', 'EMAIL')
-      AND r.origin <> 'system' AND r.status NOT IN ('scheduled', 'canceled')
+      AND r.sender_type <> 'system' AND r.status NOT IN ('scheduled', 'canceled')
   ) last_reply ON true
   WHERE m.direction = 'inbound' AND m.message_type IN ('TEXT', 'EMAIL')
     AND (last_reply.at IS NULL OR m.sent_at > last_reply.at)

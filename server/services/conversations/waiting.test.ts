@@ -62,11 +62,13 @@ describe('waiting for a reply', () => {
     await clientTexts(phone, 'HELP');
     const later = new Date(Date.now() + 86_400_000).toISOString();
     expect((await reply(phone, { send_at: later })).status).toBeLessThan(300);
+    // Sent as the system (an integration's reminder; the missed-call and after-hours texts go so too).
+    expect((await reply(phone, { sender_type: 'system', category: 'transactional' })).status).toBeLessThan(300);
     expect((await waitingOf(client.id)).since?.getTime()).toBe(first.since?.getTime());
     const automatic = await db.execute(
-      sql`select 1 from messages where client_id = ${client.id} and direction = 'outbound' and origin = 'system' and message_type = 'TEXT'`,
+      sql`select 1 from messages where client_id = ${client.id} and direction = 'outbound' and sender_type = 'system' and message_type = 'TEXT'`,
     );
-    expect(automatic.length).toBe(1);
+    expect(automatic.length).toBe(2);
 
     // A reply ends it; the client's next text starts it again, at that text.
     expect((await reply(phone)).status).toBeLessThan(300);
@@ -112,22 +114,22 @@ describe('waiting for a reply', () => {
     const kinds = ['TEXT', 'EMAIL', 'CALL', 'NOTE'] as const;
     const rows = kinds.flatMap((messageType) =>
       (['inbound', 'outbound'] as const).flatMap((direction) =>
-        (['send', 'system', 'record'] as const).flatMap((origin) =>
+        (['staff', 'system', 'client'] as const).flatMap((senderType) =>
           (['queued', 'scheduled', 'canceled', 'delivered'] as const).map((status) => ({
             messageType,
             direction,
-            origin,
+            senderType,
             status,
           })),
         ),
       ),
     );
     const values = sql.join(
-      rows.map((r) => sql`(${r.messageType}, ${r.direction}, ${r.origin}, ${r.status})`),
+      rows.map((r) => sql`(${r.messageType}, ${r.direction}, ${r.senderType}, ${r.status})`),
       sql`, `,
     );
     const fromSql = await db.execute<{ waiting: string | null }>(
-      sql`select ${WAITING_EFFECT} as waiting from (values ${values}) as v(message_type, direction, origin, status)`,
+      sql`select ${WAITING_EFFECT} as waiting from (values ${values}) as v(message_type, direction, sender_type, status)`,
     );
     expect(fromSql.map((r) => r.waiting)).toEqual(rows.map(waitingEffect));
     expect(new Set(fromSql.map((r) => r.waiting))).toEqual(new Set(['client', 'reply', null]));

@@ -4,8 +4,8 @@ import type { messages } from '@/db/schema';
 /*
  * Waiting for a reply, defined once (docs/api.md#waiting-for-a-reply). A conversation waits for a
  * staff reply when it is open and the latest of its texts and emails the client can see is the
- * client's. Notes are not seen by the client; automatic answers (origin `system`: the opt-out
- * confirmation, HELP, the missed-call and after-hours texts) answer nobody's question; calls are
+ * client's. Notes are not seen by the client; what the system sends (sender `system`: the opt-out
+ * confirmation, HELP, the missed-call and after-hours texts, an API's reminders) answers nobody's question; calls are
  * conversations of their own (a missed one has its missed-call text). The conversation keeps the
  * answer in `waiting_since`: set by the client's first text or email after a reply, cleared by the
  * next reply, in the transaction that files the message (touchConversations). Assignment's capacity
@@ -22,18 +22,18 @@ export type WaitingEffect = 'client' | 'reply' | null;
 
 /** WAITING_EFFECT of a row about to be inserted (waiting.test.ts checks the two agree). */
 export function waitingEffect(
-  r: Pick<typeof messages.$inferInsert, 'direction' | 'messageType' | 'origin' | 'status'>,
+  r: Pick<typeof messages.$inferInsert, 'direction' | 'messageType' | 'senderType' | 'status'>,
 ): WaitingEffect {
   if (r.messageType !== 'TEXT' && r.messageType !== 'EMAIL') return null;
   if (r.direction === 'inbound') return 'client';
-  if (r.origin === 'system' || r.status === 'scheduled' || r.status === 'canceled') return null;
+  if (r.senderType === 'system' || r.status === 'scheduled' || r.status === 'canceled') return null;
   return 'reply';
 }
 
 /** waitingEffect for an INSERT's RETURNING (unqualified columns of the inserted row). */
 export const WAITING_EFFECT = sql.raw(`(case when message_type not in ('TEXT', 'EMAIL') then null
   when direction = 'inbound' then 'client'
-  when origin = 'system' or status in ('scheduled', 'canceled') then null
+  when sender_type = 'system' or status in ('scheduled', 'canceled') then null
   else 'reply' end)`);
 
 /** The conversation (alias `c` unless given) waits for a staff reply. */

@@ -171,7 +171,7 @@ function withTimelineEvents(insert: SQL, select?: SQL): SQL {
     where m.message_type = 'NOTE' or (m.message_type <> 'CALL' and m.channel is not null)
     order by m.id`;
   const inserted = sql`${insert} returning id, business_id, conversation_id, client_id, channel, message_type, direction,
-    status, origin, staff_id, send_at, ${COUNTS_AS_UNREAD} as unread, ${WAITING_EFFECT} as waiting`;
+    status, origin, sender_type, staff_id, send_at, ${COUNTS_AS_UNREAD} as unread, ${WAITING_EFFECT} as waiting`;
   return select ? sql`with m as (${inserted}), e as (${events}) ${select}` : sql`with m as (${inserted}) ${events}`;
 }
 
