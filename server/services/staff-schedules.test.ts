@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/server/db/client';
 import { businesses, staff } from '@/db/schema';
 import { issueSession } from '@/server/services/auth';
+import { followBusiness } from '@/server/testing/business-events';
 import { createClient, createConversation, createLocation, createStaff, createTenant } from '@/server/testing/factories';
 import { api, deleteJson, getJson, jsonOf, locs, putJson, restTenant, type RestTenant } from '@/server/testing/http';
 
@@ -231,6 +232,22 @@ describe('availability', () => {
       { data: { staff_id: member.id, away: true }, actor_type: 'staff', actor_staff_id: member.id },
       { data: { staff_id: member.id, away: false }, actor_type: 'api', actor_staff_id: null },
     ]);
+  });
+
+  it('reaches the inbox’s live stream as a `staff.updated` frame', async () => {
+    const b = await createTenant();
+    const stream = followBusiness(b.business.id, b.business.id);
+    try {
+      expect(await stream.joined).toBe(true);
+      await putJson(
+        `/api/v1/businesses/${b.business.id}/staffs/${b.owner.id}/availability`,
+        { 'x-api-key': b.apiKey },
+        { away: true },
+      );
+      expect(await stream.next()).toMatchObject({ type: 'staff.updated', businessId: b.business.id, conversationIds: [] });
+    } finally {
+      stream.stop();
+    }
   });
 
   it('a session sets its own Away and schedule; a colleague’s, and capacities, take an owner or manager', async () => {

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
 import { conversations, staff } from '@/db/schema';
 import { AppError } from '@/server/errors';
@@ -22,7 +22,7 @@ const iso = (d: Date | null) => d?.toISOString() ?? null;
 /** A staff member of the business, active or not (404 otherwise): what their schedule and availability are read from. */
 export async function staffOf(businessId: number, staffId: number, tx: Tx = db) {
   const [row] = await tx
-    .select({ id: staff.id, locationId: staff.locationId, active: staff.active, schedule: staff.schedule })
+    .select({ id: staff.id, name: staff.name, locationId: staff.locationId, active: staff.active, schedule: staff.schedule })
     .from(staff)
     .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId)));
   if (!row) throw AppError.notFound('Staff');
@@ -41,10 +41,10 @@ function workingHours(schedule: Schedule | null, workplace: AppliedOpeningHours)
   };
 }
 
-/** GET …/staffs/{staff_id}/schedule: the schedule in force, whose it is, and the clock's reading at `at`. */
-export async function getStaffSchedule(businessId: number, staffId: number, at: Date = new Date(), tx: Tx = db) {
-  const row = await staffOf(businessId, staffId, tx);
-  const workplace = await openingHoursOf(businessId, row.locationId, tx);
+type StaffRow = { id: number; name: string; locationId: number | null; schedule: Schedule | null };
+
+/** A staff member's schedule as the API answers it: the hours in force, whose, and the clock's reading at `at`. */
+function scheduleView(businessId: number, row: StaffRow, workplace: AppliedOpeningHours, at: Date) {
   const { source, hours } = workingHours(row.schedule, workplace);
   const clock = openingClock(hours);
   return {
@@ -61,6 +61,26 @@ export async function getStaffSchedule(businessId: number, staffId: number, at: 
       next_shift_end: iso(clock.nextClosing(at)),
     },
   };
+}
+
+/** GET …/staffs/{staff_id}/schedule: the schedule in force, whose it is, and the clock's reading at `at`. */
+export async function getStaffSchedule(businessId: number, staffId: number, at: Date = new Date(), tx: Tx = db) {
+  const row = await staffOf(businessId, staffId, tx);
+  return scheduleView(businessId, row, await openingHoursOf(businessId, row.locationId, tx), at);
+}
+
+/** The inbox's Staff schedules page: each active staff member's schedule, by name, read now. */
+export async function staffSchedules(businessId: number, tx: Tx = db) {
+  const [rows, hours] = await Promise.all([
+    tx
+      .select({ id: staff.id, name: staff.name, locationId: staff.locationId, schedule: staff.schedule })
+      .from(staff)
+      .where(and(eq(staff.businessId, businessId), eq(staff.active, true)))
+      .orderBy(asc(staff.name), asc(staff.id)),
+    businessOpeningHours(businessId, tx),
+  ]);
+  const now = new Date();
+  return rows.map((r) => ({ name: r.name, ...scheduleView(businessId, r, hours.forLocation(r.locationId), now) }));
 }
 
 /**

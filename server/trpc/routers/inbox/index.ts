@@ -1,5 +1,6 @@
 import { router } from '../../init';
 import { activityProcedures } from './activity';
+import { availabilityProcedures } from './availability';
 import { clientProcedures } from './clients';
 import { clientProfileProcedures } from './client-profile';
 import { conversationProcedures } from './conversations';
@@ -26,6 +27,7 @@ export const inboxRouter = router({
   ...clientProfileProcedures,
   ...settingsProcedures,
   ...openingHoursProcedures,
+  ...availabilityProcedures,
   ...webhookProcedures,
   ...eventProcedures,
   ...activityProcedures,
