@@ -67,6 +67,10 @@ describe('a staff member’s schedule', () => {
     expect(own.body.weekly.saturday).toEqual([{ start: '22:00', end: '06:00', overnight: true }]);
     expect(own.body.weekly.monday).toEqual([]);
 
+    // An empty week is a schedule of their own with no shifts, not the location's hours.
+    const none = await putJson(path, t.key, { weekly: {} });
+    expect(none.body).toMatchObject({ source: 'own', status: { on_shift: false, next_shift_start: null } });
+
     const back = await deleteJson(path, t.key);
     expect(back.status).toBe(200);
     expect(back.body.source).toBe('location');
