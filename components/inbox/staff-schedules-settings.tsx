@@ -162,7 +162,7 @@ function CapacityForm({ staffId }: { staffId: number }) {
           max={MAX_CAPACITY}
           step={1}
           value={value}
-          placeholder={current.capacity_source === 'business' ? `${current.capacity} (business default)` : ''}
+          placeholder={current.capacity_source === 'business' ? String(current.capacity) : ''}
           onChange={(e) => setDraft(e.target.value)}
         />
       </label>{' '}
