@@ -1,7 +1,8 @@
 'use client';
-import { useState, type ReactNode } from 'react';
+import { Fragment, useState, type ReactNode } from 'react';
 import { SearchField } from '@/components/shared/search-field';
 import { trpc } from '@/components/trpc/client';
+import { groupByAvailability, useAvailability } from './availability';
 import { splitMatches } from './format';
 import styles from './inbox.module.css';
 import { LabelEditor } from './label-editor';
@@ -36,6 +37,7 @@ export function ConversationHeader({
 }) {
   const utils = trpc.useUtils();
   const staff = trpc.inbox.staff.useQuery(undefined, { staleTime: 300_000 });
+  const availability = useAvailability();
   const refresh = { onSettled: () => void utils.inbox.invalidate() };
   const setStatus = trpc.inbox.setStatus.useMutation(refresh);
   const assign = trpc.inbox.assign.useMutation(refresh);
@@ -77,13 +79,23 @@ export function ConversationHeader({
             onChange={(e) => assign.mutate({ conversationId: id, staffId: e.target.value ? Number(e.target.value) : null })}
           >
             <option value="">Unassigned</option>
-            {staff.data?.staffs
-              .filter((s) => s.active || s.staff_id === c.assigned_staff_id)
-              .map((s) => (
+            {groupByAvailability(
+              (staff.data?.staffs ?? []).filter((s) => s.active || s.staff_id === c.assigned_staff_id),
+              availability.data?.staff,
+            ).map((group) => {
+              const options = group.staff.map((s) => (
                 <option key={s.staff_id} value={s.staff_id}>
                   {s.staff_id === me.staffId ? `${s.staff_name} (me)` : s.staff_name}
                 </option>
-              ))}
+              ));
+              return group.label ? (
+                <optgroup key={group.label} label={group.label}>
+                  {options}
+                </optgroup>
+              ) : (
+                <Fragment key="all">{options}</Fragment>
+              );
+            })}
           </select>
           <label className={styles.srOnly} htmlFor={`status-${id}`}>
             Pending or snooze

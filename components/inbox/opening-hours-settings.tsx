@@ -39,8 +39,11 @@ const STARTING_POINT = Object.fromEntries(
   WEEKDAYS.map((d) => [d, d === 'saturday' || d === 'sunday' ? [] : [NEW_INTERVAL]]),
 ) as Record<Weekday, Interval[]>;
 
+/** What the editor starts from: a stored schedule (`source` names whose; `default`: none set). */
+type Hours = Pick<View, 'weekly' | 'exceptions'> & { source: string };
+
 let keys = 0;
-function draftOf(view: View): Draft {
+function draftOf(view: Hours): Draft {
   if (view.source === 'default') return { weekly: STARTING_POINT, exceptions: [] };
   return {
     weekly: Object.fromEntries(WEEKDAYS.map((d) => [d, view.weekly[d].map(shown)])) as Record<Weekday, Interval[]>,
@@ -155,9 +158,10 @@ export function OpeningHoursSettings() {
   );
 }
 
-function HoursForm(props: {
+/** The schedule editor, also a staff member's on the Staff schedules page (staff-schedules-settings.tsx). */
+export function HoursForm(props: {
   label: string;
-  view: View;
+  view: Hours;
   saving: boolean;
   saved: boolean;
   error: { message: string; data?: unknown } | null;

@@ -2,13 +2,15 @@
 import type { ComponentProps, RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { WEBHOOK_MANAGER_ROLES } from '@/server/shared/outgoing-webhooks';
+import { AvailabilityBar } from './availability';
 import { GlobalSearch } from './global-search';
 import styles from './inbox.module.css';
 import type { Me } from './types';
 
 /**
  * Business name, New message (`n`), the search for clients and messages (`/`, global-search.tsx), the
- * settings pages' menu (Webhooks only for the roles that may use it), who is signed in, sign out.
+ * settings pages' menu (Webhooks only for the roles that may use it), the Away switch and the team's
+ * states (availability.tsx), who is signed in, sign out.
  */
 export function TopBar({
   me,
@@ -44,9 +46,11 @@ export function TopBar({
           <a href="/settings/opening-hours">Opening hours</a>
           <a href="/settings/after-hours">After-hours answer</a>
           <a href="/settings/quiet-hours">Quiet hours</a>
+          <a href="/settings/staff-schedules">Staff schedules</a>
           {(WEBHOOK_MANAGER_ROLES as readonly string[]).includes(me.role) ? <a href="/settings/webhooks">Webhooks</a> : null}
         </nav>
       </details>
+      <AvailabilityBar me={me} />
       <span className={styles.me} data-testid="signed-in-as">
         Signed in as {me.staffName}
       </span>

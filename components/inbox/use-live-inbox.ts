@@ -45,6 +45,11 @@ export function useLiveInbox(openConversationId: number | null) {
         void utils.inbox.invalidate();
         return;
       }
+      // A colleague went Away or came back: only the states shown change (the top bar, the picker).
+      if (event.type === 'staff.updated') {
+        void utils.inbox.availability.invalidate();
+        return;
+      }
       const p = pending.current;
       if (event.type === 'message.created') p.newMessage = true;
       for (const id of event.conversationIds) p.conversations.add(id);

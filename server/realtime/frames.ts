@@ -12,6 +12,8 @@ export type InboxEvent =
   | { type: 'message.status'; businessId: number; conversationIds: number[]; messageIds: number[] }
   | { type: 'conversation.updated'; businessId: number; conversationIds: number[] }
   | { type: 'client.updated'; businessId: number; conversationIds: number[]; clientIds: number[] }
+  // A colleague's availability changed: the inbox reloads the states it shows (no conversation touched).
+  | { type: 'staff.updated'; businessId: number; conversationIds: number[] }
   | { type: 'refetch'; businessId: number; conversationIds: number[] };
 
 type FrameType = Exclude<InboxEvent['type'], 'refetch'>;
@@ -42,8 +44,7 @@ const FRAME_OF = {
   'client.opted_out': 'client.updated',
   'client.opted_in': 'client.updated',
   'consent.recorded': 'client.updated',
-  // The inbox's colleagues' states: not streamed yet.
-  'staff.availability_changed': null,
+  'staff.availability_changed': 'staff.updated',
   'webhook_endpoint.disabled': null,
 } as const satisfies Record<EventType, FrameType | null>;
 
@@ -67,7 +68,7 @@ export function frameOf(row: EventRow): InboxEvent | null {
   if (type === null) return null;
   const businessId = row.business_id;
   const conversationIds = row.conversation_id === null ? [] : [row.conversation_id];
-  if (type === 'conversation.updated') return { type, businessId, conversationIds };
+  if (type === 'conversation.updated' || type === 'staff.updated') return { type, businessId, conversationIds };
   if (type === 'client.updated') {
     const clientIds = row.client_ids ?? (row.client_id === null ? [] : [row.client_id]);
     return { type, businessId, conversationIds, clientIds };

@@ -79,3 +79,12 @@ export async function requireRole(caller: Caller, roles: readonly StaffRole[], t
     throw new AppError('forbidden', `This needs the ${roles.join(' or ')} role; ask an owner of the business`);
   }
 }
+
+/**
+ * A change to one staff member (their schedule, their Away switch): their own session may make it;
+ * a colleague's session needs one of `roles`; an API key acts for the business and may.
+ */
+export async function requireSelfOrRole(caller: Caller, staffId: number, roles: readonly StaffRole[], tx: Tx = db) {
+  if (caller.kind === 'session' && caller.staffId === staffId) return;
+  await requireRole(caller, roles, tx);
+}

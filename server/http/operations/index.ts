@@ -11,6 +11,7 @@ import * as openingHours from './opening-hours';
 import * as optOuts from './opt-outs';
 import * as savedReplies from './saved-replies';
 import * as search from './search';
+import * as staffAvailability from './staff-availability';
 import * as voice from './voice';
 import * as webhooks from './webhooks';
 import * as outgoingWebhooks from './outgoing-webhooks';
@@ -21,6 +22,7 @@ export const operations: Operation[] = [
   ...Object.values(auth),
   ...Object.values(businesses),
   ...Object.values(openingHours),
+  ...Object.values(staffAvailability),
   ...Object.values(conversations),
   ...Object.values(consents),
   ...Object.values(optOuts),
