@@ -5,6 +5,7 @@ import { MAX_ATTACHMENT_BYTES, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
 import { formatInZone, fromLocalInput, quickPicks } from '@/server/shared/zoned-time';
 import { clockOf, localMinute, nextOpening, windowOpen } from '@/server/shared/quiet-hours';
+import { CollisionNotice, useCollisionGuard } from './collision';
 import { describeError } from './format';
 import styles from './inbox.module.css';
 import { actionLabel, textCount, whenWords } from './plain-words';
@@ -76,6 +77,7 @@ export function Composer({
   const quiet = useQuietHours(conversationId, mode === 'sms');
   const [overrideQuietHours, setOverrideQuietHours] = useState(false);
   const pictures = usePictureAttachments();
+  const collision = useCollisionGuard(conversationId);
 
   /** Puts a saved reply, resolved for this conversation, where the picker was opened. */
   async function insertSavedReply(savedReplyId: number, { range }: PickerState) {
@@ -140,9 +142,11 @@ export function Composer({
   // not live, waits for the window to open unless staff tick "Send now anyway".
   const heldUntil = mode === 'sms' && !sendAt && quiet?.holds ? quiet.opensAt : null;
   const busy = sendSms.isPending || sendEmail.isPending || addNote.isPending;
+  const failed = sendSms.error ?? sendEmail.error ?? addNote.error;
+  // A send the collision guard held shows its notice instead (CollisionNotice).
   const error =
     localError ??
-    describeError(sendSms.error ?? sendEmail.error ?? addNote.error, {
+    describeError(collision.held ? null : failed, {
       send_at: 'Send time',
       media_ids: 'Pictures',
       message: 'Message',
@@ -176,10 +180,14 @@ export function Composer({
     (later.choice !== 'custom' || sendAt !== null) &&
     (later.choice === 'now' || later.ready);
 
-  function send() {
+  /** `anyway`: the collision notice's Send anyway (docs/api.md#collision-guard). */
+  function send(anyway = false) {
     if (!canSend) return;
     setLocalError(null);
+    const guard = collision.guard(anyway);
+    collision.clear();
     const done = {
+      onError: (err: { message: string; data?: unknown }) => collision.onError(err),
       onSuccess: () => {
         setText('');
         setSubject('');
@@ -196,7 +204,7 @@ export function Composer({
     const mediaIds = pictures.mediaIds.length ? { media_ids: pictures.mediaIds } : {};
     if (mode === 'sms') {
       const quietHours = heldUntil && overrideQuietHours ? { override_quiet_hours: true } : {};
-      sendSms.mutate({ conversationId, message: text, ...mediaIds, ...schedule, ...quietHours }, done);
+      sendSms.mutate({ conversationId, message: text, ...mediaIds, ...schedule, ...quietHours, ...guard }, done);
     } else if (mode === 'note') addNote.mutate({ conversationId, content: text }, done);
     else {
       const ccList = cc
@@ -211,6 +219,7 @@ export function Composer({
           cc_email: ccList.length ? ccList : undefined,
           attachments: attachments.length ? attachments : undefined,
           ...schedule,
+          ...guard,
         },
         done,
       );
@@ -427,6 +436,7 @@ export function Composer({
           </label>
         </div>
       ) : null}
+      <CollisionNotice guard={collision} busy={busy} onSendAnyway={() => send(true)} />
       {error ? (
         <p role="alert" className={styles.error} style={{ margin: 0, fontSize: 13 }}>
           {error}
