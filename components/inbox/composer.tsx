@@ -7,6 +7,7 @@ import { formatInZone, fromLocalInput, quickPicks } from '@/server/shared/zoned-
 import { clockOf, localMinute, nextOpening, windowOpen } from '@/server/shared/quiet-hours';
 import { CollisionNotice, useCollisionGuard } from './collision';
 import { describeError } from './format';
+import { MentionList, mentionBoxProps, useMentionPicker } from './mention-picker';
 import styles from './inbox.module.css';
 import { actionLabel, textCount, whenWords } from './plain-words';
 import own from './texts.module.css';
@@ -78,6 +79,14 @@ export function Composer({
   const [overrideQuietHours, setOverrideQuietHours] = useState(false);
   const pictures = usePictureAttachments();
   const collision = useCollisionGuard(conversationId);
+  const mention = useMentionPicker(mode === 'note');
+  /** Puts the chosen colleague's name where `@…` was typed (docs/api.md#mentions). */
+  function chooseMention(index: number) {
+    const next = mention.choose(index, text);
+    if (!next) return;
+    setText(next.text);
+    requestAnimationFrame(() => composerRef.current?.setSelectionRange(next.caret, next.caret));
+  }
 
   /** Puts a saved reply, resolved for this conversation, where the picker was opened. */
   async function insertSavedReply(savedReplyId: number, { range }: PickerState) {
@@ -196,6 +205,7 @@ export function Composer({
         setFileInputKey((k) => k + 1);
         setOverrideQuietHours(false);
         if (mode === 'sms') pictures.clear();
+        mention.reset();
         later.reset();
       },
     };
@@ -205,8 +215,10 @@ export function Composer({
     if (mode === 'sms') {
       const quietHours = heldUntil && overrideQuietHours ? { override_quiet_hours: true } : {};
       sendSms.mutate({ conversationId, message: text, ...mediaIds, ...schedule, ...quietHours, ...guard }, done);
-    } else if (mode === 'note') addNote.mutate({ conversationId, content: text }, done);
-    else {
+    } else if (mode === 'note') {
+      const mentions = mention.mentionsIn(text);
+      addNote.mutate({ conversationId, content: text, ...(mentions.length ? { mentions } : {}) }, done);
+    } else {
       const ccList = cc
         .split(/[,;\s]+/)
         .map((s) => s.trim())
@@ -309,8 +321,11 @@ export function Composer({
         }
         value={text}
         disabled={Boolean(blocked)}
+        {...(mode === 'note' ? mentionBoxProps(mention) : {})}
+        onSelect={(e) => mention.follow(e.currentTarget)}
         onChange={(e) => {
           setText(e.target.value);
+          mention.follow(e.target);
           const slash = slashQuery(e.target);
           if (slash) picker.open({ query: slash.query, from: 'slash', range: { start: slash.start, end: slash.end } });
           else if (picker.state?.from === 'slash') picker.open(null);
@@ -324,6 +339,7 @@ export function Composer({
         }}
         onKeyDown={(e) => {
           if (picker.state?.from === 'slash' && picker.onKey(e)) return;
+          if (mention.onKey(e, chooseMention)) return;
           if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
             e.preventDefault();
             send();
@@ -331,6 +347,7 @@ export function Composer({
         }}
       />
       <SavedReplyPicker picker={picker} />
+      <MentionList picker={mention} onChoose={chooseMention} />
       {withPictures ? <PicturePreviews state={pictures} /> : null}
       {unresolved.length ? (
         <p className={styles.disabledReason} role="note" data-testid="composer-unresolved">

@@ -1,6 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
-import { addStaff, clientTexted, database } from './support';
+import { addStaff, clientTexted, database, staffLoginUrl } from './support';
 
 /**
  * The collision guard (docs/api.md#collision-guard): two staff of one business, each in their own
@@ -16,11 +16,6 @@ test('A and B reply at once: the second gets the collision notice, then sends an
   test.setTimeout(60_000);
   const { client } = await clientTexted(request, tenant.businessId, 'Rosa Díaz', 'Can I move my 3pm to 4?');
   const colleague = await addStaff(tenant.businessId, 'Sam Stylist');
-  const login = await request.post('/api/v1/auth/token', {
-    headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },
-    data: { business_id: tenant.businessId, staff_id: colleague },
-  });
-  expect(login.status(), await login.text()).toBe(200);
 
   const colleagueContext = await browser.newContext();
   const b = await colleagueContext.newPage();
@@ -31,7 +26,7 @@ test('A and B reply at once: the second gets the collision notice, then sends an
     await expect(p.getByRole('log', { name: 'Messages' })).toContainText('Can I move my 3pm to 4?');
   };
   await open(page, tenant.loginUrl);
-  await open(b, ((await login.json()) as { login_url: string }).login_url);
+  await open(b, await staffLoginUrl(request, tenant.businessId, colleague));
 
   const replies = new Map([
     [page, 'Yes, 4pm works!'],
