@@ -31,8 +31,15 @@ test('A mentions B in a note; B finds it under Mentions until B opens it', async
 
   const sql = database();
   try {
-    const rows = await sql`select staff_id, seen_at from note_mentions where business_id = ${tenant.businessId}`;
-    expect(rows.map((r) => [r.staff_id, r.seen_at])).toEqual([[colleague, null]]);
+    // The timeline shows the note before the server has stored it (optimistic): wait for the row.
+    await expect
+      .poll(async () =>
+        (await sql`select staff_id, seen_at from note_mentions where business_id = ${tenant.businessId}`).map((r) => [
+          r.staff_id,
+          r.seen_at,
+        ]),
+      )
+      .toEqual([[colleague, null]]);
   } finally {
     await sql.end();
   }
