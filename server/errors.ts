@@ -38,7 +38,12 @@ export class AppError extends Error {
   constructor(
     readonly code: AppErrorCode,
     message: string,
-    readonly extra: { issues?: ValidationIssue[]; retryAfterSeconds?: number } = {},
+    readonly extra: {
+      issues?: ValidationIssue[];
+      retryAfterSeconds?: number;
+      /** More fields of the answer's body beside `detail` (the collision guard's `new_message_ids`). */
+      fields?: Record<string, unknown>;
+    } = {},
   ) {
     super(message);
     this.name = 'AppError';

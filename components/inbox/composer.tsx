@@ -5,7 +5,9 @@ import { MAX_ATTACHMENT_BYTES, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
 import { formatInZone, fromLocalInput, quickPicks } from '@/server/shared/zoned-time';
 import { clockOf, localMinute, nextOpening, windowOpen } from '@/server/shared/quiet-hours';
+import { CollisionNotice, useCollisionGuard } from './collision';
 import { describeError } from './format';
+import { MentionList, mentionBoxProps, useMentionPicker } from './mention-picker';
 import styles from './inbox.module.css';
 import { actionLabel, textCount, whenWords } from './plain-words';
 import own from './texts.module.css';
@@ -76,6 +78,15 @@ export function Composer({
   const quiet = useQuietHours(conversationId, mode === 'sms');
   const [overrideQuietHours, setOverrideQuietHours] = useState(false);
   const pictures = usePictureAttachments();
+  const collision = useCollisionGuard(conversationId);
+  const mention = useMentionPicker(mode === 'note');
+  /** Puts the chosen colleague's name where `@…` was typed (docs/api.md#mentions). */
+  function chooseMention(index: number) {
+    const next = mention.choose(index, text);
+    if (!next) return;
+    setText(next.text);
+    requestAnimationFrame(() => composerRef.current?.setSelectionRange(next.caret, next.caret));
+  }
 
   /** Puts a saved reply, resolved for this conversation, where the picker was opened. */
   async function insertSavedReply(savedReplyId: number, { range }: PickerState) {
@@ -140,9 +151,11 @@ export function Composer({
   // not live, waits for the window to open unless staff tick "Send now anyway".
   const heldUntil = mode === 'sms' && !sendAt && quiet?.holds ? quiet.opensAt : null;
   const busy = sendSms.isPending || sendEmail.isPending || addNote.isPending;
+  const failed = sendSms.error ?? sendEmail.error ?? addNote.error;
+  // A send the collision guard held shows its notice instead (CollisionNotice).
   const error =
     localError ??
-    describeError(sendSms.error ?? sendEmail.error ?? addNote.error, {
+    describeError(collision.held ? null : failed, {
       send_at: 'Send time',
       media_ids: 'Pictures',
       message: 'Message',
@@ -176,10 +189,14 @@ export function Composer({
     (later.choice !== 'custom' || sendAt !== null) &&
     (later.choice === 'now' || later.ready);
 
-  function send() {
+  /** `anyway`: the collision notice's Send anyway (docs/api.md#collision-guard). */
+  function send(anyway = false) {
     if (!canSend) return;
     setLocalError(null);
+    const guard = collision.guard(anyway);
+    collision.clear();
     const done = {
+      onError: (err: { message: string; data?: unknown }) => collision.onError(err),
       onSuccess: () => {
         setText('');
         setSubject('');
@@ -188,6 +205,7 @@ export function Composer({
         setFileInputKey((k) => k + 1);
         setOverrideQuietHours(false);
         if (mode === 'sms') pictures.clear();
+        mention.reset();
         later.reset();
       },
     };
@@ -196,9 +214,11 @@ export function Composer({
     const mediaIds = pictures.mediaIds.length ? { media_ids: pictures.mediaIds } : {};
     if (mode === 'sms') {
       const quietHours = heldUntil && overrideQuietHours ? { override_quiet_hours: true } : {};
-      sendSms.mutate({ conversationId, message: text, ...mediaIds, ...schedule, ...quietHours }, done);
-    } else if (mode === 'note') addNote.mutate({ conversationId, content: text }, done);
-    else {
+      sendSms.mutate({ conversationId, message: text, ...mediaIds, ...schedule, ...quietHours, ...guard }, done);
+    } else if (mode === 'note') {
+      const mentions = mention.mentionsIn(text);
+      addNote.mutate({ conversationId, content: text, ...(mentions.length ? { mentions } : {}) }, done);
+    } else {
       const ccList = cc
         .split(/[,;\s]+/)
         .map((s) => s.trim())
@@ -211,6 +231,7 @@ export function Composer({
           cc_email: ccList.length ? ccList : undefined,
           attachments: attachments.length ? attachments : undefined,
           ...schedule,
+          ...guard,
         },
         done,
       );
@@ -300,8 +321,11 @@ export function Composer({
         }
         value={text}
         disabled={Boolean(blocked)}
+        {...(mode === 'note' ? mentionBoxProps(mention) : {})}
+        onSelect={(e) => mention.follow(e.currentTarget)}
         onChange={(e) => {
           setText(e.target.value);
+          mention.follow(e.target);
           const slash = slashQuery(e.target);
           if (slash) picker.open({ query: slash.query, from: 'slash', range: { start: slash.start, end: slash.end } });
           else if (picker.state?.from === 'slash') picker.open(null);
@@ -315,6 +339,7 @@ export function Composer({
         }}
         onKeyDown={(e) => {
           if (picker.state?.from === 'slash' && picker.onKey(e)) return;
+          if (mention.onKey(e, chooseMention)) return;
           if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
             e.preventDefault();
             send();
@@ -322,6 +347,7 @@ export function Composer({
         }}
       />
       <SavedReplyPicker picker={picker} />
+      <MentionList picker={mention} onChoose={chooseMention} />
       {withPictures ? <PicturePreviews state={pictures} /> : null}
       {unresolved.length ? (
         <p className={styles.disabledReason} role="note" data-testid="composer-unresolved">
@@ -427,6 +453,7 @@ export function Composer({
           </label>
         </div>
       ) : null}
+      <CollisionNotice guard={collision} busy={busy} onSendAnyway={() => send(true)} />
       {error ? (
         <p role="alert" className={styles.error} style={{ margin: 0, fontSize: 13 }}>
           {error}

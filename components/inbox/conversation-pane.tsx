@@ -57,6 +57,21 @@ export function ConversationPane({
     if (unread > 0) markAllRead(conversationId);
   }, [unread, conversationId]);
 
+  // docs/api.md#mentions: opening a conversation sees my mentions in it, and so does a note that
+  // mentions me arriving while it is open (its latest message moves).
+  const seeMentions = trpc.inbox.seeMentions.useMutation({
+    onSuccess: ({ seen }) => {
+      if (seen === 0) return;
+      void utils.inbox.list.invalidate();
+      void utils.inbox.filters.invalidate();
+    },
+  });
+  const latest = details.data?.last_message_id ?? null;
+  const see = useEffectEvent((id: number) => seeMentions.mutate({ conversationId: id }));
+  useEffect(() => {
+    see(conversationId);
+  }, [latest, conversationId]);
+
   if (details.isPending)
     return (
       <p role="status" className={styles.state}>

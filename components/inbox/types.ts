@@ -25,11 +25,13 @@ export type View = {
   possibleOptOut?: boolean;
   /** Conversations with flagged messages, whatever their status: where a flagged message is found again. */
   flagged?: boolean;
+  /** Conversations where I was @mentioned in a note I have not opened, whatever their status (docs/api.md#mentions). */
+  mentioned?: boolean;
 };
 
 export function listInput(view: View): ListInput {
   return {
-    status: view.flagged ? undefined : [view.status],
+    status: view.flagged || view.mentioned ? undefined : [view.status],
     assignment: view.assignment,
     channel: view.channel,
     location_id: view.location_id,
@@ -37,6 +39,7 @@ export function listInput(view: View): ListInput {
     unread: view.unread ? 'true' : undefined,
     possible_opt_out: view.possibleOptOut ? 'true' : undefined,
     flagged: view.flagged ? 'true' : undefined,
+    mentioned: view.mentioned || undefined,
     page_size: 50,
   };
 }

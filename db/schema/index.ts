@@ -16,3 +16,4 @@ export * from './events';
 export * from './webhook-endpoints';
 export * from './conversation-activities';
 export * from './opening-hours';
+export * from './note-mentions';

@@ -124,3 +124,13 @@ export async function inboundEmail(
   });
   if (!res.ok()) throw new Error(`inbound email answered ${res.status()}: ${await res.text()}`);
 }
+
+/** A one-time login link for a staff member (a second browser context signs in as a colleague with it). */
+export async function staffLoginUrl(request: APIRequestContext, businessId: number, staffId: number): Promise<string> {
+  const res = await request.post('/api/v1/auth/token', {
+    headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },
+    data: { business_id: businessId, staff_id: staffId },
+  });
+  if (!res.ok()) throw new Error(`auth/token answered ${res.status()}: ${await res.text()}`);
+  return ((await res.json()) as { login_url: string }).login_url;
+}

@@ -120,6 +120,10 @@ async function seed(): Promise<Pools> {
     location_id: (onboarded.body.locations as { location_id: number }[]).map((l) => l.location_id),
     message_id: [...sms.body.message_ids, ...email.body.message_ids],
     message_ids: [...sms.body.message_ids],
+    // A note's @mentions (docs/api.md#mentions): the business's active staff.
+    mentions: (onboarded.body.staff as { staff_id: number }[]).map((s) => s.staff_id),
+    // The collision guard's mark (docs/api.md#collision-guard): a message the business has, or 0.
+    last_seen_message_id: [0, ...sms.body.message_ids, ...email.body.message_ids],
     saved_reply_id: replies.map((r) => r.body.saved_reply_id as number),
     request_id: [sms.body.request_id, email.body.request_id],
     to_number: ['+14155550201', '+14155550202', '(415) 555-0203'],

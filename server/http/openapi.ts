@@ -77,7 +77,10 @@ function register(registry: OpenAPIRegistry, op: Operation) {
         ? { description: 'Validation error', content: { 'application/json': { schema: HTTPValidationError } } }
         : status === 431
           ? { description: ERROR_DESCRIPTIONS[431]! }
-          : { description: ERROR_DESCRIPTIONS[status] ?? 'Error', content: { 'application/json': { schema: ErrorResponse } } };
+          : {
+              description: ERROR_DESCRIPTIONS[status] ?? 'Error',
+              content: { 'application/json': { schema: (status === 409 && op.conflictResponse) || ErrorResponse } },
+            };
   }
   registry.registerPath({
     method: op.method,

@@ -66,6 +66,8 @@ export type Operation<
   docBody?: z.ZodType;
   /** Body size limit in bytes (413 past it); 10 MiB unless an operation needs less (webhooks). */
   maxBodyBytes?: number;
+  /** The 409's body when it says more than `detail` (the collision guard's CollisionResponse). */
+  conflictResponse?: z.ZodType;
   /** Statuses besides 200 worth listing in the docs. */
   errors?: number[];
 };

@@ -238,7 +238,7 @@ export function errorResponse(err: unknown, requestId: string, log: Logger): Res
     if (err.code === 'validation') return json(status, { detail: err.extra.issues ?? [] });
     const headers: Record<string, string> = {};
     if (err.extra.retryAfterSeconds !== undefined) headers['Retry-After'] = String(err.extra.retryAfterSeconds);
-    return json(status, { detail: err.message }, headers);
+    return json(status, { detail: err.message, ...err.extra.fields }, headers);
   }
   if (isDatabaseUnavailable(err)) {
     log.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'database unavailable');

@@ -21,6 +21,7 @@ import {
   timestampOut,
 } from './common';
 import { MessageItem } from './messages';
+import { MAX_NOTE_MENTIONS } from '@/server/shared/limits';
 import { SendingWindowOut } from './sending-windows';
 
 export const LocationResponse = z
@@ -156,8 +157,16 @@ export const ConversationFilters = z
 
 export const ConversationMessagesQuery = z.object({ filter: MessageFilterType.default('all'), ...paginationQuery });
 
+/** The staff a note @mentions (docs/api.md#mentions): active staff of the business, each a 422 otherwise. */
+export const noteMentionIds = z
+  .array(id)
+  .max(MAX_NOTE_MENTIONS)
+  .meta({
+    description: `Staff the note @mentions (up to ${MAX_NOTE_MENTIONS}), each an active staff member of this business (422 naming the entry otherwise); a repeated id counts once. Stored with the note and named by its note.created event.`,
+  });
+
 export const NoteRequest = z
-  .object({ content: z.string().trim().min(1).max(5000), staff_id: actingStaffId })
+  .object({ content: z.string().trim().min(1).max(5000), staff_id: actingStaffId, mentions: noteMentionIds.optional() })
   .meta({ id: 'NoteRequest' });
 
 export const MessageResponse = z.object({ success: z.boolean(), data: MessageItem }).meta({ id: 'MessageResponse' });

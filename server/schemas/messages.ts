@@ -20,6 +20,7 @@ import {
   isoTimestamp,
   MAX_PAGE,
   paginationQuery,
+  ErrorResponse,
   timestampOut,
   UpdateSuccessResponse,
 } from './common';
@@ -102,6 +103,23 @@ const sendLater = {
       'With send_at: cancel the scheduled message when the client writes in before it goes (default true). Ignored without send_at.',
   }),
 };
+
+/**
+ * The collision guard (docs/api.md#collision-guard): the newest message the sender had seen. A
+ * message id (a PostgreSQL bigint), so bounded by what a JSON number holds exactly rather than by
+ * the int32 of other ids; 0 says the sender saw none. Queue requests only.
+ */
+const LAST_SEEN_MESSAGE = `must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}`;
+export const lastSeenMessageId = z
+  .number({ error: LAST_SEEN_MESSAGE })
+  .int(LAST_SEEN_MESSAGE)
+  .min(0, LAST_SEEN_MESSAGE)
+  .max(Number.MAX_SAFE_INTEGER, LAST_SEEN_MESSAGE)
+  .meta({
+    description:
+      "Collision guard: the newest message id the sender had seen (0: none). When a client message or another sender's reply reached a recipient's conversation after it, nothing is queued: 409 with `new_message_ids`. Omitted: no check.",
+  });
+const collisionGuard = { last_seen_message_id: lastSeenMessageId.optional() };
 
 function requireFields(
   item: Record<string, unknown>,
@@ -270,6 +288,7 @@ export const SendSmsRequest = z
   .object({
     ...envelope,
     ...sendLater,
+    ...collisionGuard,
     override_quiet_hours: z.boolean().optional().meta({
       description:
         "true: send now even where it is outside the recipient's sending window (docs: Quiet hours). Default false: a campaign, reminder, transactional, marketing or review-request text queued then is scheduled for the window's next opening.",
@@ -282,7 +301,7 @@ export const RecordSmsRequest = z
   .object({ ...envelope, from_number: phone.optional(), messages: items(RecordMessageItem) })
   .meta({ id: 'RecordSmsRequest' });
 export const SendEmailRequest = z
-  .object({ ...envelope, ...sendLater, from_email: email.optional(), messages: items(EmailMessageItem) })
+  .object({ ...envelope, ...sendLater, ...collisionGuard, from_email: email.optional(), messages: items(EmailMessageItem) })
   .meta({ id: 'SendEmailRequest' });
 export const RecordEmailRequest = z
   .object({ ...envelope, from_email: email.optional(), messages: items(RecordEmailItem) })
@@ -318,6 +337,7 @@ const queueOnlyEnvelope = {
   // Its format, not the "in the future" rule: nothing is scheduled in record mode.
   send_at: isoTimestamp.optional(),
   cancel_on_reply: z.boolean().optional(),
+  ...collisionGuard,
 };
 export const OTHER_MODE_FIELDS = {
   sms: {
@@ -356,6 +376,14 @@ export const UpdateEmailStatusRequest = statusUpdate('UpdateEmailStatusRequest')
 export const SuccessResponse = z
   .object({ success: z.boolean(), message: z.string(), request_id: z.uuid(), message_ids: z.array(z.number().int()) })
   .meta({ id: 'SuccessResponse' });
+
+/** The 409 of a send the collision guard held (docs/api.md#collision-guard). */
+export const CollisionResponse = ErrorResponse.extend({
+  new_message_ids: z
+    .array(z.number().int())
+    .optional()
+    .meta({ description: 'Collision guard only: the messages that arrived after `last_seen_message_id`, oldest first.' }),
+}).meta({ id: 'CollisionResponse' });
 
 /** A sending window as the API shows it: the recipient's clock and the window's local times. */
 export const QuietHoursOut = z

@@ -48,3 +48,6 @@ export const MEDIA_URL_TTL_SECONDS = 6 * 3600;
 
 /** The longest opt-out or opt-in note (docs/api.md#opt-out): the client's words, or the reason staff give for an opt-out. */
 export const MAX_OPT_OUT_NOTE_LENGTH = 2000;
+
+/** The most staff one note may @mention (docs/api.md#mentions). */
+export const MAX_NOTE_MENTIONS = 20;

@@ -62,6 +62,8 @@ const t = initTRPC.context<Context>().create({
         requestId: ctx?.requestId,
         zodError: cause instanceof ZodError ? cause.flatten() : null,
         issues: cause instanceof AppError ? (cause.extra.issues ?? null) : null,
+        // The REST body's fields beside `detail` (the collision guard's new_message_ids).
+        fields: cause instanceof AppError ? (cause.extra.fields ?? null) : null,
       },
     };
   },

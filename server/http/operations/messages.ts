@@ -3,6 +3,7 @@ import { AppError } from '@/server/errors';
 import { MessageResponse } from '@/server/schemas/businesses';
 import { businessPath, idParam, UpdateSuccessResponse } from '@/server/schemas/common';
 import {
+  CollisionResponse,
   MAX_ITEMS,
   pageQuery,
   platformRequestPath,
@@ -31,6 +32,8 @@ function assertItemLimit(raw: unknown): void {
 }
 
 const creates = { idempotent: true as const, preValidate: assertItemLimit, errors: [403, 404, 409, 413] };
+/** Queue operations: their 409 may be the collision guard's, which lists the new messages (docs/api.md#collision-guard). */
+const queues = { ...creates, conflictResponse: CollisionResponse };
 
 export const queueSms = defineOperation({
   operationId: 'queueSms',
@@ -41,12 +44,13 @@ export const queueSms = defineOperation({
   description:
     'Stores every message as `queued` under one request_id and enqueues it, in one transaction; returns when that commits. ' +
     'A `message_id` item re-queues that stored message when it is initiated, failed or undelivered (409 otherwise). Up to 1,000 items. ' +
-    'With `send_at` the messages are stored `scheduled` and sent then (send later).',
+    'With `send_at` the messages are stored `scheduled` and sent then (send later). ' +
+    "With `last_seen_message_id`, a 409 listing `new_message_ids` when a recipient's conversation has a client message or another sender's reply newer than it (collision guard).",
   auth: 'any',
   params: businessPath,
   body: SendSmsRequest,
   response: SuccessResponse,
-  ...creates,
+  ...queues,
 });
 
 /** docs/api.md#record-mode */
@@ -98,7 +102,7 @@ export const queueEmail = defineOperation({
   params: businessPath,
   body: SendEmailRequest,
   response: SuccessResponse,
-  ...creates,
+  ...queues,
 });
 
 export const recordEmail = defineOperation({
@@ -147,7 +151,7 @@ export const processMessages = defineOperation({
     RecordEmailRequest.extend({ channel: z.literal('email'), mode: z.literal('record') }),
   ]),
   response: SuccessResponse,
-  ...creates,
+  ...queues,
 });
 
 export const getRequestMessages = defineOperation({

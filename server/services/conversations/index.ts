@@ -11,6 +11,7 @@ import type { ClientDetailsResponse, ConversationListQuery } from '@/server/sche
 import { businessCountry, requireStaff } from '@/server/services/directory';
 import { clientMatches, clientSearchTerm, type ClientSearchTerm } from '@/server/services/search';
 import { keptTotalSql, type KeptFilter } from './counts';
+import { hasUnseenMention } from './mentions';
 import { clientOptedOutColumns } from '@/server/services/messages/suppression';
 
 type Details = z.input<typeof ClientDetailsResponse>;
@@ -157,6 +158,8 @@ function listConditions(businessId: unknown, q: Omit<ListFilters, 'page' | 'page
   // true: the partial index conversations_business_possible_opt_out_idx serves the page.
   if (q.possible_opt_out !== undefined)
     where.push(q.possible_opt_out ? sql`c.possible_opt_out_message_id is not null` : sql`c.possible_opt_out_message_id is null`);
+  // The inbox's Mentions view (docs/api.md#mentions): the signed-in staff member's unseen mentions.
+  if (q.mentioned) where.push(hasUnseenMention(businessId, staffId));
   if (q.search) {
     if (!q.clientTerm) throw new Error('a search needs its client term (listPage reads it)');
     where.push(clientMatches('cl', businessId, q.clientTerm));
@@ -175,7 +178,9 @@ type ListValues = {
   offset: number;
 };
 /** `clientTerm`: the `search` as the client search reads it (server/services/search.ts), with it. */
-type ListFilters = Omit<ListQuery, 'page' | 'page_size' | 'staff_id'> & { clientTerm?: ClientSearchTerm };
+type ListFilters = Omit<InboxListQuery, 'page' | 'page_size' | 'staff_id'> & { clientTerm?: ClientSearchTerm };
+/** The list as the inbox asks for it: the REST query, and its Mentions view (docs/api.md#mentions). */
+type InboxListQuery = ListQuery & { mentioned?: boolean };
 
 /**
  * One statement: the total, and the page's ids from the (business_id, last_activity_at desc nulls
@@ -231,7 +236,8 @@ function keptFilter(p: ListValues, q: ListFilters): KeptFilter | null {
   if (q.label !== undefined) filters.push({ dimension: 'label', values: one(p.label) });
   for (const dimension of ['unread', 'flagged', 'possible_opt_out'] as const)
     if (q[dimension] !== undefined) filters.push({ dimension, values: none, negate: !q[dimension] });
-  if (q.search || filters.length > 1) return null;
+  // Mentions are not a kept count: with them the total is counted (a staff member's few conversations).
+  if (q.search || q.mentioned || filters.length > 1) return null;
   return filters[0] ?? { dimension: 'all' };
 }
 
@@ -246,6 +252,7 @@ const listShape = (q: ListFilters) =>
     unread: q.unread,
     flagged: q.flagged,
     possibleOptOut: q.possible_opt_out,
+    mentioned: q.mentioned,
   });
 
 const listStatement = fixedStatement<ListValues>((p, shape) => {
@@ -258,6 +265,7 @@ const listStatement = fixedStatement<ListValues>((p, shape) => {
     unread?: boolean;
     flagged?: boolean;
     possibleOptOut?: boolean;
+    mentioned?: boolean;
   };
   // Stand-ins where a filter is present: listQuery then takes the placeholder from `p`.
   return listQuery(p, {
@@ -269,6 +277,7 @@ const listStatement = fixedStatement<ListValues>((p, shape) => {
     unread: s.unread,
     flagged: s.flagged,
     possible_opt_out: s.possibleOptOut,
+    mentioned: s.mentioned,
   });
 });
 
@@ -279,7 +288,7 @@ const listStatement = fixedStatement<ListValues>((p, shape) => {
  */
 export async function listConversationsJson(
   businessId: number,
-  q: ListQuery,
+  q: InboxListQuery,
   staffId: number | null,
   tx: Tx = db,
 ): Promise<string> {
@@ -290,7 +299,7 @@ export async function listConversationsJson(
 /** The same list as objects (the inbox's tRPC procedure). */
 export async function listConversations(
   businessId: number,
-  q: ListQuery,
+  q: InboxListQuery,
   staffId: number | null,
   tx: Tx = db,
 ): Promise<{ conversations: Details[]; total_conversations: number; page: number; page_size: number; next_page: boolean }> {
@@ -299,7 +308,7 @@ export async function listConversations(
 
 async function listPage(
   businessId: number,
-  q: ListQuery,
+  q: InboxListQuery,
   staffId: number | null,
   tx: Tx = db,
 ): Promise<{ items: string; total: number }> {

@@ -2,6 +2,7 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
 import { fixedStatement } from '@/server/db/prepared';
 import { clients, messages, type MESSAGE_FILTERS } from '@/db/schema';
+import { recordMentions, validateMentions } from './mentions';
 import { AppError } from '@/server/errors';
 import { MESSAGE_SUMMARY, messageSummary, recordEvents, type MessageSummaryRow } from '@/server/services/events/record';
 import type { EventActor } from '@/server/services/events/types';
@@ -104,23 +105,33 @@ export async function conversationMessages(
 }
 
 /** POST /notes: an internal note by a staff member of the business (or no author with an API key). */
-export async function addNote(businessId: number, ref: ConversationRef, content: string, staffId: number | null, tx: Tx = db) {
+export async function addNote(
+  businessId: number,
+  ref: ConversationRef,
+  content: string,
+  staffId: number | null,
+  tx: Tx = db,
+  mentions: readonly number[] = [],
+) {
   const conversation = await resolveConversation(businessId, ref, tx);
   if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id'], tx);
-  const id = await tx.transaction((tx) => insertNote(conversation, content, staffId, tx));
+  const mentioned = await validateMentions(businessId, mentions, ['body', 'mentions'], tx);
+  const id = await tx.transaction((tx) => insertNote(conversation, content, staffId, tx, mentioned));
   const [item] = await selectMessageItems(tx).where(eq(messages.id, id));
   return { success: true, data: toMessageItem(item!) };
 }
 
 /**
  * A note in the conversation's timeline, in the caller's transaction: the conversation's last
- * message and activity move (touchConversations) and the inbox hears of it. Its id.
+ * message and activity move (touchConversations) and the inbox hears of it. `mentions`: the staff
+ * it @mentions, already validated (validateMentions), stored as rows and named by its event. Its id.
  */
 export async function insertNote(
   conversation: { id: number; businessId: number; clientId: number },
   content: string,
   staffId: number | null,
   tx: Tx,
+  mentions: readonly number[] = [],
 ): Promise<number> {
   const { businessId } = conversation;
   const [row] = await insertMessages(
@@ -143,7 +154,9 @@ export async function insertNote(
       },
     ],
     tx,
+    mentions,
   );
+  await recordMentions({ businessId, conversationId: conversation.id, messageId: row!.id }, mentions, tx);
   await touchConversations([row!], tx);
   return row!.id;
 }

@@ -39,3 +39,13 @@ export const WAITING_EFFECT = sql.raw(`(case when message_type not in ('TEXT', '
 /** The conversation (alias `c` unless given) waits for a staff reply. */
 export const waitingForReply = (alias: SQL = sql.raw('c')): SQL =>
   sql`(${alias}.status = 'open' and ${alias}.waiting_since is not null)`;
+
+/**
+ * A stored message (alias `m`) that started or ended a conversation's waiting when it was written:
+ * the client's text or email, or a reply (WAITING_EFFECT, read from what stays of the row: a message
+ * written for later keeps its send_at after it goes, so `send_at is null` is "written to go now").
+ * The collision guard (docs/api.md#collision-guard) holds a send for these, and for nothing else.
+ */
+export const movedWaiting = (alias: SQL = sql.raw('m')): SQL =>
+  sql`(${alias}.message_type in ('TEXT', 'EMAIL') and (${alias}.direction = 'inbound'
+    or (${alias}.sender_type <> 'system' and ${alias}.send_at is null and ${alias}.status <> 'canceled')))`;

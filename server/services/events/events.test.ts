@@ -299,7 +299,12 @@ describe('compliance and notes write their events', () => {
       status: 'given',
       source: 'web_form',
     });
-    expect(rows[3]!.data).toEqual({ conversation_id: conversation.id, message_id: note.data.message_id, staff_id: t.owner.id });
+    expect(rows[3]!.data).toEqual({
+      conversation_id: conversation.id,
+      message_id: note.data.message_id,
+      staff_id: t.owner.id,
+      mentioned_staff_ids: [],
+    });
   });
 });
 
@@ -412,7 +417,8 @@ describe('the insert path’s events, written in SQL by the inserting statements
     const staffOrApi = m.staff_id === null ? ['api', null] : ['staff', m.staff_id];
     const about = { conversation_id: m.conversation_id, message_id: m.id, client_id: m.client_id };
     if (m.message_type === 'NOTE') {
-      const data = { conversation_id: m.conversation_id, message_id: m.id, staff_id: m.staff_id };
+      // Mentions come only with the inbox's and the notes endpoint's notes (mentions.test.ts).
+      const data = { conversation_id: m.conversation_id, message_id: m.id, staff_id: m.staff_id, mentioned_staff_ids: [] };
       return { type: 'note.created', ...about, actor: staffOrApi, data };
     }
     const summary = {

@@ -14,6 +14,7 @@ import {
   OPT_OUT_EVENT_SOURCES,
   type EventType,
 } from '@/db/schema';
+import { MAX_NOTE_MENTIONS } from '@/server/shared/limits';
 
 /**
  * What each event type of the log carries in `data` (docs/api.md#events): one zod schema per type,
@@ -83,7 +84,13 @@ export const EVENT_DATA = {
     message_count: int32,
     unread_count: int32,
   }),
-  'note.created': z.strictObject({ ...conversation, message_id: id, staff_id: id.nullable() }),
+  // The staff the note @mentions (docs/api.md#mentions): at most MAX_NOTE_MENTIONS, empty for most notes.
+  'note.created': z.strictObject({
+    ...conversation,
+    message_id: id,
+    staff_id: id.nullable(),
+    mentioned_staff_ids: z.array(id).max(MAX_NOTE_MENTIONS),
+  }),
   'client.updated': z.strictObject({ client_id: id, fields: z.array(z.string()) }),
   'client.opted_out': z.strictObject({
     channel: z.enum(OPT_OUT_CHANNELS),

@@ -91,8 +91,12 @@ export type InsertedMessage = {
   waiting: WaitingEffect;
 };
 
-/** Inserts rows in the given order (ids from the identity) and returns them, with their ids, in that order. */
-export async function insertMessages(rows: Row[], tx: Tx): Promise<InsertedMessage[]> {
+/**
+ * Inserts rows in the given order (ids from the identity) and returns them, with their ids, in that
+ * order. `mentionedStaffIds`: the staff a note among the rows mentions (docs/api.md#mentions), for
+ * its `note.created` event (insertNote writes one note at a time).
+ */
+export async function insertMessages(rows: Row[], tx: Tx, mentionedStaffIds: readonly number[] = []): Promise<InsertedMessage[]> {
   if (rows.length === 0) return [];
   const result = await tx.execute<{
     id: number;
@@ -101,7 +105,13 @@ export async function insertMessages(rows: Row[], tx: Tx): Promise<InsertedMessa
     direction: string;
     unread: boolean;
     waiting: WaitingEffect;
-  }>(withTimelineEvents(insertStatement(rows), sql`select id, conversation_id, status, direction, unread, waiting from m`));
+  }>(
+    withTimelineEvents(
+      insertStatement(rows),
+      sql`select id, conversation_id, status, direction, unread, waiting from m`,
+      mentionedStaffIds,
+    ),
+  );
   // INSERT … SELECT … ORDER BY assigns identity values in that order; RETURNING order is not
   // guaranteed, so sort by id to restore input order.
   return [...result]
@@ -145,15 +155,17 @@ async function insertAssigned(rows: UnassignedRow[], assigned: Assigned, tx: Tx)
  * Actors: an inbound message is the client's unless another system recorded it (record mode), an
  * outbound one the product's own when it is an automatic answer (origin `system`); otherwise the
  * staff member's who wrote it, else the API's. `select`, when given, reads what the insert
- * returned (`m`); without it the statement returns nothing.
+ * returned (`m`); without it the statement returns nothing. A note's event names the staff it
+ * mentions (`mentionedStaffIds`, empty for every other note).
  */
-function withTimelineEvents(insert: SQL, select?: SQL): SQL {
+function withTimelineEvents(insert: SQL, select?: SQL, mentionedStaffIds: readonly number[] = []): SQL {
   const events = sql`
     insert into events (business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id, data)
     select m.business_id, k.type, m.conversation_id, m.id, m.client_id, k.actor,
       case when k.actor = 'staff' then m.staff_id end,
       case when k.type = 'note.created'
-        then jsonb_build_object('conversation_id', m.conversation_id, 'message_id', m.id, 'staff_id', m.staff_id)
+        then jsonb_build_object('conversation_id', m.conversation_id, 'message_id', m.id, 'staff_id', m.staff_id,
+          'mentioned_staff_ids', ${JSON.stringify(mentionedStaffIds)}::jsonb)
         else jsonb_build_object('message_id', m.id, 'conversation_id', m.conversation_id, 'client_id', m.client_id,
             'channel', m.channel, 'message_type', m.message_type, 'direction', m.direction, 'status', m.status)
           || case when k.type = 'message.created'

@@ -113,7 +113,7 @@ function sample(type: EventType, businessId: number, conversationId: number): Ne
     'conversation.woke': { conversation_id: conversationId },
     'conversation.labeled': { conversation_id: conversationId, label: 'VIP', previous_label: null },
     'conversation.read': { conversation_id: conversationId, is_read: true, message_count: 2, unread_count: 0 },
-    'note.created': { conversation_id: conversationId, message_id: 9002, staff_id: 3 },
+    'note.created': { conversation_id: conversationId, message_id: 9002, staff_id: 3, mentioned_staff_ids: [4] },
     'client.updated': { client_id: 7, fields: ['name'] },
     'client.opted_out': { channel: 'sms', address: '+14155550100', source: 'keyword', note: null, client_ids: [7] },
     'client.opted_in': { channel: 'sms', address: '+14155550100', source: 'keyword', note: null, client_ids: [7] },

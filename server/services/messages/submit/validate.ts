@@ -56,6 +56,22 @@ export async function validateRequest({
 
   const from = await resolveSender({ tx, business, channel, body, issues, defaultNumber });
 
+  // docs/api.md#collision-guard: a message id in the body is one of this business's (0: none seen).
+  const lastSeen = mode === 'send' ? (body as { last_seen_message_id?: number }).last_seen_message_id : undefined;
+  if (lastSeen) {
+    const [seen] = await tx
+      .select({ id: messages.id })
+      .from(messages)
+      .where(and(eq(messages.businessId, businessId), eq(messages.id, lastSeen)))
+      .limit(1);
+    if (!seen)
+      issues.push({
+        loc: ['body', 'last_seen_message_id'],
+        msg: `Message ${lastSeen} not found in this business`,
+        type: 'value_error',
+      });
+  }
+
   // Re-queues of stored messages (send mode only; record mode ignores message_id).
   const requeueIds =
     mode === 'send' ? items.flatMap((it, index) => (it.message_id !== undefined ? [{ index, id: it.message_id }] : [])) : [];

@@ -11,6 +11,7 @@ import { startNewAttempt } from '@/server/services/messages/lifecycle';
 import { enqueueSends } from '@/server/services/messages/send-jobs';
 import { attachUploads } from '@/server/services/messages/uploads';
 import { RESENDABLE_STATUSES } from '@/server/shared/message-statuses';
+import { assertNoCollision } from './collision';
 import { decodedSize } from './plan';
 import type { AnyItem, Channel, EmailBody, Mode, Planned, SmsBody } from './types';
 import type { Requeue } from './validate';
@@ -65,6 +66,12 @@ async function writeMessages({
   requeueIds,
   mms,
 }: Omit<WriteOptions, 'tx'> & { tx: Tx }): Promise<number[]> {
+  // docs/api.md#collision-guard: first, so the conversations are locked before anything is written.
+  const lastSeen = mode === 'send' ? (body as { last_seen_message_id?: number }).last_seen_message_id : undefined;
+  if (lastSeen !== undefined) {
+    const clientIds = planned.flatMap((p) => (p.clientId === null ? [] : [p.clientId]));
+    await assertNoCollision(businessId, clientIds, lastSeen, body.staff_id ?? null, tx);
+  }
   // docs/api.md#mms-uploads: an upload a message names is kept; marked with the messages that name it.
   await attachUploads(businessId, mms, tx);
   const leadIds = await createLeads(businessId, planned, tx);

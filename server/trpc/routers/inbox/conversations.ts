@@ -3,6 +3,7 @@ import { ownStaffOnly } from '@/server/web/staff-context';
 import { ConversationListQuery, CreateConversationRequest, LabelRequest, StatusRequest } from '@/server/schemas/businesses';
 import { id } from '@/server/schemas/common';
 import { conversationFilters } from '@/server/services/conversations/counts';
+import { unseenMentionCount } from '@/server/services/conversations/mentions';
 import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
 import { startConversation } from '@/server/services/conversations/new';
@@ -24,6 +25,8 @@ export const conversationProcedures = {
           page: pageNumber.optional(),
           page_size: z.number().int().min(1).max(100).optional(),
           cursor: pageNumber.nullish(),
+          // The Mentions view (docs/api.md#mentions): conversations with the caller's unseen mentions.
+          mentioned: z.boolean().optional(),
         }),
     )
     .query(({ ctx, input: { cursor, ...input } }) =>
@@ -33,7 +36,14 @@ export const conversationProcedures = {
         ctx.caller.staffId,
       ),
     ),
-  filters: staffProcedure.query(({ ctx }) => conversationFilters(ctx.caller.businessId, ctx.caller.staffId)),
+  /** The REST filters' counts, and the Mentions view's (docs/api.md#mentions). */
+  filters: staffProcedure.query(async ({ ctx }) => {
+    const [filters, mentions] = await Promise.all([
+      conversationFilters(ctx.caller.businessId, ctx.caller.staffId),
+      unseenMentionCount(ctx.caller.businessId, ctx.caller.staffId),
+    ]);
+    return { ...filters, mentions };
+  }),
   conversation: conversationProcedure.query(({ ctx }) =>
     conversations.conversationDetails(ctx.caller.businessId, ctx.conversation.id),
   ),

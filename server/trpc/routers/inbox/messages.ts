@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { MESSAGE_FILTERS } from '@/db/schema/enums';
 import { email, id } from '@/server/schemas/common';
-import { EmailAttachment, MAX_EMAIL_TEXT_LENGTH, refuseBeyondSearchWindow, sendAt } from '@/server/schemas/messages';
+import {
+  EmailAttachment,
+  lastSeenMessageId,
+  MAX_EMAIL_TEXT_LENGTH,
+  refuseBeyondSearchWindow,
+  sendAt,
+} from '@/server/schemas/messages';
 import { MAX_SMS_LENGTH, MMS_MAX_MEDIA } from '@/server/shared/limits';
 import { unresolvedMessage, unresolvedVariables } from '@/server/shared/templates';
 import * as conversationMessages from '@/server/services/conversations/messages';
@@ -18,8 +24,16 @@ import { MAX_SEARCH_TERM_LENGTH } from '@/server/shared/limits';
 import { staffProcedure } from '../../init';
 import { conversationProcedure, pageNumber } from './shared';
 
-/** The composer's Send later: when, and whether the client's reply cancels it. */
-const sendLaterInput = { send_at: sendAt.optional(), cancel_on_reply: z.boolean().optional() };
+/**
+ * The composer's Send later (when, and whether the client's reply cancels it) and its collision
+ * guard (docs/api.md#collision-guard): the newest message the timeline showed; Send anyway passes
+ * the newest of the 409's new_message_ids instead.
+ */
+const sendLaterInput = {
+  send_at: sendAt.optional(),
+  cancel_on_reply: z.boolean().optional(),
+  last_seen_message_id: lastSeenMessageId.optional(),
+};
 
 /**
  * A text the composer sends: never with a saved reply's variable left unresolved
@@ -129,7 +143,7 @@ export const messageProcedures = {
         ...sendLaterInput,
       }),
     )
-    .mutation(({ ctx, input: { send_at, cancel_on_reply, ...input } }) =>
+    .mutation(({ ctx, input: { send_at, cancel_on_reply, last_seen_message_id, ...input } }) =>
       submitEmail(
         ctx.caller.businessId,
         {
@@ -138,6 +152,7 @@ export const messageProcedures = {
           category: 'conversational',
           send_at,
           cancel_on_reply,
+          last_seen_message_id,
           messages: [{ client_id: ctx.conversation.clientId, ...input }],
         },
         'send',
