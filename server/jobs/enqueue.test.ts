@@ -77,6 +77,7 @@ const SAMPLES: { [Q in QueueName]: JobPayload<Q> } = {
     chunk: 0,
     clients: [{ external_id: 'cl-1', name: 'Ada', email: null, client_type: 'vip' }],
   },
+  'assignment.sweep': { businessId: 1 },
   'system.maintenance': {},
 };
 
