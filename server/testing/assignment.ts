@@ -12,7 +12,11 @@ import { ASSIGNMENT_HANDLER, assignmentHandler } from '@/server/services/assignm
 /** Test helpers for auto-assignment: a business with staff, clients who text, and the handler run to the log's end. */
 
 /** A business with an SMS number, the settings given, and `staffCount` staff (no owner: every staff member is one the test made). */
-export async function assigningBusiness(settings: BusinessSettings, staffCount = 3, staffFields: Partial<typeof staff.$inferInsert> = {}) {
+export async function assigningBusiness(
+  settings: BusinessSettings,
+  staffCount = 3,
+  staffFields: Partial<typeof staff.$inferInsert> = {},
+) {
   const business = await createBusiness({ settings });
   const number = await createSmsNumber(business.id);
   const team = [];
@@ -25,8 +29,10 @@ export async function assigningBusiness(settings: BusinessSettings, staffCount =
  * test files' transactions on the same server can hold the log's reading bound back a moment).
  */
 export async function settle() {
-  const [{ last } = { last: 0 }] = await db.execute<{ last: number }>(sql`select coalesce(max(id), 0)::bigint as last from events`);
-  for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+  const [{ last } = { last: 0 }] = await db.execute<{ last: number }>(
+    sql`select coalesce(max(id), 0)::bigint as last from events`,
+  );
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
     while ((await dispatchEvents(assignmentHandler)) > 0);
     const [behind] = await db.execute(sql`
       select 1 from events e, event_handler_cursors c
@@ -57,7 +63,11 @@ export async function newClientTexts(b: { businessId: number; number: string }, 
 
 /** A staff member's reply (ends the conversation's waiting). */
 export const reply = (businessId: number, staffId: number, clientId: number) =>
-  submitSms(businessId, { sender_type: 'staff', staff_id: staffId, messages: [{ client_id: clientId, message: 'Sure!' }] } as never, 'send');
+  submitSms(
+    businessId,
+    { sender_type: 'staff', staff_id: staffId, messages: [{ client_id: clientId, message: 'Sure!' }] } as never,
+    'send',
+  );
 
 export async function assigneeOf(businessId: number, conversationId: number) {
   const [row] = await db
@@ -72,7 +82,11 @@ export const setSettings = (businessId: number, settings: BusinessSettings) =>
 
 /** The business's `conversation.assigned` events, oldest first. */
 export const assignedEvents = (businessId: number) =>
-  db.execute<{ conversation_id: number; actor_type: string; data: { staff_id: number | null; previous_staff_id: number | null; by: string } }>(
+  db.execute<{
+    conversation_id: number;
+    actor_type: string;
+    data: { staff_id: number | null; previous_staff_id: number | null; by: string };
+  }>(
     sql`select conversation_id, actor_type, data from events where business_id = ${businessId} and type = 'conversation.assigned' order by id`,
   );
 

@@ -4,6 +4,11 @@ import { db } from '@/server/db/client';
 import { staff } from '@/db/schema';
 import { assignConversation, setConversationStatus } from '@/server/services/conversations';
 import { EVENT_HANDLERS } from '@/server/services/events/handlers';
+import { dispatchEvents } from '@/server/services/events/dispatch';
+import { conversationActivityHandler } from '@/server/services/activity/handler';
+import { conversationActivity } from '@/server/services/activity/read';
+import { describeActivity } from '@/server/shared/activity';
+import { conversations } from '@/db/schema';
 import { submitSms } from '@/server/services/messages/submit';
 import { storeOpeningHours } from '@/server/services/opening-hours';
 import { setStaffAway } from '@/server/services/staff-availability';
@@ -31,6 +36,8 @@ import { sweepBusiness } from './index';
  */
 
 const ROUND_ROBIN = { assignment_policy: 'round_robin' } as const;
+const clientOf = async (id: number) =>
+  (await db.select({ clientId: conversations.clientId }).from(conversations).where(eq(conversations.id, id)))[0]?.clientId;
 const staffAway = (businessId: number, staffId: number, away: boolean) =>
   setStaffAway(businessId, staffId, away, { type: 'staff', staff_id: staffId });
 
@@ -49,10 +56,17 @@ describe('auto-assignment', () => {
       await settle();
     }
     const owners = await Promise.all(convs.map((c) => assigneeOf(b.businessId, c)));
-    expect(owners.sort()).toEqual(b.team.map((s) => s.id).sort());
+    expect([...owners].sort()).toEqual(b.team.map((s) => s.id).sort());
     const events = await assignedEvents(b.businessId);
     expect(events).toHaveLength(3);
     for (const e of events) expect(e).toMatchObject({ actor_type: 'system', data: { previous_staff_id: null, by: 'auto' } });
+    // The timeline's line (the activity handler's), in words.
+    while ((await dispatchEvents(conversationActivityHandler)) > 0);
+    const conversation = { businessId: b.businessId, id: convs[0]!, clientId: (await clientOf(convs[0]!))! };
+    const [line] = (await conversationActivity(conversation, null)).lines;
+    const name = b.team.find((s) => s.id === owners[0])!.name;
+    const { who, what } = describeActivity(line!, (iso) => iso);
+    expect(`${who} ${what}`).toBe(`Automatically assigned to ${name}`);
     // A fourth goes round again, to the first one given.
     const fourth = (await newClientTexts(b)).conversationId;
     await settle();
@@ -85,9 +99,9 @@ describe('auto-assignment', () => {
     await settle();
     const second = await newClientTexts(b);
     await settle();
-    expect(new Set([await assigneeOf(b.businessId, first.conversationId), await assigneeOf(b.businessId, second.conversationId)])).toEqual(
-      new Set([ana!.id, ben!.id]),
-    );
+    expect(
+      new Set([await assigneeOf(b.businessId, first.conversationId), await assigneeOf(b.businessId, second.conversationId)]),
+    ).toEqual(new Set([ana!.id, ben!.id]));
     // Both full: two more wait, unassigned, whatever the turn.
     const third = await newClientTexts(b);
     const fourth = await newClientTexts(b);
@@ -169,7 +183,11 @@ describe('auto-assignment', () => {
     const clients = await Promise.all([1, 2, 3, 4, 5].map(() => createClient(b.businessId)));
     await submitSms(
       b.businessId,
-      { sender_type: 'staff', category: 'reminder', messages: clients.map((c) => ({ client_id: c.id, message: 'Spring offer!' })) } as never,
+      {
+        sender_type: 'staff',
+        category: 'reminder',
+        messages: clients.map((c) => ({ client_id: c.id, message: 'Spring offer!' })),
+      } as never,
       'send',
     );
     await settle();

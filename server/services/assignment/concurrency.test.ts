@@ -43,7 +43,9 @@ beforeAll(async () => {
       for each row when (new.assigned_staff_id is not null and old.assigned_staff_id is null) execute function assignment_audit();`);
 });
 afterAll(async () => {
-  await db.execute(sql`drop trigger assignment_audit on conversations; drop function assignment_audit(); drop table assignment_audit;`);
+  await db.execute(
+    sql`drop trigger assignment_audit on conversations; drop function assignment_audit(); drop table assignment_audit;`,
+  );
 });
 
 /** Staff of the business holding more waiting conversations than their capacity (one statement: one snapshot). */
@@ -127,7 +129,8 @@ describe('auto-assignment under concurrency', () => {
       }
       // Everyone back, and a burst of new conversations while the workers run.
       for (const who of team) await setStaffAway(b.businessId, who, false, { type: 'staff', staff_id: who });
-      for (let i = 0; i < 6; i++) clients.push(await createClient(b.businessId).then(async (c) => ({ ...c, conversationId: await textIn(b, c) })));
+      for (let i = 0; i < 6; i++)
+        clients.push(await createClient(b.businessId).then(async (c) => ({ ...c, conversationId: await textIn(b, c) })));
     } finally {
       running = false;
       await Promise.all(workers);

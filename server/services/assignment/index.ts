@@ -72,7 +72,10 @@ async function policies(businessId: number, tx: Tx) {
   );
   const settings = business?.settings ?? {};
   const byLocation = new Map(locations.map((l) => [l.id, l.assignment_policy]));
-  return { settings, policyAt: (locationId: number | null) => policyOf(locationId === null ? null : byLocation.get(locationId), settings) };
+  return {
+    settings,
+    policyAt: (locationId: number | null) => policyOf(locationId === null ? null : byLocation.get(locationId), settings),
+  };
 }
 
 /** The locations (null: none) having unassigned conversations waiting for a reply, oldest waiting first. */
@@ -100,7 +103,13 @@ function pick(policy: AssignmentPolicy, staffWithRoom: Candidate[]): Candidate |
  */
 async function lockCandidates(businessId: number, ids: number[], defaultCapacity: number, tx: Tx) {
   if (ids.length === 0) return { candidates: [] as Candidate[], skipped: false };
-  const locked = await tx.execute<{ id: number; away: boolean; active: boolean; capacity: number | null; last: string | null }>(sql`
+  const locked = await tx.execute<{
+    id: number;
+    away: boolean;
+    active: boolean;
+    capacity: number | null;
+    last: string | null;
+  }>(sql`
     select id, away, active, capacity, last_assigned_at::text as last from staff
     where business_id = ${businessId} and ${equalsAny(sql`id`, ids, 'int')}
     order by id for no key update skip locked`);
@@ -109,7 +118,11 @@ async function lockCandidates(businessId: number, ids: number[], defaultCapacity
   if (usable.length) {
     const rows = await tx.execute<{ id: number; n: number }>(sql`
       select c.assigned_staff_id as id, count(*)::int as n from conversations c
-      where c.business_id = ${businessId} and ${equalsAny(sql`c.assigned_staff_id`, usable.map((s) => s.id), 'int')}
+      where c.business_id = ${businessId} and ${equalsAny(
+        sql`c.assigned_staff_id`,
+        usable.map((s) => s.id),
+        'int',
+      )}
         and ${waitingForReply()}
       group by 1`);
     for (const r of rows) counts.set(r.id, r.n);
@@ -197,7 +210,10 @@ export async function sweepBusiness(businessId: number, now = new Date(), tx: Tx
       const policy = policyAt(locationId);
       conversations: for (const { id } of waiting) {
         for (;;) {
-          const s = pick(policy, candidates.filter((c) => c.waiting < c.capacity));
+          const s = pick(
+            policy,
+            candidates.filter((c) => c.waiting < c.capacity),
+          );
           if (!s) break conversations; // everyone here is full
           const r = await assignOne(businessId, id, s, tx);
           if (r.assigned !== null) {
