@@ -295,7 +295,8 @@ describe('the job registry: one schema per queue, typed at enqueue, parsed at th
     const m = marker();
     const names = Object.keys(SAMPLES) as QueueName[];
     await db.transaction(async (tx) => {
-      for (const name of names) await enqueue(tx, name, [{ data: tagged(SAMPLES[name], { marker: m }) }]);
+      // A key of its own: a `short` queue keeps one waiting job per key, and the test above left one without.
+      for (const name of names) await enqueue(tx, name, [{ data: tagged(SAMPLES[name], { marker: m }), singletonKey: m }]);
     });
     const jobs = await jobsWithMarker(m);
     expect(jobs.map((j) => j.name).sort()).toEqual([...names].sort());
