@@ -22,12 +22,9 @@ export const BusinessAssignmentInput = z
   .strictObject({
     assignment_policy: AssignmentPolicy.optional(),
     assignment_capacity: AssignmentCapacity.optional(),
-    hand_back_on_away: z
-      .boolean()
-      .optional()
-      .meta({
-        description: 'Going Away (or a conversation reopening while its assignee is away) hands their waiting conversations back',
-      }),
+    hand_back_on_away: z.boolean().optional().meta({
+      description: 'Going Away (or a conversation reopening while its assignee is away) hands their waiting conversations back',
+    }),
   })
   .meta({ id: 'BusinessAssignmentInput', description: 'Omitted fields keep their value' });
 
