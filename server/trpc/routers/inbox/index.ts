@@ -1,6 +1,7 @@
 import { router } from '../../init';
 import { activityProcedures } from './activity';
 import { afterHoursProcedures } from './after-hours';
+import { assignmentProcedures } from './assignment';
 import { clientProcedures } from './clients';
 import { clientProfileProcedures } from './client-profile';
 import { conversationProcedures } from './conversations';
@@ -28,6 +29,7 @@ export const inboxRouter = router({
   ...settingsProcedures,
   ...openingHoursProcedures,
   ...afterHoursProcedures,
+  ...assignmentProcedures,
   ...webhookProcedures,
   ...eventProcedures,
   ...activityProcedures,
