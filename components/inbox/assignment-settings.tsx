@@ -17,14 +17,24 @@ const POLICY_NAMES: Record<Policy, string> = {
   balanced: 'Balanced: whoever has the fewest waiting',
 };
 const POLICIES = Object.keys(POLICY_NAMES) as Policy[];
+const PolicyOptions = () =>
+  POLICIES.map((p) => (
+    <option key={p} value={p}>
+      {POLICY_NAMES[p]}
+    </option>
+  ));
 
 export function AssignmentSettings() {
-  const utils = trpc.useUtils();
   const query = trpc.inbox.assignmentSettings.useQuery();
-  const refresh = { onSuccess: () => void utils.inbox.assignmentSettings.invalidate() };
-  const setBusiness = trpc.inbox.setBusinessAssignment.useMutation(refresh);
-  const setLocation = trpc.inbox.setLocationAssignment.useMutation(refresh);
   const data = query.data;
+  // Each save answers the settings as they now are: no second read.
+  const utils = trpc.useUtils();
+  const setBusiness = trpc.inbox.setBusinessAssignment.useMutation({
+    onSuccess: (fresh) => utils.inbox.assignmentSettings.setData(undefined, fresh),
+  });
+  const setLocation = trpc.inbox.setLocationAssignment.useMutation({
+    onSuccess: (fresh) => utils.inbox.assignmentSettings.setData(undefined, fresh),
+  });
   return (
     <SettingsPage title="Auto-assignment">
       <section aria-label="Business auto-assignment">
@@ -67,11 +77,7 @@ export function AssignmentSettings() {
                   }
                 >
                   <option value="">The business&apos;s ({POLICY_NAMES[data.assignment_policy].split(':')[0]})</option>
-                  {POLICIES.map((p) => (
-                    <option key={p} value={p}>
-                      {POLICY_NAMES[p]}
-                    </option>
-                  ))}
+                  <PolicyOptions />
                 </select>
               </label>
             </li>
@@ -109,11 +115,7 @@ function BusinessForm(props: { value: BusinessValue; saving: boolean; saved: boo
           value={draft.assignment_policy}
           onChange={(e) => setDraft({ ...draft, assignment_policy: e.target.value as Policy })}
         >
-          {POLICIES.map((p) => (
-            <option key={p} value={p}>
-              {POLICY_NAMES[p]}
-            </option>
-          ))}
+          <PolicyOptions />
         </select>
       </label>
       <label>
