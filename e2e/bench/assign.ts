@@ -24,7 +24,7 @@ import {
  *
  * Phase 1 (inbound): BENCH_TEXTS_PER_MINUTE (1,000) signed inbound texts a minute from new clients
  * for BENCH_SECONDS (60), each opening a conversation; staff answer each conversation
- * BENCH_REPLY_AFTER_SECONDS (20) after it was assigned (a reply over REST, which ends its waiting and
+ * BENCH_REPLY_AFTER_SECONDS (10) after it was assigned (a reply over REST, which ends its waiting and
  * so gives its assignee room). Measured: for each text, from the moment its webhook answered 200
  * (the message is stored and committed) to the moment this process first sees the conversation
  * assigned (a poll every 50 ms: the figure is an upper bound by up to that much); the spread of
@@ -40,7 +40,7 @@ import {
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const PER_MINUTE = Number(process.env.BENCH_TEXTS_PER_MINUTE ?? 1000);
 const STAFF = Number(process.env.BENCH_STAFF ?? 50);
-const REPLY_AFTER_SECONDS = Number(process.env.BENCH_REPLY_AFTER_SECONDS ?? 20);
+const REPLY_AFTER_SECONDS = Number(process.env.BENCH_REPLY_AFTER_SECONDS ?? 10);
 const CAMPAIGN = Number(process.env.BENCH_CAMPAIGN ?? 10_000);
 const CAPACITY = 10;
 const POLL_MS = 50;
@@ -117,6 +117,24 @@ async function main() {
       );
 
       // --- Phase 1: inbound texts at an even pace, a poller for assignments, staff answering, a capacity recount. ---
+      // BENCH_DIAGNOSE=1: each second, how far each handler of the log is behind and what the database waits on.
+      const diagnose = process.env.BENCH_DIAGNOSE
+        ? setInterval(() => {
+            void sql<{ handler: string; behind: number }[]>`
+              select c.handler, (select count(*)::int from events e where e.business_id = ${businessId}
+                                   and (e.tx_id, e.id) > (c.tx_id, c.event_id)) as behind
+              from event_handler_cursors c order by 1`.then(async (rows) => {
+              const slow = await sql<{ age: string; wait: string | null; query: string }[]>`
+                select (now() - xact_start)::text as age, wait_event_type || ':' || wait_event as wait, left(query, 90) as query
+                from pg_stat_activity where datname = current_database() and state <> 'idle' and pid <> pg_backend_pid()
+                  and now() - xact_start > interval '300 ms' order by xact_start limit 3`;
+              console.log(
+                `  ${rows.map((r) => `${r.handler} ${r.behind}`).join(', ')}${slow.map((q) => `\n    ${q.age} ${q.wait ?? ''} ${q.query}`).join('')}`,
+              );
+            });
+          }, 1000)
+        : undefined;
+      stopAll.push(async () => clearInterval(diagnose));
       const started = Date.now();
       const phaseEnd = started + SECONDS * 1000;
       const storedAt = new Map<number, number>(); // client id → when its webhook answered
@@ -127,7 +145,8 @@ async function main() {
       let sending = true;
       const failures: string[] = [];
       const inbound = async (client: { id: number; phone: string }, seq: number) => {
-        const sid = `SMassign${run}x${seq}`.padEnd(34, '0');
+        // Zero-padded before the number, not after: 1 and 10 padded after would be one SID (a duplicate to Twilio's retry rule).
+        const sid = `SMassign${run}x${String(seq).padStart(24, '0')}`;
         const params = {
           MessageSid: sid,
           SmsSid: sid,
@@ -214,6 +233,14 @@ async function main() {
           and (e.data->>'staff_id')::int = s.id
         where s.business_id = ${businessId} group by s.id`;
       const counts = perStaff.map((r) => r.n);
+      // Sweep jobs made during the phase (retries after a sweep met a locked row, openings), done or not.
+      const [phaseJobs] = await sql<{ n: number }[]>`
+        select ((select count(*) from pgboss.job where name = 'assignment.sweep' and data->>'businessId' = ${String(businessId)})
+              + (select count(*) from pgboss.archive where name = 'assignment.sweep' and data->>'businessId' = ${String(businessId)}))::int as n`;
+      const slow = latencies.filter((l) => l > 1000).length;
+      console.log(
+        `phase 1: ${phaseJobs!.n} sweep jobs; ${slow} assignments over 1 s; latency deciles ${[10, 20, 30, 40, 50, 60, 70, 80, 90].map((p) => fmt(percentile(latencies, p), 0)).join(' ')} ms`,
+      );
       const spread = Math.max(...counts) - Math.min(...counts);
       console.log(
         `phase 1: ${storedAt.size} texts stored (${failures.length} failures${lateBy > 1000 ? `, the sender ${fmt(lateBy / 1000)} s late` : ''}), ` +

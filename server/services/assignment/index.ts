@@ -138,28 +138,63 @@ async function lockCandidates(businessId: number, ids: number[], defaultCapacity
   };
 }
 
+type Planned = { conversationId: number; staffId: number; capacity: number; nth: number; order: number };
+
 /**
- * Gives `staffId` conversation `conversationId` if it is still unassigned and waiting and they still
- * have room, re-counted in this statement (their row is locked by us, and every other assigner of
- * the business waits for our advisory lock): their count and when they were last given one.
+ * Who gets which of `waiting` (oldest first), by the policy, as long as someone has room: each
+ * staff member's `nth` planned conversation, and the plan's order (their turn moves to their last).
  */
-async function assignOne(businessId: number, conversationId: number, s: Candidate, tx: Tx) {
-  const [row] = await tx.execute<{ waiting: number; assigned: number | null; at: string | null }>(sql`
-    with room as (
-      select count(*)::int as n from conversations c
-      where c.business_id = ${businessId} and c.assigned_staff_id = ${s.staffId} and ${waitingForReply()}
+function plan(policy: AssignmentPolicy, waiting: number[], candidates: Candidate[]): Planned[] {
+  const planned: Planned[] = [];
+  const nth = new Map<number, number>();
+  for (const conversationId of waiting) {
+    const s = pick(
+      policy,
+      candidates.filter((c) => c.waiting < c.capacity),
+    );
+    if (!s) break; // everyone here is full
+    nth.set(s.staffId, (nth.get(s.staffId) ?? 0) + 1);
+    planned.push({ conversationId, staffId: s.staffId, capacity: s.capacity, nth: nth.get(s.staffId)!, order: planned.length });
+    s.waiting++;
+    // After every turn read from the database (ms since the epoch), in the plan's order.
+    s.lastAssignedAt = 1e15 + planned.length;
+  }
+  return planned;
+}
+
+/**
+ * Applies a plan in one statement. A row is applied when its conversation is still unassigned and
+ * waiting, and its staff member's waiting conversations, counted in this statement, plus their
+ * planned ones up to it stay within their capacity: the count cannot change by another assigner
+ * (their row is locked by us, and every other assigner of the business waits for our advisory
+ * lock), and a row not applied only makes the others' margin wider, so nobody ends past capacity.
+ * Each one given has their turn moved to when they got their last (statement_timestamp(): later
+ * than any earlier sweep's, which committed before this statement began), in the plan's order.
+ */
+async function applyPlan(businessId: number, planned: Planned[], tx: Tx) {
+  const col = <K extends keyof Planned>(k: K) => sql.param(planned.map((p) => p[k]));
+  return tx.execute<{ id: number; staff_id: number }>(sql`
+    with plan as (
+      select * from unnest(${col('conversationId')}::int[], ${col('staffId')}::int[], ${col('capacity')}::int[],
+                           ${col('nth')}::int[], ${col('order')}::int[]) as p(conversation_id, staff_id, capacity, nth, ord)
+    ), held as (
+      select c.assigned_staff_id as staff_id, count(*)::int as n from conversations c
+      where c.business_id = ${businessId} and c.assigned_staff_id in (select staff_id from plan) and ${waitingForReply()}
+      group by 1
     ), given as (
-      update conversations c set assigned_staff_id = ${s.staffId}, last_activity_at = now()
-      where c.business_id = ${businessId} and c.id = ${conversationId} and ${UNASSIGNED_WAITING}
-        and (select n from room) < ${s.capacity}
-      returning c.id
+      update conversations c set assigned_staff_id = p.staff_id, last_activity_at = now()
+      from plan p left join held h on h.staff_id = p.staff_id
+      where c.business_id = ${businessId} and c.id = p.conversation_id and ${UNASSIGNED_WAITING}
+        and coalesce(h.n, 0) + p.nth <= p.capacity
+      returning c.id, p.staff_id, p.ord
     ), turn as (
-      update staff set last_assigned_at = clock_timestamp()
-      where business_id = ${businessId} and id = ${s.staffId} and exists (select 1 from given)
-      returning last_assigned_at::text as at
+      -- Runs whether or not the select below reads it (a data-modifying WITH always does).
+      update staff s set last_assigned_at = statement_timestamp() + g.ord * interval '1 microsecond'
+      from (select staff_id, max(ord) as ord from given group by 1) g
+      where s.business_id = ${businessId} and s.id = g.staff_id
+      returning s.id
     )
-    select (select n from room) as waiting, (select id from given) as assigned, (select at from turn) as at`);
-  return row!;
+    select id, staff_id from given order by ord`);
 }
 
 /** Schedules a sweep of the business at `at` (one job per business and moment, however many ask). */
@@ -207,33 +242,23 @@ export async function sweepBusiness(businessId: number, now = new Date(), tx: Tx
         order by c.waiting_since, c.id
         limit ${room}
         for no key update of c skip locked`);
-      const policy = policyAt(locationId);
-      conversations: for (const { id } of waiting) {
-        for (;;) {
-          const s = pick(
-            policy,
-            candidates.filter((c) => c.waiting < c.capacity),
-          );
-          if (!s) break conversations; // everyone here is full
-          const r = await assignOne(businessId, id, s, tx);
-          if (r.assigned !== null) {
-            s.waiting = r.waiting + 1;
-            s.lastAssignedAt = Date.parse(r.at!);
-            result.assigned.push({ conversationId: id, staffId: s.staffId, locationId });
-            events.push({
-              type: 'conversation.assigned',
-              businessId,
-              conversationId: id,
-              actor: { type: 'system' },
-              data: { conversation_id: id, staff_id: s.staffId, previous_staff_id: null, by: 'auto' },
-            });
-            break;
-          }
-          // Not given: either they had no room after all (a client wrote again in one of theirs: try
-          // the next person), or the conversation changed under us (answered, closed: the next one).
-          s.waiting = r.waiting;
-          if (r.waiting < s.capacity) break;
-        }
+      const planned = plan(
+        policyAt(locationId),
+        waiting.map((w) => w.id),
+        candidates,
+      );
+      const given = planned.length ? await applyPlan(businessId, planned, tx) : [];
+      // Planned but not given: a client wrote again to one of someone's, or the conversation changed: look again.
+      if (given.length < planned.length) result.retry = true;
+      for (const g of given) {
+        result.assigned.push({ conversationId: g.id, staffId: g.staff_id, locationId });
+        events.push({
+          type: 'conversation.assigned',
+          businessId,
+          conversationId: g.id,
+          actor: { type: 'system' },
+          data: { conversation_id: g.id, staff_id: g.staff_id, previous_staff_id: null, by: 'auto' },
+        });
       }
       // Fewer conversations than room came back: some were locked elsewhere (those that changed have their own events).
       if (waiting.length < room && (await stillWaiting(businessId, locationId, tx))) result.retry = true;
