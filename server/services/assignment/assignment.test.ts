@@ -73,6 +73,25 @@ describe('auto-assignment', () => {
     expect(await assigneeOf(b.businessId, fourth)).toBe(await assigneeOf(b.businessId, convs[0]!));
   });
 
+  it('round robin stays even across one sweep that gives many and the sweeps after it', async () => {
+    const b = await assigningBusiness(ROUND_ROBIN);
+    // Nobody available while ten clients write (away without the switch's event: no sweep when they return).
+    await db.update(staff).set({ away: true }).where(eq(staff.businessId, b.businessId));
+    for (let i = 0; i < 10; i++) await newClientTexts(b);
+    await settle();
+    await db.update(staff).set({ away: false }).where(eq(staff.businessId, b.businessId));
+    expect((await sweepBusiness(b.businessId)).assigned).toHaveLength(10);
+    // 4, 3, 3 in turn; the next two go to the two with 3, in turn (their turns are microseconds apart).
+    for (let i = 0; i < 2; i++) {
+      await newClientTexts(b);
+      await settle();
+    }
+    const [counts] = await db.execute<{ most: number; fewest: number }>(sql`
+      select max(n)::int as most, min(n)::int as fewest from (
+        select count(*) as n from conversations where business_id = ${b.businessId} group by assigned_staff_id) c`);
+    expect(counts).toEqual({ most: 4, fewest: 4 });
+  });
+
   it('an Away colleague gets none; back, they take the next', async () => {
     const b = await assigningBusiness(ROUND_ROBIN);
     const [ana, ben, cy] = b.team;

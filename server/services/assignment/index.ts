@@ -88,6 +88,7 @@ async function backlog(businessId: number, tx: Tx): Promise<(number | null)[]> {
   return rows.map((r) => r.location_id);
 }
 
+/** `lastAssignedAt`: microseconds since the epoch (a plan's turns are a microsecond apart: milliseconds would tie them). */
 type Candidate = { staffId: number; capacity: number; waiting: number; lastAssignedAt: number };
 
 /** Whose turn it is among those with room: round robin by who was given one longest ago; balanced by fewest waiting first. */
@@ -110,7 +111,7 @@ async function lockCandidates(businessId: number, ids: number[], defaultCapacity
     capacity: number | null;
     last: string | null;
   }>(sql`
-    select id, away, active, capacity, last_assigned_at::text as last from staff
+    select id, away, active, capacity, (extract(epoch from last_assigned_at) * 1000000)::bigint::text as last from staff
     where business_id = ${businessId} and ${equalsAny(sql`id`, ids, 'int')}
     order by id for no key update skip locked`);
   const usable = locked.filter((s) => s.active && !s.away);
@@ -133,7 +134,7 @@ async function lockCandidates(businessId: number, ids: number[], defaultCapacity
       staffId: s.id,
       capacity: s.capacity ?? defaultCapacity,
       waiting: counts.get(s.id) ?? 0,
-      lastAssignedAt: s.last === null ? -Infinity : Date.parse(s.last),
+      lastAssignedAt: s.last === null ? -Infinity : Number(s.last),
     })),
   };
 }
@@ -156,8 +157,8 @@ function plan(policy: AssignmentPolicy, waiting: number[], candidates: Candidate
     nth.set(s.staffId, (nth.get(s.staffId) ?? 0) + 1);
     planned.push({ conversationId, staffId: s.staffId, capacity: s.capacity, nth: nth.get(s.staffId)!, order: planned.length });
     s.waiting++;
-    // After every turn read from the database (ms since the epoch), in the plan's order.
-    s.lastAssignedAt = 1e15 + planned.length;
+    // After every turn read from the database (µs since the epoch, about 1.8e15 now), in the plan's order.
+    s.lastAssignedAt = 8e15 + planned.length;
   }
   return planned;
 }
