@@ -1,5 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
+import { expectNoSeriousViolations } from './page-checks';
 import { addClient, addStaff, database, equipBusiness, inboundSms } from './support';
 
 /**
@@ -27,6 +28,8 @@ test('go Away and see a new conversation go to a colleague', async ({ page, tena
   await page.goto(tenant.loginUrl);
   await page.goto('/settings/assignment');
   const form = page.getByRole('form', { name: 'Business auto-assignment' });
+  await expect(form.getByLabel('Policy')).toHaveValue('off');
+  await expectNoSeriousViolations(page, 'settings: Auto-assignment');
   await form.getByLabel('Policy').selectOption('round_robin');
   await form.getByRole('button', { name: 'Save' }).click();
   await expect(form.getByRole('status')).toHaveText('Saved.');
