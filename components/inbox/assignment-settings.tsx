@@ -93,7 +93,12 @@ type BusinessValue = { assignment_policy: Policy; assignment_capacity: number; h
 
 /** The business's three settings; Save sends them. Keyed by the stored value so it resets after a save. */
 function BusinessForm(props: { value: BusinessValue; saving: boolean; saved: boolean; onSave: (v: BusinessValue) => void }) {
-  const [draft, setDraft] = useState<BusinessValue>(props.value);
+  // Only the three fields: the settings read also list the locations, which the save refuses.
+  const [draft, setDraft] = useState<BusinessValue>({
+    assignment_policy: props.value.assignment_policy,
+    assignment_capacity: props.value.assignment_capacity,
+    hand_back_on_away: props.value.hand_back_on_away,
+  });
   const { value, saving, saved, onSave } = props;
   const changed =
     draft.assignment_policy !== value.assignment_policy ||
