@@ -4,6 +4,7 @@ import type { JobOutcome } from '@/server/jobs/outcomes';
 import { BULK_CHUNK, QUEUES, type JobPayload, type QueueName } from '@/server/jobs/queues';
 import type { Logger } from '@/server/logger';
 import type { EmailProvider, SmsProvider } from '@/server/providers/types';
+import { sweepBusiness } from '@/server/services/assignment';
 import { compactConversationCounts } from '@/server/services/conversations/counts';
 import { wakeSnoozedConversations } from '@/server/services/conversations';
 import { runMaintenance } from '@/server/services/maintenance';
@@ -129,6 +130,15 @@ export const QUEUE_REGISTRATIONS: QueueRegistration[] = [
     queue: QUEUES.clientsImport,
     loop: { batchSize: 1, loops: 2, idleMs: 1000 },
     handle: (jobs, worker) => importClientsBatch(jobs, worker.log),
+  }),
+  // docs/api.md#auto-assignment: sweeps at an opening or a shift start, after a settings change, and
+  // retries; polled every second, so a conversation waiting for the opening is assigned within ~1 s of it.
+  work({
+    queue: QUEUES.assignmentSweep,
+    work: { batchSize: 10, pollingIntervalSeconds: 1 },
+    async handle(jobs) {
+      for (const job of jobs) await sweepBusiness(job.data.businessId);
+    },
   }),
   work({
     queue: QUEUES.maintenance,

@@ -45,6 +45,7 @@ export function TopBar({
           <a href="/settings/saved-replies">Saved replies</a>
           <a href="/settings/opening-hours">Opening hours</a>
           <a href="/settings/after-hours">After-hours answer</a>
+          <a href="/settings/assignment">Auto-assignment</a>
           <a href="/settings/quiet-hours">Quiet hours</a>
           <a href="/settings/staff-schedules">Staff schedules</a>
           {(WEBHOOK_MANAGER_ROLES as readonly string[]).includes(me.role) ? <a href="/settings/webhooks">Webhooks</a> : null}

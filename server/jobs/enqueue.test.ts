@@ -77,6 +77,7 @@ const SAMPLES: { [Q in QueueName]: JobPayload<Q> } = {
     chunk: 0,
     clients: [{ external_id: 'cl-1', name: 'Ada', email: null, client_type: 'vip' }],
   },
+  'assignment.sweep': { businessId: 1 },
   'system.maintenance': {},
 };
 
@@ -294,7 +295,8 @@ describe('the job registry: one schema per queue, typed at enqueue, parsed at th
     const m = marker();
     const names = Object.keys(SAMPLES) as QueueName[];
     await db.transaction(async (tx) => {
-      for (const name of names) await enqueue(tx, name, [{ data: tagged(SAMPLES[name], { marker: m }) }]);
+      // A key of its own: a `short` queue keeps one waiting job per key, and the test above left one without.
+      for (const name of names) await enqueue(tx, name, [{ data: tagged(SAMPLES[name], { marker: m }), singletonKey: m }]);
     });
     const jobs = await jobsWithMarker(m);
     expect(jobs.map((j) => j.name).sort()).toEqual([...names].sort());

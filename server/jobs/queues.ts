@@ -117,6 +117,9 @@ const ClientsImportJob = z.preprocess((data) => {
   return { ...rest, businessId: business_id, importId: import_id };
 }, z.object(clientsImportFields));
 
+/** A sweep of one business's unassigned conversations waiting for a reply (docs/api.md#auto-assignment). */
+const AssignmentSweepJob = z.object({ businessId: z.number().int() });
+
 /** The maintenance sweep is scheduled by pg-boss's cron, whose jobs carry no data (null): read as {}. */
 const MaintenanceJob = z.preprocess((data) => data ?? {}, z.object({}));
 
@@ -201,6 +204,15 @@ export const QUEUE_DEFINITIONS = {
     retryBackoff: true,
     expireInSeconds: 300,
   }),
+  // Auto-assignment's sweeps at a moment no event marks (an opening, a shift start), after a settings
+  // change and as a retry; one waiting job per business and moment (`short`: a second is dropped).
+  assignmentSweep: queue('assignment.sweep', AssignmentSweepJob, {
+    retryLimit: 5,
+    retryDelay: 1,
+    retryBackoff: true,
+    expireInSeconds: 60,
+    policy: 'short',
+  }),
   maintenance: queue('system.maintenance', MaintenanceJob, { retryLimit: 1, expireInSeconds: 300, policy: 'singleton' }),
 };
 
@@ -232,6 +244,7 @@ export const sendTargetsOf = (data: SendJob | BulkSendJob): SendTarget[] =>
 export type SandboxStatusJob = JobPayload<typeof QUEUES.sandboxStatus>;
 export type WebhookRetryJob = JobPayload<typeof QUEUES.webhookRetry>;
 export type ClientsImportJob = JobPayload<typeof QUEUES.clientsImport>;
+export type AssignmentSweepJob = JobPayload<typeof QUEUES.assignmentSweep>;
 export type ClientImportRow = z.output<typeof ClientImportRow>;
 
 const byName = new Map<string, Definition>(Object.values(QUEUE_DEFINITIONS).map((q) => [q.name, q]));

@@ -9,6 +9,7 @@ import {
   STAFF_ROLES,
 } from '@/db/schema/enums';
 import { actingStaffId } from './acting-staff';
+import { AssignmentPolicy } from './assignment';
 import {
   clientSearch,
   email,
@@ -37,6 +38,9 @@ export const LocationResponse = z
     }),
     after_hours_reply: z.string().nullable().meta({
       description: 'The location\'s own after-hours answer (docs: After-hours answer); "": none here; null: the business\'s',
+    }),
+    assignment_policy: AssignmentPolicy.nullable().meta({
+      description: "The location's own auto-assignment policy (docs: Auto-assignment); null: the business's",
     }),
   })
   .meta({ id: 'LocationResponse' });

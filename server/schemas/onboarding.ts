@@ -1,5 +1,6 @@
 import { isSupportedCountry } from 'libphonenumber-js';
 import { z } from 'zod';
+import { AssignmentCapacity, AssignmentPolicy } from './assignment';
 import { CLIENT_TYPES, ONBOARDING_STATUSES, STAFF_ROLES } from '@/db/schema/enums';
 import { AUTO_REPLY_MAX_LENGTH, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { MAX_CONSENTS_PER_CLIENT, OnboardConsent } from './consent';
@@ -92,6 +93,9 @@ const OnboardLocation = z
       description:
         "The location's own after-hours answer (docs: After-hours answer); blank: none at this location; null: the business's; omitted: unchanged",
     }),
+    assignment_policy: AssignmentPolicy.nullish().meta({
+      description: "The location's own auto-assignment policy (docs: Auto-assignment); null: the business's; omitted: unchanged",
+    }),
   })
   .meta({ id: 'OnboardLocation' });
 
@@ -163,6 +167,13 @@ const BusinessSettingsInput = z
     }),
     locale: Locale.optional().meta({
       description: 'How dates and times are written to clients, e.g. `{next_opening}` (BCP 47; default en-US)',
+    }),
+    assignment_policy: AssignmentPolicy.optional().meta({
+      description: 'Auto-assignment (docs: Auto-assignment); default `off`',
+    }),
+    assignment_capacity: AssignmentCapacity.optional(),
+    hand_back_on_away: z.boolean().optional().meta({
+      description: 'Going Away hands one’s conversations waiting for a reply back to assignment; default false',
     }),
   })
   .meta({ id: 'BusinessSettings' });

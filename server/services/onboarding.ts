@@ -73,6 +73,7 @@ const LOCATION_ENTITY: Entity = {
     { column: 'sending_window_start', key: 'sending_window_start', cast: 'smallint' },
     { column: 'sending_window_end', key: 'sending_window_end', cast: 'smallint' },
     { column: 'after_hours_reply', key: 'after_hours_reply' },
+    { column: 'assignment_policy', key: 'assignment_policy' },
   ],
   location: false,
   updatedAt: false,
@@ -309,6 +310,8 @@ function normalise(input: BusinessOnboardInput, country: string, storedLocations
       sending_window_end: l.sending_window === undefined ? undefined : (l.sending_window?.end ?? null),
       // "" stays "": no answer at this location; null: the business's (docs/api.md#after-hours-answer).
       after_hours_reply: l.after_hours_reply,
+      // null: the business's policy (docs/api.md#auto-assignment).
+      assignment_policy: l.assignment_policy,
     }),
   );
   /** The fields a staff member and a client share, normalised, and their location checked. */

@@ -33,6 +33,11 @@ describe('activity lines in words', () => {
     expect(say(line({ data: { staff_id: 6 }, staff_name: 'Ben' })).what).toBe('assigned the conversation to Ben');
     expect(say(line({ data: { staff_id: 5 } })).what).toBe('assigned the conversation to themselves');
     expect(say(line({ data: { staff_id: null }, previous_staff_name: 'Ben' })).what).toBe('unassigned Ben');
+    // Auto-assignment's, said by the system: "Automatically assigned to Ben".
+    const auto = (data: Record<string, unknown>) =>
+      say(line({ actor_type: 'system', data: { ...data, by: 'auto' }, staff_name: 'Ben', previous_staff_name: 'Ana' }));
+    expect(auto({ staff_id: 6 })).toEqual({ who: 'Automatically', what: 'assigned to Ben', note: null });
+    expect(auto({ staff_id: null }).what).toBe('handed the conversation back from Ana, who is away');
     const status = (data: Record<string, unknown>, actor: ActivityLine['actor_type'] = 'staff') =>
       say(line({ type: 'conversation.status_changed', actor_type: actor, data })).what;
     expect(status({ status: 'resolved', previous_status: 'open' })).toBe('resolved the conversation');

@@ -87,6 +87,12 @@ export function describeActivity(line: ActivityLine, time: (iso: string) => stri
   const words = (what: string, note: string | null = null): ActivityWords => ({ who, what, note });
   switch (line.type) {
     case 'conversation.assigned': {
+      // Auto-assignment's (docs/api.md#auto-assignment): "Automatically assigned to Ana", or a hand-back.
+      if (d.by === 'auto') {
+        if (d.staff_id === null || d.staff_id === undefined)
+          return words(`handed the conversation back from ${line.previous_staff_name ?? 'a former staff member'}, who is away`);
+        return words(`assigned to ${line.staff_name ?? 'a former staff member'}`);
+      }
       if (d.staff_id === null || d.staff_id === undefined)
         return words(line.previous_staff_name ? `unassigned ${line.previous_staff_name}` : 'unassigned the conversation');
       const to =

@@ -1,4 +1,5 @@
 import type { Operation } from '../operation';
+import * as assignment from './assignment';
 import * as auth from './auth';
 import * as businesses from './businesses';
 import * as consents from './consents';
@@ -23,6 +24,7 @@ export const operations: Operation[] = [
   ...Object.values(businesses),
   ...Object.values(openingHours),
   ...Object.values(staffAvailability),
+  ...Object.values(assignment),
   ...Object.values(conversations),
   ...Object.values(consents),
   ...Object.values(optOuts),

@@ -1,5 +1,6 @@
 import { conversationActivityHandler } from '@/server/services/activity/handler';
 import { afterHoursHandler } from '@/server/services/after-hours/handler';
+import { assignmentHandler } from '@/server/services/assignment/handler';
 import { outgoingWebhooksHandler } from '@/server/services/outgoing-webhooks/handler';
 import type { EventHandler } from './dispatch';
 
@@ -9,4 +10,9 @@ import type { EventHandler } from './dispatch';
  * A feature that reacts to changes adds its handler here; the write paths do not change. Each has
  * its own cursor, named by `name`: a new handler starts at the oldest event the log still keeps.
  */
-export const EVENT_HANDLERS: readonly EventHandler[] = [outgoingWebhooksHandler, conversationActivityHandler, afterHoursHandler];
+export const EVENT_HANDLERS: readonly EventHandler[] = [
+  outgoingWebhooksHandler,
+  conversationActivityHandler,
+  afterHoursHandler,
+  assignmentHandler,
+];

@@ -2,6 +2,7 @@ import { router } from '../../init';
 import { activityProcedures } from './activity';
 import { afterHoursProcedures } from './after-hours';
 import { availabilityProcedures } from './availability';
+import { assignmentProcedures } from './assignment';
 import { clientProcedures } from './clients';
 import { clientProfileProcedures } from './client-profile';
 import { conversationProcedures } from './conversations';
@@ -30,6 +31,7 @@ export const inboxRouter = router({
   ...openingHoursProcedures,
   ...afterHoursProcedures,
   ...availabilityProcedures,
+  ...assignmentProcedures,
   ...webhookProcedures,
   ...eventProcedures,
   ...activityProcedures,
