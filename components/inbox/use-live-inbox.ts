@@ -2,6 +2,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { STREAM_SUPERSEDED } from '@/server/shared/live-events';
+import { applyPresence } from './presence';
 
 /**
  * Live inbox: the business's events (SSE, fed from the event log) invalidate the queries they
@@ -39,6 +40,11 @@ export function useLiveInbox(openConversationId: number | null) {
   const resumable = useRef(false);
   const events = trpc.inbox.events.useSubscription(undefined, {
     onData({ data: event }) {
+      // Presence is not an event of the log: nothing to resume after, nothing to refetch.
+      if (event.type === 'presence') {
+        applyPresence(event);
+        return;
+      }
       resumable.current = true;
       if (event.type === 'refetch') {
         setNewActivity((n) => n + 1);
