@@ -27,6 +27,8 @@ import { CONNECTED_FRAME, errorFrame, type StreamEndCode } from './trpc-sse';
  * (listen.ts): a client that reconnects sends the last id it received (the EventSource's
  * `Last-Event-ID` header, or tRPC's `lastEventId` in the input) and is replayed what it missed, or
  * told to refetch (a `refetch` frame) when that is past the bounds (backlog.ts).
+ * Beside the events, without ids, go its business's `presence` frames (presence.ts): a snapshot first,
+ * then each change, never naming the stream's own staff member.
  * The stream meter (server/realtime/stream-meter.ts) ends a session's oldest stream with CONFLICT
  * when it opens one past EVENT_STREAMS_PER_SESSION, and refuses a stream with TOO_MANY_REQUESTS
  * when its business holds EVENT_STREAMS_PER_BUSINESS already. A client that reads too slowly (a
