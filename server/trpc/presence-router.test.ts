@@ -1,5 +1,10 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POST } from '@/app/api/trpc/[trpc]/route';
 import { createSql } from '@/db/connect';
+import { isPlainBeat, servePresenceBeat } from '@/server/realtime/presence-beat';
 import { PRESENCE_CHANNEL } from '@/server/services/presence';
 import { createClient, createConversation, createTenant } from '@/server/testing/factories';
 import { staffCaller } from '@/server/testing/trpc';
@@ -22,6 +27,25 @@ describe('presence.beat', () => {
     const caller = await staffCaller(t.sessionToken);
     await caller.presence.beat({ conversationId: conv.id, state: 'noting' });
     await expect.poll(() => heard).toContain(`${t.business.id},${conv.id},${t.owner.id},noting`);
+  });
+
+  it('takes the `left` the page sends as it goes (one unbatched POST with keepalive, components/inbox/presence.tsx)', async () => {
+    const t = await createTenant();
+    const conv = await createConversation(t.business.id, (await createClient(t.business.id)).id);
+    const res = await POST(
+      new Request('http://localhost:3000/api/trpc/presence.beat', {
+        method: 'POST',
+        headers: {
+          host: 'localhost:3000',
+          origin: 'http://localhost:3000',
+          cookie: `session=${t.sessionToken}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify(superjson.serialize({ conversationId: conv.id, state: 'left' })),
+      }),
+    );
+    expect(res.status).toBe(200);
+    await expect.poll(() => heard).toContain(`${t.business.id},${conv.id},${t.owner.id},left`);
   });
 
   it('refuses another business’s conversation (404) and a caller without a session, announcing nothing', async () => {
@@ -63,5 +87,79 @@ describe('presence.beat', () => {
       code: 'BAD_REQUEST',
       cause: { issues: [expect.objectContaining({ path: [field] })] },
     });
+  });
+});
+
+describe('presence.beat served by the web server without Next.js (server/realtime/presence-beat.ts)', () => {
+  let server: http.Server;
+  let base: string;
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      if (isPlainBeat(req)) void servePresenceBeat(req, res);
+      else res.writeHead(404).end('left to the tRPC route');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('answers each case as the tRPC route does, and leaves to it what is not a plain beat', async () => {
+    const t = await createTenant();
+    const conv = await createConversation(t.business.id, (await createClient(t.business.id)).id);
+    const headers = (over: Record<string, string> = {}) => ({
+      host: 'localhost:3000',
+      origin: 'http://localhost:3000',
+      cookie: `session=${t.sessionToken}`,
+      'content-type': 'application/json',
+      'x-request-id': 'req-presence-beat-1',
+      ...over,
+    });
+    const cases: { path: string; body: string; headers: Record<string, string> }[] = [
+      {
+        path: 'presence.beat?batch=1',
+        body: JSON.stringify({ 0: { json: { conversationId: conv.id, state: 'viewing' } } }),
+        headers: headers(),
+      },
+      { path: 'presence.beat', body: JSON.stringify({ json: { conversationId: conv.id, state: 'left' } }), headers: headers() },
+      { path: 'presence.beat', body: JSON.stringify({ json: { conversationId: 0, state: 'typing' } }), headers: headers() },
+      {
+        path: 'presence.beat',
+        body: JSON.stringify({ json: { conversationId: 2_000_000_000, state: 'viewing' } }),
+        headers: headers(),
+      },
+      {
+        path: 'presence.beat',
+        body: JSON.stringify({ json: { conversationId: conv.id, state: 'viewing' } }),
+        headers: headers({ cookie: '' }),
+      },
+      {
+        path: 'presence.beat',
+        body: JSON.stringify({ json: { conversationId: conv.id, state: 'viewing' } }),
+        headers: headers({ origin: 'https://evil.test' }),
+      },
+      { path: 'presence.beat', body: '{not json', headers: headers() },
+    ];
+    for (const c of cases) {
+      const init = { method: 'POST', headers: c.headers, body: c.body };
+      const ours = await fetch(`${base}/api/trpc/${c.path}`, init);
+      const theirs = await POST(new Request(`http://localhost:3000/api/trpc/${c.path}`, init));
+      expect([c.path, c.body, ours.status]).toEqual([c.path, c.body, theirs.status]);
+      expect(await ours.json()).toEqual(await theirs.json());
+      expect(ours.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+    await expect.poll(() => heard).toContain(`${t.business.id},${conv.id},${t.owner.id},left`);
+    // Batches of several calls, other procedures, and bodies of no declared or too large a length go on.
+    const onward = [
+      { path: 'presence.beat,presence.beat?batch=1', body: '{}' },
+      { path: 'inbox.markRead', body: '{}' },
+      {
+        path: 'presence.beat',
+        body: JSON.stringify({ json: { conversationId: conv.id, state: 'viewing', x: 'y'.repeat(2000) } }),
+      },
+    ];
+    for (const c of onward) {
+      const res = await fetch(`${base}/api/trpc/${c.path}`, { method: 'POST', headers: headers(), body: c.body });
+      expect(await res.text()).toBe('left to the tRPC route');
+    }
   });
 });
