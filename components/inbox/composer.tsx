@@ -11,6 +11,7 @@ import { MentionList, mentionBoxProps, useMentionPicker } from './mention-picker
 import styles from './inbox.module.css';
 import { actionLabel, textCount, whenWords } from './plain-words';
 import own from './texts.module.css';
+import { usePresenceBeat } from './presence';
 import { imageFiles, PictureAttachments, PicturePreviews, usePictureAttachments } from './picture-attachments';
 import { SavedReplyPicker, useSavedReplyPicker, type PickerState } from './saved-reply-picker';
 import type { ConversationDetails, MessageItem } from './types';
@@ -87,6 +88,8 @@ export function Composer({
     setText(next.text);
     requestAnimationFrame(() => composerRef.current?.setSelectionRange(next.caret, next.caret));
   }
+  // Colleagues see this conversation open here, and "replying…" or "writing a note…" while typing.
+  usePresenceBeat(conversationId, mode === 'note' ? 'noting' : 'replying', text);
 
   /** Puts a saved reply, resolved for this conversation, where the picker was opened. */
   async function insertSavedReply(savedReplyId: number, { range }: PickerState) {

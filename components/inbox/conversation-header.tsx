@@ -6,6 +6,7 @@ import { groupByAvailability, useAvailability } from './availability';
 import { splitMatches } from './format';
 import styles from './inbox.module.css';
 import { LabelEditor } from './label-editor';
+import { PresenceAvatars } from './presence';
 import type { ConversationDetails, Me } from './types';
 
 /** Snooze choices a front desk uses: later today, tomorrow morning, next week. */
@@ -66,6 +67,7 @@ export function ConversationHeader({
             : ''}
         </span>
         <LabelEditor key={id} conversationId={id} label={c.label} />
+        <PresenceAvatars conversationId={id} />
         <div className={styles.convTools}>
           {callButton}
           <label className={styles.srOnly} htmlFor={`assignee-${id}`}>

@@ -5,6 +5,7 @@ import { trpc } from '@/components/trpc/client';
 import { ConversationPreview } from './conversation-preview';
 import { initials, relativeTime, uniqueBy } from './format';
 import { withKeptRows, type KeptRow } from './kept-rows';
+import { PresenceAvatars } from './presence';
 import styles from './inbox.module.css';
 import keptStyles from './views.module.css';
 import type { ConversationRow, ListInput } from './types';
@@ -162,6 +163,7 @@ export function ConversationList({
                   <ConversationPreview row={row} />
                 </span>
                 <span className={styles.rowMeta}>
+                  <PresenceAvatars conversationId={row.conversation_id!} compact />
                   {row.assigned_to ? (
                     <span className={styles.assignee} title={`Assigned to ${row.assigned_to}`}>
                       {row.assigned_to}

@@ -2,6 +2,8 @@
 import { useEffect, useRef, useState } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { STREAM_SUPERSEDED } from '@/server/shared/live-events';
+import type { PresenceFrame } from '@/server/shared/presence';
+import { applyPresence } from './presence';
 
 /**
  * Live inbox: the business's events (SSE, fed from the event log) invalidate the queries they
@@ -38,7 +40,15 @@ export function useLiveInbox(openConversationId: number | null) {
   // Whether this subscription received an event id to resume after, should it drop.
   const resumable = useRef(false);
   const events = trpc.inbox.events.useSubscription(undefined, {
-    onData({ data: event }) {
+    onData(value) {
+      // A presence frame comes untracked (no id): tRPC's client hands it over as is until the stream
+      // has had an event, and after that wrapped with the last event's id (the EventSource keeps it).
+      const event = 'type' in value ? (value as unknown as PresenceFrame) : value.data;
+      // Presence is not an event of the log: nothing to resume after, nothing to refetch.
+      if (event.type === 'presence') {
+        applyPresence(event);
+        return;
+      }
       resumable.current = true;
       if (event.type === 'refetch') {
         setNewActivity((n) => n + 1);

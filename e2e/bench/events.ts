@@ -1,11 +1,12 @@
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import path from 'node:path';
 import zlib from 'node:zlib';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { requestEventStream, sseParser } from '@/server/testing/sse';
+import { forkChild } from './child';
+import { startBeater, type BeatStats, type Stopped } from './presence-beats';
 
 /**
  * `npm run bench:events`: many open inboxes on ONE production web process.
@@ -39,13 +40,17 @@ import { requestEventStream, sseParser } from '@/server/testing/sse';
  * BENCH_WEB_LOG=file (the server's output), BENCH_DEBUG=1 (what the readers saw).
  */
 
-type StreamSpec = { idx: number; cookie: string; businessId: number };
+type StreamSpec = { idx: number; cookie: string; businessId: number; staffId: number };
+/** A staff member whose beats stopped (--presence): the first frame that shows them gone, and when it came. */
+type Watch = { businessId: number; conversationId: number; staffId: number };
 type ToReader =
   | { cmd: 'open'; base: string; streams: StreamSpec[]; concurrency: number; acceptEncoding: string }
   | { cmd: 'status'; probe: number }
   | { cmd: 'run'; run: number }
   | { cmd: 'count'; run: number }
   | { cmd: 'collect'; run: number }
+  | { cmd: 'watch'; watch: Watch[] }
+  | { cmd: 'gone' }
   | { cmd: 'close' };
 type Opened = { type: 'opened'; connectMs: number[]; failures: { idx: number; reason: string }[] };
 type Status = {
@@ -56,7 +61,11 @@ type Status = {
   bytes: number;
   kinds: Record<string, number>;
   encodings: Record<string, number>;
+  /** Presence frames received (--presence). */
+  presenceFrames: number;
 };
+/** When each watched staff member was first shown gone, by `businessId,conversationId,staffId` (0: not yet). */
+type Gone = { type: 'gone'; at: [string, number][] };
 type Count = { type: 'count'; received: number };
 type Collected = {
   type: 'collected';
@@ -72,7 +81,7 @@ type Collected = {
   wallMs: number;
   loopP99Ms: number;
 };
-type FromReader = Opened | Status | Count | Collected;
+type FromReader = Opened | Status | Count | Collected | Gone | { type: 'watching' };
 
 /**
  * What the bench says in each event: the frame carries ids only, so the run and sequence number
@@ -112,6 +121,9 @@ function reader() {
   let bytes = 0;
   const kinds: Record<string, number> = {};
   const encodings: Record<string, number> = {};
+  let presenceFrames = 0;
+  // Watched staff by conversation (`businessId,conversationId`): staff id → when first shown gone (0: not yet).
+  const watched = new Map<string, Map<number, number>>();
   let cpuAt = process.cpuUsage();
   let wallAt = now();
   const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -119,7 +131,16 @@ function reader() {
   const send = (m: FromReader) => process.send!(m);
 
   function onEvent(s: Stream, data: string, at: number) {
-    let parsed: { json?: { type?: string; businessId?: number; conversationIds?: number[]; messageIds?: number[] } };
+    let parsed: {
+      json?: {
+        type?: string;
+        businessId?: number;
+        conversationIds?: number[];
+        messageIds?: number[];
+        snapshot?: boolean;
+        conversations?: { conversationId: number; staff: { staffId: number }[] }[];
+      };
+    };
     try {
       parsed = JSON.parse(data);
     } catch {
@@ -128,6 +149,16 @@ function reader() {
     const event = parsed.json;
     if (!event) return;
     if (event.businessId !== s.spec.businessId) foreign++;
+    if (event.type === 'presence') {
+      presenceFrames++;
+      for (const c of event.conversations ?? []) {
+        const staff = watched.get(`${event.businessId},${c.conversationId}`);
+        if (!staff) continue;
+        for (const [staffId, goneAt] of staff)
+          if (!goneAt && staffId !== s.spec.staffId && !c.staff.some((x) => x.staffId === staffId)) staff.set(staffId, at);
+      }
+      return;
+    }
     if (event.type === 'conversation.updated') {
       s.lastProbe = Math.max(s.lastProbe, event.conversationIds?.[0] ?? 0);
       return;
@@ -233,7 +264,19 @@ function reader() {
         bytes,
         kinds,
         encodings,
+        presenceFrames,
       });
+    } else if (m.cmd === 'watch') {
+      for (const w of m.watch) {
+        const key = `${w.businessId},${w.conversationId}`;
+        if (!watched.has(key)) watched.set(key, new Map());
+        watched.get(key)!.set(w.staffId, 0);
+      }
+      send({ type: 'watching' });
+    } else if (m.cmd === 'gone') {
+      const at: [string, number][] = [];
+      for (const [key, staff] of watched) for (const [staffId, goneAt] of staff) at.push([`${key},${staffId}`, goneAt]);
+      send({ type: 'gone', at });
     } else if (m.cmd === 'run') {
       run = m.run;
       latencies = [];
@@ -398,26 +441,8 @@ async function mintSessions(who: { businessId: number; staffId: number }[], conc
 // -------------------------------------------------------------------------------------------------
 // Main process.
 
-type Reader = { child: ChildProcess; ask: <T extends FromReader>(m: ToReader, type: T['type']) => Promise<T> };
-
-function startReader(): Reader {
-  // Forked with this process's flags (tsx's loader): a direct child, so it exits when this one does.
-  const child = fork(path.resolve('e2e/bench/events.ts'), ['--reader'], {
-    execArgv: process.execArgv,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const waiting: { type: string; resolve: (m: FromReader) => void }[] = [];
-  child.on('message', (m: FromReader) => {
-    const i = waiting.findIndex((w) => w.type === m.type);
-    if (i >= 0) waiting.splice(i, 1)[0]!.resolve(m);
-  });
-  const ask = <T extends FromReader>(m: ToReader, type: T['type']) =>
-    new Promise<T>((resolve, reject) => {
-      waiting.push({ type, resolve: resolve as (m: FromReader) => void });
-      child.send(m, (err) => err && reject(err));
-    });
-  return { child, ask };
-}
+type Reader = ReturnType<typeof startReader>;
+const startReader = () => forkChild<ToReader, FromReader>('e2e/bench/events.ts', '--reader');
 
 type RunResult = {
   expected: number;
@@ -457,7 +482,12 @@ async function main() {
   const BUSINESSES = Math.min(flag('businesses', 20), STREAMS);
   const READERS = flag('readers', 2);
   const IDLE_S = flag('idle', 10);
-  const STAFF = 5;
+  // --presence (`npm run bench:presence`): every stream is a staff member of their own, who also beats
+  // presence on a conversation of their own every --beat-s seconds (presence-beats.ts).
+  const PRESENCE = process.argv.includes('--presence');
+  const BEAT_S = flag('beat-s', 15);
+  const CHURN = Math.min(1, flag('churn', 0.2));
+  const STAFF = PRESENCE ? Math.ceil(STREAMS / BUSINESSES) : 5;
   // A browser's EventSource sends its usual Accept-Encoding; `--accept-encoding identity` asks for none.
   const ACCEPT_ENCODING = (() => {
     const i = process.argv.indexOf('--accept-encoding');
@@ -519,7 +549,8 @@ async function main() {
 
   console.log(
     `bench:events on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}): ${STREAMS} streams over ${BUSINESSES} businesses, ` +
-      `${RATE} events/s for ${SECONDS} s × ${REPEAT}, ${READERS} reader processes`,
+      `${RATE} events/s for ${SECONDS} s × ${REPEAT}, ${READERS} reader processes` +
+      (PRESENCE ? `; ${STREAMS} staff beating presence every ${BEAT_S} s (${fmt(CHURN * 100, 0)}% of beats a change)` : ''),
   );
   const failures: string[] = [];
   const database = await benchDatabase();
@@ -550,6 +581,21 @@ async function main() {
         r.business_id,
         [...(staffOf.get(r.business_id) ?? []), r.id].sort((a, b) => a - b),
       );
+    // --presence: a client and a conversation for each staff member, the one they beat on.
+    const conversationOf = new Map<number, number>();
+    if (PRESENCE) {
+      const clientRows = await sql<{ id: number; business_id: number; external_id: string }[]>`
+        insert into clients (business_id, name, external_id, client_type)
+        select business_id, 'Bench client ' || id, 'bench-staff-' || id, 'returning'
+        from staff where business_id = any(${sql.array(businessIds)}::int[])
+        returning id, business_id, external_id`;
+      const conversationRows = await sql<{ id: number; client_id: number }[]>`
+        insert into conversations (business_id, client_id)
+        select * from unnest(${sql.array(clientRows.map((c) => c.business_id))}::int[], ${sql.array(clientRows.map((c) => c.id))}::int[])
+        returning id, client_id`;
+      const staffOfClient = new Map(clientRows.map((c) => [c.id, Number(c.external_id.slice('bench-staff-'.length))]));
+      for (const c of conversationRows) conversationOf.set(staffOfClient.get(c.client_id)!, c.id);
+    }
 
     // ---- the production server
     const port = await freePort();
@@ -663,7 +709,12 @@ async function main() {
     const mintS = (performance.now() - t) / 1000;
 
     // ---- warm the tRPC door and the LISTEN hub with one stream, then the baseline
-    const specs: StreamSpec[] = who.map((w, idx) => ({ idx, cookie: cookies[idx]!, businessId: w.businessId }));
+    const specs: StreamSpec[] = who.map((w, idx) => ({
+      idx,
+      cookie: cookies[idx]!,
+      businessId: w.businessId,
+      staffId: w.staffId,
+    }));
     const db = drizzle(sql) as unknown as Tx;
     let probe = 0;
     let lastStatuses: Status[] = [];
@@ -742,6 +793,23 @@ async function main() {
     if (ready.probed < STREAMS) failures.push(`${STREAMS - ready.probed} of ${STREAMS} streams never received the probe event`);
     await sleep(2000);
     const rssAfter = statusKb(pid, 'VmRSS') / 1024;
+    // ---- --presence: every staff member beats from now on, through the idle phase and the runs
+    let beater: ReturnType<typeof startBeater> | undefined;
+    let rssWithPresence = NaN;
+    let beatsSince = 0;
+    if (PRESENCE) {
+      phase('staff start beating');
+      beater = startBeater();
+      children.push(beater.child);
+      const staff = specs.map((s) => ({ idx: s.idx, cookie: s.cookie, conversationId: conversationOf.get(s.staffId)! }));
+      await beater.ask({ cmd: 'start', base, staff, intervalMs: BEAT_S * 1000, churn: CHURN }, 'started');
+      // One whole interval: everyone has beaten once, and is present on every other stream of their business.
+      await sleep(BEAT_S * 1000 + 2000);
+      const warm = await beater.ask<BeatStats>({ cmd: 'stats' }, 'stats');
+      if (warm.failed) failures.push(`${warm.failed} of ${warm.sent} first beats failed (first: ${warm.firstFailure})`);
+      beatsSince = performance.now();
+      rssWithPresence = statusKb(pid, 'VmRSS') / 1024;
+    }
     phase('all streams ready; idle');
     const idleWith = await sample(IDLE_S * 1000);
     const rssAfterIdle = statusKb(pid, 'VmRSS') / 1024;
@@ -895,6 +963,42 @@ async function main() {
       if (result.foreign) failures.push(`run ${run}: ${result.foreign} events of another business reached a stream`);
       if (result.publishErrors) failures.push(`run ${run}: ${result.publishErrors} events failed to append`);
     }
+    // ---- --presence: the beats meanwhile, then one staff member per business stops beating (a closed
+    // tab): how long after their last beat was answered their colleagues' streams show them gone.
+    let beats: BeatStats | undefined;
+    let beatsPerS = NaN;
+    const expiryS: number[] = [];
+    let notExpired = 0;
+    if (beater) {
+      beats = await beater.ask<BeatStats>({ cmd: 'stats' }, 'stats');
+      beatsPerS = (beats.sent * 1000) / (performance.now() - beatsSince);
+      if (beats.failed) failures.push(`${beats.failed} of ${beats.sent} beats failed (first: ${beats.firstFailure})`);
+      phase('presence: some staff stop beating');
+      const leaving = businessIds.map((b) => specs.find((s) => s.businessId === b)!);
+      const watch = leaving.map((s) => ({
+        businessId: s.businessId,
+        conversationId: conversationOf.get(s.staffId)!,
+        staffId: s.staffId,
+      }));
+      await Promise.all(readers.map((r) => r.ask({ cmd: 'watch', watch }, 'watching')));
+      const stopped = await beater.ask<Stopped>({ cmd: 'stop', idxs: leaving.map((s) => s.idx) }, 'stopped');
+      const lastBeatAt = new Map(stopped.lastBeatAt);
+      const keyOf = (s: StreamSpec) => `${s.businessId},${conversationOf.get(s.staffId)},${s.staffId}`;
+      const goneAt = new Map<string, number>();
+      const deadline = Date.now() + 60_000;
+      while (goneAt.size < leaving.length && Date.now() < deadline) {
+        await sleep(1000);
+        for (const g of await Promise.all(readers.map((r) => r.ask<Gone>({ cmd: 'gone' }, 'gone'))))
+          for (const [key, at] of g.at) if (at && (!goneAt.has(key) || at < goneAt.get(key)!)) goneAt.set(key, at);
+      }
+      for (const s of leaving) {
+        const at = goneAt.get(keyOf(s));
+        if (at) expiryS.push((at - lastBeatAt.get(s.idx)!) / 1000);
+        else notExpired++;
+      }
+      if (notExpired) failures.push(`${notExpired} of ${leaving.length} staff who stopped beating were still shown 60 s later`);
+      beater.child.send({ cmd: 'close' });
+    }
     const end = await Promise.all(readers.map((r) => r.ask<Status>({ cmd: 'status', probe }, 'status')));
     const ended = end.flatMap((s) => s.ended).filter((e) => !connectFailures.some((f) => f.idx === e.idx));
     if (ended.length) failures.push(`${ended.length} streams ended during the run (first: ${ended[0]!.reason})`);
@@ -984,6 +1088,26 @@ async function main() {
       `${mid((r) => r.readerCpu, 0)}% / ${mid((r) => r.readerLoopP99)} ms`,
       'the client side',
     );
+    if (beats) {
+      const frames = end.reduce((sum, st) => sum + st.presenceFrames, 0);
+      row(
+        'presence: staff beating, beats/s measured',
+        `${STREAMS} every ${BEAT_S} s, ${fmt(beatsPerS, 0)}/s (${fmt(CHURN * 100, 0)}% changes)`,
+        `${fmt(STREAMS / BEAT_S, 0)}/s planned`,
+      );
+      row(
+        '  beat answered: p50 / p95 / max',
+        `${fmt(median(beats.latencies), 0)} / ${fmt(percentile(beats.latencies, 95), 0)} / ${fmt(Math.max(...beats.latencies), 0)} ms`,
+        `${beats.failed} failed of ${beats.sent}`,
+      );
+      row('  presence frames received (all streams)', `${frames}`, 'changes × colleagues');
+      row(`web RSS with ${STREAMS} streams and beating staff`, `${fmt(rssWithPresence, 0)} MB`, '< 300 MB');
+      row(
+        `  expiry after the last beat: p50 / max (${expiryS.length} staff)`,
+        `${fmt(median(expiryS))} / ${fmt(Math.max(...expiryS))} s`,
+        '≤ 35 s',
+      );
+    }
     if (REPEAT > 1) printSummary(runFigures, 'bench:events');
     if (failures.length) {
       console.log('\nHARD FAILURES');

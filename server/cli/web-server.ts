@@ -8,6 +8,7 @@ import { beginShutdown, isDraining } from '@/server/web/shutdown';
 import { logger } from '@/server/logger';
 import { logRequest } from '@/server/web/access-log';
 import { EVENTS_PATH, serveEventStream } from '@/server/realtime/event-stream';
+import { isPlainBeat, servePresenceBeat } from '@/server/realtime/presence-beat';
 
 /**
  * The web server (`npm run start:web`, the web half of `npm start`, and with `--dev` the web half
@@ -67,6 +68,15 @@ async function main() {
     if (req.method === 'GET' && req.url?.split('?')[0] === EVENTS_PATH) {
       void serveEventStream(req, res).then((served) => {
         if (!served) void nextHandle(req, res);
+      });
+      return;
+    }
+    // Presence beats, every 10 s from every open inbox: tRPC without Next.js (server/realtime/presence-beat.ts).
+    if (isPlainBeat(req)) {
+      servePresenceBeat(req, res).catch((err: unknown) => {
+        log.error({ err }, 'presence beat failed');
+        if (!res.headersSent) res.statusCode = 500;
+        res.end();
       });
       return;
     }

@@ -12,7 +12,7 @@ import { EVENTS_PATH, openEventStreams, serveEventStream } from './event-stream'
 import { logWakeUps } from '@/server/testing/log-events';
 import { RESUME_MAX_EVENTS } from './backlog';
 import { streamMeter } from './stream-meter';
-import { CONNECTED_FRAME, eventFrame } from './trpc-sse';
+import { CONNECTED_FRAME, eventFrame, presenceFrame } from './trpc-sse';
 
 // Read on first use of the configuration: a business cap small enough to reach (default 200).
 process.env.EVENT_STREAMS_PER_BUSINESS = '8';
@@ -70,13 +70,19 @@ async function readUntil(body: ReadableStream<Uint8Array>, until: (text: string)
   return text;
 }
 
+/** A stream's first presence frame when nobody else is on any conversation of its business. */
+const snapshotOf = (businessId: number) => presenceFrame({ type: 'presence', businessId, snapshot: true, conversations: [] });
+
 describe('live event stream', () => {
-  it('writes tRPC subscription frames (trpc-sse.ts): connected, then each event of the business with its id', async () => {
+  it('writes tRPC subscription frames (trpc-sse.ts): connected, the presence snapshot, then each event of the business with its id', async () => {
     const t = await createTenant();
     const res = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${t.sessionToken}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/event-stream');
-    expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toBe(CONNECTED_FRAME.toString());
+    // Nobody else is on any conversation of the business (presence.test.ts has the rest of presence).
+    expect(await readUntil(res.body!, (x) => x.split('\n\n\n').length > 2)).toBe(
+      CONNECTED_FRAME.toString() + snapshotOf(t.business.id).toString(),
+    );
     const [id] = await logWakeUps(t.business.id, [3]);
     const event = { type: 'conversation.updated' as const, businessId: t.business.id, conversationIds: [3] };
     expect(await readUntil(res.body!, (x) => x.includes('\n\n\n'))).toBe(eventFrame(event, id!).toString());
@@ -121,7 +127,7 @@ describe('live event stream', () => {
       });
       const text = await readUntil(res.body!, (x) => x.includes('refetch') && x.endsWith('\n\n\n'));
       // One frame: refetch, with the business's latest event to resume after; nothing replayed.
-      expect(text.slice(CONNECTED_FRAME.length)).toBe(
+      expect(text.slice(CONNECTED_FRAME.length + snapshotOf(t.business.id).length)).toBe(
         eventFrame({ type: 'refetch', businessId: t.business.id, conversationIds: [] }, latest).toString(),
       );
       await res.body!.cancel();

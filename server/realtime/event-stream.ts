@@ -5,6 +5,7 @@ import { logger } from '@/server/logger';
 import { liveSessionIds, resolveSession } from '@/server/services/auth';
 import { STREAM_REFUSED_CODE, STREAM_SUPERSEDED } from '@/server/shared/live-events';
 import { subscribeBusiness } from './listen';
+import { presenceHub } from './presence';
 import { streamLimits } from './stream-meter';
 import { CONNECTED_FRAME, errorFrame, type StreamEndCode } from './trpc-sse';
 
@@ -26,6 +27,8 @@ import { CONNECTED_FRAME, errorFrame, type StreamEndCode } from './trpc-sse';
  * (listen.ts): a client that reconnects sends the last id it received (the EventSource's
  * `Last-Event-ID` header, or tRPC's `lastEventId` in the input) and is replayed what it missed, or
  * told to refetch (a `refetch` frame) when that is past the bounds (backlog.ts).
+ * Beside the events, without ids, go its business's `presence` frames (presence.ts): a snapshot first,
+ * then each change, never naming the stream's own staff member.
  * The stream meter (server/realtime/stream-meter.ts) ends a session's oldest stream with CONFLICT
  * when it opens one past EVENT_STREAMS_PER_SESSION, and refuses a stream with TOO_MANY_REQUESTS
  * when its business holds EVENT_STREAMS_PER_BUSINESS already. A client that reads too slowly (a
@@ -57,7 +60,7 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     if (!caller || caller.kind !== 'session') return false;
     await countRequest(caller);
     if (res.destroyed) return true; // the client went away meanwhile
-    open(res, caller.businessId, caller.sessionId, lastEventIdOf(req));
+    open(res, caller, lastEventIdOf(req));
     return true;
   } catch {
     return false; // rate limited, database down: the tRPC route answers it
@@ -85,7 +88,11 @@ export function lastEventIdOf(req: IncomingMessage): number | null {
   return /^\d{1,15}$/.test(String(raw)) ? Number(raw) : 0;
 }
 
-function open(res: ServerResponse, businessId: number, sessionId: number, lastEventId: number | null) {
+function open(
+  res: ServerResponse,
+  { businessId, sessionId, staffId }: { businessId: number; sessionId: number; staffId: number },
+  lastEventId: number | null,
+) {
   const { maxUnsentBytes } = streamLimits();
   let closed = false;
   const stream: Stream = {
@@ -97,23 +104,23 @@ function open(res: ServerResponse, businessId: number, sessionId: number, lastEv
       cleanup();
     },
   };
+  function send(bytes: Buffer) {
+    if (closed) return;
+    // Cut, not ended with a frame: a frame would wait behind the backlog, holding memory until the
+    // client reads or goes. The browser's EventSource takes the dropped connection as a reason to
+    // reconnect, and resumes after the last event it received (or refetches, past the bounds).
+    if (res.writableLength + bytes.length > maxUnsentBytes) {
+      cleanup();
+      res.destroy();
+      return;
+    }
+    res.write(bytes);
+  }
   const subscription = subscribeBusiness({
     businessId,
     sessionId,
     lastEventId,
-    push(_event, _id, frame) {
-      if (closed) return;
-      const bytes = frame();
-      // Cut, not ended with a frame: a frame would wait behind the backlog, holding memory until the
-      // client reads or goes. The browser's EventSource takes the dropped connection as a reason to
-      // reconnect, and resumes after the last event it received (or refetches, past the bounds).
-      if (res.writableLength + bytes.length > maxUnsentBytes) {
-        cleanup();
-        res.destroy();
-        return;
-      }
-      res.write(bytes);
-    },
+    push: (_event, _id, frame) => send(frame()),
     interrupt: () => stream.end('SERVICE_UNAVAILABLE', 'Live events were interrupted; reconnecting'),
     supersede: () => stream.end(STREAM_SUPERSEDED.code, STREAM_SUPERSEDED.message),
   });
@@ -131,6 +138,8 @@ function open(res: ServerResponse, businessId: number, sessionId: number, lastEv
   }
   res.write(CONNECTED_FRAME);
   const { unsubscribe } = subscription;
+  // Set once subscribed (below); a cut during the snapshot's own write finds nothing to leave yet.
+  const presence = { leave: () => {} };
   const onShutdown = () => stream.end('SERVICE_UNAVAILABLE', 'This server is restarting; reconnecting');
   const shutdown = shutdownSignal();
   shutdown.addEventListener('abort', onShutdown, { once: true });
@@ -138,6 +147,7 @@ function open(res: ServerResponse, businessId: number, sessionId: number, lastEv
     if (closed) return;
     closed = true;
     unsubscribe();
+    presence.leave();
     shutdown.removeEventListener('abort', onShutdown);
     streams.delete(stream);
     if (streams.size === 0 && recheck) {
@@ -148,6 +158,9 @@ function open(res: ServerResponse, businessId: number, sessionId: number, lastEv
   res.once('close', cleanup);
   streams.add(stream);
   recheck ??= setInterval(() => void recheckSessions(), SESSION_RECHECK_MS);
+  // Presence frames go the same way (server/realtime/presence.ts): its business's, a snapshot first.
+  presence.leave = presenceHub().subscribe({ businessId, staffId, push: send });
+  if (closed) presence.leave(); // the snapshot alone was past the unsent cap
 }
 
 /** One query for every open stream's session; a stream whose session ended is ended with UNAUTHORIZED. */

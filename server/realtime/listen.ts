@@ -115,12 +115,22 @@ function hub(): Hub {
       }
     })();
   }
-  // LISTEN needs a session of its own: DATABASE_LISTEN_URL (direct) when DATABASE_URL is a pooler.
-  const listener = createSql(env().databaseListenUrl!, { max: 1, idle_timeout: 0 });
   // Every (re)LISTEN reads too: wake-ups sent while the connection was away were lost.
-  listener.listen(APPENDED_CHANNEL, kick, kick).catch((err) => logger.error({ err }, 'LISTEN failed'));
+  listenOn(APPENDED_CHANNEL, kick, kick);
   globalForTail.__inboxTail = h;
   return h;
+}
+
+const globalForListener = globalThis as unknown as { __listener?: ReturnType<typeof createSql> };
+
+/**
+ * LISTENs on `channel` over the web process's one LISTEN connection, shared by the tail and presence
+ * (server/realtime/presence.ts). LISTEN needs a session of its own: DATABASE_LISTEN_URL (direct) when
+ * DATABASE_URL is a pooler. postgres.js LISTENs again after a reconnection, calling `onListen` each time.
+ */
+export function listenOn(channel: string, onNotify: (payload: string) => void, onListen: () => void): void {
+  const listener = (globalForListener.__listener ??= createSql(env().databaseListenUrl!, { max: 1, idle_timeout: 0 }));
+  listener.listen(channel, onNotify, onListen).catch((err) => logger.error({ err, channel }, 'LISTEN failed'));
 }
 
 /** One read of the tail: joins the waiting streams at the cursor, then streams what follows it. */

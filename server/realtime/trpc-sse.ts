@@ -1,6 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
+import type { PresenceFrame } from '@/server/shared/presence';
 import type { InboxEvent } from './frames';
 
 /**
@@ -22,6 +23,13 @@ export const CONNECTED_FRAME = Buffer.from('event: connected\ndata: {}\n\n\n');
  */
 export const eventFrame = (event: InboxEvent, id: number): Buffer =>
   Buffer.from(`data: ${JSON.stringify({ json: event })}\nid: ${id}\n\n\n`);
+
+/**
+ * A presence frame (server/realtime/presence.ts), as tRPC writes a value yielded untracked: no `id:`
+ * line, since presence is not an event of the log. The EventSource keeps the last event's id
+ * meanwhile, so a reconnecting client still resumes after the last event.
+ */
+export const presenceFrame = (frame: PresenceFrame): Buffer => Buffer.from(`data: ${JSON.stringify({ json: frame })}\n\n\n`);
 
 /** The codes a stream can end with. */
 export type StreamEndCode = 'UNAUTHORIZED' | 'SERVICE_UNAVAILABLE' | 'CONFLICT' | 'TOO_MANY_REQUESTS';
