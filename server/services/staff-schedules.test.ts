@@ -6,6 +6,9 @@ import { issueSession } from '@/server/services/auth';
 import { followBusiness } from '@/server/testing/business-events';
 import { createClient, createConversation, createLocation, createStaff, createTenant } from '@/server/testing/factories';
 import { api, deleteJson, getJson, jsonOf, locs, putJson, restTenant, type RestTenant } from '@/server/testing/http';
+import { QUEUES } from '@/server/jobs/queues';
+import { jobsWhere } from '@/server/testing/webhooks';
+import { setAvailability, setStaffSchedule } from './staff-schedules';
 
 /**
  * Staff schedules and availability over REST (docs/api.md#staff-availability): whose hours a staff
@@ -332,5 +335,20 @@ describe('the contract in the OpenAPI document', () => {
     expect(Object.keys(schedule.put.responses)).toEqual(expect.arrayContaining(['200', '403', '404', '422']));
     expect(doc.paths['/businesses/{business_id}/availability'].get).toBeDefined();
     expect(doc.paths['/businesses/{business_id}/staffs/{staff_id}/availability'].put).toBeDefined();
+  });
+});
+
+describe('changes that give a staff member room or a shift', () => {
+  it('a capacity or a schedule set asks auto-assignment to look again at once', async () => {
+    const t = await createTenant();
+    const sweeps = async () => (await jobsWhere(QUEUES.assignmentSweep, 'businessId', t.business.id)).length;
+    expect(await sweeps()).toBe(0);
+    await setAvailability(t.business.id, t.owner.id, { away: true }, { type: 'api' });
+    expect(await sweeps()).toBe(0); // Away is heard from the event log, not here
+    await setAvailability(t.business.id, t.owner.id, { capacity: 12 }, { type: 'api' });
+    expect(await sweeps()).toBe(1);
+    await db.execute(sql`update pgboss.job set state = 'completed' where name = ${QUEUES.assignmentSweep}`);
+    await setStaffSchedule(t.business.id, t.owner.id, null);
+    expect(await sweeps()).toBe(2);
   });
 });

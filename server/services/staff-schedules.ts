@@ -9,6 +9,7 @@ import { waitingForReply } from './conversations/waiting';
 import type { EventActor } from './events/types';
 import { businessOpeningHours, openingHoursOf, type AppliedOpeningHours } from './opening-hours';
 import { setStaffAway, staffAvailability } from './staff-availability';
+import { scheduleSweep } from './assignment';
 
 /**
  * Staff schedules and availability over REST and the inbox (docs/api.md#staff-availability). Who
@@ -94,6 +95,8 @@ export async function setStaffSchedule(businessId: number, staffId: number, sche
     .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId)))
     .returning({ id: staff.id });
   if (!row) throw AppError.notFound('Staff');
+  // They may be on shift now: assignment looks again (docs/api.md#auto-assignment).
+  await scheduleSweep(businessId, 'now', tx);
   return getStaffSchedule(businessId, staffId, new Date(), tx);
 }
 
@@ -156,6 +159,8 @@ export async function setAvailability(
         .update(staff)
         .set({ capacity: change.capacity, updatedAt: sql`now()` })
         .where(and(eq(staff.businessId, businessId), eq(staff.id, staffId)));
+      // More room may take waiting conversations at once (docs/api.md#auto-assignment).
+      await scheduleSweep(businessId, 'now', tx);
     }
     if (change.away !== undefined) await setStaffAway(businessId, staffId, change.away, actor, tx);
     const { staff: all } = await getAvailability(businessId, new Date(), tx);
