@@ -1,23 +1,22 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
 import { expectNoSeriousViolations } from './page-checks';
-import { addClient, addStaff, database, equipBusiness, inboundSms } from './support';
+import { addClient, addStaff, equipBusiness, inboundSms } from './support';
 
 /**
- * Auto-assignment (docs/api.md#auto-assignment): round robin turned on in the inbox's settings, the signed-in staff member
- * goes Away and a new client's conversation goes to their colleague, shown in the inbox with the
- * timeline's line "Automatically assigned to …"; back from Away, the next one is theirs.
- *
- * The Away switch is set in the database here (the inbox's switch is another change's): what
- * assignment reads is the staff row's `away`, which the switch sets.
+ * Auto-assignment (docs/api.md#auto-assignment): round robin turned on in the inbox's settings, the
+ * signed-in staff member flips the top bar's Away switch and a new client's conversation goes to
+ * their colleague, shown in the inbox with the timeline's line "Automatically assigned to …"; back
+ * from Away, the next one is theirs.
  */
 
 const timeline = (page: Page) => page.getByRole('log', { name: 'Messages' });
+const awaySwitch = (page: Page) => page.getByRole('switch', { name: 'Away' });
 
-async function setAway(staffId: number, away: boolean) {
-  const sql = database();
-  await sql`update staff set away = ${away}, away_changed_at = now() where id = ${staffId}`;
-  await sql.end();
+async function setAway(page: Page, away: boolean) {
+  await awaySwitch(page).click();
+  await expect(awaySwitch(page)).toHaveAttribute('aria-checked', String(away));
+  await expect(page.getByTestId('my-availability')).toHaveText(away ? 'Away' : 'Available');
 }
 
 test('go Away and see a new conversation go to a colleague', async ({ page, tenant, request }) => {
@@ -36,7 +35,7 @@ test('go Away and see a new conversation go to a colleague', async ({ page, tena
   await expect(form.getByLabel('Policy')).toHaveValue('round_robin');
   await page.goto('/inbox');
 
-  await setAway(tenant.staffId, true);
+  await setAway(page, true);
   const rosa = await addClient(tenant.businessId, 'Rosa Díaz');
   await inboundSms(request, rosa.phone, business.smsNumber, 'Hi, can I book a cut on Friday?');
   await page.getByRole('option', { name: /^Rosa Díaz/ }).click();
@@ -48,7 +47,7 @@ test('go Away and see a new conversation go to a colleague', async ({ page, tena
   await expect(page.getByLabel('Assignee').locator('option:checked')).toHaveText('Ben Carter');
 
   // Back from Away: the next new conversation is theirs (never given one: their turn comes first).
-  await setAway(tenant.staffId, false);
+  await setAway(page, false);
   const omar = await addClient(tenant.businessId, 'Omar Haddad');
   await inboundSms(request, omar.phone, business.smsNumber, 'Do you have time today?');
   await page.getByRole('option', { name: /^Omar Haddad/ }).click();
