@@ -361,7 +361,8 @@ async function main() {
         if (conversations.length) {
           for (let i = 0; i < Math.round(smsCount * INBOUND_SHARE); i++) {
             const conversation = conversations[Math.floor(Math.random() * conversations.length)]!;
-            const sid = `SMbench${run}x${++inboundSeq}`.padEnd(34, '0');
+            // Padded before the number: padded after it, 1, 10 and 100 were one SID (deduplicated as one webhook).
+            const sid = `SMbench${run}x${String(++inboundSeq).padStart(24, '0')}`;
             const params = {
               MessageSid: sid,
               SmsSid: sid,
