@@ -8,7 +8,7 @@ import { beginShutdown, isDraining } from '@/server/web/shutdown';
 import { logger } from '@/server/logger';
 import { logRequest } from '@/server/web/access-log';
 import { EVENTS_PATH, serveEventStream } from '@/server/realtime/event-stream';
-import { isPlainBeat, servePresenceBeat } from '@/server/realtime/presence-beat';
+import { isPlainBeat, servePresenceBeat } from '@/server/trpc/presence-beat';
 
 /**
  * The web server (`npm run start:web`, the web half of `npm start`, and with `--dev` the web half
@@ -71,7 +71,7 @@ async function main() {
       });
       return;
     }
-    // Presence beats, every 10 s from every open inbox: tRPC without Next.js (server/realtime/presence-beat.ts).
+    // Presence beats, every 10 s from every open inbox: tRPC without Next.js (server/trpc/presence-beat.ts).
     if (isPlainBeat(req)) {
       servePresenceBeat(req, res).catch((err: unknown) => {
         log.error({ err }, 'presence beat failed');

@@ -4,7 +4,7 @@ import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POST } from '@/app/api/trpc/[trpc]/route';
 import { createSql } from '@/db/connect';
-import { isPlainBeat, servePresenceBeat } from '@/server/realtime/presence-beat';
+import { isPlainBeat, servePresenceBeat } from '@/server/trpc/presence-beat';
 import { PRESENCE_CHANNEL } from '@/server/services/presence';
 import { createClient, createConversation, createTenant } from '@/server/testing/factories';
 import { staffCaller } from '@/server/testing/trpc';
@@ -90,7 +90,7 @@ describe('presence.beat', () => {
   });
 });
 
-describe('presence.beat served by the web server without Next.js (server/realtime/presence-beat.ts)', () => {
+describe('presence.beat served by the web server without Next.js (server/trpc/presence-beat.ts)', () => {
   let server: http.Server;
   let base: string;
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import { createContext, router } from '@/server/trpc/init';
-import { presenceRouter } from '@/server/trpc/routers/presence';
+import { createContext, router } from './init';
+import { presenceRouter } from './routers/presence';
 import { requestIdOf } from '@/server/web/request-id';
 
 /**
