@@ -98,7 +98,7 @@ export async function decidePossibleOptOut(
     const after = pending!.content ? ` after: ${quoted(pending!.content)}` : '';
     const note = decision === 'confirm' ? `Marked opted out of texts by ${who}${after}` : `Kept subscribed by ${who}${after}`;
     // The note's event (note.created) names the conversation: the inbox refetches it, the pending text gone.
-    await insertNote(conversation, note, opts.staffId, tx);
+    await insertNote(conversation, note, opts.staffId, [], tx);
     return conversationDetails(businessId, conversation.id, tx);
   });
 }

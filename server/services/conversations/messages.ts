@@ -9,7 +9,7 @@ import type { EventActor } from '@/server/services/events/types';
 import { touchConversations } from './activity';
 import { resolveConversation, type ConversationRef } from './index';
 import { requireStaff } from '@/server/services/directory';
-import { insertMessages } from '@/server/services/messages/insert';
+import { insertMessagesMentioning } from '@/server/services/messages/insert';
 import { messageItemsJson, selectMessageItems, toMessageItem, type MessageItemOut } from '@/server/services/messages/serialize';
 
 type MessageFilter = (typeof MESSAGE_FILTERS)[number];
@@ -110,13 +110,13 @@ export async function addNote(
   ref: ConversationRef,
   content: string,
   staffId: number | null,
-  tx: Tx = db,
   mentions: readonly number[] = [],
+  tx: Tx = db,
 ) {
   const conversation = await resolveConversation(businessId, ref, tx);
   if (staffId !== null) await requireStaff(businessId, staffId, ['body', 'staff_id'], tx);
   const mentioned = await validateMentions(businessId, mentions, ['body', 'mentions'], tx);
-  const id = await tx.transaction((tx) => insertNote(conversation, content, staffId, tx, mentioned));
+  const id = await tx.transaction((tx) => insertNote(conversation, content, staffId, mentioned, tx));
   const [item] = await selectMessageItems(tx).where(eq(messages.id, id));
   return { success: true, data: toMessageItem(item!) };
 }
@@ -130,11 +130,11 @@ export async function insertNote(
   conversation: { id: number; businessId: number; clientId: number },
   content: string,
   staffId: number | null,
+  mentions: readonly number[],
   tx: Tx,
-  mentions: readonly number[] = [],
 ): Promise<number> {
   const { businessId } = conversation;
-  const [row] = await insertMessages(
+  const [row] = await insertMessagesMentioning(
     [
       {
         businessId,
@@ -153,8 +153,8 @@ export async function insertNote(
         sentAt: new Date(),
       },
     ],
-    tx,
     mentions,
+    tx,
   );
   await recordMentions({ businessId, conversationId: conversation.id, messageId: row!.id }, mentions, tx);
   await touchConversations([row!], tx);

@@ -93,10 +93,21 @@ export type InsertedMessage = {
 
 /**
  * Inserts rows in the given order (ids from the identity) and returns them, with their ids, in that
- * order. `mentionedStaffIds`: the staff a note among the rows mentions (docs/api.md#mentions), for
- * its `note.created` event (insertNote writes one note at a time).
+ * order.
  */
-export async function insertMessages(rows: Row[], tx: Tx, mentionedStaffIds: readonly number[] = []): Promise<InsertedMessage[]> {
+export async function insertMessages(rows: Row[], tx: Tx): Promise<InsertedMessage[]> {
+  return insertMessagesMentioning(rows, [], tx);
+}
+
+/**
+ * insertMessages, with the staff a note among the rows mentions (docs/api.md#mentions) named by its
+ * `note.created` event (insertNote writes one note at a time).
+ */
+export async function insertMessagesMentioning(
+  rows: Row[],
+  mentionedStaffIds: readonly number[],
+  tx: Tx,
+): Promise<InsertedMessage[]> {
   if (rows.length === 0) return [];
   const result = await tx.execute<{
     id: number;

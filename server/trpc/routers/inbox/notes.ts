@@ -10,14 +10,7 @@ export const noteProcedures = {
   addNote: conversationProcedure
     .input(z.object({ content: z.string().trim().min(1).max(5000), mentions: noteMentionIds.optional() }))
     .mutation(({ ctx, input }) =>
-      conversationMessages.addNote(
-        ctx.caller.businessId,
-        ctx.conversation,
-        input.content,
-        ctx.caller.staffId,
-        undefined,
-        input.mentions,
-      ),
+      conversationMessages.addNote(ctx.caller.businessId, ctx.conversation, input.content, ctx.caller.staffId, input.mentions),
     ),
   /** The conversation is open in the inbox: the signed-in staff member's mentions in it are seen. */
   seeMentions: conversationProcedure.mutation(({ ctx }) =>
