@@ -93,7 +93,8 @@ test('a staff member gets a schedule of their own on the Staff schedules page', 
     '06:00',
   );
 
+  // The label names what they follow once saved (here, with no hours set anywhere: "the opening hours").
   await page.getByLabel(/Follow their/).check();
-  await expect(page.getByLabel(/Follow their/)).toBeChecked();
+  await expect(page.getByLabel(/Follow the opening hours/)).toBeChecked();
   await expect(page.getByTestId('shift-status')).toContainText('On shift, around the clock');
 });
