@@ -5,7 +5,7 @@ import { AppError } from '@/server/errors';
 import { recordEvents } from '@/server/services/events/record';
 import type { EventActor } from '@/server/services/events/types';
 import { openingClock, type OpeningClock } from '@/server/shared/opening-hours';
-import { businessOpeningHours } from './opening-hours';
+import { businessOpeningHours, type AppliedOpeningHours } from './opening-hours';
 
 /**
  * Who is available (docs/api.md#staff-availability): a staff member is available when they are
@@ -22,12 +22,17 @@ export type StaffShift = {
   name: string;
   locationId: number | null;
   away: boolean;
+  awayChangedAt: Date | null;
   /** Their working hours' clock: their own schedule's, else their location's opening hours'. */
   shift: OpeningClock;
   /** Their own schedule (true) or their location's hours (false). */
   ownSchedule: boolean;
+  /** Whose hours they work when not their own: their location's, the business's, or none set. */
+  hoursSource: AppliedOpeningHours['source'];
   /** The most conversations waiting for their reply assignment gives them. */
   capacity: number;
+  /** Their capacity is their own (true) or the business's default (false). */
+  ownCapacity: boolean;
 };
 
 export type Availability = StaffShift & { onShift: boolean; available: boolean };
@@ -42,6 +47,7 @@ export async function staffShifts(businessId: number, tx: Tx = db): Promise<Staf
         name: staff.name,
         locationId: staff.locationId,
         away: staff.away,
+        awayChangedAt: staff.awayChangedAt,
         schedule: staff.schedule,
         capacity: staff.capacity,
       })
@@ -58,9 +64,12 @@ export async function staffShifts(businessId: number, tx: Tx = db): Promise<Staf
       name: r.name,
       locationId: r.locationId,
       away: r.away,
+      awayChangedAt: r.awayChangedAt,
       shift: openingClock(r.schedule ? { ...r.schedule, timeZone: workplace.timeZone } : workplace),
       ownSchedule: r.schedule !== null,
+      hoursSource: workplace.source,
       capacity: r.capacity ?? defaultCapacity,
+      ownCapacity: r.capacity !== null,
     };
   });
 }

@@ -102,37 +102,30 @@ export async function setStaffSchedule(businessId: number, staffId: number, sche
 
 /** GET /businesses/{business_id}/availability: every active staff member's state at `at` (the waiting counts are now's). */
 export async function getAvailability(businessId: number, at: Date = new Date(), tx: Tx = db) {
-  const [states, rows, waiting, hours] = await Promise.all([
+  const [states, waiting] = await Promise.all([
     staffAvailability(businessId, at, tx),
-    tx
-      .select({ id: staff.id, awayChangedAt: staff.awayChangedAt, capacity: staff.capacity })
-      .from(staff)
-      .where(and(eq(staff.businessId, businessId), eq(staff.active, true))),
     tx
       .select({ staffId: conversations.assignedStaffId, count: sql<number>`count(*)::int` })
       .from(conversations)
       .where(and(eq(conversations.businessId, businessId), waitingForReply(sql.raw('conversations'))))
       .groupBy(conversations.assignedStaffId),
-    businessOpeningHours(businessId, tx),
   ]);
-  const own = new Map(rows.map((r) => [r.id, r]));
   const waitingOf = new Map(waiting.map((w) => [w.staffId, w.count]));
   return {
     at: at.toISOString(),
     staff: states.map((s) => {
-      const row = own.get(s.staffId);
       return {
         staff_id: s.staffId,
         name: s.name,
         location_id: s.locationId,
         away: s.away,
-        away_changed_at: iso(row?.awayChangedAt ?? null),
+        away_changed_at: iso(s.awayChangedAt),
         on_shift: s.onShift,
         available: s.available,
-        schedule_source: (s.ownSchedule ? 'own' : hours.forLocation(s.locationId).source) as StaffScheduleSource,
+        schedule_source: (s.ownSchedule ? 'own' : s.hoursSource) as StaffScheduleSource,
         next_shift_change: iso(s.onShift ? s.shift.nextClosing(at) : s.shift.nextOpening(at)),
         capacity: s.capacity,
-        capacity_source: row?.capacity == null ? ('business' as const) : ('own' as const),
+        capacity_source: s.ownCapacity ? ('own' as const) : ('business' as const),
         waiting: waitingOf.get(s.staffId) ?? 0,
       };
     }),
