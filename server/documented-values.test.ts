@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BALANCER_DEFAULTS } from '@/deploy/cluster';
+import { CI_BUDGET_MINUTES, INSTALL_BUDGET_MINUTES, MACHINE_DATABASE_BUDGET_MINUTES, STAGES } from '@/e2e/test-stages';
 import { ConfigError, parseEnv } from '@/server/env';
 import { RESUME_MAX_EVENTS } from '@/server/realtime/backlog';
 
@@ -77,5 +78,35 @@ describe('limits the docs quote', () => {
     expect(read('docs/api.md')).toContain(
       `default 10 × \`RATE_LIMIT_PER_MINUTE\` (${rateLimitPerBusinessPerMinute.toLocaleString('en-US')})`,
     );
+  });
+});
+
+/** What README.md's CI budget calls each stage of `npm test` (e2e/test-stages.ts). */
+const README_STAGE_NAMES: Record<string, string> = {
+  typecheck: 'typecheck',
+  lint: 'lint',
+  'unit and integration': 'vitest',
+  browser: 'Playwright (build included)',
+  fuzz: 'fuzzer',
+  system: 'system test',
+};
+
+describe('the CI budget (README.md, Tests)', () => {
+  const paragraph = /\*\*CI budget\*\*[\s\S]*?(?=\n\n)/.exec(read('README.md'))?.[0].replace(/\s+/g, ' ') ?? '';
+
+  it('states each stage of npm test with the budget the runner announces (e2e/test-stages.ts)', () => {
+    expect(STAGES.map((s) => s.name).sort()).toEqual(Object.keys(README_STAGE_NAMES).sort());
+    for (const stage of STAGES) {
+      expect(paragraph, stage.name).toContain(`${README_STAGE_NAMES[stage.name]} ≤ ${stage.budgetMinutes} min`);
+    }
+  });
+
+  it('states the install, the database tests on the machine’s PostgreSQL and the whole run, and the parts fit in the whole', () => {
+    expect(paragraph).toContain(`install ≤ ${INSTALL_BUDGET_MINUTES} min`);
+    expect(paragraph).toContain(`database tests again on the machine's PostgreSQL ≤ ${MACHINE_DATABASE_BUDGET_MINUTES} min`);
+    expect(paragraph).toContain(`under ${CI_BUDGET_MINUTES} minutes`);
+    expect(read('.ci/run')).toContain(`(about ${MACHINE_DATABASE_BUDGET_MINUTES} min)`);
+    const parts = INSTALL_BUDGET_MINUTES + MACHINE_DATABASE_BUDGET_MINUTES + STAGES.reduce((sum, s) => sum + s.budgetMinutes, 0);
+    expect(parts).toBeLessThan(CI_BUDGET_MINUTES);
   });
 });

@@ -73,6 +73,8 @@ const schema = z
     TWILIO_API_BASE_URL: urlString(['http:', 'https:']).optional(),
     EMAIL_PROVIDER: z.enum(['smtp', 'sandbox']).optional(),
     SMTP_URL: urlString(['smtp:', 'smtps:']).optional(),
+    /** The sender of staff notification emails and waiting digests; unset: notifications@ the host of PUBLIC_BASE_URL. */
+    NOTIFICATION_EMAIL_FROM: optionalString.pipe(z.email('must be an email address').max(254).optional()),
     SENDGRID_WEBHOOK_PUBLIC_KEY: optionalString,
     EMAIL_INBOUND_SECRET: optionalString,
     SANDBOX_ENABLED: z.enum(['true', 'false']).optional(),
@@ -112,6 +114,8 @@ const schema = z
     RECOVERY_EVENT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(20),
     /** The worker's CPU priority (nice, 0 = as the web processes): background sending yields to requests on shared cores. */
     WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+    /** The worker's event log thread (handlers, outgoing webhooks): its own priority, the web processes' by default. */
+    WORKER_EVENTS_NICE: z.coerce.number().int().min(0).max(19).default(0),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((v, ctx) => {
@@ -175,6 +179,7 @@ function derive(raw: z.output<typeof schema>) {
     },
     emailProvider,
     smtpUrl: raw.SMTP_URL,
+    notificationEmailFrom: raw.NOTIFICATION_EMAIL_FROM ?? `notifications@${new URL(publicBaseUrl).hostname}`,
     sendgridWebhookPublicKey: raw.SENDGRID_WEBHOOK_PUBLIC_KEY,
     emailInboundSecret:
       raw.EMAIL_INBOUND_SECRET ??
@@ -197,6 +202,7 @@ function derive(raw: z.output<typeof schema>) {
     recoveryOrphanedSendSeconds: raw.RECOVERY_ORPHANED_SEND_SECONDS,
     recoveryEventMaxAttempts: raw.RECOVERY_EVENT_MAX_ATTEMPTS,
     workerNice: raw.WORKER_NICE,
+    workerEventsNice: raw.WORKER_EVENTS_NICE,
   } as const;
 }
 

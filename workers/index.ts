@@ -1,17 +1,19 @@
 import { readdirSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import os from 'node:os';
 import PgBoss from 'pg-boss';
 import { closeDb } from '@/server/db/client';
 import { loadEnv } from '@/server/env';
-import { isDatabaseUnavailable } from '@/server/errors';
 import { bossDb } from '@/server/jobs/boss-db';
 import { createQueues } from '@/server/jobs/queues';
 import { logger } from '@/server/logger';
 import { closeProviders, emailProvider, smsProvider, smsStatusCallbackUrl } from '@/server/providers';
 import { startBatchLoop } from './batch-loop';
 import { refuseMalformed } from './job-payloads';
+import { startEventsThread } from './events-thread';
 import { startOutgoingWebhooks } from './outgoing-webhooks';
 import { every } from './periodic';
+import { exitOnUnhandledRejection } from './rejections';
 import { PERIODIC_TASKS, QUEUE_REGISTRATIONS, type WorkerContext } from './registrations';
 
 /**
@@ -19,7 +21,7 @@ import { PERIODIC_TASKS, QUEUE_REGISTRATIONS, type WorkerContext } from './regis
  * each periodic task of ./registrations.ts; on SIGTERM/SIGINT it stops fetching and lets running
  * batches finish.
  */
-export async function startWorker() {
+export async function startWorker(options: { eventLog?: boolean } = {}) {
   const config = loadEnv();
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required by the worker');
   const log = logger.child({ process: 'worker' });
@@ -66,15 +68,16 @@ export async function startWorker() {
     ),
   );
 
-  // The event log's handlers and the outgoing webhooks' sender (./outgoing-webhooks.ts).
-  const webhooksOut = startOutgoingWebhooks(config, log);
+  // The event log's handlers and the outgoing webhooks' sender (./outgoing-webhooks.ts), here unless
+  // the caller runs them elsewhere (the worker process: a thread of their own, ./events-thread.ts).
+  const webhooksOut = options.eventLog === false ? null : startOutgoingWebhooks(config, log);
 
   log.info({ sms: sms.name, email: email.name }, 'worker started');
   return {
     boss,
     async stop() {
       for (const task of periodic) task.stop();
-      await Promise.all([...loops.map((l) => l.stop()), webhooksOut.stop()]);
+      await Promise.all([...loops.map((l) => l.stop()), webhooksOut?.stop()]);
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
       await database.close(); // pg-boss closes only a pool it opened itself
       await closeProviders();
@@ -89,35 +92,42 @@ export async function startWorker() {
  * cycle nobody else wants; on a machine of its own the setting changes nothing. Raising one's own
  * nice value needs no privilege; where the platform refuses it anyway, the worker runs as it is.
  */
-function lowerPriority(nice: number) {
+function lowerPriority(nice: number, except: number | null, only?: number[]) {
   if (nice === 0) return;
   try {
     // Linux keeps a nice value per thread: the threads V8 and libuv started before this call (the
     // garbage collector's, the compiler's) are lowered one by one; threads started later inherit it.
-    const threads = process.platform === 'linux' ? readdirSync('/proc/self/task').map(Number) : [0];
-    for (const thread of threads) os.setPriority(thread, nice);
+    // `except`: the event log's thread, which keeps its own (./events-thread.ts).
+    const threads = only ?? (process.platform === 'linux' ? readdirSync('/proc/self/task').map(Number) : [0]);
+    for (const thread of threads) if (thread !== except) os.setPriority(thread, nice);
   } catch (err) {
     logger.warn({ nice, err: { message: (err as Error).message } }, 'could not lower the worker priority; running as it is');
   }
 }
 
 async function main() {
-  // postgres.js loads array types on each new connection and drops that query's promise; when the
-  // connection breaks mid-query (a PostgreSQL restart) the rejection is unhandled (porsager/postgres
-  // #1192, #1205). A lost connection is survivable; anything else still stops the process.
-  process.on('unhandledRejection', (err) => {
-    if (isDatabaseUnavailable(err)) {
-      logger.warn(
-        { err: { message: (err as Error).message, code: (err as { code?: string }).code } },
-        'database connection lost (unhandled in driver); continuing',
-      );
-      return;
-    }
-    logger.fatal({ err }, 'unhandled rejection');
-    process.exit(1);
-  });
-  lowerPriority(loadEnv().workerNice);
-  const worker = await startWorker();
+  exitOnUnhandledRejection('unhandled rejection');
+  const config = loadEnv();
+  // The event log's thread first, so that it keeps the default priority when the rest is lowered.
+  // The thread pool of libuv is made now (by this stat), so that it is lowered with the rest rather
+  // than started later by the events thread at its priority.
+  await stat('.');
+  const events = await startEventsThread(logger);
+  lowerPriority(config.workerNice, events.tid);
+  if (events.tid !== null && config.workerEventsNice > 0) lowerPriority(config.workerEventsNice, null, [events.tid]);
+  // Loading its modules, the thread started helpers of its own (the module loader's thread) at its
+  // priority: once it runs, they are lowered with the rest. The rest starts then, not while the
+  // thread loads: at its higher priority the loading would hold back the first jobs (a job must be
+  // done within its expiry).
+  await events.ready;
+  lowerPriority(config.workerNice, events.tid);
+  logger.info({ tid: events.tid, nice: config.workerEventsNice }, 'event log thread started');
+  const started = await startWorker({ eventLog: false });
+  const worker = {
+    async stop() {
+      await Promise.all([started.stop(), events.stop()]);
+    },
+  };
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -4,6 +4,7 @@ import { postWebhook, WebhookPolicy, type WebhookResult } from '@/server/lib/pub
 import type { Logger } from '@/server/logger';
 import { dispatchEvents } from '@/server/services/events/dispatch';
 import { EVENT_HANDLERS } from '@/server/services/events/handlers';
+import { outgoingWebhooksHandler } from '@/server/services/outgoing-webhooks/handler';
 import {
   claimDueDeliveries,
   deliveredStatus,
@@ -21,7 +22,8 @@ import { wakeableLoop } from './wakeable-loop';
  * The worker's side of the event log and outgoing webhooks (docs/architecture.md#event-log):
  *
  * - the dispatcher hands each registered handler the log's new events, woken by `events_appended`
- *   (migration 0028) and every second in case a wake-up was missed;
+ *   (migration 0028) and every second in case a wake-up was missed: the outgoing webhooks' handler
+ *   in a loop of its own, the others in another;
  * - the sender POSTs due deliveries, many at once, woken when deliveries are created or redelivered
  *   and as requests finish, and every second for retries coming due. It keeps at most
  *   MAX_IN_FLIGHT requests going, at most PER_ENDPOINT of them to one endpoint, so a slow or dead
@@ -52,36 +54,46 @@ export function startOutgoingWebhooks(config: Env, log: Logger, poster?: Poster)
     : new WebhookPolicy({ allowPrivate: config.webhookAllowPrivateUrls, maxSocketsPerOrigin: PER_ENDPOINT });
   const post: Poster = poster ?? ((url, body, headers) => postWebhook(url, body, headers, policy!));
   const sender = startSender(post, log);
-  const dispatcher = wakeableLoop(
-    async () => {
-      let more = false;
-      for (const handler of EVENT_HANDLERS) {
-        // A full batch means there may be more: run again at once. One handler failing (its batch
-        // and cursor rolled back, tried again next round) does not hold up the others.
-        try {
-          if ((await dispatchEvents(handler)) > 0) more = true;
-        } catch (err) {
-          log.warn({ err: { message: (err as Error).message }, handler: handler.name }, 'event dispatch failed');
+  // Two loops: the outgoing webhooks' handler alone, so its deliveries never wait for a round of
+  // the others (an assignment sweep, notifications), and the others in one round, in the list's
+  // order (one behind another: `after`). Each takes one connection at a time.
+  const groups = [
+    EVENT_HANDLERS.filter((h) => h.name === outgoingWebhooksHandler.name),
+    EVENT_HANDLERS.filter((h) => h.name !== outgoingWebhooksHandler.name),
+  ].filter((g) => g.length > 0);
+  const dispatchers = groups.map((handlers) =>
+    wakeableLoop(
+      async () => {
+        let more = false;
+        for (const handler of handlers) {
+          // A full batch means there may be more: run again at once. One handler failing (its batch
+          // and cursor rolled back, tried again next round) does not hold up the others.
+          try {
+            if ((await dispatchEvents(handler)) > 0) more = true;
+          } catch (err) {
+            log.warn({ err: { message: (err as Error).message }, handler: handler.name }, 'event dispatch failed');
+          }
         }
-      }
-      if (more) sender.wake();
-      return more;
-    },
-    IDLE_MS,
-    (err) => log.warn({ err: { message: (err as Error).message } }, 'event dispatch failed'),
+        if (more && handlers.includes(outgoingWebhooksHandler)) sender.wake();
+        return more;
+      },
+      IDLE_MS,
+      (err) => log.warn({ err: { message: (err as Error).message } }, 'event dispatch failed'),
+    ),
   );
+  const wakeDispatchers = () => {
+    for (const d of dispatchers) d.wake();
+  };
   // LISTEN needs a session of its own (DATABASE_LISTEN_URL when DATABASE_URL is a pooler).
   const listener = createSql(config.databaseListenUrl!, { max: 1, idle_timeout: 0 });
-  void listener
-    .listen('events_appended', () => dispatcher.wake())
-    .catch((err) => log.warn({ err }, 'LISTEN events_appended failed'));
+  void listener.listen('events_appended', wakeDispatchers).catch((err) => log.warn({ err }, 'LISTEN events_appended failed'));
   void listener
     .listen(WEBHOOK_DELIVERIES_CHANNEL, () => sender.wake())
     .catch((err) => log.warn({ err }, `LISTEN ${WEBHOOK_DELIVERIES_CHANNEL} failed`));
   return {
-    wake: () => dispatcher.wake(),
+    wake: wakeDispatchers,
     async stop() {
-      await dispatcher.stop();
+      await Promise.all(dispatchers.map((d) => d.stop()));
       await sender.stop();
       policy?.close();
       await listener.end({ timeout: 5 });

@@ -8,6 +8,8 @@ import { sweepBusiness } from '@/server/services/assignment';
 import { compactConversationCounts } from '@/server/services/conversations/counts';
 import { wakeSnoozedConversations } from '@/server/services/conversations';
 import { runMaintenance } from '@/server/services/maintenance';
+import { sendWaitingDigests } from '@/server/services/notifications/digest';
+import { sendDueNotificationEmails } from '@/server/services/notifications/email';
 import { importClientsBatch } from '@/server/services/onboarding-import';
 import { applyStatusUpdate } from '@/server/services/messages/lifecycle';
 import { sendEmailBatch } from '@/server/services/messages/send/email';
@@ -194,5 +196,24 @@ export const PERIODIC_TASKS: PeriodicTask[] = [
         requeueOrphanedSends(log),
       ]),
     failure: 'recovery sweep failed',
+  },
+  // docs/api.md#email-notifications-and-the-waiting-digest: due notification emails, every 30 s (so
+  // one goes within 30 s of its delay), claimed under SKIP LOCKED by whichever worker comes first.
+  {
+    everyMs: 30_000,
+    run: ({ email, log }) =>
+      sendDueNotificationEmails(email, new Date(), { log }).then(
+        (n) => (n.sent || n.dropped || n.failed) && log.info(n, 'notification emails'),
+      ),
+    failure: 'notification emails failed',
+  },
+  // The waiting digest every 5 minutes (a staff member gets one an hour at most; a per-staff lock
+  // keeps two workers from both sending it).
+  {
+    everyMs: 5 * 60_000,
+    run: ({ email, log }) =>
+      sendWaitingDigests(email, new Date(), { log }).then((sent) => sent && log.info({ sent }, 'waiting digests')),
+    failure: 'waiting digests failed',
+    pauseAfterFailureMs: 60_000,
   },
 ];

@@ -801,7 +801,8 @@ describe('send worker as a process, killed mid-send', () => {
       onCreate = null;
       await relay.close();
     }
-  }, 50_000);
+    // Two worker processes start here, each loading its event log thread's modules before it takes jobs.
+  }, 75_000);
 
   // postgres.js loads array types on each new connection and drops that query's promise
   // (porsager/postgres #1192, #1205, #1223): a connection reset at that moment is an unhandled

@@ -32,6 +32,10 @@ export function AfterHoursSettings() {
   const data = query.data;
   const location = ownerId === null ? undefined : data?.locations.find((l) => l.location_id === ownerId);
   const owner: Owner | undefined = location ?? data?.business;
+  // Held here, not in the form: a save changes the stored text, which gives the form a new draft
+  // (its key), and "Saved." must outlive that.
+  const utils = trpc.useUtils();
+  const save = trpc.inbox.setAfterHoursReply.useMutation({ onSuccess: () => void utils.inbox.afterHoursReply.invalidate() });
 
   return (
     <SettingsPage title="After-hours answer">
@@ -48,7 +52,10 @@ export function AfterHoursSettings() {
             <select
               className={settings.field}
               value={ownerId ?? ''}
-              onChange={(e) => setOwnerId(e.target.value ? Number(e.target.value) : null)}
+              onChange={(e) => {
+                setOwnerId(e.target.value ? Number(e.target.value) : null);
+                save.reset();
+              }}
             >
               <option value="">The business (every location without its own)</option>
               {data.locations.map((l) => (
@@ -64,6 +71,7 @@ export function AfterHoursSettings() {
         <ReplyForm
           // A new draft when the owner or the stored text changes.
           key={`${ownerId}-${owner.text}`}
+          save={save}
           owner={owner}
           location={location ?? null}
           businessName={data.business_name}
@@ -77,20 +85,20 @@ export function AfterHoursSettings() {
 }
 
 function ReplyForm({
+  save,
   owner,
   location,
   businessName,
   businessText,
   locale,
 }: {
+  save: ReturnType<typeof trpc.inbox.setAfterHoursReply.useMutation>;
   owner: Owner;
   location: { location_id: number; name: string } | null;
   businessName: string;
   businessText: string | null;
   locale: string;
 }) {
-  const utils = trpc.useUtils();
-  const save = trpc.inbox.setAfterHoursReply.useMutation({ onSuccess: () => void utils.inbox.afterHoursReply.invalidate() });
   // A location without its own answer keeps the business's, shown as the starting point.
   const ownText = owner.text;
   const [text, setText] = useState(ownText ?? (location ? (businessText ?? '') : ''));

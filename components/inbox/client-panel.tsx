@@ -1,5 +1,6 @@
 'use client';
 import { trpc } from '@/components/trpc/client';
+import { AppointmentsCard } from './appointments-card';
 import { ClientProfile } from './client-profile';
 import { ConsentPanel } from './consent-panel';
 import { initials } from './format';
@@ -71,6 +72,7 @@ export function ClientPanel({ conversationId }: { conversationId: number }) {
           </>
         ) : null}
       </dl>
+      <AppointmentsCard conversationId={conversationId} />
       <OptOutHistory conversationId={conversationId} />
       <ConsentPanel conversationId={conversationId} />
     </>

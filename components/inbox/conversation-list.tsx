@@ -5,6 +5,7 @@ import { trpc } from '@/components/trpc/client';
 import { ConversationPreview } from './conversation-preview';
 import { initials, relativeTime, uniqueBy } from './format';
 import { withKeptRows, type KeptRow } from './kept-rows';
+import { NEEDS_ATTENTION_WORDS, NeedsAttentionChip } from './needs-attention-chip';
 import { PresenceAvatars } from './presence';
 import styles from './inbox.module.css';
 import keptStyles from './views.module.css';
@@ -136,7 +137,9 @@ export function ConversationList({
                 key={row.conversation_id}
                 role="option"
                 aria-selected={row.conversation_id === selectedId}
-                aria-label={`${row.client_name ?? 'Unknown'}${unread ? `, ${row.unread_messages_count} unread` : ''}`}
+                aria-label={`${row.client_name ?? 'Unknown'}${unread ? `, ${row.unread_messages_count} unread` : ''}${
+                  row.needs_attention_reason ? `, needs attention: ${NEEDS_ATTENTION_WORDS[row.needs_attention_reason]}` : ''
+                }`}
                 tabIndex={row.conversation_id === selectedId || (selectedIndex < 0 && item.index === 0) ? 0 : -1}
                 className={`${styles.row} ${unread ? styles.rowUnread : ''}`}
                 style={{ top: item.start, height: ROW_HEIGHT }}
@@ -164,6 +167,7 @@ export function ConversationList({
                 </span>
                 <span className={styles.rowMeta}>
                   <PresenceAvatars conversationId={row.conversation_id!} compact />
+                  {row.needs_attention_reason ? <NeedsAttentionChip reason={row.needs_attention_reason} /> : null}
                   {row.assigned_to ? (
                     <span className={styles.assignee} title={`Assigned to ${row.assigned_to}`}>
                       {row.assigned_to}

@@ -60,7 +60,9 @@ export function ConversationPane({
   // docs/api.md#mentions: opening a conversation sees my mentions in it, and so does a note that
   // mentions me arriving while it is open (its latest message moves).
   const seeMentions = trpc.inbox.seeMentions.useMutation({
-    onSuccess: ({ seen }) => {
+    onSuccess: ({ seen, notificationsRead }) => {
+      // Its notifications were read too: the bell's count drops.
+      if (notificationsRead > 0) void utils.inbox.notifications.invalidate();
       if (seen === 0) return;
       void utils.inbox.list.invalidate();
       void utils.inbox.filters.invalidate();

@@ -6,6 +6,8 @@ import { NewMessageDialog } from './new-message';
 import { ClientPanel } from './client-panel';
 import { ConversationList } from './conversation-list';
 import { ConversationPane } from './conversation-pane';
+import { useBell, useReadWhileOpen } from './bell';
+import { useDesktopAlerts } from './desktop-alerts';
 import styles from './inbox.module.css';
 import phone from './phone.module.css';
 import { PhoneTabs, type PhonePane } from './phone-tabs';
@@ -13,6 +15,7 @@ import { SearchResults } from './search-results';
 import { ShortcutsDialog } from './shortcuts-dialog';
 import { Sidebar } from './sidebar';
 import { TopBar } from './top-bar';
+import { tabTitle } from './notification-rules';
 import { listInput, type ConversationRow, type View } from './types';
 import { useInboxKeyboard } from './use-inbox-keyboard';
 import { useLiveInbox } from './use-live-inbox';
@@ -57,7 +60,24 @@ export function InboxApp() {
     setPane('list');
   }, []);
 
-  const { signedOut, superseded, reconnect, newActivity } = useLiveInbox(selectedId);
+  // A conversation the bell or a desktop notification leads to.
+  const openNotified = useCallback(
+    (id: number) => {
+      setSearchTerm(null);
+      open(id);
+    },
+    [open],
+  );
+  const desktopAlert = useDesktopAlerts(selectedId, openNotified);
+  const readWhileOpen = useReadWhileOpen(selectedId);
+  const onNotification = useCallback<NonNullable<Parameters<typeof useLiveInbox>[1]>>(
+    (n) => {
+      desktopAlert(n);
+      readWhileOpen(n);
+    },
+    [desktopAlert, readWhileOpen],
+  );
+  const { signedOut, superseded, reconnect, newActivity } = useLiveInbox(selectedId, onNotification);
   useUnreadTitle();
 
   const utils = trpc.useUtils();
@@ -137,6 +157,7 @@ export function InboxApp() {
         }}
         onStarted={started}
         onNewMessage={() => setComposing(true)}
+        onOpenConversation={openNotified}
       />
       {composing ? <NewMessageDialog onClose={() => setComposing(false)} onOpen={started} /> : null}
       {showShortcuts ? <ShortcutsDialog onClose={() => setShowShortcuts(false)} /> : null}
@@ -218,11 +239,10 @@ function subscribeNothing() {
   return () => {};
 }
 
-/** The tab title carries the number of open conversations with unread messages. */
+/** The tab title carries the bell's unread count (notification-rules.ts). */
 function useUnreadTitle() {
-  const unread = trpc.inbox.list.useQuery({ status: ['open'], unread: 'true', page_size: 1 });
-  const total = unread.data?.total_conversations ?? 0;
+  const unread = useBell().data?.unread ?? 0;
   useEffect(() => {
-    document.title = total > 0 ? `(${total}) Inbox` : 'Inbox';
-  }, [total]);
+    document.title = tabTitle(unread);
+  }, [unread]);
 }

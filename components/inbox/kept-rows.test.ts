@@ -15,6 +15,7 @@ const row = (id: number, over: Partial<ConversationRow> = {}): ConversationRow =
     unread_messages_count: 1,
     messages_flagged_count: 0,
     possible_opt_out_message_id: null,
+    needs_attention_reason: null,
     ...over,
   }) as ConversationRow;
 
@@ -51,6 +52,10 @@ describe('rows kept in the list after they were read', () => {
     expect(gone({ messages_flagged_count: 0 }, { ...unreadOpen, flagged: 'true' })).toEqual([]);
     expect(gone({ possible_opt_out_message_id: null }, { ...unreadOpen, possible_opt_out: 'true' })).toEqual([]);
     expect(gone({ last_updated_channel: 'email' }, { ...unreadOpen, channel: 'sms' })).toEqual([]);
+    // Needs attention: staff confirmed or canceled the appointment from the card.
+    const attention: ListInput = { assignment: 'all', needs_attention: 'true', page_size: 50 };
+    expect(gone({ needs_attention_reason: null }, attention)).toEqual([]);
+    expect(gone({ needs_attention_reason: 'reschedule' }, attention)).toHaveLength(1);
   });
 
   it('reads the view as the list query does: any status when none is given', () => {

@@ -6,7 +6,7 @@ import type { ConversationDetails, ConversationRow, ListInput } from './types';
  * would vanish from under the pointer the moment it opens; instead it stays, where it was, until
  * the staff member refreshes the list or changes view, or a new message arrives (inbox-app.tsx).
  * A conversation that left the view for any other reason (resolved, reassigned, relabelled, its
- * flag removed) leaves the list as before: that is what the staff member asked for.
+ * flag removed, its appointment decided) leaves the list as before: that is what the staff member asked for.
  */
 export type KeptRow = { index: number; row: ConversationRow };
 
@@ -28,6 +28,9 @@ export function inViewButRead(c: ConversationDetails, input: ListInput, staffId:
   if (isTrue(input.flagged) !== undefined && isTrue(input.flagged) !== c.messages_flagged_count > 0) return false;
   const optOut = isTrue(input.possible_opt_out);
   if (optOut !== undefined && optOut !== (c.possible_opt_out_message_id !== null)) return false;
+  // Needs attention (docs/api.md#needs-attention): staff decided the appointment, so it leaves the view.
+  const attention = isTrue(input.needs_attention);
+  if (attention !== undefined && attention !== (c.needs_attention_reason !== null)) return false;
   return true;
 }
 

@@ -2,12 +2,12 @@
 import { useId, useState, type KeyboardEvent } from 'react';
 import { trpc } from '@/components/trpc/client';
 import styles from './inbox.module.css';
+import { mentionedIn, type ChosenMention } from './mentions-in-text';
 
 /** The most names the picker offers at once. */
 const MAX_OPTIONS = 8;
 
 type AtQuery = { query: string; start: number; end: number };
-type Mention = { staffId: number; name: string };
 
 /** The `@query` just before the caret (at the start or after a space), or null. */
 function atQuery(el: HTMLTextAreaElement): AtQuery | null {
@@ -26,7 +26,7 @@ export function useMentionPicker(enabled: boolean) {
   const staff = trpc.inbox.staff.useQuery(undefined, { enabled, staleTime: 60_000 });
   const [at, setAt] = useState<AtQuery | null>(null);
   const [active, setActive] = useState(0);
-  const [chosen, setChosen] = useState<Mention[]>([]);
+  const [chosen, setChosen] = useState<ChosenMention[]>([]);
   const listId = useId();
   const needle = at?.query.toLowerCase() ?? '';
   const options =
@@ -74,8 +74,8 @@ export function useMentionPicker(enabled: boolean) {
       e.preventDefault();
       return true;
     },
-    /** The staff mentioned in `text`: those chosen whose `@name` is still in it. */
-    mentionsIn: (text: string) => chosen.filter((m) => text.includes(`@${m.name}`)).map((m) => m.staffId),
+    /** The staff mentioned in `text`: those chosen whose `@name` is still in it (mentions-in-text.ts). */
+    mentionsIn: (text: string) => mentionedIn(chosen, text),
     reset() {
       setAt(null);
       setChosen([]);

@@ -1,8 +1,10 @@
 'use client';
 import { useState } from 'react';
 import { trpc } from '@/components/trpc/client';
+import { APPOINTMENT_REPLY_WORDS } from '@/server/shared/appointment-replies';
 import { formatInZone } from '@/server/shared/zoned-time';
 import { staffErrorText } from '@/server/shared/provider-errors';
+import { ReminderFor } from './appointments-card';
 import { EmailFrame } from './email-frame';
 import { EditScheduled, FailedFix, stateClasses, undeliveredState } from './message-fixes';
 import { MmsMedia } from './mms-media';
@@ -227,8 +229,17 @@ export function MessageView({ message: m, highlight, targeted }: { message: Mess
           ) : null}
           <Highlighted text={m.content ?? ''} term={highlight} />
           {m.channel === 'sms' ? <MmsMedia m={m} /> : null}
+          {m.notification_type === 'appointment_confirmation' || m.notification_type === 'appointment_reminder' ? (
+            <ReminderFor m={m} />
+          ) : null}
         </div>
       )}
+      {m.appointment_reply ? (
+        // How the client's reply to an appointment reminder was read (docs/api.md#replies-to-reminders).
+        <span className={styles.meta} data-testid="appointment-reply">
+          {APPOINTMENT_REPLY_WORDS[m.appointment_reply.intent]}
+        </span>
+      ) : null}
       <StatusLine m={m} />
       <FailedFix m={m} />
     </div>

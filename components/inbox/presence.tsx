@@ -2,16 +2,9 @@
 import { useEffect, useRef, useSyncExternalStore } from 'react';
 import superjson from 'superjson';
 import { trpc } from '@/components/trpc/client';
-import {
-  PRESENCE_BEAT_MS,
-  PRESENCE_TYPING_GAP_MS,
-  PRESENCE_TYPING_IDLE_MS,
-  type ConversationPresence,
-  type PresenceBeatState,
-  type PresenceFrame,
-  type PresenceState,
-} from '@/server/shared/presence';
+import { type ConversationPresence, type PresenceBeatState, type PresenceFrame } from '@/server/shared/presence';
 import { initials } from './format';
+import { beatToSend } from './presence-beats';
 import styles from './presence.module.css';
 import { presenceTitle, typingLine } from './presence-words';
 
@@ -92,11 +85,9 @@ export function PresenceAvatars({ conversationId, compact = false }: { conversat
 }
 
 /**
- * This tab's beats on the open conversation: `viewing` while it is open and the tab visible, every
- * PRESENCE_BEAT_MS; `replying` or `noting` (by the composer's mode) while the draft is not empty and
- * was typed in within PRESENCE_TYPING_IDLE_MS, at most one such change per PRESENCE_TYPING_GAP_MS;
- * back to `viewing` at once when the draft is cleared (sent); `left` when the conversation closes,
- * the tab hides or the page goes. A tab closed without a word expires on the server.
+ * This tab's beats on the open conversation, as beatToSend decides them (presence-beats.ts), checked
+ * every second and on each change of the draft or the tab's visibility; `left` when the conversation
+ * closes or the page goes. A tab closed without a word expires on the server.
  */
 export function usePresenceBeat(conversationId: number, kind: 'replying' | 'noting', draft: string) {
   const client = trpc.useUtils().client;
@@ -115,21 +106,15 @@ export function usePresenceBeat(conversationId: number, kind: 'replying' | 'noti
       });
     };
     flush.current = () => {
-      const now = Date.now();
-      if (document.visibilityState === 'hidden') {
-        if (sent.current.state !== null && sent.current.state !== 'left') beat('left');
-        return;
-      }
-      const typing = draftRef.current !== '' && now - typedAt.current < PRESENCE_TYPING_IDLE_MS;
-      const state: PresenceState = typing ? kindRef.current : 'viewing';
-      const last = sent.current;
-      if (state === last.state) {
-        if (now - last.at >= PRESENCE_BEAT_MS) beat(state);
-        return;
-      }
-      // Into typing, at most once per gap (the tick retries); out of it, at once.
-      if (state !== 'viewing' && last.state !== 'left' && now - last.at < PRESENCE_TYPING_GAP_MS) return;
-      beat(state);
+      const next = beatToSend({
+        now: Date.now(),
+        hidden: document.visibilityState === 'hidden',
+        draft: draftRef.current,
+        typedAt: typedAt.current,
+        kind: kindRef.current,
+        last: sent.current,
+      });
+      if (next) beat(next);
     };
     flush.current();
     const tick = setInterval(() => flush.current(), 1_000);

@@ -35,14 +35,14 @@ export function Sidebar({ view, onChange }: { view: View; onChange: (view: View)
       ) : null}
       <div className={styles.sideGroup} role="group" aria-label="Status">
         <h2>Status</h2>
-        {/* Flagged and Mentions span every status, so while one is on no status is selected; choosing one leaves it. */}
+        {/* Flagged, Mentions and Needs attention span every status, so while one is on no status is selected; choosing one leaves it. */}
         {CONVERSATION_STATUSES.map((s) =>
-          item(STATUS_NAMES[s], !view.flagged && !view.mentioned && view.status === s, count(data?.statuses, s), {
-            ...view,
-            status: s,
-            flagged: undefined,
-            mentioned: undefined,
-          }),
+          item(
+            STATUS_NAMES[s],
+            !view.flagged && !view.mentioned && !view.needsAttention && view.status === s,
+            count(data?.statuses, s),
+            { ...view, status: s, flagged: undefined, mentioned: undefined, needsAttention: undefined },
+          ),
         )}
       </div>
       <div className={styles.sideGroup} role="group" aria-label="Assignment">
@@ -53,6 +53,10 @@ export function Sidebar({ view, onChange }: { view: View; onChange: (view: View)
         {item('Unread', view.unread === true, data?.unread, { ...view, unread: view.unread ? undefined : true })}
         {item('Flagged', view.flagged === true, data?.flagged, { ...view, flagged: view.flagged ? undefined : true })}
         {item('Mentions', view.mentioned === true, data?.mentions, { ...view, mentioned: view.mentioned ? undefined : true })}
+        {item('Needs attention', view.needsAttention === true, data?.needs_attention, {
+          ...view,
+          needsAttention: view.needsAttention ? undefined : true,
+        })}
         {item('Possible opt-out', view.possibleOptOut === true, data?.possible_opt_out, {
           ...view,
           possibleOptOut: view.possibleOptOut ? undefined : true,

@@ -3,14 +3,15 @@ import type { ComponentProps, RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { WEBHOOK_MANAGER_ROLES } from '@/server/shared/outgoing-webhooks';
 import { AvailabilityBar } from './availability';
+import { Bell } from './bell';
 import { GlobalSearch } from './global-search';
 import styles from './inbox.module.css';
 import type { Me } from './types';
 
 /**
  * Business name, New message (`n`), the search for clients and messages (`/`, global-search.tsx), the
- * settings pages' menu (Webhooks only for the roles that may use it), the Away switch and the team's
- * states (availability.tsx), who is signed in, sign out.
+ * settings pages' menu (Webhooks only for the roles that may use it), the bell (bell.tsx), the Away
+ * switch and the team's states (availability.tsx), who is signed in, sign out.
  */
 export function TopBar({
   me,
@@ -19,6 +20,7 @@ export function TopBar({
   onOpen,
   onStarted,
   onNewMessage,
+  onOpenConversation,
 }: {
   me: Me;
   searchInputRef: RefObject<HTMLInputElement | null>;
@@ -27,6 +29,8 @@ export function TopBar({
   onOpen: ComponentProps<typeof GlobalSearch>['onOpen'];
   onStarted: (conversationId: number) => void;
   onNewMessage: () => void;
+  /** A conversation the bell leads to. */
+  onOpenConversation: (conversationId: number) => void;
 }) {
   const signOut = trpc.session.signOut.useMutation({ onSuccess: () => window.location.assign('/login') });
   return (
@@ -42,15 +46,18 @@ export function TopBar({
       <details className={styles.settingsMenu}>
         <summary>Settings</summary>
         <nav aria-label="Settings">
+          <a href="/reports">Reports</a>
           <a href="/settings/saved-replies">Saved replies</a>
           <a href="/settings/opening-hours">Opening hours</a>
           <a href="/settings/after-hours">After-hours answer</a>
           <a href="/settings/assignment">Auto-assignment</a>
           <a href="/settings/quiet-hours">Quiet hours</a>
           <a href="/settings/staff-schedules">Staff schedules</a>
+          <a href="/settings/notifications">Notifications</a>
           {(WEBHOOK_MANAGER_ROLES as readonly string[]).includes(me.role) ? <a href="/settings/webhooks">Webhooks</a> : null}
         </nav>
       </details>
+      <Bell onOpen={onOpenConversation} />
       <AvailabilityBar me={me} />
       <span className={styles.me} data-testid="signed-in-as">
         Signed in as {me.staffName}

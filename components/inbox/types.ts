@@ -8,6 +8,7 @@ type Inputs = inferRouterInputs<AppRouter>;
 export type ConversationRow = Outputs['inbox']['list']['conversations'][number];
 export type ConversationDetails = Outputs['inbox']['conversation'];
 export type MessageItem = Outputs['inbox']['messages']['messages'][number];
+export type CardAppointment = Outputs['inbox']['appointments']['upcoming'][number];
 export type Me = Outputs['session']['me'];
 export type WebhookEndpoint = Outputs['inbox']['webhookEndpoints']['webhook_endpoints'][number];
 export type WebhookDelivery = Outputs['inbox']['webhookDeliveries']['deliveries'][number];
@@ -27,11 +28,13 @@ export type View = {
   flagged?: boolean;
   /** Conversations where I was @mentioned in a note I have not opened, whatever their status (docs/api.md#mentions). */
   mentioned?: boolean;
+  /** Replies to appointment reminders for staff to decide, whatever their status (docs/api.md#needs-attention). */
+  needsAttention?: boolean;
 };
 
 export function listInput(view: View): ListInput {
   return {
-    status: view.flagged || view.mentioned ? undefined : [view.status],
+    status: view.flagged || view.mentioned || view.needsAttention ? undefined : [view.status],
     assignment: view.assignment,
     channel: view.channel,
     location_id: view.location_id,
@@ -40,6 +43,7 @@ export function listInput(view: View): ListInput {
     possible_opt_out: view.possibleOptOut ? 'true' : undefined,
     flagged: view.flagged ? 'true' : undefined,
     mentioned: view.mentioned || undefined,
+    needs_attention: view.needsAttention ? 'true' : undefined,
     page_size: 50,
   };
 }

@@ -2,6 +2,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { STREAM_SUPERSEDED } from '@/server/shared/live-events';
+import type { NotificationFrame } from '@/server/shared/notifications';
 import type { PresenceFrame } from '@/server/shared/presence';
 import { applyPresence } from './presence';
 
@@ -12,7 +13,10 @@ import { applyPresence } from './presence';
  * opened again after the last one (tRPC's client sends it), and the server replays what was
  * missed, or sends `refetch` when it cannot (docs/api.md#live-events).
  */
-export function useLiveInbox(openConversationId: number | null) {
+export function useLiveInbox(
+  openConversationId: number | null,
+  onNotification?: (frame: NotificationFrame['notification']) => void,
+) {
   const utils = trpc.useUtils();
   const pending = useRef<{ timer: ReturnType<typeof setTimeout> | null; conversations: Set<number>; newMessage: boolean }>({
     timer: null,
@@ -27,6 +31,10 @@ export function useLiveInbox(openConversationId: number | null) {
   useEffect(() => {
     openRef.current = openConversationId;
   }, [openConversationId]);
+  const notifyRef = useRef(onNotification);
+  useEffect(() => {
+    notifyRef.current = onNotification;
+  }, [onNotification]);
   // A burst pending when the inbox unmounts is dropped, not refetched after it is gone.
   useEffect(() => {
     const p = pending.current;
@@ -43,10 +51,16 @@ export function useLiveInbox(openConversationId: number | null) {
     onData(value) {
       // A presence frame comes untracked (no id): tRPC's client hands it over as is until the stream
       // has had an event, and after that wrapped with the last event's id (the EventSource keeps it).
-      const event = 'type' in value ? (value as unknown as PresenceFrame) : value.data;
+      const event = 'type' in value ? (value as unknown as PresenceFrame | NotificationFrame) : value.data;
       // Presence is not an event of the log: nothing to resume after, nothing to refetch.
       if (event.type === 'presence') {
         applyPresence(event);
+        return;
+      }
+      // One of my notifications was written: the bell refetches; the browser may be told.
+      if (event.type === 'notification') {
+        void utils.inbox.notifications.invalidate();
+        notifyRef.current?.(event.notification);
         return;
       }
       resumable.current = true;
@@ -83,6 +97,7 @@ export function useLiveInbox(openConversationId: number | null) {
           void utils.inbox.conversation.invalidate({ conversationId: open });
           void utils.inbox.messages.invalidate({ conversationId: open });
           void utils.inbox.activity.invalidate({ conversationId: open });
+          void utils.inbox.appointments.invalidate({ conversationId: open });
         }
       }, 200);
     },
@@ -92,9 +107,12 @@ export function useLiveInbox(openConversationId: number | null) {
   // received; a stream that dropped before its first event has nothing to resume after, so
   // everything shown is refetched once it is back.
   const connection = useRef<'never' | 'up' | 'lost'>('never');
+  // Notification frames are not replayed: the bell is read again each time the stream is up, so one
+  // written before it was (after the bell's first read, or while it was down) still counts.
   useEffect(() => {
     if (events.status === 'pending') {
       if (connection.current === 'lost' && !resumable.current) void utils.inbox.invalidate();
+      else if (connection.current !== 'up') void utils.inbox.notifications.invalidate();
       connection.current = 'up';
     } else if (connection.current === 'up') {
       connection.current = 'lost';

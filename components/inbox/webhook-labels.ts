@@ -30,6 +30,12 @@ export const EVENT_LABEL: Record<EventType, string> = {
   'voicemail.received': 'A voicemail arrives',
   'staff.availability_changed': 'A colleague goes Away or comes back',
   'webhook_endpoint.disabled': 'One of these webhook addresses is turned off',
+  'appointment.created': 'An appointment is booked',
+  'appointment.updated': 'An appointment changes (time, staff, status…)',
+  'appointment.confirmed': 'A client confirms an appointment',
+  'appointment.reschedule_requested': 'A client asks to reschedule',
+  'appointment.cancel_requested': 'A client says they cannot come',
+  'appointment.canceled': 'An appointment is canceled',
 };
 
 /** A delivery's event: the test event is not in the log's list. */

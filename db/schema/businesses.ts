@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, index, integer, jsonb, pgTable, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import type { ReminderRule } from '../../server/shared/appointments';
+import type { ReviewRequestSettings } from '../../server/shared/review-requests';
 import { ONBOARDING_STATUSES, oneOf, type AssignmentPolicy } from './enums';
 
 export type BusinessSettings = {
@@ -21,6 +23,16 @@ export type BusinessSettings = {
   after_hours_reply?: string | null;
   /** BCP 47; how dates and times are written to clients (`{next_opening}`). Absent: en-US. */
   locale?: string;
+  /** How long an email notification waits for the conversation to be read or answered (docs/api.md#notifications); absent: 3. */
+  notification_email_delay_minutes?: number;
+  /** Conversations waiting longer than this many business minutes go in the waiting digest; null: no digest; absent: 60. */
+  waiting_digest_minutes?: number | null;
+  /** Appointment reminders (docs/api.md#reminder-rules): absent → the defaults; `[]` → none. */
+  reminder_rules?: ReminderRule[];
+  /** A client's reply asking to cancel cancels the appointment (docs/api.md#replies-to-reminders); absent: false, staff decide. */
+  cancel_on_request?: boolean;
+  /** Review requests after a completed appointment (docs/api.md#review-requests); absent: off, the defaults. */
+  review_requests?: Partial<ReviewRequestSettings>;
 };
 export type OnboardingStep = {
   name: string;

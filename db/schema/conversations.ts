@@ -1,7 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { clients } from './clients';
-import { CHANNELS, CONVERSATION_STATUSES, oneOf, type Channel, type ConversationStatus } from './enums';
+import {
+  CHANNELS,
+  CONVERSATION_STATUSES,
+  NEEDS_ATTENTION_REASONS,
+  oneOf,
+  type Channel,
+  type ConversationStatus,
+  type NeedsAttentionReason,
+} from './enums';
 import { locations } from './locations';
 import { staff } from './staff';
 import { sameBusinessFk, tenantKeys } from './columns';
@@ -43,6 +51,16 @@ export const conversations = pgTable(
      * (server/services/conversations/waiting.ts).
      */
     waitingSince: timestamp('waiting_since', { withTimezone: true }),
+    /**
+     * "Needs attention" (docs/api.md#needs-attention): why staff should look at this conversation, set
+     * by the reply reader (a client's reply to an appointment reminder: `reschedule`, `cancel`,
+     * `unclear`, `opt_out`), with its appointment and since when; null once staff act (resolve the
+     * conversation, confirm or cancel the appointment). Not the message flag.
+     */
+    needsAttentionReason: text('needs_attention_reason').$type<NeedsAttentionReason>(),
+    /** The appointment the reason is about (no foreign key: appointments are never deleted, only canceled). */
+    needsAttentionAppointmentId: integer('needs_attention_appointment_id'),
+    needsAttentionSince: timestamp('needs_attention_since', { withTimezone: true }),
     lastActivityAt: timestamp('last_activity_at', { withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -70,6 +88,10 @@ export const conversations = pgTable(
     index('conversations_business_possible_opt_out_idx')
       .on(t.businessId, t.lastActivityAt.desc(), t.id.desc())
       .where(sql`${t.possibleOptOutMessageId} is not null`),
+    // The inbox's Needs attention view.
+    index('conversations_business_needs_attention_idx')
+      .on(t.businessId, t.lastActivityAt.desc(), t.id.desc())
+      .where(sql`${t.needsAttentionReason} is not null`),
     // Waiting conversations, per assignee (capacity, "balanced") and unassigned oldest first.
     index('conversations_waiting_idx')
       .on(t.businessId, t.assignedStaffId, t.waitingSince)
@@ -81,6 +103,10 @@ export const conversations = pgTable(
     check('conversations_status_check', oneOf(t.status, CONVERSATION_STATUSES)),
     check('conversations_last_channel_check', sql`${t.lastChannel} is null or ${oneOf(t.lastChannel, CHANNELS)}`),
     check('conversations_counts_check', sql`${t.unreadCount} >= 0 and ${t.flaggedCount} >= 0`),
+    check(
+      'conversations_needs_attention_check',
+      sql`(${t.needsAttentionReason} is null) = (${t.needsAttentionSince} is null) and (${t.needsAttentionReason} is null or ${oneOf(t.needsAttentionReason, NEEDS_ATTENTION_REASONS)})`,
+    ),
     check('conversations_label_check', sql`${t.label} is null or char_length(${t.label}) between 1 and 50`),
   ],
 );

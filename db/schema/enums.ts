@@ -19,7 +19,12 @@ export const PROVIDERS = ['twilio', 'smtp', 'sendgrid', 'sandbox'] as const;
 export const USER_TYPES = ['client', 'staff', 'system'] as const;
 export const CLIENT_TYPES = ['lead', 'new', 'returning', 'vip'] as const;
 // Defined with the browser-safe vocabularies (the inbox's status tabs read it too).
-export { CONVERSATION_STATUSES, type ConversationStatus } from '../../server/shared/conversations';
+export {
+  CONVERSATION_STATUSES,
+  NEEDS_ATTENTION_REASONS,
+  type ConversationStatus,
+  type NeedsAttentionReason,
+} from '../../server/shared/conversations';
 export const ASSIGNMENT_FILTERS = ['all', 'mine', 'unassigned', 'assigned'] as const;
 export const MESSAGE_FILTERS = ['all', 'sms', 'email', 'voice', 'notes', 'flagged', 'unread'] as const;
 export const MESSAGE_TYPES = ['TEXT', 'EMAIL', 'CALL', 'NOTE'] as const;

@@ -17,3 +17,7 @@ export * from './webhook-endpoints';
 export * from './conversation-activities';
 export * from './opening-hours';
 export * from './note-mentions';
+export * from './notifications';
+export * from './reports';
+export * from './report-rollups';
+export * from './appointments';

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { check, index, pgTable, smallint, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, index, jsonb, pgTable, smallint, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import type { ReminderRule } from '../../server/shared/appointments';
 import { tenantKeys } from './columns';
 import { ASSIGNMENT_POLICIES, oneOf, type AssignmentPolicy } from './enums';
 
@@ -19,6 +20,8 @@ export const locations = pgTable(
     assignmentPolicy: text('assignment_policy').$type<AssignmentPolicy>(),
     /** The location's own after-hours answer (docs/api.md#after-hours-answer); null: the business's. */
     afterHoursReply: text('after_hours_reply'),
+    /** The location's own reminder rules (docs/api.md#reminder-rules); null: the business's. */
+    reminderRules: jsonb('reminder_rules').$type<ReminderRule[]>(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

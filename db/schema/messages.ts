@@ -164,6 +164,11 @@ export const messages = pgTable(
     index('messages_scheduled_conversation_idx')
       .on(t.businessId, t.conversationId)
       .where(sql`${t.status} = 'scheduled'`),
+    // The deliverability report's failures (docs/api.md#reports): partial, so only a failed message
+    // has an entry; status updates are not HOT anyway (messages_in_flight_idx keys status_updated_at).
+    index('messages_business_failed_idx')
+      .on(t.businessId, t.sentAt)
+      .where(sql`${t.direction} = 'outbound' and ${t.status} in ('failed', 'undelivered', 'bounced')`),
     index('messages_business_email_message_id_idx')
       .on(t.businessId, t.emailMessageId)
       .where(sql`${t.emailMessageId} is not null`),

@@ -74,6 +74,10 @@ export const optOutEvents = pgTable(
   (t) => [
     // A client's history: the records of their phone number and email address, newest first.
     index('opt_out_events_address_idx').on(t.businessId, t.channel, t.address, t.id.desc()),
+    // The deliverability report's opt-outs by when they were recorded.
+    index('opt_out_events_business_created_idx')
+      .on(t.businessId, t.createdAt)
+      .where(sql`${t.action} = 'opt_out'`),
     sameBusinessFk('opt_out_events_staff_fk', t.businessId, t.staffId, staff),
     sameBusinessFk('opt_out_events_message_fk', t.businessId, t.messageId, messages).onDelete('set null'),
     // Deleting messages finds their references here through this index.

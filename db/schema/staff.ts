@@ -12,6 +12,7 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import type { StoredNotificationPreferences } from '../../server/shared/notifications';
 import type { Schedule } from '../../server/shared/opening-hours';
 import { STAFF_ROLES, oneOf, type StaffRole } from './enums';
 import { locations } from './locations';
@@ -42,6 +43,11 @@ export const staff = pgTable(
     capacity: smallint('capacity'),
     /** When auto-assignment last gave them a conversation: round-robin gives the next to whoever waited longest. */
     lastAssignedAt: timestamp('last_assigned_at', { withTimezone: true }),
+    /**
+     * Their notification choices (docs/api.md#notifications), per kind and channel, only what
+     * differs from the defaults (server/shared/notifications.ts); null: all defaults.
+     */
+    notificationPreferences: jsonb('notification_preferences').$type<StoredNotificationPreferences>(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -53,6 +59,10 @@ export const staff = pgTable(
     index('staff_business_name_idx').on(t.businessId, sql`lower(${t.name})`),
     check('staff_role_check', oneOf(t.role, STAFF_ROLES)),
     check('staff_capacity_check', sql`${t.capacity} is null or ${t.capacity} between 0 and 1000`),
+    check(
+      'staff_notification_preferences_shape_check',
+      sql`${t.notificationPreferences} is null or jsonb_typeof(${t.notificationPreferences}) = 'object'`,
+    ),
     check('staff_schedule_shape_check', sql`${t.schedule} is null or jsonb_typeof(${t.schedule}) = 'object'`),
   ],
 );

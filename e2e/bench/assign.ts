@@ -1,21 +1,6 @@
-import os from 'node:os';
-import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks';
-import { createSql } from '@/db/connect';
-import { startFakeTwilio } from '@/server/testing/fake-twilio';
-import {
-  benchDatabase,
-  fmt,
-  median,
-  percentile,
-  repeatCount,
-  repeatRuns,
-  sleep,
-  startWebServer,
-  startWorkerProcess,
-  stopChild,
-  waitUntil,
-  type Figure,
-} from './harness';
+import { fmt, median, percentile, repeatCount, repeatRuns, sleep, waitUntil, type Figure } from './harness';
+import { now } from './receiver';
+import { inboundSid, machine, onStop, runBench, startStack } from './stack';
 
 /**
  * `npm run bench:assign [-- --repeat N]`: auto-assignment (docs/api.md#auto-assignment) end to end.
@@ -44,51 +29,11 @@ const REPLY_AFTER_SECONDS = Number(process.env.BENCH_REPLY_AFTER_SECONDS ?? 10);
 const CAMPAIGN = Number(process.env.BENCH_CAMPAIGN ?? 10_000);
 const CAPACITY = 10;
 const POLL_MS = 50;
-const ACCOUNT_SID = `AC${'0'.repeat(32)}`;
-const AUTH_TOKEN = 'bench-auth-token';
-const PLATFORM_KEY = 'bench-platform-key-0123456789';
-const now = () => performance.timeOrigin + performance.now();
 
 async function main() {
   const repeat = repeatCount();
-  console.log(
-    `bench:assign on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}), load average ${os
-      .loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')}${repeat > 1 ? `, --repeat ${repeat}` : ''}`,
-  );
-  const database = await benchDatabase();
-  stopAll.push(() => database.stop());
-  const sql = createSql(database.url, { max: 4 });
-  stopAll.push(() => sql.end());
-  const fake = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, latencyMs: 5 });
-  stopAll.push(() => fake.close());
-  const env = {
-    ...process.env,
-    DATABASE_URL: database.url,
-    PLATFORM_API_KEY: PLATFORM_KEY,
-    SESSION_SECRET: 'bench-session-secret-0123456789',
-    SMS_PROVIDER: 'twilio',
-    TWILIO_ACCOUNT_SID: ACCOUNT_SID,
-    TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-    TWILIO_API_BASE_URL: fake.url,
-    RATE_LIMIT_PER_MINUTE: '1000000',
-  };
-  const web = await startWebServer(env, (url) => ({ PUBLIC_BASE_URL: url }));
-  stopAll.push(() => web.stop());
-  const worker = startWorkerProcess({ ...env, PUBLIC_BASE_URL: web.url });
-  stopAll.push(() => stopChild(worker));
-  await sleep(1500);
-  const api = async (method: string, path: string, body: unknown) => {
-    const res = await fetch(`${web.url}/api/v1${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', 'x-api-key': PLATFORM_KEY },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
-    return JSON.parse(text) as Record<string, unknown>;
-  };
+  console.log(`bench:assign on ${machine()}${repeat > 1 ? `, --repeat ${repeat}` : ''}`);
+  const { sql, api, inboundSms } = await startStack();
   let failedChecks = 0;
 
   await repeatRuns(
@@ -134,7 +79,7 @@ async function main() {
             });
           }, 1000)
         : undefined;
-      stopAll.push(async () => clearInterval(diagnose));
+      onStop(async () => clearInterval(diagnose));
       const started = Date.now();
       const phaseEnd = started + SECONDS * 1000;
       const storedAt = new Map<number, number>(); // client id → when its webhook answered
@@ -145,28 +90,13 @@ async function main() {
       let sending = true;
       const failures: string[] = [];
       const inbound = async (client: { id: number; phone: string }, seq: number) => {
-        // Zero-padded before the number, not after: 1 and 10 padded after would be one SID (a duplicate to Twilio's retry rule).
-        const sid = `SMassign${run}x${String(seq).padStart(24, '0')}`;
-        const params = {
-          MessageSid: sid,
-          SmsSid: sid,
-          AccountSid: ACCOUNT_SID,
-          From: client.phone,
-          To: number,
-          Body: 'Hi! Can I book?',
-          NumMedia: '0',
-        };
-        const path = '/api/v1/webhooks/twilio/sms/incoming';
-        const res = await fetch(`${web.url}${path}`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/x-www-form-urlencoded',
-            'x-twilio-signature': getExpectedTwilioSignature(AUTH_TOKEN, `${web.url}${path}`, params),
-          },
-          body: new URLSearchParams(params).toString(),
+        const status = await inboundSms({
+          sid: inboundSid(`assign${run}`, seq),
+          from: client.phone,
+          to: number,
+          body: 'Hi! Can I book?',
         });
-        await res.text();
-        if (res.status !== 200) failures.push(`inbound answered ${res.status}`);
+        if (status !== 200) failures.push(`inbound answered ${status}`);
         else storedAt.set(client.id, now());
       };
       const poller = (async () => {
@@ -368,21 +298,7 @@ async function main() {
     'bench:assign',
   );
 
-  await stopEverything();
-  process.exit(failedChecks === 0 ? 0 : 1);
+  return failedChecks === 0 ? 0 : 1;
 }
 
-/** What main started, stopped in reverse order at the end or on a failure (no server or database left behind). */
-const stopAll: (() => Promise<unknown>)[] = [];
-async function stopEverything() {
-  for (const stop of stopAll.splice(0).reverse()) await stop().catch((err) => console.error(err));
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void stopEverything().then(() => process.exit(130)));
-
-main().catch(async (err) => {
-  console.error(err);
-  await stopEverything();
-  process.exit(1);
-});
+runBench(main);

@@ -1,25 +1,10 @@
-import http from 'node:http';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Webhook } from 'standardwebhooks';
-import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks';
-import { createSql } from '@/db/connect';
-import { freePort } from '@/db/embedded';
 import { postWebhook, WebhookPolicy } from '@/server/lib/public-post';
-import { startFakeTwilio } from '@/server/testing/fake-twilio';
-import {
-  benchDatabase,
-  fmt,
-  median,
-  percentile,
-  repeatCount,
-  repeatRuns,
-  sleep,
-  startWebServer,
-  startWorkerProcess,
-  stopChild,
-  waitUntil,
-  type Figure,
-} from './harness';
+import { fmt, median, percentile, pool, repeatCount, repeatRuns, sleep, waitUntil, type Figure } from './harness';
+import { now, startReceiver, type Arrival, type Receiver } from './receiver';
+import { inboundSid, machine, onStop, runBench, startStack } from './stack';
 
 /**
  * `npm run bench:webhooks-out [-- --repeat N]`: outgoing webhooks (docs/api.md#webhooks-you-receive-from-us)
@@ -65,23 +50,8 @@ const RESOLVE_SHARE = 0.1;
 const WARMUP_SECONDS = 5;
 const UP_BEFORE_SECONDS = 5;
 const UP_AFTER_SECONDS = 15;
-const ACCOUNT_SID = `AC${'0'.repeat(32)}`;
-const AUTH_TOKEN = 'bench-auth-token';
-const PLATFORM_KEY = 'bench-platform-key-0123456789';
 /** The second endpoint's types: what a platform following conversations (not deliveries) takes. */
 const SUBSET_TYPES = ['message.received', 'conversation.created', 'conversation.assigned', 'conversation.status_changed'];
-
-type Arrival = {
-  endpoint: string;
-  id: string;
-  type: string;
-  conversationId: number | null;
-  sequence: number | null;
-  /** The key of the request that caused it, when one did (see `causeKey`). */
-  key: string | null;
-  occurredAt: number;
-  at: number;
-};
 
 /** Which request caused an event, as far as the bench can tell from its data. */
 function causeKey(type: string, data: Record<string, unknown>): string | null {
@@ -102,93 +72,14 @@ function causeKey(type: string, data: Record<string, unknown>): string | null {
   }
 }
 
-const now = () => performance.timeOrigin + performance.now();
-
-/**
- * The receiver: POST /{endpoint key}, verified with the endpoint's secret; 204 when it verifies, 400
- * (counted) when not. Down: it stops listening and drops its connections (connections are refused),
- * or answers 503 (DOWN_MODE).
- */
-async function startReceiver() {
-  const port = await freePort();
-  const secrets = new Map<string, Webhook>();
-  const arrivals: Arrival[] = [];
-  let badSignatures = 0;
-  let refused503 = 0;
-  let down = false;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = now();
-      if (down) {
-        refused503++;
-        res.writeHead(503).end();
-        return;
-      }
-      const endpoint = (req.url ?? '').slice(1);
-      const body = Buffer.concat(chunks).toString('utf8');
-      let payload: { type: string; timestamp: string; data: Record<string, unknown> };
-      try {
-        const wh = secrets.get(endpoint);
-        if (!wh) throw new Error(`no endpoint ${endpoint}`);
-        payload = wh.verify(body, req.headers as Record<string, string>) as typeof payload;
-      } catch {
-        badSignatures++;
-        res.writeHead(400).end();
-        return;
-      }
-      const data = payload.data;
-      arrivals.push({
-        endpoint,
-        id: String(req.headers['webhook-id']),
-        type: payload.type,
-        conversationId: typeof data.conversation_id === 'number' ? data.conversation_id : null,
-        sequence: typeof data.sequence === 'number' ? data.sequence : null,
-        key: causeKey(payload.type, data),
-        occurredAt: Date.parse(payload.timestamp),
-        at,
-      });
-      res.writeHead(204).end();
-    });
-  });
-  server.keepAliveTimeout = 10_000;
-  const listen = () => new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-  await listen();
-  return {
-    url: `http://127.0.0.1:${port}`,
-    secrets,
-    arrivals,
-    get badSignatures() {
-      return badSignatures;
-    },
-    get refused503() {
-      return refused503;
-    },
-    async goDown() {
-      down = true;
-      if (DOWN_MODE === '503') return;
-      await new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      });
-    },
-    async comeBack() {
-      if (DOWN_MODE === 'refuse') await listen();
-      down = false;
-    },
-    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
-  };
-}
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
-
-async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
+/** A process's CPU time so far (user + system, every thread), in seconds; NaN where /proc is not there. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime: clock ticks (USER_HZ, 100)
+  } catch {
+    return NaN;
+  }
 }
 
 /** The receiver's own ceiling: the product's POST (same policy as the worker's) from this process, no database. */
@@ -232,44 +123,12 @@ async function ceilingRate(receiver: Receiver): Promise<number> {
 async function main() {
   const repeat = repeatCount();
   console.log(
-    `bench:webhooks-out on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'})${repeat > 1 ? `, --repeat ${repeat}` : ''}; receiver down: ${DOWN_MODE === 'refuse' ? 'connections refused' : '503'}`,
+    `bench:webhooks-out on ${machine()}${repeat > 1 ? `, --repeat ${repeat}` : ''}; receiver down: ${DOWN_MODE === 'refuse' ? 'connections refused' : '503'}`,
   );
-  const database = await benchDatabase();
-  stopAll.push(() => database.stop());
-  const sql = createSql(database.url, { max: 4 });
-  stopAll.push(() => sql.end());
-  const fake = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, latencyMs: 5 });
-  stopAll.push(() => fake.close());
-  const receiver = await startReceiver();
-  stopAll.push(() => receiver.close());
-  const env = {
-    ...process.env,
-    DATABASE_URL: database.url,
-    PLATFORM_API_KEY: PLATFORM_KEY,
-    SESSION_SECRET: 'bench-session-secret-0123456789',
-    SMS_PROVIDER: 'twilio',
-    TWILIO_ACCOUNT_SID: ACCOUNT_SID,
-    TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-    TWILIO_API_BASE_URL: fake.url,
-    RATE_LIMIT_PER_MINUTE: '1000000',
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-  };
-  // PUBLIC_BASE_URL: the URL Twilio's requests are signed for, and the worker's StatusCallback.
-  const web = await startWebServer(env, (url) => ({ PUBLIC_BASE_URL: url }));
-  stopAll.push(() => web.stop());
-  const worker = startWorkerProcess({ ...env, PUBLIC_BASE_URL: web.url });
-  stopAll.push(() => stopChild(worker));
-  await sleep(1500);
-  const api = async (path: string, body: unknown) => {
-    const res = await fetch(`${web.url}/api/v1${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': PLATFORM_KEY },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`POST ${path} answered ${res.status}: ${text}`);
-    return JSON.parse(text) as Record<string, unknown>;
-  };
+  const receiver = await startReceiver({ downMode: DOWN_MODE });
+  onStop(() => receiver.close());
+  const { sql, fake, worker, ...stack } = await startStack({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+  const api = (path: string, body: unknown) => stack.api('POST', path, body);
   let failedChecks = 0;
 
   await repeatRuns(
@@ -361,29 +220,15 @@ async function main() {
         if (conversations.length) {
           for (let i = 0; i < Math.round(smsCount * INBOUND_SHARE); i++) {
             const conversation = conversations[Math.floor(Math.random() * conversations.length)]!;
-            // Padded before the number: padded after it, 1, 10 and 100 were one SID (deduplicated as one webhook).
-            const sid = `SMbench${run}x${String(++inboundSeq).padStart(24, '0')}`;
-            const params = {
-              MessageSid: sid,
-              SmsSid: sid,
-              AccountSid: ACCOUNT_SID,
-              From: clients[conversation.clientIndex]!.phone,
-              To: number,
-              Body: `Thanks, see you then (${inboundSeq})`,
-              NumMedia: '0',
-            };
+            const sid = inboundSid(`bench${run}`, ++inboundSeq);
             jobs.push(async () => {
-              const path = '/api/v1/webhooks/twilio/sms/incoming';
-              const res = await fetch(`${web.url}${path}`, {
-                method: 'POST',
-                headers: {
-                  'content-type': 'application/x-www-form-urlencoded',
-                  'x-twilio-signature': getExpectedTwilioSignature(AUTH_TOKEN, `${web.url}${path}`, params),
-                },
-                body: new URLSearchParams(params).toString(),
+              const status = await stack.inboundSms({
+                sid,
+                from: clients[conversation.clientIndex]!.phone,
+                to: number,
+                body: `Thanks, see you then (${inboundSeq})`,
               });
-              await res.text();
-              if (res.status !== 200) throw new Error(`inbound SMS answered ${res.status}`);
+              if (status !== 200) throw new Error(`inbound SMS answered ${status}`);
               inboundSids.set(sid, now());
             });
           }
@@ -458,18 +303,27 @@ async function main() {
       const ceiling = await ceilingRate(receiver);
 
       // --- Phase 1: throughput and latency. ---
+      const loadBefore = os.loadavg()[0]!;
+      const cpuAtStart = cpuSeconds(worker.pid);
       const p1Start = now();
       const offeredBefore = receiver.arrivals.length;
       await traffic(SECONDS, SMS_PER_SECOND);
       const p1End = now();
+      const cpuAtEnd = cpuSeconds(worker.pid);
       const pendingAtEnd = await pendingCount();
       const drained = await waitUntil(settled, 120_000, 100);
       const drainEnd = now();
+      const cpuAfterDrain = cpuSeconds(worker.pid);
       const drainSeconds = (drainEnd - p1End) / 1000;
       // The worker's own capacity: the backlog left at the end of traffic delivered with the traffic
       // stopped (on 2 shared cores the traffic itself cannot offer 1,000 deliveries/s while it runs).
       const drainedArrivals = receiver.arrivals.filter((a) => a.at > p1End && a.at <= drainEnd).length;
       const drainRate = drainSeconds > 0 ? drainedArrivals / drainSeconds : NaN;
+      // The worker's CPU per delivery: during the traffic (it also sends the SMS) and while it drains
+      // the backlog afterwards (webhooks alone: a cost that the machine's load hardly changes).
+      const p1Arrivals = receiver.arrivals.filter((a) => a.at >= p1Start && a.at <= p1End).length;
+      const cpuPerDeliveryTraffic = ((cpuAtEnd - cpuAtStart) * 1000) / p1Arrivals;
+      const cpuPerDeliveryDrain = drainedArrivals >= 500 ? ((cpuAfterDrain - cpuAtEnd) * 1000) / drainedArrivals : NaN;
       const p1 = receiver.arrivals.slice(offeredBefore).filter((a) => a.occurredAt >= p1Start - 50 && a.occurredAt <= p1End);
       const windowStart = p1Start + WARMUP_SECONDS * 1000;
       const inWindow = receiver.arrivals.filter((a) => a.at >= windowStart && a.at <= p1End).length;
@@ -484,12 +338,32 @@ async function main() {
         select id, provider_message_id as sid from messages where provider_message_id = any(${[...inboundSids.keys()]})`;
       for (const r of inboundIds) returnedAt.set(`message.received:${r.id}`, inboundSids.get(r.sid)!);
       const sinceReturned = p1.flatMap((a) => {
-        const t = a.key === null ? undefined : returnedAt.get(a.key);
+        const key = causeKey(a.type, a.data);
+        const t = key === null ? undefined : returnedAt.get(key);
         return t === undefined ? [] : [a.at - t];
       });
+      // Where the time goes: the event → the dispatcher's round that made its delivery (the row's
+      // created_at is that transaction's start), and that round → the receiver (claim, POST).
+      const made = await sql<{ key: string; created: number; post_ms: number | null }[]>`
+        select substr(w.url, ${receiver.url.length + 2}) || ':' || d.event_id as key,
+               extract(epoch from d.created_at)::float8 * 1000 as created, d.last_duration_ms as post_ms
+        from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
+        where d.business_id = ${businessId} and d.created_at >= to_timestamp(${(p1Start - 1000) / 1000})`;
+      const createdAt = new Map(made.map((r) => [r.key, r.created]));
+      // The worker's POST as it timed it (from the call: a free connection of the agent, the
+      // receiver's answer): where the receiver (this process, on the same cores) is slow, it is here.
+      const postMs = made.flatMap((r) => (r.post_ms === null ? [] : [r.post_ms]));
+      const toDispatched: number[] = [];
+      const toReceiver: number[] = [];
+      for (const a of p1) {
+        const created = createdAt.get(`${a.endpoint}:${a.id}`);
+        if (created === undefined) continue;
+        toDispatched.push(created - a.occurredAt);
+        toReceiver.push(a.at - created);
+      }
       const lat = (v: number[], p: number) => percentile(v, p);
       console.log(
-        `\nphase 1: ${SECONDS} s of traffic (${SMS_PER_SECOND} SMS/s and the rest)${ticksLate ? `, ${ticksLate} ticks late` : ''}`,
+        `\nphase 1: ${SECONDS} s of traffic (${SMS_PER_SECOND} SMS/s and the rest)${ticksLate ? `, ${ticksLate} ticks late` : ''}; load average ${fmt(loadBefore, 2)} before, ${fmt(os.loadavg()[0]!, 2)} after`,
       );
       console.log(
         `  deliveries accepted/s, window ${WARMUP_SECONDS}–${SECONDS} s   ${fmt(rate, 0)}/s (offered ${fmt(offeredRate, 0)}/s; ceiling, POST → receiver without DB ${fmt(ceiling, 0)}/s)`,
@@ -498,7 +372,13 @@ async function main() {
         `  pending at the end of traffic          ${pendingAtEnd}; all delivered ${fmt(drainSeconds)} s later${drained ? '' : ' (timed out)'} (${fmt(drainRate, 0)}/s)`,
       );
       console.log(
+        `  worker CPU                             ${fmt(((cpuAtEnd - cpuAtStart) / ((p1End - p1Start) / 1000)) * 100, 0)}% of a core during traffic (${fmt(cpuPerDeliveryTraffic, 2)} ms per delivery, SMS sending included); ${fmt(cpuPerDeliveryDrain, 2)} ms per delivery draining${drainedArrivals >= 500 ? '' : ' (too few to time)'}`,
+      );
+      console.log(
         `  arrival − occurred_at (${p1.length})       p50 ${fmt(median(sinceOccurred), 0)} ms, p95 ${fmt(lat(sinceOccurred, 95), 0)} ms, p99 ${fmt(lat(sinceOccurred, 99), 0)} ms, max ${fmt(Math.max(...sinceOccurred), 0)} ms`,
+      );
+      console.log(
+        `  of which occurred_at → dispatched       p50 ${fmt(median(toDispatched), 0)} ms, p95 ${fmt(lat(toDispatched, 95), 0)} ms; dispatched → arrival p50 ${fmt(median(toReceiver), 0)} ms, p95 ${fmt(lat(toReceiver, 95), 0)} ms (the worker's POST p50 ${fmt(median(postMs), 0)} ms, p95 ${fmt(lat(postMs, 95), 0)} ms)`,
       );
       console.log(
         `  arrival − request returned (${sinceReturned.length})  p50 ${fmt(median(sinceReturned), 0)} ms, p95 ${fmt(lat(sinceReturned, 95), 0)} ms, p99 ${fmt(lat(sinceReturned, 99), 0)} ms`,
@@ -653,6 +533,21 @@ async function main() {
           target: '≤ 500 ms',
           ok: p95 <= 500,
         },
+        {
+          name: 'of which occurred_at → dispatched p95',
+          value: percentile(toDispatched, 95),
+          unit: 'ms',
+          digits: 0,
+          lowerIsBetter: true,
+        },
+        {
+          name: 'of which dispatched → arrival p95',
+          value: percentile(toReceiver, 95),
+          unit: 'ms',
+          digits: 0,
+          lowerIsBetter: true,
+        },
+        { name: 'of which the worker’s POST p95', value: percentile(postMs, 95), unit: 'ms', digits: 0, lowerIsBetter: true },
         { name: 'arrival − occurred_at p99', value: percentile(sinceOccurred, 99), unit: 'ms', digits: 0, lowerIsBetter: true },
         { name: 'arrival − request returned p50', value: median(sinceReturned), unit: 'ms', digits: 0, lowerIsBetter: true },
         {
@@ -679,27 +574,28 @@ async function main() {
           target: '0',
           ok,
         },
+        {
+          name: 'worker CPU per delivery during traffic (SMS sending included)',
+          value: cpuPerDeliveryTraffic,
+          unit: 'ms',
+          digits: 2,
+          lowerIsBetter: true,
+        },
+        {
+          name: 'worker CPU per delivery draining the backlog',
+          value: cpuPerDeliveryDrain,
+          unit: 'ms',
+          digits: 2,
+          lowerIsBetter: true,
+        },
+        { name: 'load average (1 min) before phase 1', value: loadBefore, unit: '', digits: 2 },
       ];
       return figures;
     },
     'bench:webhooks-out',
   );
 
-  await stopEverything();
-  process.exit(failedChecks === 0 ? 0 : 1);
+  return failedChecks === 0 ? 0 : 1;
 }
 
-/** What main started, stopped in reverse order at the end or on a failure (no server or database left behind). */
-const stopAll: (() => Promise<unknown>)[] = [];
-async function stopEverything() {
-  for (const stop of stopAll.splice(0).reverse()) await stop().catch((err) => console.error(err));
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void stopEverything().then(() => process.exit(130)));
-
-main().catch(async (err) => {
-  console.error(err);
-  await stopEverything();
-  process.exit(1);
-});
+runBench(main);

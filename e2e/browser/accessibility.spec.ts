@@ -27,7 +27,7 @@ test('shortcuts on ?, the timeline as one Tab stop, visible focus, and no seriou
   tenant,
   request,
 }) => {
-  test.setTimeout(60_000); // four axe runs and some 60 key presses
+  test.slow(); // four axe runs and some 60 key presses
   const { business, client } = await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Message 1.');
   // Eight messages: a Tab stop each (their flag buttons), before, between the list and the composer.
   for (let i = 2; i <= 8; i++) await inboundSms(request, client.phone, business.smsNumber, `Message ${i}.`);
@@ -113,6 +113,7 @@ test('shortcuts on ?, the timeline as one Tab stop, visible focus, and no seriou
     ['/settings/quiet-hours', 'Quiet hours'],
     ['/settings/saved-replies', 'Saved replies'],
     ['/settings/webhooks', 'Webhooks'],
+    ['/settings/notifications', 'Notifications'],
   ] as const) {
     await page.goto(path);
     await expect(page.getByRole('heading', { level: 1, name: title })).toBeVisible();

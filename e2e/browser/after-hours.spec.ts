@@ -8,7 +8,7 @@ import { addClient, database, equipBusiness } from './support';
  * a second text in the same closed period gets none. Test businesses are in UTC.
  */
 test('set hours, turn the answer on, text from the sandbox after hours and see the answer', async ({ page, tenant, request }) => {
-  test.setTimeout(90_000); // four pages, and the worker's answer to wait for
+  test.slow(); // four pages, and the worker's answer to wait for
   await equipBusiness(tenant.businessId);
   const client = await addClient(tenant.businessId, 'Rosa Díaz');
 

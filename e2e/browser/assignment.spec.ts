@@ -20,7 +20,7 @@ async function setAway(page: Page, away: boolean) {
 }
 
 test('go Away and see a new conversation go to a colleague', async ({ page, tenant, request }) => {
-  test.setTimeout(60_000);
+  test.slow();
   const business = await equipBusiness(tenant.businessId);
   await addStaff(tenant.businessId, 'Ben Carter');
   // Round robin on, on the settings page.

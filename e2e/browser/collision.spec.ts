@@ -13,7 +13,7 @@ test('A and B reply at once: the second gets the collision notice, then sends an
   tenant,
   request,
 }) => {
-  test.setTimeout(60_000);
+  test.slow();
   const { client } = await clientTexted(request, tenant.businessId, 'Rosa Díaz', 'Can I move my 3pm to 4?');
   const colleague = await addStaff(tenant.businessId, 'Sam Stylist');
 
@@ -62,4 +62,51 @@ test('A and B reply at once: the second gets the collision notice, then sends an
     await sql.end();
   }
   await colleagueContext.close();
+});
+
+/**
+ * Keep editing: the notice goes and the text stays; the new message is already in the timeline (the
+ * held send read it again), so the next send carries it as seen and goes. The page gets no live
+ * events here (its stream is refused), so only the 409 can have brought the colleague's reply in.
+ */
+test('Keep editing keeps the text; the next send, having seen the new reply, goes', async ({ page, tenant, request }) => {
+  const { client } = await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Is Friday free?');
+  const colleague = await addStaff(tenant.businessId, 'Sam Stylist');
+  await page.route('**/api/trpc/inbox.events**', (route) => route.abort());
+  await page.goto(tenant.loginUrl);
+  await page.goto('/inbox');
+  await page.getByRole('option', { name: new RegExp(`^${client.name}`) }).click();
+  const timeline = page.getByRole('log', { name: 'Messages' });
+  await expect(timeline).toContainText('Is Friday free?');
+
+  // The colleague answers through the API while this page shows only the client's text.
+  const answered = await request.post(`/api/v1/businesses/${tenant.businessId}/sms`, {
+    headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },
+    data: { sender_type: 'staff', staff_id: colleague, messages: [{ client_id: client.id, message: 'Friday at 2 works.' }] },
+  });
+  expect(answered.ok()).toBe(true);
+  await expect(timeline).not.toContainText('Friday at 2 works.');
+
+  const composer = page.getByRole('textbox', { name: 'SMS message' });
+  await composer.fill('Yes, Friday is free!');
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
+  const notice = page.getByTestId('collision-notice');
+  await expect(notice).toContainText('1 reply by someone else');
+  await expect(timeline).toContainText('Friday at 2 works.');
+
+  await notice.getByRole('button', { name: 'Keep editing' }).click();
+  await expect(notice).toBeHidden();
+  await expect(composer).toHaveValue('Yes, Friday is free!');
+  await composer.fill('Sam has you at 2 on Friday, see you then!');
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
+  await expect(composer).toHaveValue('');
+  await expect(notice).toBeHidden();
+  await expect(timeline).toContainText('Sam has you at 2 on Friday, see you then!');
+  const sql = database();
+  try {
+    const sent = await sql`select content from messages where client_id = ${client.id} and direction = 'outbound' order by id`;
+    expect(sent.map((m) => m.content)).toEqual(['Friday at 2 works.', 'Sam has you at 2 on Friday, see you then!']);
+  } finally {
+    await sql.end();
+  }
 });

@@ -348,7 +348,7 @@ test('phone layout: list, then conversation, then back', async ({ page, tenant, 
 });
 
 test('10,000 conversations: the list stays virtualized while it scrolls', async ({ page, tenant }) => {
-  test.setTimeout(90_000);
+  test.slow();
   const sql = database();
   await sql`
     with c as (

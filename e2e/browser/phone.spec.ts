@@ -30,7 +30,7 @@ test('every tool on a phone: views, list, conversation, client, settings, nothin
   tenant,
   request,
 }, testInfo) => {
-  test.setTimeout(60_000); // five axe runs
+  test.slow(); // seven axe runs
   const { client } = await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Can I move my appointment to Friday?');
   // A location with a long name and a label, for the views and the quiet hours to wrap.
   const sql = database();
@@ -58,6 +58,16 @@ test('every tool on a phone: views, list, conversation, client, settings, nothin
   }
   await check(page, testInfo, 'conversation list');
   await page.getByText('Settings', { exact: true }).click();
+
+  // The bell's panel spans the screen under the top bar.
+  const bell = page.getByRole('button', { name: /^Notifications,/ });
+  await expect(bell).toBeInViewport();
+  await bell.click();
+  const notifications = page.getByRole('region', { name: 'Notifications' });
+  await expect(notifications.getByRole('button', { name: 'Mark all read' })).toBeInViewport();
+  await expectAcrossScreen(page, notifications);
+  await check(page, testInfo, 'notifications');
+  await bell.click();
 
   // Views: statuses, Mine, Unread, labels; choosing one shows its list.
   await sections.getByRole('button', { name: 'Views' }).click();
@@ -111,4 +121,17 @@ test('every tool on a phone: views, list, conversation, client, settings, nothin
   await page.goto('/settings/webhooks');
   await expectAcrossScreen(page, page.getByRole('button', { name: 'Add address' }));
   await check(page, testInfo, 'webhooks', { axe: false });
+
+  await page.goto('/settings/notifications');
+  await expectAcrossScreen(page, page.getByRole('checkbox', { name: 'Assigned to me: Email' }));
+  await expectAcrossScreen(
+    page,
+    page.getByRole('form', { name: 'My notifications' }).getByRole('button', { name: 'Save', exact: true }),
+  );
+  // The business's email settings, below.
+  await expectAcrossScreen(
+    page,
+    page.getByRole('form', { name: 'Email notifications' }).getByRole('button', { name: 'Save', exact: true }),
+  );
+  await check(page, testInfo, 'notification settings');
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { APIRequestContext } from '@playwright/test';
+import { expect, type APIRequestContext, type Page } from '@playwright/test';
 import { createSql } from '../../db/connect';
 import {
   inboundEmailPath,
@@ -133,4 +133,51 @@ export async function staffLoginUrl(request: APIRequestContext, businessId: numb
   });
   if (!res.ok()) throw new Error(`auth/token answered ${res.status()}: ${await res.text()}`);
   return ((await res.json()) as { login_url: string }).login_url;
+}
+
+/** The client panel's Appointments card (docs/api.md#appointments). */
+export const appointmentsCard = (page: Page) =>
+  page.getByRole('complementary', { name: 'Client details' }).getByRole('region', { name: 'Appointments' });
+
+export type AppointmentAnswer = {
+  appointment_id: number;
+  external_id: string;
+  status: string;
+  reminders: { message_id: number; asks_confirmation: boolean; status: string }[];
+};
+
+/** The platform's PUT of a new appointment three days ahead (the default reminder rules write two reminders). */
+export async function putAppointment(
+  request: APIRequestContext,
+  businessId: number,
+  body: Record<string, unknown>,
+): Promise<AppointmentAnswer> {
+  const startsAt = Date.now() + 3 * 86_400_000;
+  const res = await request.put(
+    `/api/v1/businesses/${businessId}/appointments/booking-${startsAt}-${randomBytes(3).toString('hex')}`,
+    {
+      headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },
+      data: {
+        starts_at: new Date(startsAt).toISOString(),
+        ends_at: new Date(startsAt + 3_600_000).toISOString(),
+        service: 'Haircut',
+        ...body,
+      },
+    },
+  );
+  expect(res.status()).toBe(201);
+  return (await res.json()) as AppointmentAnswer;
+}
+
+/** The platform's GET of an appointment, with its reminders. */
+export async function getAppointment(
+  request: APIRequestContext,
+  businessId: number,
+  externalId: string,
+): Promise<AppointmentAnswer> {
+  const res = await request.get(`/api/v1/businesses/${businessId}/appointments/${encodeURIComponent(externalId)}`, {
+    headers: { 'x-api-key': process.env.PLATFORM_API_KEY! },
+  });
+  expect(res.status()).toBe(200);
+  return (await res.json()) as AppointmentAnswer;
 }

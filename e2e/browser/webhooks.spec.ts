@@ -65,7 +65,7 @@ test('an owner adds an address, tests it, sees a failure, redelivers it, rotates
   context,
   tenant,
 }) => {
-  test.setTimeout(90_000);
+  test.slow();
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   const receiver = await startReceiver();
   try {

@@ -93,6 +93,12 @@ export class SchemaArbitraries {
 }
 
 function stringOf(s: Schema): fc.Arbitrary<string> {
+  // `not: {enum}` (an appointment's external id is never "." or "..") narrows what is generated.
+  const excluded = ((s.not as Schema | undefined)?.enum as unknown[] | undefined) ?? [];
+  return excluded.length ? anyStringOf(s).filter((v) => !excluded.includes(v)) : anyStringOf(s);
+}
+
+function anyStringOf(s: Schema): fc.Arbitrary<string> {
   const minLength = (s.minLength as number) ?? 0;
   const maxLength = Math.max(minLength, Math.min((s.maxLength as number) ?? 40, 40));
   switch (s.format) {

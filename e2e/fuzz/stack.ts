@@ -15,6 +15,9 @@ import { startSmtpSink, type SmtpSink } from '@/server/testing/smtp-sink';
  * throw-away embedded PostgreSQL, and the outside world faked at its boundary: the fake Twilio REST
  * API and a real SMTP sink, so whatever leaves the service can be counted.
  */
+/** Staff notification mail comes from this address (never a business's sender). */
+export const NOTIFICATION_SENDER = 'notifications@staff-mail.fuzz.example.com';
+
 export type FuzzStack = {
   baseUrl: string;
   databaseUrl: string;
@@ -58,6 +61,7 @@ export async function startFuzzStack(): Promise<FuzzStack> {
     TWILIO_TWIML_APP_SID: `AP${'0'.repeat(32)}`,
     EMAIL_PROVIDER: 'smtp',
     SMTP_URL: sink.url,
+    NOTIFICATION_EMAIL_FROM: NOTIFICATION_SENDER,
     EMAIL_INBOUND_SECRET: 'fuzz-inbound-secret',
     // Webhook endpoints the fuzzer registers point at the local sink (its pool of URLs), which is
     // a loopback address: allowed here, and checked after the run to be the only one called.

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startPgProxy, type PgProxy } from '@/server/testing/pg-proxy';
+import { awaitStatement, startPgProxy, type PgProxy } from '@/server/testing/pg-proxy';
 import { createSql } from '@/db/connect';
 import { retryingUnsent } from './retry';
 
@@ -13,7 +13,6 @@ import { retryingUnsent } from './retry';
  */
 let proxy: PgProxy;
 let pool: ReturnType<typeof createSql>;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const codeOf = (p: PromiseLike<unknown>) =>
   Promise.resolve(p).then(
     () => 'ok',
@@ -86,11 +85,11 @@ describe('a statement whose connection died before it was sent', () => {
 describe('a statement that may have run', () => {
   it('is not sent again when its connection is lost while it runs', async () => {
     pool = createSql(proxy.url, { max: 1 });
-    const running = codeOf(retryingUnsent(pool).unsafe(`insert into retry_marks select 'cut' from pg_sleep(0.4)`));
-    await sleep(150);
+    const running = codeOf(retryingUnsent(pool).unsafe(`insert into retry_marks select 'cut' from pg_sleep(2)`));
+    await awaitStatement(process.env.DATABASE_URL!, 'pg_sleep(2)', 'running');
     proxy.cut();
     expect(['CONNECTION_CLOSED', 'ECONNRESET']).toContain(await running);
-    await sleep(800); // the server finishes the statement whose answer was lost
+    await awaitStatement(process.env.DATABASE_URL!, 'pg_sleep(2)', 'ended'); // the server finishes the statement whose answer was lost
     expect(await marks('cut')).toBe(1);
   });
 
@@ -101,14 +100,14 @@ describe('a statement that may have run', () => {
       retryingUnsent(pool).begin(async (tx) => {
         calls++;
         await tx`insert into retry_marks values ('in-tx')`;
-        await tx`select pg_sleep(0.4)`;
+        await tx`select pg_sleep(2)`;
       }),
     );
-    await sleep(150);
+    await awaitStatement(process.env.DATABASE_URL!, 'pg_sleep(2)', 'running');
     proxy.cut();
     expect(['CONNECTION_CLOSED', 'ECONNRESET']).toContain(await outcome);
     expect(calls).toBe(1);
-    await sleep(800);
+    await awaitStatement(process.env.DATABASE_URL!, 'pg_sleep(2)', 'ended');
     expect(await marks('in-tx')).toBe(0); // its session ended without COMMIT
   });
 });

@@ -510,8 +510,9 @@ const SCRIPTS: Record<string, Script> = {
     build: ({ f, biz, first, stylist, svc }) => {
       const steps: Step[] = [
         system(
-          `Hi ${first}, thanks for visiting ${biz.name}! If you loved your ${svc.name}, would you leave us a quick review? https://${biz.site}/review`,
-          'transactional',
+          // The same plain ask for everyone: no "if you loved it" (docs/api.md#review-requests: no gating).
+          `Hi ${first}, thanks for visiting ${biz.name}! Would you leave us a quick review of your ${svc.name}? https://${biz.site}/review`,
+          'campaign',
           'review_request',
         ),
       ];

@@ -58,6 +58,7 @@ function register(registry: OpenAPIRegistry, op: Operation) {
           : undefined,
     },
   };
+  if (op.upsert) responses[201] = { ...responses[200]!, description: 'Created' };
   // Every status the wrapper (server/http/route.ts) can answer for this operation, by rule, so the
   // fuzzer's "documented status" check holds for all of them.
   const statuses = new Set<number>(op.errors ?? []);

@@ -47,6 +47,8 @@ export type Operation<
   response?: R;
   /** The status of a success: 200 unless the operation creates something (201). */
   successStatus?: 200 | 201;
+  /** An upsert: 201 when it created, 200 when it updated; both documented with the response (the handler picks). */
+  upsert?: boolean;
   /** A `null` body is a valid 200 (client details of a missing client, docs/api.md#clients-staff-and-locations). */
   nullableResponse?: boolean;
   responseType?: 'application/json' | 'text/xml' | 'text/html';

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { PoolClient, QueryResult } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSql } from '@/db/connect';
-import { startPgProxy, type PgProxy } from '@/server/testing/pg-proxy';
+import { awaitStatement, startPgProxy, type PgProxy } from '@/server/testing/pg-proxy';
 import { bossDb, executeSql, type BossDb } from './boss-db';
 
 /**
@@ -11,7 +11,6 @@ import { bossDb, executeSql, type BossDb } from './boss-db';
  */
 let proxy: PgProxy;
 let database: BossDb | undefined;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const codeOf = (p: PromiseLike<unknown>) =>
   Promise.resolve(p).then(
     () => 'ok',
@@ -60,11 +59,11 @@ describe("pg-boss's pool", () => {
   });
 
   it('does not send again a statement that may have run: its connection lost while it ran', async () => {
-    const running = codeOf(open().executeSql(`insert into boss_db_marks select 'cut' from pg_sleep(0.4)`, []));
-    await sleep(150);
+    const running = codeOf(open().executeSql(`insert into boss_db_marks select 'cut' from pg_sleep(2)`, []));
+    await awaitStatement(process.env.DATABASE_URL!, 'pg_sleep(2)', 'running');
     proxy.cut();
     expect(await running).toMatch(/^(ECONNRESET|Error: Connection terminated unexpectedly)$/);
-    await sleep(800); // the server finishes the statement whose answer was lost
+    await awaitStatement(process.env.DATABASE_URL!, 'pg_sleep(2)', 'ended'); // the server finishes the statement whose answer was lost
     const direct = createSql(process.env.DATABASE_URL!, { max: 1 });
     try {
       expect((await direct`select count(*)::int as n from boss_db_marks where tag = 'cut'`)[0]!.n).toBe(1);

@@ -19,3 +19,9 @@ export function trimEnd(s: string, chars: string): string {
 export function isBase64(content: string): boolean {
   return /^[A-Za-z0-9+/]*={0,2}$/.test(content.replace(/\s+/g, ''));
 }
+
+/** `s` on one line: every run of whitespace one space, none at the ends. */
+export const oneLine = (s: string | null | undefined): string => (s ?? '').replace(/\s+/g, ' ').trim();
+
+/** `s` cut to at most `max` characters, an ellipsis ending what was cut. */
+export const cut = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);

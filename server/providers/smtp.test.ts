@@ -155,6 +155,13 @@ describe('smtp provider against the sink', () => {
     expect(httpRequests).toEqual(['/logo.png']);
   });
 
+  it('names no message for mail that is none (a staff notification): no internal id header, no message_id argument', async () => {
+    await provider.send(request({ messageId: null, businessId: 7 }));
+    const p = sink.messages[0]!.parsed;
+    expect(p.headers.get(MESSAGE_ID_HEADER.toLowerCase())).toBeUndefined();
+    expect(JSON.parse(p.headers.get('x-smtpapi') as string)).toEqual({ unique_args: { business_id: '7' } });
+  });
+
   it('omits the display name when there is none', async () => {
     await provider.send(request({ fromName: null }));
     expect(sink.messages[0]?.parsed.from?.value).toEqual([{ name: '', address: 'hello@studio.example' }]);

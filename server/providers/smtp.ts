@@ -220,7 +220,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): EmailProvider 
         (req.attachments ?? []).map((a, i) => toNodemailerAttachment(a, i, options.attachmentFetchPolicy)),
       );
       const messageId = req.emailMessageId ?? newEmailMessageId(req.from);
-      const internalId = String(req.messageId);
+      const internalId = req.messageId === null ? null : String(req.messageId);
 
       const mail: SendMailOptions = {
         messageId,
@@ -235,13 +235,16 @@ export function createSmtpProvider(options: SmtpProviderOptions): EmailProvider 
         ...(req.inReplyTo ? { inReplyTo: req.inReplyTo } : {}),
         ...(req.references?.length ? { references: req.references } : {}),
         headers: {
-          [MESSAGE_ID_HEADER]: internalId,
+          ...(internalId === null ? {} : { [MESSAGE_ID_HEADER]: internalId }),
           // `prepared`: emitted as is. nodemailer would otherwise MIME-encode the JSON (=?UTF-8?Q?…?=), which
           // SendGrid does not decode. Safe: JSON.stringify escapes CR/LF, and the value is far below 998 chars.
           'X-SMTPAPI': {
             prepared: true,
             value: JSON.stringify({
-              unique_args: { message_id: internalId, ...(req.businessId ? { business_id: String(req.businessId) } : {}) },
+              unique_args: {
+                ...(internalId === null ? {} : { message_id: internalId }),
+                ...(req.businessId ? { business_id: String(req.businessId) } : {}),
+              },
             }),
           },
         },

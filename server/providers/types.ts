@@ -66,7 +66,13 @@ export type EmailAttachmentInput = {
 };
 
 export type EmailSendRequest = {
-  messageId: number;
+  /**
+   * The conversation message this email is (`messages.id`), sent as MESSAGE_ID_HEADER and SendGrid's
+   * `message_id` unique argument so the provider's events find it. Null for mail that is no message
+   * (a staff notification, server/services/notifications/email.ts): neither is sent, so no event of
+   * that mail can be taken for a message's.
+   */
+  messageId: number | null;
   /** Sent along (SendGrid unique args) so provider events are matched within this business only. */
   businessId?: number;
   /** The RFC 5322 Message-ID to send with, stored before sending so a crash leaves a trace. */

@@ -5,6 +5,7 @@ import { logger } from '@/server/logger';
 import { liveSessionIds, resolveSession } from '@/server/services/auth';
 import { STREAM_REFUSED_CODE, STREAM_SUPERSEDED } from '@/server/shared/live-events';
 import { subscribeBusiness } from './listen';
+import { notificationHub } from './notifications';
 import { presenceHub } from './presence';
 import { streamLimits } from './stream-meter';
 import { CONNECTED_FRAME, errorFrame, type StreamEndCode } from './trpc-sse';
@@ -140,6 +141,7 @@ function open(
   const { unsubscribe } = subscription;
   // Set once subscribed (below); a cut during the snapshot's own write finds nothing to leave yet.
   const presence = { leave: () => {} };
+  const notifications = { leave: () => {} };
   const onShutdown = () => stream.end('SERVICE_UNAVAILABLE', 'This server is restarting; reconnecting');
   const shutdown = shutdownSignal();
   shutdown.addEventListener('abort', onShutdown, { once: true });
@@ -148,6 +150,7 @@ function open(
     closed = true;
     unsubscribe();
     presence.leave();
+    notifications.leave();
     shutdown.removeEventListener('abort', onShutdown);
     streams.delete(stream);
     if (streams.size === 0 && recheck) {
@@ -160,7 +163,10 @@ function open(
   recheck ??= setInterval(() => void recheckSessions(), SESSION_RECHECK_MS);
   // Presence frames go the same way (server/realtime/presence.ts): its business's, a snapshot first.
   presence.leave = presenceHub().subscribe({ businessId, staffId, push: send });
-  if (closed) presence.leave(); // the snapshot alone was past the unsent cap
+  if (closed)
+    presence.leave(); // the snapshot alone was past the unsent cap
+  // The staff member's own notifications (server/realtime/notifications.ts).
+  else notifications.leave = notificationHub().subscribe({ businessId, staffId, push: send });
 }
 
 /** One query for every open stream's session; a stream whose session ended is ended with UNAUTHORIZED. */

@@ -46,6 +46,13 @@ const FRAME_OF = {
   'consent.recorded': 'client.updated',
   'staff.availability_changed': 'staff.updated',
   'webhook_endpoint.disabled': null,
+  // An appointment belongs to its client: the client panel shows it (docs/api.md#appointments).
+  'appointment.created': 'client.updated',
+  'appointment.updated': 'client.updated',
+  'appointment.confirmed': 'client.updated',
+  'appointment.reschedule_requested': 'client.updated',
+  'appointment.cancel_requested': 'client.updated',
+  'appointment.canceled': 'client.updated',
 } as const satisfies Record<EventType, FrameType | null>;
 
 /** The event types the stream carries, for the queries that read them from the log. */

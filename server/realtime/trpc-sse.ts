@@ -1,6 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
+import type { NotificationFrame } from '@/server/shared/notifications';
 import type { PresenceFrame } from '@/server/shared/presence';
 import type { InboxEvent } from './frames';
 
@@ -29,7 +30,11 @@ export const eventFrame = (event: InboxEvent, id: number): Buffer =>
  * line, since presence is not an event of the log. The EventSource keeps the last event's id
  * meanwhile, so a reconnecting client still resumes after the last event.
  */
-export const presenceFrame = (frame: PresenceFrame): Buffer => Buffer.from(`data: ${JSON.stringify({ json: frame })}\n\n\n`);
+export const presenceFrame = (frame: PresenceFrame): Buffer => untrackedFrame(frame);
+
+/** Any frame that is not an event of the log (presence, a staff member's notification): no `id:` line. */
+export const untrackedFrame = (frame: PresenceFrame | NotificationFrame): Buffer =>
+  Buffer.from(`data: ${JSON.stringify({ json: frame })}\n\n\n`);
 
 /** The codes a stream can end with. */
 export type StreamEndCode = 'UNAUTHORIZED' | 'SERVICE_UNAVAILABLE' | 'CONFLICT' | 'TOO_MANY_REQUESTS';

@@ -5,6 +5,7 @@ import {
   CLIENT_TYPES,
   CONVERSATION_STATUSES,
   MESSAGE_FILTERS,
+  NEEDS_ATTENTION_REASONS,
   OPT_OUT_CHANNELS,
   STAFF_ROLES,
 } from '@/db/schema/enums';
@@ -100,6 +101,12 @@ export const ClientDetailsResponse = z
     last_read_message_id: z.number().int().nullable(),
     /** The client's text pending a staff decision as a possible opt-out (docs/api.md#possible-opt-outs). */
     possible_opt_out_message_id: z.number().int().nullable(),
+    needs_attention_reason: z.enum(NEEDS_ATTENTION_REASONS).nullable().meta({
+      description:
+        "Why staff should look (docs: Needs attention): how the client's reply to an appointment reminder was read; null: nothing pending",
+    }),
+    needs_attention_appointment_id: z.number().int().nullable().meta({ description: 'The appointment the reason is about' }),
+    needs_attention_since: timestampOut.nullable(),
     /** The list's preview (docs/api.md#previews); null for a conversation without messages. */
     preview: ConversationPreview.nullable(),
   })
@@ -138,6 +145,8 @@ export const ConversationListQuery = z.object({
   unread: queryBoolean.optional(),
   flagged: queryBoolean.optional(),
   possible_opt_out: queryBoolean.optional(),
+  /** Needs attention (docs/api.md#needs-attention): a reply to an appointment reminder for staff to decide. */
+  needs_attention: queryBoolean.optional(),
   search: clientSearch("the client's name, email or phone number").optional(),
   ...paginationQuery,
 });

@@ -12,6 +12,8 @@ describe('parseIsoTimestamp: ISO 8601 checked against the calendar', () => {
     ['2026-11-20T01:00:00+05', '2026-11-19T20:00:00.000Z'],
     ['2024-02-29T00:00:00Z', '2024-02-29T00:00:00.000Z'], // leap year
     ['2000-02-29T23:59:59z', '2000-02-29T23:59:59.000Z'], // divisible by 400
+    ['1000-01-01T00:00:00Z', '1000-01-01T00:00:00.000Z'], // the first year accepted
+    ['9999-12-31T23:59:59Z', '9999-12-31T23:59:59.000Z'], // and the last
   ])('%s → %s', (input, expected) => {
     expect(parseIsoTimestamp(input)?.toISOString()).toBe(expected);
   });
@@ -30,6 +32,10 @@ describe('parseIsoTimestamp: ISO 8601 checked against the calendar', () => {
     '2026-11-20T10:00:00+24:00',
     '2026-11-20', // a bare date is not a time
     '0000-01-01T00:00:00Z',
+    '0001-01-01T00:00:00Z', // years below 1000 do not round-trip through the driver
+    '0999-12-31T23:59:59Z',
+    '9999-12-31T23:00:00-01:00', // year 10000 once the offset is applied
+    '1000-01-01T00:30:00+01:00', // year 999 once the offset is applied
     'next tuesday',
     '31/12/2026 10:00',
     '2026-11-20T10:00:00Zjunk',

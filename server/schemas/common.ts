@@ -118,7 +118,11 @@ export function parseIsoTimestamp(value: string): Date | null {
   const utc = new Date(0);
   utc.setUTCFullYear(year, month - 1, day);
   utc.setUTCHours(hour, minute, second, millis);
-  return new Date(utc.getTime() - sign * (offsetHours * 60 + offsetMinutes) * 60_000);
+  const date = new Date(utc.getTime() - sign * (offsetHours * 60 + offsetMinutes) * 60_000);
+  // Years 1000 to 9999 once the offset is applied: a five-digit year is written `+010000-…`, which
+  // PostgreSQL does not read, and years below 1000 do not round-trip through the driver.
+  const utcYear = date.getUTCFullYear();
+  return utcYear < 1000 || utcYear > 9999 ? null : date;
 }
 
 const isLeapYear = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;

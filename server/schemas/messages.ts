@@ -464,6 +464,16 @@ export const MessageItem = z
       .enum(['missed', 'voicemail'])
       .nullable()
       .meta({ description: 'For an inbound call nobody answered: `missed`, or `voicemail` when the caller left one' }),
+    appointment_reply: z
+      .object({
+        appointment_id: z.number().int(),
+        intent: z.enum(['confirm', 'reschedule', 'cancel', 'unclear', 'opt_out']),
+      })
+      .nullable()
+      .meta({
+        description:
+          "A client's text read as a reply to an appointment reminder (docs: Replies to reminders): its appointment and how it was read; null otherwise",
+      }),
   })
   .meta({ id: 'MessageItem' });
 

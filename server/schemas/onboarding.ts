@@ -6,6 +6,7 @@ import { AUTO_REPLY_MAX_LENGTH, MAX_SMS_LENGTH } from '@/server/shared/limits';
 import { MAX_CONSENTS_PER_CLIENT, OnboardConsent } from './consent';
 import { DEFAULT_RECORDING_NOTICE, MAX_RECORDING_NOTICE_LENGTH } from './voice';
 import { AfterHoursReplyText, Locale } from './after-hours';
+import { MAX_ONBOARD_APPOINTMENTS, OnboardAppointment } from './appointments';
 import { OpeningHoursInput } from './opening-hours';
 import { SendingWindowInput } from './sending-windows';
 
@@ -209,6 +210,10 @@ export const BusinessOnboardRequest = z
       .max(ONBOARD_LIMITS.clients)
       .optional()
       .meta({ description: 'Up to 1,000 are imported before the answer; more are imported by a background job' }),
+    appointments: z.array(OnboardAppointment).max(MAX_ONBOARD_APPOINTMENTS).optional().meta({
+      description:
+        'Upcoming appointments (docs: Appointments), each upserted as by PUT …/appointments/{external_id}, after the clients; not with more than 1,000 clients (those are imported in the background: send the appointments once they are)',
+    }),
   })
   .meta({ id: 'BusinessOnboardRequest' });
 
@@ -230,6 +235,7 @@ export const BusinessOnboardResponse = z
     clients: z
       .array(z.object({ external_id: z.string(), client_id: z.number().int() }))
       .meta({ description: 'Empty when the clients are imported in the background (`in_progress`)' }),
+    appointments: z.array(z.object({ external_id: z.string(), appointment_id: z.number().int() })),
   })
   .meta({ id: 'BusinessOnboardResponse' });
 

@@ -3,6 +3,7 @@ import { db, type Tx } from '@/server/db/client';
 import { env } from '@/server/env';
 import { maintainEventPartitions } from '@/server/services/events/partitions';
 import { deleteUnattachedUploads } from '@/server/services/messages/uploads';
+import { pruneNotifications } from '@/server/services/notifications/prune';
 import { pruneWebhookDeliveries } from '@/server/services/outgoing-webhooks/deliver';
 
 /**
@@ -10,7 +11,8 @@ import { pruneWebhookDeliveries } from '@/server/services/outgoing-webhooks/deli
  * idempotency keys (24 h), rate-limit windows long past, sessions that ended more than a week ago,
  * MMS uploads no message named within a day of their upload (docs/api.md#mms-uploads), and the
  * event log's partitions (created ahead, dropped past EVENT_RETENTION_DAYS) and the outgoing
- * webhooks' delivery log past the same age.
+ * webhooks' delivery log past the same age; read notifications and waiting digests past 90 days,
+ * and the notifications handler's marks of events the log no longer holds.
  */
 export async function runMaintenance(tx: Tx = db) {
   return {
@@ -18,6 +20,7 @@ export async function runMaintenance(tx: Tx = db) {
     uploads: await deleteUnattachedUploads(undefined, tx),
     events: await maintainEventPartitions(env().eventRetentionDays, undefined, tx),
     webhookDeliveries: await pruneWebhookDeliveries(env().eventRetentionDays, undefined, tx),
+    notifications: await pruneNotifications(undefined, undefined, tx),
   };
 }
 

@@ -18,6 +18,7 @@ import { normalizePhone } from '@/server/lib/phone';
 import type { BusinessOnboardInput } from '@/server/schemas/onboarding';
 import { createBusinessApiKey } from './auth';
 import { importConsents } from './compliance/consent';
+import { onboardAppointments } from './appointments/onboarding';
 import { optOutImportedClients } from './messages/suppression';
 import { storeOpeningHours } from './opening-hours';
 import { recordEvents } from '@/server/services/events/record';
@@ -54,6 +55,7 @@ type OnboardResult = {
   locations: { external_id: string; location_id: number }[];
   staff: { external_id: string; staff_id: number }[];
   clients: { external_id: string; client_id: number }[];
+  appointments: { external_id: string; appointment_id: number }[];
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -296,6 +298,7 @@ function normalise(input: BusinessOnboardInput, country: string, storedLocations
   checkUnique('locations', locs, issues);
   checkUnique('staff', people, issues);
   checkUnique('clients', customers, issues);
+  checkUnique('appointments', input.appointments ?? [], issues);
   const known = new Set([...storedLocations, ...locs.map((l) => l.external_id)]);
 
   const locationRows = locs.map((l, i) =>
@@ -577,6 +580,9 @@ export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db):
       };
     }
 
+    // Upcoming appointments, once their clients exist (docs/api.md#appointments).
+    const appointmentIds = await onboardAppointments(businessId, input.appointments ?? [], total > SYNC_CLIENT_LIMIT, tx);
+
     const steps: StoredStep[] = [
       {
         name: 'business',
@@ -604,6 +610,7 @@ export async function onboardBusiness(input: BusinessOnboardInput, tx: Tx = db):
       locations: locationIds.map((l) => ({ external_id: l.externalId, location_id: l.id })),
       staff: staffIds.map((s) => ({ external_id: s.externalId, staff_id: s.id })),
       clients: clientIds.map((c) => ({ external_id: c.externalId, client_id: c.id })),
+      appointments: appointmentIds,
     };
   });
 }

@@ -34,7 +34,7 @@ export type AppliedOpeningHours = OpeningHours & {
 };
 
 /** A zone Intl knows, else null (a stored zone is checked when written; this keeps a bad one from failing every read). */
-function knownZone(zone: string | null | undefined): string | null {
+export function knownZone(zone: string | null | undefined): string | null {
   if (!zone) return null;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });

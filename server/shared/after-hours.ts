@@ -1,3 +1,5 @@
+import { fillPlaceholders, unknownPlaceholders } from './text-variables';
+
 /**
  * The after-hours answer's text (docs/api.md#after-hours-answer): `{variable}` placeholders from a
  * fixed list, and how `{next_opening}` reads in the business's locale. Pure and browser-safe (Intl
@@ -18,15 +20,8 @@ export const MAX_LOCALE_LENGTH = 35;
 /** Further ahead than this, `{next_opening}` names the date too: "Tuesday" alone would read as this week's. */
 const DATE_AFTER_MS = 6 * 86_400_000;
 
-/** `{name}` with a name of letters, digits, `_` or `.`; any other brace is plain text. Linear: no nested quantifiers. */
-const PLACEHOLDER = /\{([A-Za-z0-9_.]{1,64})\}/g;
-
-const isVariable = (name: string): name is AfterHoursVariable => (AFTER_HOURS_VARIABLES as readonly string[]).includes(name);
-
 /** Placeholder names in a text that are no variable, each once, in order: refused at save time. */
-export function unknownAfterHoursVariables(text: string): string[] {
-  return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((name) => !isVariable(name)))];
-}
+export const unknownAfterHoursVariables = (text: string): string[] => unknownPlaceholders(text, AFTER_HOURS_VARIABLES);
 
 /** The locale as Intl canonicalises it (`EN-us` → `en-US`), or null when it is not a BCP 47 tag Intl accepts. */
 export function canonicalLocale(tag: string): string | null {
@@ -38,18 +33,21 @@ export function canonicalLocale(tag: string): string | null {
 }
 
 /**
- * An opening as a client reads it, on the location's clock in the business's locale: the weekday
- * and time ("Tuesday 9:00 AM" in en-US, "Dienstag 09:00" in de-DE), with the date when it is more
- * than six days from `now`.
+ * A moment as a client reads it, on the location's clock in the business's locale: the weekday
+ * and time ("Tuesday 9:00 AM" in en-US, "Dienstag 09:00" in de-DE), and with `withDate` the date
+ * too ("Tuesday, December 1 3:00 PM"). Two formats joined, not one: a single format puts the
+ * locale's "at" between date and time.
  */
-export function formatOpening(opening: Date, now: Date, timeZone: string, locale: string): string {
-  const withDate = opening.getTime() - now.getTime() > DATE_AFTER_MS;
+export function formatMoment(at: Date, timeZone: string, locale: string, withDate: boolean): string {
   const tag = canonicalLocale(locale) ?? DEFAULT_LOCALE;
-  // Two formats joined, not one: a single format puts the locale's "at" between date and time.
   const day = new Intl.DateTimeFormat(tag, { timeZone, weekday: 'long', ...(withDate ? { day: 'numeric', month: 'long' } : {}) });
   const time = new Intl.DateTimeFormat(tag, { timeZone, hour: 'numeric', minute: '2-digit' });
-  return `${day.format(opening)} ${time.format(opening)}`;
+  return `${day.format(at)} ${time.format(at)}`;
 }
+
+/** An opening as a client reads it (formatMoment), with the date when it is more than six days from `now`. */
+export const formatOpening = (opening: Date, now: Date, timeZone: string, locale: string): string =>
+  formatMoment(opening, timeZone, locale, opening.getTime() - now.getTime() > DATE_AFTER_MS);
 
 export type AfterHoursContext = {
   businessName: string;
@@ -67,17 +65,10 @@ export type AfterHoursContext = {
  * is the business's name. Unknown placeholders cannot be stored; any left stay as written.
  */
 export function renderAfterHoursReply(template: string, context: AfterHoursContext): string | null {
-  const values: Record<AfterHoursVariable, string | null> = {
+  const rendered = fillPlaceholders<AfterHoursVariable>(template, {
     business_name: context.businessName,
     location_name: context.locationName ?? context.businessName,
     next_opening: context.nextOpening && formatOpening(context.nextOpening, context.now, context.timeZone, context.locale),
-  };
-  let unresolved = false;
-  const text = template.replace(PLACEHOLDER, (raw, name: string) => {
-    if (!isVariable(name)) return raw;
-    const value = values[name];
-    if (value === null) unresolved = true;
-    return value ?? raw;
   });
-  return unresolved ? null : text.trim();
+  return 'text' in rendered ? rendered.text : null;
 }

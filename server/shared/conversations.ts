@@ -5,3 +5,9 @@
  */
 export const CONVERSATION_STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
+/**
+ * Why a conversation needs attention (docs/api.md#needs-attention): how the client's reply to an
+ * appointment reminder was read, when staff must decide.
+ */
+export const NEEDS_ATTENTION_REASONS = ['reschedule', 'cancel', 'unclear', 'opt_out'] as const;
+export type NeedsAttentionReason = (typeof NEEDS_ATTENTION_REASONS)[number];

@@ -27,5 +27,11 @@ export const EVENT_TYPES = [
   'voicemail.received',
   'staff.availability_changed',
   'webhook_endpoint.disabled',
+  'appointment.created',
+  'appointment.updated',
+  'appointment.confirmed',
+  'appointment.reschedule_requested',
+  'appointment.cancel_requested',
+  'appointment.canceled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -408,7 +408,9 @@ const caseArb = fc
     return { hours, from };
   });
 
-describe('properties against a minute-by-minute reading', () => {
+// Seconds of CPU alone (a minute-by-minute reading of 60 random schedules each); vitest runs four
+// files at once on two cores, so a run shares them: a deadline past the default 30 s, not fewer runs.
+describe('properties against a minute-by-minute reading', { timeout: 120_000 }, () => {
   it('isOpen and openPeriods agree with the brute force at every minute', () => {
     fc.assert(
       fc.property(caseArb, ({ hours, from }) => {

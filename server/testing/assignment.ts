@@ -3,11 +3,12 @@ import { expect } from 'vitest';
 import { db } from '@/server/db/client';
 import { businesses, conversations, messages, staff } from '@/db/schema';
 import type { BusinessSettings } from '@/db/schema/businesses';
-import { dispatchEvents } from '@/server/services/events/dispatch';
+import { dispatchEvents, type EventHandler } from '@/server/services/events/dispatch';
 import { submitSms } from '@/server/services/messages/submit';
 import { createBusiness, createClient, createSmsNumber, createStaff } from '@/server/testing/factories';
 import { inboundSmsForm, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';
-import { ASSIGNMENT_HANDLER, assignmentHandler } from '@/server/services/assignment/handler';
+import { assignmentHandler } from '@/server/services/assignment/handler';
+import { EVENT_HANDLERS } from '@/server/services/events/handlers';
 
 /** Test helpers for auto-assignment: a business with staff, clients who text, and the handler run to the log's end. */
 
@@ -24,23 +25,37 @@ export async function assigningBusiness(
   return { business, businessId: business.id, number: number.phoneNumber, team };
 }
 
+const lastEventId = async () =>
+  Number((await db.execute<{ last: number }>(sql`select coalesce(max(id), 0)::bigint as last from events`))[0]!.last);
+
 /**
- * Runs the assignment handler until its cursor is past every event committed when called (other
- * test files' transactions on the same server can hold the log's reading bound back a moment).
+ * Runs the assignment handler (or `handler`) until its cursor is past every event committed when
+ * called (other test files' transactions on the same server can hold the log's reading bound back a moment).
+ * A handler that runs behind another (`after`) reads only what that one has passed, so the one it
+ * follows is settled first, to the same bound: settling each with its own bound let a test file's
+ * events committed in between hold the second one back until the deadline. What the one it follows
+ * wrote while settling (auto-assignment's `conversation.assigned`) is then in the bound too: left
+ * out, a later test's settle handed it over (an assignment's notification folded into the previous
+ * test's row, which planned an email that test did not expect).
  */
-export async function settle() {
-  const [{ last } = { last: 0 }] = await db.execute<{ last: number }>(
-    sql`select coalesce(max(id), 0)::bigint as last from events`,
-  );
-  for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
-    while ((await dispatchEvents(assignmentHandler)) > 0);
+export async function settle(handler: EventHandler = assignmentHandler, last?: number): Promise<void> {
+  last ??= await lastEventId();
+  if (handler.after) {
+    const before = EVENT_HANDLERS.find((h) => h.name === handler.after);
+    if (!before) throw new Error(`${handler.name} runs after ${handler.after}, which is not a handler`);
+    await settle(before, last);
+    const written = await lastEventId();
+    if (written > last) await settle(before, (last = written));
+  }
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+    while ((await dispatchEvents(handler)) > 0);
     const [behind] = await db.execute(sql`
       select 1 from events e, event_handler_cursors c
-      where c.handler = ${ASSIGNMENT_HANDLER} and e.id <= ${last} and (e.tx_id, e.id) > (c.tx_id, c.event_id) limit 1`);
+      where c.handler = ${handler.name} and e.id <= ${last} and (e.tx_id, e.id) > (c.tx_id, c.event_id) limit 1`);
     if (!behind) return;
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new Error('the assignment handler did not catch up');
+  throw new Error(`the ${handler.name} handler did not catch up`);
 }
 
 /** A client's text through Twilio's webhook; returns its conversation id. Does not settle. */

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { createSql } from '@/db/connect';
 
 /**
  * A TCP proxy in front of a PostgreSQL, for tests of what a pool does when a connection dies at a
@@ -68,4 +69,28 @@ export async function startPgProxy(targetUrl: string): Promise<PgProxy> {
         proxy.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Waits until a statement whose text contains `marker` runs on the server of `databaseUrl`, in its
+ * database (`running`), or until no session shows it any more (`ended`: its session is gone, so
+ * what it did is committed or rolled back). A test cuts a connection while the statement runs and
+ * then reads what it left, at the moments that matter rather than after fixed sleeps a busy machine
+ * outruns.
+ */
+export async function awaitStatement(databaseUrl: string, marker: string, until: 'running' | 'ended', ms = 30_000) {
+  const direct = createSql(databaseUrl, { max: 1 });
+  try {
+    for (const deadline = Date.now() + ms; ;) {
+      const [row] = await direct`
+        select count(*) filter (where state = 'active')::int as running, count(*)::int as sessions
+        from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid() and position(${marker} in query) > 0`;
+      if (until === 'running' ? row!.running > 0 : row!.sessions === 0) return;
+      if (Date.now() > deadline) throw new Error(`no statement with ${JSON.stringify(marker)} ${until} within ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    await direct.end();
+  }
 }

@@ -29,12 +29,15 @@ describe('tRPC inbox router', () => {
       [
         'activity',
         'addNote',
+        'appointments',
         'afterHoursReply',
         'assign',
         'availability',
+        'cancelAppointment',
         'cancelScheduled',
         'clearLocationOpeningHours',
         'consents',
+        'confirmAppointment',
         'conversation',
         'createSavedReply',
         'createWebhookEndpoint',
@@ -57,6 +60,8 @@ describe('tRPC inbox router', () => {
         'quietHours',
         'recordConsent',
         'redeliverWebhook',
+        'report',
+        'reportFilters',
         'reschedule',
         'resolveSavedReply',
         'retryMessage',
@@ -64,6 +69,12 @@ describe('tRPC inbox router', () => {
         'savedReplies',
         'search',
         'seeMentions',
+        'notifications',
+        'markNotificationsRead',
+        'notificationPreferences',
+        'setNotificationPreferences',
+        'notificationEmailSettings',
+        'setNotificationEmailSettings',
         'sendEmail',
         'sendLaterTimezone',
         'sendScheduledNow',
@@ -219,8 +230,8 @@ describe('tRPC inbox router', () => {
     const rest = await getJson(`/api/v1/businesses/${a.business.id}/conversations/filters?staff_id=${a.owner.id}`, {
       'x-api-key': a.apiKey,
     });
-    // The inbox's own view beside REST's: the session's unseen mentions (docs/api.md#mentions).
-    expect(filters).toEqual({ ...rest.body, mentions: 0 });
+    // The inbox's own views beside REST's: the session's unseen mentions (docs/api.md#mentions), Needs attention.
+    expect(filters).toEqual({ ...rest.body, mentions: 0, needs_attention: 0 });
   });
 
   it('staff lists the business’s staff for the assignee picker, never another business’s', async () => {

@@ -1,4 +1,5 @@
 import type { Operation } from '../operation';
+import * as appointments from './appointments';
 import * as assignment from './assignment';
 import * as auth from './auth';
 import * as businesses from './businesses';
@@ -7,6 +8,8 @@ import * as conversations from './conversations';
 import * as health from './health';
 import * as media from './media';
 import * as messages from './messages';
+import * as notificationEmail from './notification-email';
+import * as notifications from './notifications';
 import * as onboarding from './onboarding';
 import * as openingHours from './opening-hours';
 import * as optOuts from './opt-outs';
@@ -16,6 +19,7 @@ import * as staffAvailability from './staff-availability';
 import * as voice from './voice';
 import * as webhooks from './webhooks';
 import * as outgoingWebhooks from './outgoing-webhooks';
+import * as reports from './reports';
 
 /** Every REST operation, in the order the API reference lists them. */
 export const operations: Operation[] = [
@@ -25,12 +29,16 @@ export const operations: Operation[] = [
   ...Object.values(openingHours),
   ...Object.values(staffAvailability),
   ...Object.values(assignment),
+  ...Object.values(notifications),
+  ...Object.values(notificationEmail),
+  ...Object.values(reports),
   ...Object.values(conversations),
   ...Object.values(consents),
   ...Object.values(optOuts),
   ...Object.values(messages),
   ...Object.values(media),
   ...Object.values(savedReplies),
+  ...Object.values(appointments),
   ...Object.values(search),
   ...Object.values(voice),
   ...Object.values(webhooks),

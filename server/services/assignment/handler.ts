@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { equalsAny } from '@/db/sql-array';
 import type { Tx } from '@/server/db/client';
+import { isReplyEvent } from '@/server/services/conversations/waiting';
 import type { EventHandler, LoggedEvent } from '@/server/services/events/dispatch';
 import { handBack, lockBusinessAssignment, sweepBusiness } from './index';
 
@@ -32,14 +33,7 @@ const isTrigger = (e: LoggedEvent): boolean => {
     case 'message.received':
       return d.channel === 'sms' || d.channel === 'email';
     case 'message.created':
-      // waitingEffect's 'reply' (server/services/conversations/waiting.ts), as the event shows it.
-      return (
-        d.direction === 'outbound' &&
-        (d.message_type === 'TEXT' || d.message_type === 'EMAIL') &&
-        e.actor.type !== 'system' &&
-        d.status !== 'scheduled' &&
-        d.status !== 'canceled'
-      );
+      return isReplyEvent(e);
     case 'conversation.assigned':
       return d.by !== 'auto';
     case 'conversation.status_changed':

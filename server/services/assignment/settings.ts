@@ -1,7 +1,8 @@
-import { asc, eq, sql } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import { businesses, locations, type AssignmentPolicy } from '@/db/schema';
 import { db, type Tx } from '@/server/db/client';
 import { AppError } from '@/server/errors';
+import { mergeBusinessSettings } from '@/server/services/business-settings';
 import { updateLocation } from '@/server/services/locations';
 import { DEFAULT_CAPACITY } from '@/server/services/staff-availability';
 import { policyOf, scheduleSweep } from './index';
@@ -39,13 +40,7 @@ export async function setBusinessAssignment(
   input: { assignment_policy?: AssignmentPolicy; assignment_capacity?: number; hand_back_on_away?: boolean },
   tx: Tx = db,
 ) {
-  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
-  const [row] = await tx
-    .update(businesses)
-    .set({ settings: sql`${businesses.settings} || ${JSON.stringify(given)}::jsonb`, updatedAt: sql`now()` })
-    .where(eq(businesses.id, businessId))
-    .returning({ id: businesses.id });
-  if (!row) throw AppError.notFound('Business');
+  await mergeBusinessSettings(businessId, input, tx);
   await scheduleSweep(businessId, 'now', tx);
   return assignmentSettings(businessId, tx);
 }

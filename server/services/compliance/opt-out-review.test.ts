@@ -1,10 +1,13 @@
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '@/server/db/client';
 import { clients, conversations, messages, optOutEvents, optOuts } from '@/db/schema';
 import { clientOptOuts, createClient, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api, getJson, jsonOf, type Headers } from '@/server/testing/http';
 import { inboundSmsForm, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';
+import { holder, lockWaiters, untilBlockedBy } from '@/server/testing/locks';
+import { flagMessage, markMessagesRead } from '@/server/services/conversations/messages';
+import { decidePossibleOptOut } from './opt-out-review';
 
 /**
  * Possible opt-outs (docs/api.md#possible-opt-outs): a likely opt-out text is left pending on its
@@ -76,6 +79,48 @@ describe('the inbound path', () => {
 });
 
 describe('staff deciding', () => {
+  // The decision locks the conversation, then its opt-out row names the text (a foreign key: a
+  // KEY SHARE lock on the message). Flagging or reading that text locks the message, then updates
+  // the conversation. With FOR UPDATE on the message the two deadlocked (seen as a 500 in
+  // counts.test.ts); FOR NO KEY UPDATE does not conflict with the key check. The order is forced:
+  // the decision holds the conversation and waits on the opt-out row, the flag (or read) holds the
+  // message and waits on the conversation, then the opt-out row is released.
+  const lockingTheText = {
+    // The likely opt-out came in flagged: unflagging it is the change that moves the conversation's count.
+    flag: (t: { business: { id: number } }, messageId: number) => flagMessage(t.business.id, messageId, false, { type: 'api' }),
+    read: (t: { business: { id: number } }, messageId: number, conversationId: number) =>
+      markMessagesRead(t.business.id, { conversation_id: conversationId, is_read: true }, { type: 'api' }),
+  };
+  it.each(Object.keys(lockingTheText) as (keyof typeof lockingTheText)[])(
+    'a confirm and a %s of the pending text at once both go through (no deadlock)',
+    async (kind) => {
+      const t = await tenantWithClient();
+      const pending = await t.texts('please stop texting me');
+      const conv = await t.conversation();
+      const optOutRow = holder(sql`insert into opt_outs (business_id, channel, address, source)
+                                   values (${t.business.id}, 'sms', ${t.client.phoneNumber}, 'api')`);
+      const held = await optOutRow.pid;
+      const decision = decidePossibleOptOut(t.business.id, conv.id, 'confirm', { staffId: null });
+      let other: Promise<unknown> = Promise.resolve();
+      try {
+        await untilBlockedBy('the decision waits on the opt-out row', '%insert into opt_outs%', held);
+        const [deciding] = (await lockWaiters('%insert into opt_outs%')).filter((w) => w.blockers.includes(held));
+        other = lockingTheText[kind](t, pending.id, conv.id);
+        await untilBlockedBy(`the ${kind} waits on the conversation`, '%update conversations set%', deciding!.pid);
+      } finally {
+        optOutRow.release();
+        await optOutRow.done;
+      }
+
+      const [decided, done] = await Promise.allSettled([decision, other]);
+      expect(decided).toMatchObject({ status: 'fulfilled', value: { possible_opt_out_message_id: null, opted_out_sms: true } });
+      expect(done, done.status === 'rejected' ? String(done.reason) : '').toMatchObject({ status: 'fulfilled' });
+      const [row] = await db.select().from(messages).where(eq(messages.id, pending.id));
+      expect(kind === 'flag' ? !row!.flagged : row!.isRead).toBe(true);
+    },
+    20_000,
+  );
+
   it('confirm opts the number out for every client row with it, clears the pending text and notes who decided', async () => {
     const t = await tenantWithClient();
     const sameNumber = await createClient(t.business.id, { phoneNumber: t.client.phoneNumber });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyInbound, normalizeForKeywords, RULE_WORDS, twilioConfirmsItself, type KeywordClass } from './opt-out-words';
+import type { KeywordClass } from '@/server/shared/inbound-keywords';
+import { classifyInbound, normalizeForKeywords, RULE_WORDS, twilioConfirmsItself } from './opt-out-words';
 
 /** Real-world replies to a business's texts, English and Spanish, with the class each must get. */
 const TABLE: [body: string, expected: KeywordClass][] = [

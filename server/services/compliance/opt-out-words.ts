@@ -1,3 +1,4 @@
+import type { Classification } from '@/server/shared/inbound-keywords';
 import { MAX_SMS_LENGTH } from '@/server/shared/limits';
 
 /**
@@ -18,14 +19,6 @@ import { MAX_SMS_LENGTH } from '@/server/shared/limits';
  *
  * `opt_in` (START, UNSTOP, YES alone) and `help` (HELP, INFO alone) are whole-message keywords.
  */
-
-export type KeywordClass = 'opt_out' | 'opt_in' | 'help' | 'likely_opt_out' | 'none';
-
-export type Classification = {
-  class: KeywordClass;
-  /** What matched, normalised (a keyword, or the name of a likely-opt-out pattern); null for `none`. */
-  match: string | null;
-};
 
 /** The FCC's seven revocation words (`opt out` in any spelling: opt-out, optout, OPT OUT). */
 export const RULE_WORDS = ['stop', 'quit', 'end', 'revoke', 'opt out', 'cancel', 'unsubscribe'] as const;

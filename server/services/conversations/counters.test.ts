@@ -7,6 +7,7 @@ import { touchConversations } from './activity';
 import { createClient, createConversation, createSmsNumber, createTenant } from '@/server/testing/factories';
 import { api, jsonOf } from '@/server/testing/http';
 import { prng } from '@/server/testing/prng';
+import { holder, lockWaiters, untilBlockedBy } from '@/server/testing/locks';
 
 /**
  * docs/api.md#counts: `unread_messages_count` (inbound, not read, not a note) and
@@ -130,35 +131,6 @@ async function runRound(round: number) {
   return { ms, ...fresh };
 }
 
-/** Backends of this database waiting on a lock, with the pids blocking them. */
-async function lockWaiters(queryLike: string) {
-  return db.execute<{ pid: number; blockers: number[] }>(sql`
-    select pid, pg_blocking_pids(pid) as blockers from pg_stat_activity
-    where datname = current_database() and wait_event_type = 'Lock' and query ilike ${queryLike}`);
-}
-async function until(what: string, check: () => Promise<boolean>) {
-  for (let i = 0; i < 500; i++) {
-    if (await check()) return;
-    await sleep(10);
-  }
-  throw new Error(`timed out waiting until ${what}`);
-}
-
-/** A transaction holding row locks until released: a concurrent writer in flight (e.g. a flag call). */
-function holder(statement: ReturnType<typeof sql>) {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let ready!: (pid: number) => void;
-  const pid = new Promise<number>((r) => (ready = r));
-  const done = db.transaction(async (tx) => {
-    const [me] = await tx.execute<{ pid: number }>(sql`select pg_backend_pid() as pid`);
-    await tx.execute(statement);
-    ready(me!.pid);
-    await released;
-  });
-  return { pid, release, done };
-}
-
 /** An unread inbound SMS from the conversation's client, as a row to insert. */
 const unreadInboundSms = (
   conv: { id: number; businessId: number; clientId: number },
@@ -200,17 +172,15 @@ describe('read-status calls racing each other', () => {
 
     // Call 1 (x, z, y) starts before x's new version commits: it waits on x.
     const first = api.post(`${base}/messages/read`, { headers, body: { message_ids: [x!.id, z!.id, y!.id] } });
-    await until('call 1 waits on x', async () => (await lockWaiters('%set is_read%')).some((w) => w.blockers.includes(xPid)));
+    await untilBlockedBy('call 1 waits on x', '%set is_read%', xPid);
     onX.release();
     await onX.done;
     // Call 1 now holds x and waits on z.
-    await until('call 1 waits on z', async () => (await lockWaiters('%set is_read%')).some((w) => w.blockers.includes(zPid)));
+    await untilBlockedBy('call 1 waits on z', '%set is_read%', zPid);
     const callOne = (await lockWaiters('%set is_read%')).find((w) => w.blockers.includes(zPid))!.pid;
     // Call 2 (x, y) sees x's new version after y: it locks y and waits on x (held by call 1).
     const second = api.post(`${base}/messages/read`, { headers, body: { message_ids: [x!.id, y!.id] } });
-    await until('call 2 waits on call 1', async () =>
-      (await lockWaiters('%set is_read%')).some((w) => w.blockers.includes(callOne)),
-    );
+    await untilBlockedBy('call 2 waits on call 1', '%set is_read%', callOne);
     // z is released: call 1 goes on to y, held by call 2.
     onZ.release();
     await onZ.done;

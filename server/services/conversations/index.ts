@@ -55,7 +55,9 @@ const detailsColumns = (timestamp: (column: SQL) => SQL) => sql`
     c.last_channel as last_updated_channel, coalesce(c.flagged_count, 0) as messages_flagged_count,
     ${timestamp(sql`c.last_activity_at`)} as last_updated_at, c.label, c.last_message_content, r.name as resolved_by,
     a.name as assigned_to, c.assigned_staff_id, a.name as staff_name, a.gender as staff_gender, a.image_url as staff_image_url,
-    c.last_message_id, c.last_read_message_id, c.possible_opt_out_message_id, ${PREVIEW_COLUMN} as preview`;
+    c.last_message_id, c.last_read_message_id, c.possible_opt_out_message_id,
+    c.needs_attention_reason, c.needs_attention_appointment_id, ${timestamp(sql`c.needs_attention_since`)} as needs_attention_since,
+    ${PREVIEW_COLUMN} as preview`;
 const DETAILS = detailsColumns((column) => column);
 /** The same columns with the timestamps as the API writes them (toDetails), for JSON built in SQL. */
 const DETAILS_JSON = detailsColumns(isoTimestamp);
@@ -65,13 +67,18 @@ const JOINS = sql`
   left join staff u on u.id = c.updated_by_staff_id
   ${PREVIEW_JOIN}`;
 
-type Row = Omit<Details, 'snoozed_until' | 'last_updated_at'> & { snoozed_until: Date | null; last_updated_at: Date | null };
+type Row = Omit<Details, 'snoozed_until' | 'last_updated_at' | 'needs_attention_since'> & {
+  snoozed_until: Date | null;
+  last_updated_at: Date | null;
+  needs_attention_since: Date | null;
+};
 
 function toDetails(row: Row): Details {
   return {
     ...row,
     snoozed_until: row.snoozed_until ? new Date(row.snoozed_until).toISOString() : null,
     last_updated_at: row.last_updated_at ? new Date(row.last_updated_at).toISOString() : null,
+    needs_attention_since: row.needs_attention_since ? new Date(row.needs_attention_since).toISOString() : null,
   };
 }
 
@@ -160,6 +167,9 @@ function listConditions(businessId: unknown, q: Omit<ListFilters, 'page' | 'page
     where.push(q.possible_opt_out ? sql`c.possible_opt_out_message_id is not null` : sql`c.possible_opt_out_message_id is null`);
   // The inbox's Mentions view (docs/api.md#mentions): the signed-in staff member's unseen mentions.
   if (q.mentioned) where.push(hasUnseenMention(businessId, staffId));
+  // Needs attention (docs/api.md#needs-attention); true: the partial index conversations_business_needs_attention_idx.
+  if (q.needs_attention !== undefined)
+    where.push(q.needs_attention ? sql`c.needs_attention_reason is not null` : sql`c.needs_attention_reason is null`);
   if (q.search) {
     if (!q.clientTerm) throw new Error('a search needs its client term (listPage reads it)');
     where.push(clientMatches('cl', businessId, q.clientTerm));
@@ -237,7 +247,8 @@ function keptFilter(p: ListValues, q: ListFilters): KeptFilter | null {
   for (const dimension of ['unread', 'flagged', 'possible_opt_out'] as const)
     if (q[dimension] !== undefined) filters.push({ dimension, values: none, negate: !q[dimension] });
   // Mentions are not a kept count: with them the total is counted (a staff member's few conversations).
-  if (q.search || q.mentioned || filters.length > 1) return null;
+  // Nor is Needs attention: counted, on its partial index.
+  if (q.search || q.mentioned || q.needs_attention !== undefined || filters.length > 1) return null;
   return filters[0] ?? { dimension: 'all' };
 }
 
@@ -253,6 +264,7 @@ const listShape = (q: ListFilters) =>
     flagged: q.flagged,
     possibleOptOut: q.possible_opt_out,
     mentioned: q.mentioned,
+    needsAttention: q.needs_attention,
   });
 
 const listStatement = fixedStatement<ListValues>((p, shape) => {
@@ -266,6 +278,7 @@ const listStatement = fixedStatement<ListValues>((p, shape) => {
     flagged?: boolean;
     possibleOptOut?: boolean;
     mentioned?: boolean;
+    needsAttention?: boolean;
   };
   // Stand-ins where a filter is present: listQuery then takes the placeholder from `p`.
   return listQuery(p, {
@@ -278,6 +291,7 @@ const listStatement = fixedStatement<ListValues>((p, shape) => {
     flagged: s.flagged,
     possible_opt_out: s.possibleOptOut,
     mentioned: s.mentioned,
+    needs_attention: s.needsAttention,
   });
 });
 
@@ -342,7 +356,15 @@ async function listPage(
 
 type ConversationChange = Pick<
   Partial<typeof conversations.$inferInsert>,
-  'status' | 'snoozedUntil' | 'assignedStaffId' | 'label' | 'resolvedByStaffId' | 'updatedByStaffId'
+  | 'status'
+  | 'snoozedUntil'
+  | 'assignedStaffId'
+  | 'label'
+  | 'resolvedByStaffId'
+  | 'updatedByStaffId'
+  | 'needsAttentionReason'
+  | 'needsAttentionAppointmentId'
+  | 'needsAttentionSince'
 >;
 
 /**
@@ -461,6 +483,10 @@ export async function setConversationStatus(
       snoozedUntil: body.status === 'snoozed' ? body.snoozed_until! : null,
       resolvedByStaffId: body.status === 'resolved' ? acting : null,
       updatedByStaffId: acting,
+      // Resolving is staff acting on it: "Needs attention" (docs/api.md#needs-attention) is cleared.
+      ...(body.status === 'resolved'
+        ? { needsAttentionReason: null, needsAttentionAppointmentId: null, needsAttentionSince: null }
+        : {}),
     },
     staffOrApi(acting),
     true,

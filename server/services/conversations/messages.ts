@@ -227,7 +227,7 @@ export async function markMessagesRead(
     // Rows are locked in id order before they change, so overlapping calls queue, never deadlock.
     const changed = await tx.execute<{ conversation_id: number; n: number; max_id: number }>(sql`
       with target as (
-        select m.id from messages m where ${sql.join(selectors, sql` and `)} order by m.id for update
+        select m.id from messages m where ${sql.join(selectors, sql` and `)} order by m.id for no key update
       ), changed as (
         update messages m set is_read = ${filters.is_read}
         from target t where m.id = t.id and m.is_read <> ${filters.is_read}
@@ -264,7 +264,7 @@ export async function markMessagesRead(
 export async function flagMessage(businessId: number, messageId: number, flagged: boolean, actor: EventActor, tx: Tx = db) {
   const found = await tx.transaction(async (tx) => {
     const [row] = await tx.execute<MessageSummaryRow & { changed: boolean }>(sql`
-      with target as (select ${MESSAGE_SUMMARY}, flagged from messages where business_id = ${businessId} and id = ${messageId} for update),
+      with target as (select ${MESSAGE_SUMMARY}, flagged from messages where business_id = ${businessId} and id = ${messageId} for no key update),
       upd as (update messages m set flagged = ${flagged} from target t where m.id = t.id and t.flagged <> ${flagged} returning m.id)
       select t.*, exists (select 1 from upd) as changed from target t`);
     if (!row) return null;

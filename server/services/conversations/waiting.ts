@@ -30,6 +30,22 @@ export function waitingEffect(
   return 'reply';
 }
 
+/**
+ * A `message.created` event of a reply (waitingEffect's `reply`, as the event shows it: the system
+ * writes as the `system` actor). The handlers that react to replies (auto-assignment, reports)
+ * drop every other outbound message on reading: a campaign's texts, reminders, automatic answers.
+ */
+export function isReplyEvent(e: { actor: { type: string }; data: Record<string, unknown> }): boolean {
+  const d = e.data;
+  return (
+    d.direction === 'outbound' &&
+    (d.message_type === 'TEXT' || d.message_type === 'EMAIL') &&
+    e.actor.type !== 'system' &&
+    d.status !== 'scheduled' &&
+    d.status !== 'canceled'
+  );
+}
+
 /** waitingEffect for an INSERT's RETURNING (unqualified columns of the inserted row). */
 export const WAITING_EFFECT = sql.raw(`(case when message_type not in ('TEXT', 'EMAIL') then null
   when direction = 'inbound' then 'client'

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { db } from '@/server/db/client';
 import { createTenant } from '@/server/testing/factories';
 import { dispatchEvents, type EventHandler, type LoggedEvent } from './dispatch';
+import { EVENT_HANDLERS } from './handlers';
 import { recordEvents, type NewEvent } from './record';
 
 const woke = (businessId: number, conversationId: number): NewEvent => ({
@@ -182,5 +183,36 @@ describe('under concurrent writers and dispatchers', () => {
     const ids = seen.map((e) => e.id);
     expect(new Set(ids).size).toBe(ids.length); // none twice
     expect([...ids].sort((a, b) => a - b)).toEqual([...written].sort((a, b) => a - b)); // none lost, none rolled back
+  });
+
+  it('a handler `after` another reads only what that one has passed, and nothing before it has a cursor', async () => {
+    const t = await createTenant();
+    const first = collector(t.business.id);
+    const second = collector(t.business.id);
+    const behind: EventHandler = { ...second.handler, name: `behind-${t.business.id}`, after: first.handler.name };
+    const ids = await recordEvents([woke(t.business.id, 1), woke(t.business.id, 2)]);
+    await drain(behind);
+    expect(second.seen).toEqual([]);
+    await drainUntil(first.handler, first.seen, 2);
+    await drainUntil(behind, second.seen, 2);
+    expect(second.seen.map((e) => e.id)).toEqual(ids);
+    const [third] = await recordEvents([woke(t.business.id, 3)]);
+    await drain(behind);
+    expect(second.seen.map((e) => e.id)).toEqual(ids);
+    await drainUntil(first.handler, first.seen, 3);
+    await drainUntil(behind, second.seen, 3);
+    expect(second.seen.map((e) => e.id)).toEqual([...ids, third]);
+  });
+});
+
+describe('the registry (EVENT_HANDLERS)', () => {
+  it('names each handler once, and one that runs `after` another finds it earlier in the list', () => {
+    const names = EVENT_HANDLERS.map((h) => h.name);
+    expect(new Set(names).size).toBe(names.length);
+    // Each dispatch round gives the handlers the log in list order: the one followed has just read.
+    for (const [i, handler] of EVENT_HANDLERS.entries()) {
+      if (handler.after) expect(names.slice(0, i), handler.name).toContain(handler.after);
+    }
+    expect(EVENT_HANDLERS.filter((h) => h.after).map((h) => h.name)).toEqual(['notifications', 'reports']);
   });
 });

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { EventActorType, EventType } from '@/db/schema';
+import { equalsAny } from '@/db/sql-array';
 import { db, type Tx } from '@/server/db/client';
 
 /** An event as handlers receive it (docs/architecture.md#event-log). */
@@ -25,6 +26,12 @@ export type EventHandler = {
   name: string;
   types: readonly EventType[];
   handle: (events: LoggedEvent[], tx: Tx) => Promise<void>;
+  /**
+   * Another handler whose effects this one must see (its name): it reads only events that handler
+   * has passed, so what that one did with an event (committed with its cursor) is there to read.
+   * Notifications run after auto-assignment: "nobody holds it" means assignment found nobody.
+   */
+  after?: string;
 };
 
 const BATCH = 500;
@@ -65,15 +72,21 @@ export const toLoggedEvent = (r: EventRow): LoggedEvent => ({
  * conversation, the one that waited for the other's lock can have the lower tx_id, so a handler
  * that must keep a conversation's order (outgoing webhooks) orders by the conversation's own
  * sequence, not by this. A long transaction holds every handler back until it ends. Two
- * dispatchers of one handler never overlap: the cursor row is locked, and a second one skips
- * (returns 0). Events of other types are read past without being handed over.
+ * dispatchers of one handler never overlap: the first holds an advisory lock of the handler's name,
+ * and a second one skips (returns 0). Events of other types are read past without being handed over.
  */
 export async function dispatchEvents(handler: EventHandler, batch = BATCH, tx: Tx = db): Promise<number> {
   return tx.transaction(async (tx) => {
+    // One dispatcher of a handler at a time: an advisory lock, not the cursor row's (FOR UPDATE
+    // would give this transaction an id from its first statement, and every dispatcher reads only
+    // events older than every running transaction: a handler busy with a batch would hold the others
+    // back for all of it; this way only its writes, at the end, count).
+    const [lock] = await tx.execute<{ locked: boolean }>(sql`
+      select pg_try_advisory_xact_lock(hashtextextended(${`event-handler:${handler.name}`}, 0)) as locked`);
+    if (!lock?.locked) return 0;
+    // Read after the lock: the cursor as the previous holder committed it. A handler's first run creates it.
     const [cursor] = await tx.execute<{ tx_id: string; event_id: number }>(sql`
-      select tx_id::text, event_id from event_handler_cursors where handler = ${handler.name} for update skip locked`);
-    // A handler's first run creates its cursor (locked, as a new row, until this transaction ends);
-    // none at all means another dispatcher holds it.
+      select tx_id::text, event_id from event_handler_cursors where handler = ${handler.name}`);
     const start =
       cursor ??
       (
@@ -82,12 +95,19 @@ export async function dispatchEvents(handler: EventHandler, batch = BATCH, tx: T
           returning tx_id::text, event_id`)
       )[0];
     if (!start) return 0;
+    // The handler this one runs behind: nothing past its cursor (no cursor yet: it has read nothing).
+    const bound = handler.after
+      ? sql`and (tx_id, id) <= (select c.tx_id, c.event_id from event_handler_cursors c where c.handler = ${handler.after})`
+      : sql``;
     const rows = await tx.execute<EventRow & { tx_id_text: string }>(sql`
-      select id, business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id, data, occurred_at,
+      select id, business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id,
+             -- Only what the handler takes is read whole: the rest are only passed.
+             case when ${equalsAny(sql`type`, handler.types, 'text')} then data end as data, occurred_at,
              tx_id::text as tx_id_text
       from events
       where (tx_id, id) > (${start.tx_id}::xid8, ${start.event_id}::bigint)
         and tx_id < pg_snapshot_xmin(pg_current_snapshot())
+        ${bound}
       -- The xid8 column, not its text (as text, 1000 sorts before 999: a batch cut there skips events)
       order by events.tx_id, events.id
       limit ${batch}`);

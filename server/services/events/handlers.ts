@@ -1,7 +1,10 @@
 import { conversationActivityHandler } from '@/server/services/activity/handler';
 import { afterHoursHandler } from '@/server/services/after-hours/handler';
+import { appointmentRepliesHandler } from '@/server/services/appointments/replies-handler';
 import { assignmentHandler } from '@/server/services/assignment/handler';
+import { notificationsHandler } from '@/server/services/notifications/handler';
 import { outgoingWebhooksHandler } from '@/server/services/outgoing-webhooks/handler';
+import { reportsHandler } from '@/server/services/reports/handler';
 import type { EventHandler } from './dispatch';
 
 /**
@@ -14,5 +17,8 @@ export const EVENT_HANDLERS: readonly EventHandler[] = [
   outgoingWebhooksHandler,
   conversationActivityHandler,
   afterHoursHandler,
+  appointmentRepliesHandler,
   assignmentHandler,
+  notificationsHandler,
+  reportsHandler,
 ];

@@ -14,6 +14,7 @@ import {
   OPT_OUT_EVENT_SOURCES,
   type EventType,
 } from '@/db/schema';
+import { APPOINTMENT_STATUSES, MAX_EXTERNAL_ID } from '@/server/shared/appointments';
 import { MAX_NOTE_MENTIONS } from '@/server/shared/limits';
 
 /**
@@ -44,6 +45,33 @@ const message = {
   status: z.enum(MESSAGE_STATUSES),
 };
 const conversation = { conversation_id: id };
+/**
+ * An appointment's identity and where it stands (docs/api.md#appointments): ours and the platform's
+ * id, its client, its time and status after the change. `message_id`: the client's reply that
+ * caused a reply outcome (null when staff or the API made the change).
+ */
+const appointment = {
+  appointment_id: id,
+  external_id: z.string().min(1).max(MAX_EXTERNAL_ID),
+  client_id: id,
+  location_id: id.nullable(),
+  staff_id: id.nullable(),
+  starts_at: iso,
+  ends_at: iso,
+  status: z.enum(APPOINTMENT_STATUSES),
+};
+const outcome = { ...appointment, previous_status: z.enum(APPOINTMENT_STATUSES), message_id: id.nullable() };
+/** The columns an `appointment.updated` names as changed. */
+export const APPOINTMENT_FIELDS = [
+  'client_id',
+  'location_id',
+  'staff_id',
+  'starts_at',
+  'ends_at',
+  'service',
+  'status',
+  'notes',
+] as const;
 
 export const EVENT_DATA = {
   'message.received': z.strictObject({ ...message }),
@@ -122,6 +150,18 @@ export const EVENT_DATA = {
   // A staff member went Away or came back (docs/api.md#staff-availability).
   'staff.availability_changed': z.strictObject({ staff_id: id, away: z.boolean() }),
   'webhook_endpoint.disabled': z.strictObject({ endpoint_id: id, reason: z.string() }),
+  'appointment.created': z.strictObject({ ...appointment }),
+  // What changed, with the previous start and status (the rest is the appointment's now).
+  'appointment.updated': z.strictObject({
+    ...appointment,
+    fields: z.array(z.enum(APPOINTMENT_FIELDS)).min(1).max(APPOINTMENT_FIELDS.length),
+    previous_starts_at: iso,
+    previous_status: z.enum(APPOINTMENT_STATUSES),
+  }),
+  'appointment.confirmed': z.strictObject({ ...outcome }),
+  'appointment.reschedule_requested': z.strictObject({ ...outcome }),
+  'appointment.cancel_requested': z.strictObject({ ...outcome }),
+  'appointment.canceled': z.strictObject({ ...outcome }),
 } satisfies Record<EventType, z.ZodType>;
 
 export type EventData = { [T in EventType]: z.infer<(typeof EVENT_DATA)[T]> };

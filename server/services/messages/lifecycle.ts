@@ -250,6 +250,12 @@ export async function startNewAttempt(
 export const CANCELED = {
   byRequest: { code: 'canceled', reason: 'Canceled before it was sent' },
   clientReplied: { code: 'client_replied', reason: 'Canceled: the client replied first' },
+  // An appointment's reminders (docs/api.md#reminders) that no longer fit it.
+  appointmentMoved: { code: 'appointment_moved', reason: 'Canceled: the appointment changed' },
+  appointmentCanceled: { code: 'appointment_canceled', reason: 'Canceled: the appointment is canceled or over' },
+  appointmentConfirmed: { code: 'appointment_confirmed', reason: 'Canceled: the client confirmed the appointment' },
+  // A review request (docs/api.md#review-requests) whose appointment left `completed` before it went.
+  appointmentNotCompleted: { code: 'appointment_not_completed', reason: 'Canceled: the appointment is no longer completed' },
 } as const;
 
 /** `scheduled` → `canceled` for the rows `where` picks among the scheduled ones, with the reason. */
@@ -263,13 +269,20 @@ async function cancelWhere(where: SQL | undefined, why: { code: string; reason: 
 }
 
 /**
- * Cancels one scheduled message: a conditional UPDATE, so a cancel racing the worker's claim has
- * exactly one winner (the claim takes `scheduled` rows only, and so does this). Returns false when
- * the message was no longer `scheduled`.
+ * Cancels these scheduled messages of the business with a reason of CANCELED; those no longer
+ * `scheduled` are left as they are. A conditional UPDATE, so a cancel racing the worker's claim has
+ * exactly one winner (the claim takes `scheduled` rows only, and so does this). Returns the
+ * canceled ones. Callers lock the conversations first (schedule.ts, cancelScheduledMessages).
  */
-export async function cancelScheduled(businessId: number, messageId: number, tx: Tx): Promise<boolean> {
-  const where = and(eq(messages.businessId, businessId), eq(messages.id, messageId));
-  return (await cancelWhere(where, CANCELED.byRequest, tx)).length === 1;
+export async function cancelScheduledWith(
+  businessId: number,
+  messageIds: readonly number[],
+  why: { code: string; reason: string },
+  tx: Tx,
+): Promise<{ id: number; conversation_id: number }[]> {
+  if (messageIds.length === 0) return [];
+  const where = and(eq(messages.businessId, businessId), equalsAny(messages.id, [...messageIds], 'bigint'));
+  return (await cancelWhere(where, why, tx)).map((r) => ({ id: r.id, conversation_id: r.conversation_id }));
 }
 
 /**

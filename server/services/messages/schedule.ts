@@ -1,13 +1,14 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
 import { businesses, locations, messages, type MessageType, type QuietHoursWindow } from '@/db/schema';
+import { equalsAny } from '@/db/sql-array';
 import { AppError } from '@/server/errors';
 import { enqueue } from '@/server/jobs/enqueue';
 import { QUEUES } from '@/server/jobs/queues';
 import { holdUntil } from '@/server/services/compliance/quiet-hours';
 import { refreshLatestMessages } from '@/server/services/conversations/activity';
 import { smsSegments } from '@/server/shared/sms-segments';
-import { cancelScheduled } from './lifecycle';
+import { CANCELED, cancelScheduledWith } from './lifecycle';
 import { selectMessageItems, toMessageItem } from './serialize';
 import {
   MESSAGE_SUMMARY,
@@ -46,17 +47,36 @@ async function answer(messageId: number, tx: Tx = db) {
  */
 export async function cancelScheduledMessage(businessId: number, messageId: number, actor: EventActor, tx: Tx = db) {
   await tx.transaction(async (tx) => {
-    await setEventActor(actor, tx);
-    // The conversation is locked before the message, in the order an inbound reply canceling the
-    // same message takes them (touchConversations, then the cancel): no deadlock between the two.
-    const [conversation] = await tx.execute<{ id: number }>(sql`
-      select c.id from conversations c join messages m on m.conversation_id = c.id
-      where m.id = ${messageId} and m.business_id = ${businessId}
-      for no key update of c`);
-    if (!conversation || !(await cancelScheduled(businessId, messageId, tx))) await refuse(businessId, messageId, 'canceled', tx);
-    await refreshLatestMessages([conversation!.id], tx);
+    const canceled = await cancelScheduledMessages(businessId, [messageId], CANCELED.byRequest, actor, tx);
+    if (canceled.length === 0) await refuse(businessId, messageId, 'canceled', tx);
   });
   return answer(messageId, tx);
+}
+
+/**
+ * Cancels these scheduled messages of the business with a reason of CANCELED (staff's cancel, an
+ * appointment's reminders that no longer fit it); those no longer `scheduled` are left as they are.
+ * Their conversations are locked first, in id order, as an inbound reply canceling the same
+ * messages takes them (touchConversations, then the cancel): no deadlock between the two. The
+ * conversations then preview what came before them. Returns the canceled ones.
+ */
+export async function cancelScheduledMessages(
+  businessId: number,
+  messageIds: readonly number[],
+  why: { code: string; reason: string },
+  actor: EventActor,
+  tx: Tx,
+): Promise<{ id: number; conversation_id: number }[]> {
+  if (messageIds.length === 0) return [];
+  await setEventActor(actor, tx);
+  await tx.execute(sql`
+    select c.id from conversations c
+    where c.business_id = ${businessId}
+      and c.id in (select m.conversation_id from messages m where m.business_id = ${businessId} and ${equalsAny(sql`m.id`, messageIds, 'bigint')})
+    order by c.id for no key update`);
+  const canceled = await cancelScheduledWith(businessId, messageIds, why, tx);
+  if (canceled.length) await refreshLatestMessages([...new Set(canceled.map((c) => c.conversation_id))], tx);
+  return canceled;
 }
 
 /**

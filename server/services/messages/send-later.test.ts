@@ -6,7 +6,7 @@ import { createClient, createSmsNumber } from '@/server/testing/factories';
 import { getJson, locs, postJson, restTenant, type RestTenant } from '@/server/testing/http';
 import { messageOf } from '@/server/testing/messages';
 import { inboundSmsForm, postTwilio, TWILIO_PATHS } from '@/server/testing/webhooks';
-import { cancelScheduled, claimForSendingCtes } from './lifecycle';
+import { CANCELED, cancelScheduledWith, claimForSendingCtes } from './lifecycle';
 
 /**
  * Send later (docs/api.md#send-later) through the REST endpoints and the lifecycle: stored
@@ -194,7 +194,7 @@ describe('the claim of a scheduled message', () => {
       await db.execute(sql`update messages set send_at = now() where id = ${id}`);
       const [claimed, canceled] = await Promise.all([
         claim(id!),
-        db.transaction((tx) => cancelScheduled(t.business.id, id!, tx)),
+        db.transaction(async (tx) => (await cancelScheduledWith(t.business.id, [id!], CANCELED.byRequest, tx)).length === 1),
       ]);
       expect(claimed !== canceled).toBe(true);
       const [row] = await db.select({ status: messages.status }).from(messages).where(eq(messages.id, id!));

@@ -1,3 +1,4 @@
+import type { AppointmentReplyIntent } from '@/server/shared/appointment-replies';
 import { eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import type { Tx } from '@/server/db/client';
@@ -13,6 +14,14 @@ import { clockOf } from '@/server/shared/quiet-hours';
 export const attachmentsWithoutBytes = sql<
   StoredAttachment[] | null
 >`(select jsonb_agg(a - 'content') from jsonb_array_elements(${messages.attachments}) a)`.as('attachments');
+
+/** How a client's reply to an appointment reminder was read (docs/api.md#replies-to-reminders): its appointment and reading. */
+type AppointmentReplyOut = { appointment_id: number; intent: AppointmentReplyIntent };
+// Read only for an inbound text (CASE stops there): an email's metadata, with its HTML, is never detoasted.
+const APPOINTMENT_REPLY_SQL = (m: { channel: SQL; direction: SQL; metadata: SQL }) => sql`case
+    when ${m.channel} = 'sms' and ${m.direction} = 'inbound' and ${m.metadata} ? 'appointment_reply' then json_build_object(
+      'appointment_id', (${m.metadata}->'appointment_reply'->>'appointment_id')::int,
+      'intent', ${m.metadata}->'appointment_reply'->>'intent') end`;
 
 // provider_metadata holds an email's HTML (up to 5 MB): read only by the one-message email view.
 const { providerMetadata: _html, attachments: _bytes, ...listedColumns } = getTableColumns(messages);
@@ -30,6 +39,12 @@ export const messageItemColumns = {
   staffName: staff.name,
   staffGender: staff.gender,
   staffImageUrl: staff.imageUrl,
+  // Only the reading of a reply to an appointment reminder, not the whole (possibly 5 MB) metadata.
+  appointmentReply: sql<AppointmentReplyOut | null>`${APPOINTMENT_REPLY_SQL({
+    channel: sql`${messages.channel}`,
+    direction: sql`${messages.direction}`,
+    metadata: sql`${messages.providerMetadata}`,
+  })}`.as('appointment_reply'),
 };
 
 /** SELECT … FROM messages with the joins a MessageItem needs; callers add WHERE/ORDER/LIMIT. */
@@ -101,6 +116,7 @@ export function toMessageItem(row: Row): MessageItemOut {
     attempts: row.attempts,
     call_duration_seconds: row.callDurationSeconds,
     call_outcome: row.callOutcome as 'missed' | 'voicemail' | null,
+    appointment_reply: row.appointmentReply,
   };
 }
 
@@ -138,4 +154,5 @@ export const messageItemsJson = (page: SQL) => sql`(
     (select json_agg(json_build_object('filename', a->'filename', 'content_type', a->'content_type', 'url', a->'url',
                                        'size', a->'size', 'media_id', coalesce(a->'media_id', 'null')) order by n)
      from jsonb_array_elements(m.attachments) with ordinality as x(a, n)) as attachments,
-    m.attempts, m.call_duration_seconds, m.call_outcome) i)`;
+    m.attempts, m.call_duration_seconds, m.call_outcome,
+    ${APPOINTMENT_REPLY_SQL({ channel: sql`m.channel`, direction: sql`m.direction`, metadata: sql`m.provider_metadata` })} as appointment_reply) i)`;

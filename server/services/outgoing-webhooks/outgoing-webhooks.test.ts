@@ -94,6 +94,16 @@ function sample(type: EventType, businessId: number, conversationId: number): Ne
     status: 'delivered' as const,
   };
   const call = { ...message, message_type: 'CALL' as const, channel: 'voice' as const, direction: 'inbound' as const };
+  const appointment = {
+    appointment_id: 11,
+    external_id: 'apt-77',
+    client_id: 7,
+    location_id: null,
+    staff_id: 3,
+    starts_at: '2026-12-02T15:00:00.000Z',
+    ends_at: '2026-12-02T16:00:00.000Z',
+    status: 'booked',
+  };
   const data: Record<EventType, unknown> = {
     'message.received': { ...message, direction: 'inbound', status: 'received' },
     'message.created': { ...message, status: 'queued', send_at: null },
@@ -130,6 +140,17 @@ function sample(type: EventType, businessId: number, conversationId: number): Ne
     'voicemail.received': { ...call, status: 'completed', duration_seconds: 12 },
     'staff.availability_changed': { staff_id: 3, away: true },
     'webhook_endpoint.disabled': { endpoint_id: 1, reason: 'The endpoint answered 410 Gone' },
+    'appointment.created': appointment,
+    'appointment.updated': {
+      ...appointment,
+      fields: ['starts_at', 'ends_at'],
+      previous_starts_at: '2026-12-01T14:00:00.000Z',
+      previous_status: 'booked',
+    },
+    'appointment.confirmed': { ...appointment, status: 'confirmed', previous_status: 'booked', message_id: 9003 },
+    'appointment.reschedule_requested': { ...appointment, previous_status: 'booked', message_id: 9003 },
+    'appointment.cancel_requested': { ...appointment, previous_status: 'booked', message_id: null },
+    'appointment.canceled': { ...appointment, status: 'canceled', previous_status: 'booked', message_id: null },
   };
   const inConversation =
     !type.startsWith('client.') &&

@@ -17,7 +17,8 @@ import {
   queueAutoReply,
   type InboundContext,
 } from '@/server/services/compliance/auto-replies';
-import { classifyInbound, twilioConfirmsItself, type Classification } from '@/server/services/compliance/opt-out-words';
+import { classifyInbound, twilioConfirmsItself } from '@/server/services/compliance/opt-out-words';
+import type { Classification } from '@/server/shared/inbound-keywords';
 import { markEvent, processOrRetry, storeEvent } from './events';
 
 /**

@@ -92,6 +92,16 @@ describe('collision guard over REST', () => {
       messages: [{ client_id: client.id, message: 'Called them' }],
     });
     expect(any.status).toBe(200);
+    // Ignored there, but type-checked.
+    const typed = await postJson(`/api/v1/messages/${t.business.id}`, t.key, {
+      channel: 'sms',
+      mode: 'record',
+      sender_type: 'staff',
+      last_seen_message_id: 'x',
+      messages: [{ client_id: client.id, message: 'Called them' }],
+    });
+    expect(typed.status).toBe(422);
+    expect(locs(typed.body)).toEqual([['body', 'last_seen_message_id']]);
   });
 
   it('holds for another sender’s reply (email too), not for notes, automatic answers or texts written for later', async () => {
@@ -124,6 +134,29 @@ describe('collision guard over REST', () => {
       messages: [{ client_id: client.id, subject: 'Hi', message: 'Hello' }],
     });
     expect(heldEmail.status).toBe(409);
+  });
+
+  it('a call never holds a send; a client’s message recorded from another system does', async () => {
+    const { client, conversation, seen } = await conversationWithText();
+    await createMessage(conversation, {
+      channel: 'voice',
+      messageType: 'CALL',
+      direction: 'inbound',
+      senderType: 'client',
+      status: 'completed',
+    });
+    expect((await sendSms(client.id, { last_seen_message_id: seen })).status).toBe(200);
+    const passed = await newestId(client.id);
+    const recorded = await postJson(`/api/v1/messages/${t.business.id}`, t.key, {
+      channel: 'sms',
+      mode: 'record',
+      sender_type: 'client',
+      messages: [{ client_id: client.id, message: 'Texted the other number', direction: 'inbound' }],
+    });
+    expect(recorded.status).toBe(200);
+    const held = await sendSms(client.id, { last_seen_message_id: passed });
+    expect(held.status).toBe(409);
+    expect(held.body.new_message_ids).toEqual(recorded.body.message_ids);
   });
 
   it('never holds a sender for their own reply', async () => {
@@ -166,6 +199,27 @@ describe('collision guard over REST', () => {
       messages: [{ to_number: '+14155550142', message: 'Welcome!' }],
     });
     expect(lead.status).toBe(200);
+  });
+
+  it('any message id of the business is a mark: a bulk send is held by the one recipient whose conversation moved past it', async () => {
+    const quiet = await conversationWithText();
+    const busy = await conversationWithText();
+    // The mark: the newest message of a third conversation, newer than both.
+    const { seen: mark } = await conversationWithText();
+    expect((await clientTexts(busy.client.phoneNumber!)).status).toBe(200);
+    const inbound = await newestId(busy.client.id);
+    const bulk = (last_seen_message_id: number) =>
+      postJson(`${t.base}/sms`, t.key, {
+        sender_type: 'staff',
+        last_seen_message_id,
+        messages: [quiet.client.id, busy.client.id].map((client_id) => ({ client_id, message: 'We open at 9 tomorrow' })),
+      });
+    const held = await bulk(mark);
+    expect(held.status).toBe(409);
+    expect(held.body.new_message_ids).toEqual([inbound]);
+    // Nothing of the bulk was stored, for either recipient.
+    expect(await newestId(quiet.client.id)).toBe(quiet.seen);
+    expect((await bulk(inbound)).status).toBe(200);
   });
 
   it('0 means nothing seen: any client message holds it', async () => {

@@ -5,7 +5,7 @@ import { AppError } from '@/server/errors';
 import { movedWaiting } from '@/server/services/conversations/waiting';
 
 /** At most this many ids in a 409's new_message_ids (the oldest ones): enough to show, bounded. */
-export const MAX_NEW_MESSAGE_IDS = 100;
+const MAX_NEW_MESSAGE_IDS = 100;
 
 /**
  * The collision guard (docs/api.md#collision-guard): before a send is written, in its transaction,

@@ -4,6 +4,7 @@ import { ConversationListQuery, CreateConversationRequest, LabelRequest, StatusR
 import { id } from '@/server/schemas/common';
 import { conversationFilters } from '@/server/services/conversations/counts';
 import { unseenMentionCount } from '@/server/services/conversations/mentions';
+import { needsAttentionCount } from '@/server/services/conversations/needs-attention';
 import * as conversations from '@/server/services/conversations';
 import { listStaff } from '@/server/services/directory';
 import { startConversation } from '@/server/services/conversations/new';
@@ -36,13 +37,14 @@ export const conversationProcedures = {
         ctx.caller.staffId,
       ),
     ),
-  /** The REST filters' counts, and the Mentions view's (docs/api.md#mentions). */
+  /** The REST filters' counts, and the Mentions and Needs attention views' (docs/api.md#mentions, #needs-attention). */
   filters: staffProcedure.query(async ({ ctx }) => {
-    const [filters, mentions] = await Promise.all([
+    const [filters, mentions, needsAttention] = await Promise.all([
       conversationFilters(ctx.caller.businessId, ctx.caller.staffId),
       unseenMentionCount(ctx.caller.businessId, ctx.caller.staffId),
+      needsAttentionCount(ctx.caller.businessId),
     ]);
-    return { ...filters, mentions };
+    return { ...filters, mentions, needs_attention: needsAttention };
   }),
   conversation: conversationProcedure.query(({ ctx }) =>
     conversations.conversationDetails(ctx.caller.businessId, ctx.conversation.id),

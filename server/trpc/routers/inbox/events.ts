@@ -1,5 +1,6 @@
 import { TRPCError, type TrackedEnvelope } from '@trpc/server';
 import type { InboxEvent } from '@/server/realtime/frames';
+import type { NotificationFrame } from '@/server/shared/notifications';
 import type { PresenceFrame } from '@/server/shared/presence';
 import { staffProcedure } from '../../init';
 
@@ -12,10 +13,13 @@ export const eventProcedures = {
    * declined it: no or an unknown session, the rate limit (both answered by the middleware before
    * this body), or a moment ago the database was down or the process began draining — then it ends
    * at once with SERVICE_UNAVAILABLE, which the client retries, reaching the web server's stream again.
-   * Presence frames (server/realtime/presence.ts) come untracked, without an id: the client's `id` for
+   * Presence frames (server/realtime/presence.ts) and the staff member's notification frames
+   * (server/realtime/notifications.ts) come untracked, without an id: the client's `id` for
    * one is the last event's, as the EventSource keeps it.
    */
-  events: staffProcedure.subscription(async function* (): AsyncGenerator<TrackedEnvelope<InboxEvent | PresenceFrame>> {
+  events: staffProcedure.subscription(async function* (): AsyncGenerator<
+    TrackedEnvelope<InboxEvent | PresenceFrame | NotificationFrame>
+  > {
     throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'Live events are not available right now; reconnecting' });
   }),
 };

@@ -1,5 +1,6 @@
 import { router } from '../../init';
 import { activityProcedures } from './activity';
+import { appointmentProcedures } from './appointments';
 import { afterHoursProcedures } from './after-hours';
 import { availabilityProcedures } from './availability';
 import { assignmentProcedures } from './assignment';
@@ -10,7 +11,10 @@ import { eventProcedures } from './events';
 import { lookupProcedures } from './lookup';
 import { messageProcedures } from './messages';
 import { noteProcedures } from './notes';
+import { notificationEmailProcedures } from './notification-email';
+import { notificationProcedures } from './notifications';
 import { openingHoursProcedures } from './opening-hours';
+import { reportProcedures } from './reports';
 import { settingsProcedures } from './settings';
 import { textProcedures } from './texts';
 import { webhookProcedures } from './webhooks';
@@ -25,6 +29,8 @@ export const inboxRouter = router({
   ...conversationProcedures,
   ...messageProcedures,
   ...noteProcedures,
+  ...notificationProcedures,
+  ...notificationEmailProcedures,
   ...clientProcedures,
   ...clientProfileProcedures,
   ...settingsProcedures,
@@ -37,4 +43,6 @@ export const inboxRouter = router({
   ...activityProcedures,
   ...lookupProcedures,
   ...textProcedures,
+  ...reportProcedures,
+  ...appointmentProcedures,
 });

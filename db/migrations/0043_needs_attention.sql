@@ -1,0 +1,5 @@
+ALTER TABLE "conversations" ADD COLUMN "needs_attention_reason" text;--> statement-breakpoint
+ALTER TABLE "conversations" ADD COLUMN "needs_attention_appointment_id" integer;--> statement-breakpoint
+ALTER TABLE "conversations" ADD COLUMN "needs_attention_since" timestamp with time zone;--> statement-breakpoint
+CREATE INDEX "conversations_business_needs_attention_idx" ON "conversations" USING btree ("business_id","last_activity_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE "conversations"."needs_attention_reason" is not null;--> statement-breakpoint
+ALTER TABLE "conversations" ADD CONSTRAINT "conversations_needs_attention_check" CHECK (("conversations"."needs_attention_reason" is null) = ("conversations"."needs_attention_since" is null) and ("conversations"."needs_attention_reason" is null or "conversations"."needs_attention_reason" in ('reschedule', 'cancel', 'unclear', 'opt_out')));

@@ -1,0 +1,103 @@
+import http from 'node:http';
+import { Webhook } from 'standardwebhooks';
+import { freePort } from '@/db/embedded';
+
+/**
+ * The platform's side of the outgoing webhooks (docs/api.md#webhooks-you-receive-from-us) for the
+ * benchmarks (bench:webhooks-out, bench:appointments): a local HTTP server in the bench's process
+ * that verifies every delivery with `standardwebhooks` and the endpoint's secret, and records each
+ * arrival with its time. server/testing/webhook-receiver.ts is the tests' (vitest's hooks, no
+ * verification, no outage).
+ */
+
+export const now = () => performance.timeOrigin + performance.now();
+
+export type Arrival = {
+  /** The path's key: POST /{endpoint} (the key `secrets` holds the endpoint's secret under). */
+  endpoint: string;
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+  conversationId: number | null;
+  sequence: number | null;
+  occurredAt: number;
+  at: number;
+};
+
+/**
+ * POST /{endpoint key}, verified with the endpoint's secret (`secrets`); 204 when it verifies, 400
+ * (counted) when not. `goDown`: it stops listening and drops its connections (`refuse`: connections
+ * are refused), or answers 503; `comeBack` undoes it.
+ */
+export async function startReceiver({ downMode = 'refuse' }: { downMode?: 'refuse' | '503' } = {}) {
+  const port = await freePort();
+  const secrets = new Map<string, Webhook>();
+  const arrivals: Arrival[] = [];
+  let badSignatures = 0;
+  let refused503 = 0;
+  let down = false;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = now();
+      if (down) {
+        refused503++;
+        res.writeHead(503).end();
+        return;
+      }
+      const endpoint = (req.url ?? '').slice(1);
+      const body = Buffer.concat(chunks).toString('utf8');
+      let payload: { type: string; timestamp: string; data: Record<string, unknown> };
+      try {
+        const wh = secrets.get(endpoint);
+        if (!wh) throw new Error(`no endpoint ${endpoint}`);
+        payload = wh.verify(body, req.headers as Record<string, string>) as typeof payload;
+      } catch {
+        badSignatures++;
+        res.writeHead(400).end();
+        return;
+      }
+      const data = payload.data;
+      arrivals.push({
+        endpoint,
+        id: String(req.headers['webhook-id']),
+        type: payload.type,
+        data,
+        conversationId: typeof data.conversation_id === 'number' ? data.conversation_id : null,
+        sequence: typeof data.sequence === 'number' ? data.sequence : null,
+        occurredAt: Date.parse(payload.timestamp),
+        at,
+      });
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 10_000;
+  const listen = () => new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  await listen();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    secrets,
+    arrivals,
+    get badSignatures() {
+      return badSignatures;
+    },
+    get refused503() {
+      return refused503;
+    },
+    async goDown() {
+      down = true;
+      if (downMode === '503') return;
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+    },
+    async comeBack() {
+      if (downMode === 'refuse') await listen();
+      down = false;
+    },
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
