@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { db, rawSql } from '@/server/db/client';
+import { createSql } from '@/db/connect';
+import { closeDb, db, rawSql } from '@/server/db/client';
 import { followBusiness, type FollowedBusiness, type Received } from '@/server/testing/business-events';
 import { logWakeUps } from '@/server/testing/log-events';
-import { APPENDED_CHANNEL } from './listen';
+import { APPENDED_CHANNEL, POLL_MS } from './listen';
 import { streamMeter } from './stream-meter';
 
 /**
@@ -121,12 +122,34 @@ describe('the event log tail', () => {
     const stream = followBusiness(b, b);
     await stream.joined;
     const [backend] = await db.execute<{ pid: number }>(
-      sql`select pid from pg_stat_activity where query ilike ${`listen%${APPENDED_CHANNEL}%`} and pid <> pg_backend_pid()`,
+      // This file's own: test files run side by side, each on a database of its own, on one server.
+      sql`select pid from pg_stat_activity
+          where query ilike ${`listen%${APPENDED_CHANNEL}%`} and datname = current_database() and pid <> pg_backend_pid()`,
     );
     expect(backend).toBeDefined();
     await db.execute(sql`select pg_terminate_backend(${backend!.pid})`);
     const ids = await logWakeUps(b, [8, 9]); // perhaps while nobody listens
     expect((await take(stream, 2)).map((e) => e.eventId)).toEqual(ids);
     stream.stop();
+  }, 30_000);
+
+  it('reads nothing while no stream is open: a process that closed its pool is not connected again', async () => {
+    const b = businessId();
+    const stream = followBusiness(b, b);
+    await stream.joined;
+    stream.stop();
+    await closeDb(); // as a file's end or a shutdown does, before its database goes
+    const observer = createSql(process.env.DATABASE_URL!, { max: 1 });
+    try {
+      await new Promise((r) => setTimeout(r, POLL_MS + 1_000)); // past the poll that was due
+      const [opened] = await observer<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid() and query not ilike 'listen%'`;
+      // Before, the tail's poll opened a new pool; a database dropped under it while it fetched its
+      // types broke that query, which the driver leaves unhandled (workers/rejections.ts).
+      expect(opened!.n).toBe(0);
+    } finally {
+      await observer.end();
+    }
   }, 30_000);
 });

@@ -15,7 +15,7 @@ import { eventFrame } from './trpc-sse';
  * a (tx_id, id) cursor never skips a later commit), and writes each one's frame (frames.ts),
  * serialized once, to its business's streams. It reads when woken: by `events_appended` (migration
  * 0028: a transaction that appended events committed), when a stream subscribes, and every
- * POLL_MS in case a wake-up was lost (the LISTEN connection re-established). An event committed
+ * POLL_MS while any stream is open, in case a wake-up was lost (the LISTEN connection re-established). An event committed
  * while an older transaction still runs is not readable yet, and its wake-up has passed: the tail
  * then reads again after HELD_RETRY_MS until it is.
  *
@@ -90,9 +90,16 @@ function hub(): Hub {
       again = true;
       return;
     }
-    running = true;
     if (timer) clearTimeout(timer);
     timer = null;
+    // No stream open: nothing to read, and no poll. The next subscriber kicks, and the tail starts
+    // again at the log's end (a cursor left from before would stream it what it did not ask for).
+    // A process whose pool was closed (shutting down, a test file's end) so never opens it again.
+    if (entries.size === 0) {
+      h.cursor = null;
+      return;
+    }
+    running = true;
     void (async () => {
       let next = POLL_MS;
       try {
