@@ -1,18 +1,19 @@
 'use client';
+import { keepPreviousData } from '@tanstack/react-query';
 import { useId, useState, type KeyboardEvent } from 'react';
 import { trpc } from '@/components/trpc/client';
+import { MENTION_QUERY_MAX_LENGTH } from '@/server/shared/limits';
 import styles from './inbox.module.css';
 import { mentionedIn, type ChosenMention } from './mentions-in-text';
 
-/** The most names the picker offers at once. */
-const MAX_OPTIONS = 8;
-
 type AtQuery = { query: string; start: number; end: number };
+
+const AT_QUERY = new RegExp(`(?:^|\\s)@([^\\s@]{0,${MENTION_QUERY_MAX_LENGTH}})$`);
 
 /** The `@query` just before the caret (at the start or after a space), or null. */
 function atQuery(el: HTMLTextAreaElement): AtQuery | null {
   const end = el.selectionStart;
-  const match = /(?:^|\s)@([^\s@]{0,30})$/.exec(el.value.slice(0, end));
+  const match = AT_QUERY.exec(el.value.slice(0, end));
   return match ? { query: match[1]!, start: end - match[1]!.length - 1, end } : null;
 }
 
@@ -23,16 +24,18 @@ function atQuery(el: HTMLTextAreaElement): AtQuery | null {
  * names are still in the text (the server never reads names back out of words).
  */
 export function useMentionPicker(enabled: boolean) {
-  const staff = trpc.inbox.staff.useQuery(undefined, { enabled, staleTime: 60_000 });
   const [at, setAt] = useState<AtQuery | null>(null);
+  // Searched on the server, whatever the size of the team; while the next answer comes, the last
+  // one narrowed here (it held every match of a shorter fragment's first names).
+  const found = trpc.inbox.mentionable.useQuery(
+    { query: at?.query ?? '' },
+    { enabled: enabled && at !== null, staleTime: 60_000, placeholderData: keepPreviousData },
+  );
   const [active, setActive] = useState(0);
   const [chosen, setChosen] = useState<ChosenMention[]>([]);
   const listId = useId();
   const needle = at?.query.toLowerCase() ?? '';
-  const options =
-    enabled && at
-      ? (staff.data?.staffs ?? []).filter((s) => s.active && s.staff_name.toLowerCase().includes(needle)).slice(0, MAX_OPTIONS)
-      : [];
+  const options = enabled && at ? (found.data ?? []).filter((s) => s.staff_name.toLowerCase().includes(needle)) : [];
   const current = Math.min(active, Math.max(options.length - 1, 0));
 
   /** Puts the chosen name in place of `@query` in `text`; answers the new text and caret. */

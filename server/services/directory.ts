@@ -5,6 +5,7 @@ import { db, type Tx } from '@/server/db/client';
 import { preparedQuery } from '@/server/db/prepared';
 import { businesses, businessSmsNumbers, clients, conversations, staff, type StaffRole } from '@/db/schema';
 import { AppError, type ErrorLocation } from '@/server/errors';
+import { MENTION_OPTIONS_MAX } from '@/server/shared/limits';
 import { MIN_SEARCH_TERM_LENGTH, SEARCH_TERM_TOO_SHORT, MAX_LIST_SEARCH_LENGTH } from '@/server/schemas/common';
 import { escapeLike } from '@/server/lib/pg-text';
 import { normalizePhone } from '@/server/lib/phone';
@@ -134,6 +135,21 @@ export async function listStaff(businessId: number, q: DirectoryQuery, tx: Tx = 
     page_size: q.page_size,
     next_page: q.page * q.page_size < total!.n,
   };
+}
+
+/**
+ * The @mention picker's names (docs/api.md#mentions): the business's active staff whose name holds
+ * `fragment`, case-insensitively, names that start with it first; searched here, so a business of
+ * any size is offered everyone, not the first page of its list.
+ */
+export async function mentionableStaff(businessId: number, fragment: string, tx: Tx = db) {
+  const f = escapeLike(fragment.toLowerCase());
+  const rows = await tx.execute<{ staff_id: number; staff_name: string; role: StaffRole }>(sql`
+    select s.id as staff_id, s.name as staff_name, s.role from staff s
+    where s.business_id = ${businessId} and s.active and lower(s.name) like ${`%${f}%`}
+    order by lower(s.name) like ${`${f}%`} desc, s.name, s.id
+    limit ${MENTION_OPTIONS_MAX}`);
+  return [...rows];
 }
 
 export async function staffProfile(businessId: number, staffId: number, tx: Tx = db) {

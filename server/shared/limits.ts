@@ -51,3 +51,6 @@ export const MAX_OPT_OUT_NOTE_LENGTH = 2000;
 
 /** The most staff one note may @mention (docs/api.md#mentions). */
 export const MAX_NOTE_MENTIONS = 20;
+/** The longest name fragment after `@` the mention picker searches for, and the most names it offers. */
+export const MENTION_QUERY_MAX_LENGTH = 30;
+export const MENTION_OPTIONS_MAX = 8;

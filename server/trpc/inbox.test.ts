@@ -53,6 +53,7 @@ describe('tRPC inbox router', () => {
         'list',
         'lookupClients',
         'markRead',
+        'mentionable',
         'messages',
         'openingHours',
         'optOutHistory',
@@ -241,6 +242,29 @@ describe('tRPC inbox router', () => {
     await createStaff(b.business.id, { name: 'Someone Else' });
     const staff = await (await callerFor(a.sessionToken)).inbox.staff();
     expect(staff.staffs.map((s) => s.staff_id).sort()).toEqual([a.owner.id, colleague.id].sort());
+  });
+
+  it('mentionable searches the business’s active staff by any part of the name, those starting with it first, at most 8', async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const named = (name: string, active = true) => createStaff(a.business.id, { name, active });
+    await named('Rosa Sanz');
+    const sam = await named('Sam Stylist');
+    await named('Sam Former', false);
+    await createStaff(b.business.id, { name: 'Sam Elsewhere' });
+    await named('100% Sam');
+    const trpc = await callerFor(a.sessionToken);
+    const names = async (query: string) => (await trpc.inbox.mentionable({ query })).map((s) => s.staff_name);
+    // "Sam Stylist" starts with it, so comes before "Rosa Sanz" and "100% Sam" that only hold it.
+    expect(await names('SA')).toEqual(['Sam Stylist', '100% Sam', 'Rosa Sanz']);
+    expect(await trpc.inbox.mentionable({ query: 'styl' })).toEqual([
+      { staff_id: sam.id, staff_name: 'Sam Stylist', role: 'staff' },
+    ]);
+    expect(await names('%')).toEqual(['100% Sam']); // a LIKE wildcard is a character like any other
+    expect(await names('sanz')).toEqual(['Rosa Sanz']);
+    for (let i = 0; i < 10; i++) await named(`Team ${String(i).padStart(2, '0')}`);
+    expect(await names('team')).toEqual(Array.from({ length: 8 }, (_, i) => `Team 0${i}`));
+    await expect(trpc.inbox.mentionable({ query: 'x'.repeat(31) })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
   });
 
   it('emailView: sanitized HTML in a CSP frame document, remote images only when asked, tenancy checked', async () => {

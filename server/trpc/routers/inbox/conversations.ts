@@ -6,7 +6,8 @@ import { conversationFilters } from '@/server/services/conversations/counts';
 import { unseenMentionCount } from '@/server/services/conversations/mentions';
 import { needsAttentionCount } from '@/server/services/conversations/needs-attention';
 import * as conversations from '@/server/services/conversations';
-import { listStaff } from '@/server/services/directory';
+import { listStaff, mentionableStaff } from '@/server/services/directory';
+import { MENTION_QUERY_MAX_LENGTH } from '@/server/shared/limits';
 import { startConversation } from '@/server/services/conversations/new';
 import { staffProcedure } from '../../init';
 import { conversationProcedure, pageNumber } from './shared';
@@ -51,6 +52,10 @@ export const conversationProcedures = {
   ),
   /** The business's staff, for the assignee picker. */
   staff: staffProcedure.query(({ ctx }) => listStaff(ctx.caller.businessId, { page: 1, page_size: 200 })),
+  /** The active staff whose name holds what follows `@` in a note, for the mention picker. */
+  mentionable: staffProcedure
+    .input(z.object({ query: z.string().max(MENTION_QUERY_MAX_LENGTH) }))
+    .query(({ ctx, input }) => mentionableStaff(ctx.caller.businessId, input.query)),
   assign: conversationProcedure
     .input(z.object({ staffId: id.nullable() }))
     .mutation(({ ctx, input }) =>
