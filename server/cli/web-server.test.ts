@@ -59,7 +59,7 @@ function rawRequest(port: number) {
     socket.once('connect', () => resolve());
     socket.once('error', reject);
   });
-  return { write: async (text: string) => (await connected, socket.write(text)), closed, socket };
+  return { write: async (text: string) => (await connected, socket.write(text)), closed, socket, received: () => received };
 }
 
 function parseResponse(raw: string) {
@@ -196,5 +196,34 @@ describe('web server: graceful shutdown', () => {
     expect(exit.at - sigterm).toBeLessThan(5_000);
     await stuck.closed; // cut, not left hanging
     expect(web.output()).toContain('drain timed out');
+  }, 60_000);
+});
+
+describe('web server: keep-alive', () => {
+  it('an idle keep-alive connection is still open after 6 s and serves the next request (clients close first)', async () => {
+    const { port } = await startWeb();
+    const conn = rawRequest(port);
+    let ended = false;
+    conn.socket.once('end', () => (ended = true));
+    const responses = () => conn.received().split('HTTP/1.1 ').length - 1;
+    const waitFor = async (n: number) => {
+      const deadline = Date.now() + 10_000;
+      // Each answer is chunked: complete at its last, empty chunk.
+      while (responses() < n || !conn.received().endsWith('\r\n0\r\n\r\n')) {
+        if (Date.now() > deadline) throw new Error(`no answer ${n}: ${conn.received()}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const probe = `GET /api/v1/health/live HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
+    await conn.write(probe);
+    await waitFor(1);
+    // Past Node's default of 5 s, after which the server closed the connection on its side, so a
+    // request sent at that moment failed with ECONNRESET.
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect(ended).toBe(false);
+    await conn.write(probe);
+    await waitFor(2);
+    expect(conn.received().match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    conn.socket.destroy();
   }, 60_000);
 });

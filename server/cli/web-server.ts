@@ -32,6 +32,7 @@ import { isPlainBeat, servePresenceBeat } from '@/server/trpc/presence-beat';
  * Flags: `--port N` (else PORT, else 3000), `--hostname H` (else every interface), `--dev`.
  */
 const ROOT = path.resolve(import.meta.dirname, '../..');
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -82,6 +83,12 @@ async function main() {
     }
     void nextHandle(req, res);
   });
+  // An idle keep-alive connection is kept longer than the clients and balancers in front of us keep
+  // theirs (AWS's balancers: 60 s): the side that closes an idle connection must be the client,
+  // else the server may close it just as a request is sent on it, and that request (a provider's
+  // webhook, say) fails with ECONNRESET. Node's default is 5 s. Headers must come within it too.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
     sockets.add(socket);
