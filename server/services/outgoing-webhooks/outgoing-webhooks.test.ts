@@ -13,7 +13,7 @@ import { createStaff, createTenant } from '@/server/testing/factories';
 import { issueSession } from '@/server/services/auth';
 import { api, jsonOf } from '@/server/testing/http';
 import { RETRY_DELAYS_SECONDS } from '@/server/shared/outgoing-webhooks';
-import { PER_ENDPOINT, startOutgoingWebhooks } from '@/workers/outgoing-webhooks';
+import { PER_ENDPOINT, PREFETCH, startOutgoingWebhooks } from '@/workers/outgoing-webhooks';
 import { createWebhookEndpoint } from './endpoints';
 import { CHAIN_LENGTH, extendLeases, LEASE_SECONDS, pruneWebhookDeliveries, retryDelaySeconds } from './deliver';
 
@@ -505,11 +505,12 @@ describe('deliveries', () => {
       await expect.poll(() => hanging.received.length).toBe(PER_ENDPOINT);
       await new Promise((r) => setTimeout(r, 1_500)); // the sender's idle pass included
       expect(hanging.received.length).toBe(PER_ENDPOINT);
-      // Claimed (leased) no more than that either: a claim beyond it would wait in the HTTP agent,
-      // holding slots of the worker that other endpoints need.
+      // Claimed (leased) no more than that and the sender's own queue behind it (PREFETCH): what it
+      // claimed is not sent beyond the share (it would wait in the HTTP agent, holding slots of the
+      // worker that other endpoints need).
       const [leased] = await db.execute<{ n: number }>(sql`
         select count(*)::int as n from webhook_deliveries where endpoint_id = ${slow.id} and next_attempt_at > now()`);
-      expect(leased!.n).toBe(PER_ENDPOINT);
+      expect(leased!.n).toBe(PER_ENDPOINT + PREFETCH);
       expect((await deliveries(slow.id)).every((d) => d.attempts === 0)).toBe(true);
 
       const base = `/api/v1/businesses/${t.business.id}/webhook-endpoints/${fast.id}`;
@@ -628,5 +629,54 @@ describe('leases', () => {
     expect(rows[1]!.ahead).toBeLessThanOrEqual(300);
     // Not left for the worker to try against a real host name.
     await db.execute(sql`delete from webhook_endpoints where id = ${endpoint.id}`);
+  });
+});
+
+describe('the sender’s queue', () => {
+  // Last in the file: it stops the file's worker and runs one of its own.
+  it('claims PREFETCH chains beyond an endpoint’s share, starts them as requests finish, and gives back at once what it did not start when it stops', async () => {
+    await worker.stop();
+    const t = await createTenant();
+    const answers: ((status: number) => void)[] = [];
+    const posted: string[] = [];
+    // A receiver whose answers the test gives, one by one.
+    const own = startOutgoingWebhooks(env(), logger, (_url, body) => {
+      posted.push(body);
+      return new Promise((resolve) => answers.push((status) => resolve({ ok: true, status, durationMs: 1 })));
+    });
+    worker = own;
+    const endpoint = await createEndpoint(t, { url: 'https://hooks.example.com/queue', event_types: ['conversation.woke'] });
+    await recordEvents(
+      Array.from({ length: 100 }, (_, i): NewEvent => ({
+        type: 'conversation.woke',
+        businessId: t.business.id,
+        conversationId: 500 + i,
+        actor: { type: 'system' },
+        data: { conversation_id: 500 + i },
+      })),
+    );
+    const leased = async () =>
+      (
+        await db.execute<{ n: number }>(sql`
+          select count(*)::int as n from webhook_deliveries
+          where endpoint_id = ${endpoint.id} and status = 'pending' and next_attempt_at > now()`)
+      )[0]!.n;
+    await expect.poll(() => posted.length, { timeout: 10_000 }).toBe(PER_ENDPOINT);
+    await expect.poll(leased, { timeout: 5_000 }).toBe(PER_ENDPOINT + PREFETCH);
+    // Eight answers: the next eight queued go at once, and the queue is filled again by a claim.
+    for (const answer of answers.splice(0, 8)) answer(200);
+    await expect.poll(() => posted.length, { timeout: 5_000 }).toBe(PER_ENDPOINT + 8);
+    await expect.poll(leased, { timeout: 5_000 }).toBe(PER_ENDPOINT + PREFETCH);
+    // Stopping: what is in flight is answered and recorded, what is queued goes back due now.
+    const stopped = own.stop();
+    await new Promise((r) => setTimeout(r, 200));
+    for (const answer of answers.splice(0)) answer(200);
+    await stopped;
+    const rows = await deliveries(endpoint.id);
+    expect(rows.filter((d) => d.status === 'delivered')).toHaveLength(PER_ENDPOINT + 8);
+    const waiting = rows.filter((d) => d.status === 'pending');
+    expect(waiting).toHaveLength(100 - PER_ENDPOINT - 8);
+    expect(waiting.every((d) => d.attempts === 0 && new Date(d.next_attempt_at).getTime() <= Date.now())).toBe(true);
+    expect(posted).toHaveLength(PER_ENDPOINT + 8);
   });
 });
