@@ -152,6 +152,18 @@ export async function mentionableStaff(businessId: number, fragment: string, tx:
   return [...rows];
 }
 
+/**
+ * Every staff member of the business, active or not, as the inbox names them (the assignee menu,
+ * who is viewing, who opted a client out): id, name and whether active, ordered by name. Not paged:
+ * a name must never be missing because its owner sorts past a page (a team of 1,000 is ~40 KB).
+ */
+export async function staffNames(businessId: number, tx: Tx = db) {
+  const rows = await tx.execute<{ staff_id: number; staff_name: string; active: boolean }>(sql`
+    select s.id as staff_id, s.name as staff_name, s.active from staff s
+    where s.business_id = ${businessId} order by s.name, s.id`);
+  return { staffs: [...rows] };
+}
+
 export async function staffProfile(businessId: number, staffId: number, tx: Tx = db) {
   const [row] = await tx.execute<z.input<typeof StaffResponse>>(
     sql`${STAFF} where s.business_id = ${businessId} and s.id = ${staffId}`,

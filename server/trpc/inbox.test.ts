@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
 import {
   createClient,
   createConversation,
@@ -235,13 +236,21 @@ describe('tRPC inbox router', () => {
     expect(filters).toEqual({ ...rest.body, mentions: 0, needs_attention: 0 });
   });
 
-  it('staff lists the business’s staff for the assignee picker, never another business’s', async () => {
+  it('staff names every staff member of the business, however many, never another business’s', async () => {
     const a = await createTenant();
     const b = await createTenant();
     const colleague = await createStaff(a.business.id, { name: 'Sarah Colorist' });
+    const former = await createStaff(a.business.id, { name: 'Zed Former', active: false });
     await createStaff(b.business.id, { name: 'Someone Else' });
+    // More than any page of the REST list (200): the last by name is there too.
+    await db.execute(sql`
+      insert into staff (business_id, name) select ${a.business.id}, 'Team ' || lpad(i::text, 3, '0') from generate_series(1, 250) i`);
     const staff = await (await callerFor(a.sessionToken)).inbox.staff();
-    expect(staff.staffs.map((s) => s.staff_id).sort()).toEqual([a.owner.id, colleague.id].sort());
+    expect(staff.staffs).toHaveLength(253);
+    expect(staff.staffs.map((s) => s.staff_name).slice(-3)).toEqual(['Team 249', 'Team 250', 'Zed Former']);
+    expect(staff.staffs.find((s) => s.staff_id === former.id)).toEqual({ staff_id: former.id, staff_name: 'Zed Former', active: false });
+    expect(staff.staffs.find((s) => s.staff_id === colleague.id)?.active).toBe(true);
+    expect(staff.staffs.some((s) => s.staff_id === a.owner.id)).toBe(true);
   });
 
   it('mentionable searches the business’s active staff by any part of the name, those starting with it first, at most 8', async () => {

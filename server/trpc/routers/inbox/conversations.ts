@@ -6,7 +6,7 @@ import { conversationFilters } from '@/server/services/conversations/counts';
 import { unseenMentionCount } from '@/server/services/conversations/mentions';
 import { needsAttentionCount } from '@/server/services/conversations/needs-attention';
 import * as conversations from '@/server/services/conversations';
-import { listStaff, mentionableStaff } from '@/server/services/directory';
+import { mentionableStaff, staffNames } from '@/server/services/directory';
 import { MENTION_QUERY_MAX_LENGTH } from '@/server/shared/limits';
 import { startConversation } from '@/server/services/conversations/new';
 import { staffProcedure } from '../../init';
@@ -50,8 +50,8 @@ export const conversationProcedures = {
   conversation: conversationProcedure.query(({ ctx }) =>
     conversations.conversationDetails(ctx.caller.businessId, ctx.conversation.id),
   ),
-  /** The business's staff, for the assignee picker. */
-  staff: staffProcedure.query(({ ctx }) => listStaff(ctx.caller.businessId, { page: 1, page_size: 200 })),
+  /** The business's every staff member's name, for the assignee menu, presence and opt-out history. */
+  staff: staffProcedure.query(({ ctx }) => staffNames(ctx.caller.businessId)),
   /** The active staff whose name holds what follows `@` in a note, for the mention picker. */
   mentionable: staffProcedure
     .input(z.object({ query: z.string().max(MENTION_QUERY_MAX_LENGTH) }))
