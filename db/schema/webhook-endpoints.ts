@@ -74,10 +74,16 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     check('webhook_deliveries_status_check', oneOf(t.status, WEBHOOK_DELIVERY_STATUSES)),
-    // The sender's claim: an endpoint's pending deliveries in the log's order.
+    // The sender's claim: an endpoint's pending deliveries in the log's order. `attempts >= 0` is
+    // always true, and only the queries that scan an endpoint's pending deliveries state it
+    // (server/services/outgoing-webhooks/deliver.ts): a lookup of one
+    // conversation's pending deliveries cannot take this index, only the next one. Statistics that
+    // say few are pending (any quiet hour) made the two cost the same, and the planner took this one
+    // for those lookups, reading every pending delivery of the endpoint for each: a claim of 2–7 s
+    // at 2,000 pending (docs/performance.md#benchwebhooks-out).
     index('webhook_deliveries_pending_idx')
       .on(t.endpointId, t.id)
-      .where(sql`${t.status} = 'pending'`),
+      .where(sql`${t.status} = 'pending' and ${t.attempts} >= 0`),
     // Order within a conversation: is an earlier one of this endpoint and conversation still pending?
     index('webhook_deliveries_pending_conversation_idx')
       .on(t.endpointId, t.conversationId, t.id)

@@ -68,7 +68,26 @@ export async function claimDueDeliveries(
     body: string;
     secret: string;
     previous_secret: string | null;
-  }>(sql`
+  }>(claimStatement(limit, perEndpoint, inFlight));
+  const chains = new Map<number, ClaimedDelivery[]>();
+  for (const r of rows) {
+    const delivery: ClaimedDelivery = {
+      id: r.id,
+      endpointId: r.endpoint_id,
+      eventId: r.event_id,
+      attempts: r.attempts,
+      url: r.url,
+      body: r.body,
+      secrets: r.previous_secret ? [r.secret, r.previous_secret] : [r.secret],
+    };
+    chains.set(r.head_id, [...(chains.get(r.head_id) ?? []), delivery]);
+  }
+  return [...chains.values()].map((chain) => chain.sort((a, b) => a.id - b.id));
+}
+
+/** The claim's one statement (claimDueDeliveries); exported so a test can read its plan. */
+export function claimStatement(limit: number, perEndpoint: number, inFlight: ReadonlyMap<number, number>) {
+  return sql`
     with busy as (
       select * from unnest(${textArray([...inFlight.keys()])}::int[], ${textArray([...inFlight.values()])}::int[]) as b(id, n)
     ),
@@ -78,14 +97,16 @@ export async function claimDueDeliveries(
       from webhook_endpoints e left join busy b on b.id = e.id
       where e.enabled and coalesce(b.n, 0) < ${perEndpoint}
         and exists (select 1 from webhook_deliveries d
-                    where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now())
+                    where d.endpoint_id = e.id and d.status = 'pending' and d.attempts >= 0 and d.next_attempt_at <= now())
     ),
     heads as (
       select d.id, d.endpoint_id, d.conversation_id, e.url, e.secret, e.previous_secret
       from endpoints e
       cross join lateral (
         select d.id, d.endpoint_id, d.conversation_id from webhook_deliveries d
-        where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now()
+        -- attempts >= 0 (always true) picks the endpoint-wide index; the lookups of one conversation
+        -- below never state it, so they cannot take that index (db/schema/webhook-endpoints.ts).
+        where d.endpoint_id = e.id and d.status = 'pending' and d.attempts >= 0 and d.next_attempt_at <= now()
           and (d.conversation_id is null or not exists (
                 select 1 from webhook_deliveries p
                 where p.endpoint_id = d.endpoint_id and p.conversation_id = d.conversation_id
@@ -116,21 +137,7 @@ export async function claimDueDeliveries(
     set next_attempt_at = now() + make_interval(secs => ${LEASE_SECONDS})
     from chains c join heads h on h.id = c.head_id
     where w.id = c.id and w.status = 'pending'
-    returning w.id, c.head_id, w.endpoint_id, w.event_id, w.attempts, w.payload::text as body, h.url, h.secret, h.previous_secret`);
-  const chains = new Map<number, ClaimedDelivery[]>();
-  for (const r of rows) {
-    const delivery: ClaimedDelivery = {
-      id: r.id,
-      endpointId: r.endpoint_id,
-      eventId: r.event_id,
-      attempts: r.attempts,
-      url: r.url,
-      body: r.body,
-      secrets: r.previous_secret ? [r.secret, r.previous_secret] : [r.secret],
-    };
-    chains.set(r.head_id, [...(chains.get(r.head_id) ?? []), delivery]);
-  }
-  return [...chains.values()].map((chain) => chain.sort((a, b) => a.id - b.id));
+    returning w.id, c.head_id, w.endpoint_id, w.event_id, w.attempts, w.payload::text as body, h.url, h.secret, h.previous_secret`;
 }
 
 /**
@@ -261,7 +268,7 @@ export async function recordAttempts(
     if (back.length)
       await tx.execute(sql`
         update webhook_deliveries set next_attempt_at = now()
-        where endpoint_id = any(${textArray(back)}::int[]) and status = 'pending'
+        where endpoint_id = any(${textArray(back)}::int[]) and status = 'pending' and attempts >= 0
           and next_attempt_at > now() + make_interval(secs => ${LEASE_SECONDS})`);
   };
   if (failed.length === 0 && gone.length === 0) return write(tx);
@@ -290,7 +297,7 @@ export async function disableEndpoints(endpointIds: readonly number[], reason: s
   if (disabled.length === 0) return;
   await tx.execute(sql`
     update webhook_deliveries set status = 'failed', last_error = coalesce(last_error, ${reason})
-    where endpoint_id = any(${textArray(disabled.map((d) => d.id))}::int[]) and status = 'pending'`);
+    where endpoint_id = any(${textArray(disabled.map((d) => d.id))}::int[]) and status = 'pending' and attempts >= 0`);
   await recordEvents(
     disabled.map((d) => ({
       type: 'webhook_endpoint.disabled' as const,

@@ -15,7 +15,7 @@ import { api, jsonOf } from '@/server/testing/http';
 import { RETRY_DELAYS_SECONDS } from '@/server/shared/outgoing-webhooks';
 import { PER_ENDPOINT, PREFETCH, startOutgoingWebhooks } from '@/workers/outgoing-webhooks';
 import { createWebhookEndpoint } from './endpoints';
-import { CHAIN_LENGTH, extendLeases, LEASE_SECONDS, pruneWebhookDeliveries, retryDelaySeconds } from './deliver';
+import { CHAIN_LENGTH, claimStatement, extendLeases, LEASE_SECONDS, pruneWebhookDeliveries, retryDelaySeconds } from './deliver';
 
 /**
  * Outgoing webhooks end to end (docs/api.md#webhooks-you-receive-from-us): endpoints managed over
@@ -633,7 +633,7 @@ describe('leases', () => {
 });
 
 describe('the sender’s queue', () => {
-  // Last in the file: it stops the file's worker and runs one of its own.
+  // It stops the file's worker and runs one of its own: the tests after it need none.
   it('claims PREFETCH chains beyond an endpoint’s share, starts them as requests finish, and gives back at once what it did not start when it stops', async () => {
     await worker.stop();
     const t = await createTenant();
@@ -678,5 +678,48 @@ describe('the sender’s queue', () => {
     expect(waiting).toHaveLength(100 - PER_ENDPOINT - 8);
     expect(waiting.every((d) => d.attempts === 0 && new Date(d.next_attempt_at).getTime() <= Date.now())).toBe(true);
     expect(posted).toHaveLength(PER_ENDPOINT + 8);
+  });
+});
+
+describe('the claim’s plan', () => {
+  /** Each scan of webhook_deliveries in the claim's plan: its alias and the index it reads (none: a sequential scan). */
+  async function scans(): Promise<{ alias: string; index: string | null }[]> {
+    const [row] = await db.execute<{ 'QUERY PLAN': unknown }>(
+      sql`explain (format json) ${claimStatement(256, PER_ENDPOINT + PREFETCH, new Map([[1, 3]]))}`,
+    );
+    const found: { alias: string; index: string | null }[] = [];
+    const walk = (node: Record<string, unknown>) => {
+      if (node['Relation Name'] === 'webhook_deliveries')
+        found.push({ alias: String(node['Alias']), index: (node['Index Name'] as string | undefined) ?? null });
+      for (const child of (node['Plans'] as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk((row!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+    return found;
+  }
+
+  it('looks up one conversation’s pending deliveries by the conversation index, whatever the statistics say', async () => {
+    const t = await createTenant();
+    const endpoint = await createEndpoint(t, { url: 'https://hooks.example.com/plan', event_types: ['conversation.woke'] });
+    const check = async () => {
+      const found = await scans();
+      // The lookups of one conversation (before the head, after it, between): never an endpoint-wide index.
+      const lookups = found.filter((s) => ['p', 'f', 'q'].includes(s.alias));
+      expect(lookups.map((s) => s.alias).sort()).toEqual(['f', 'p', 'q']);
+      expect(lookups.every((s) => s.index === 'webhook_deliveries_pending_conversation_idx'), JSON.stringify(found)).toBe(true);
+    };
+    // Statistics of a table where nothing is pending (a quiet hour; many delivered, kept for the log)…
+    await db.execute(sql`
+      insert into webhook_deliveries (business_id, endpoint_id, event_id, event_type, conversation_id, payload, status, attempts)
+      select ${t.business.id}, ${endpoint.id}, nextval('events_id_seq'), 'conversation.woke', 10000 + i % 500, '{}'::jsonb, 'delivered', 1
+      from generate_series(1, 5000) i`);
+    await db.execute(sql`analyze webhook_deliveries`);
+    await check();
+    // …then a burst of pending ones the statistics do not know of yet.
+    await db.execute(sql`
+      insert into webhook_deliveries (business_id, endpoint_id, event_id, event_type, conversation_id, payload, next_attempt_at)
+      select ${t.business.id}, ${endpoint.id}, nextval('events_id_seq'), 'conversation.woke', 20000 + i, '{}'::jsonb, now() + interval '1 hour'
+      from generate_series(1, 2000) i`);
+    await check();
+    await db.execute(sql`delete from webhook_endpoints where id = ${endpoint.id}`);
   });
 });
