@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES, type EventType } from '@/db/schema';
-import { db } from '@/server/db/client';
+import { db, type Tx } from '@/server/db/client';
 import { env } from '@/server/env';
 import { WebhookPolicy, postWebhook } from '@/server/lib/public-post';
 import { logger } from '@/server/logger';
@@ -683,8 +683,8 @@ describe('the sender’s queue', () => {
 
 describe('the claim’s plan', () => {
   /** Each scan of webhook_deliveries in the claim's plan: its alias and the index it reads (none: a sequential scan). */
-  async function scans(): Promise<{ alias: string; index: string | null }[]> {
-    const [row] = await db.execute<{ 'QUERY PLAN': unknown }>(
+  async function scans(tx: Tx = db): Promise<{ alias: string; index: string | null }[]> {
+    const [row] = await tx.execute<{ 'QUERY PLAN': unknown }>(
       sql`explain (format json) ${claimStatement(256, PER_ENDPOINT + PREFETCH, new Map([[1, 3]]))}`,
     );
     const found: { alias: string; index: string | null }[] = [];
@@ -720,6 +720,23 @@ describe('the claim’s plan', () => {
       select ${t.business.id}, ${endpoint.id}, nextval('events_id_seq'), 'conversation.woke', 20000 + i, '{}'::jsonb, now() + interval '1 hour'
       from generate_series(1, 2000) i`);
     await check();
+    // Whatever the costs: even without the conversation index, no lookup of one conversation can
+    // take the endpoint-wide pending index (the plan the benchmark's log showed, 2–7 s a claim).
+    const rollback = new Error('rollback');
+    await db
+      .transaction(async (tx) => {
+        await tx.execute(sql`drop index webhook_deliveries_pending_conversation_idx`);
+        const found = await scans(tx);
+        const lookups = found.filter((s) => ['p', 'f', 'q'].includes(s.alias));
+        expect(lookups).toHaveLength(3);
+        expect(lookups.some((s) => s.index === 'webhook_deliveries_pending_idx'), JSON.stringify(found)).toBe(false);
+        // The endpoint-wide scans still take it.
+        expect(found.some((s) => s.index === 'webhook_deliveries_pending_idx')).toBe(true);
+        throw rollback;
+      })
+      .catch((err: unknown) => {
+        if (err !== rollback) throw err;
+      });
     await db.execute(sql`delete from webhook_endpoints where id = ${endpoint.id}`);
   });
 });
