@@ -248,7 +248,11 @@ describe('tRPC inbox router', () => {
     const staff = await (await callerFor(a.sessionToken)).inbox.staff();
     expect(staff.staffs).toHaveLength(253);
     expect(staff.staffs.map((s) => s.staff_name).slice(-3)).toEqual(['Team 249', 'Team 250', 'Zed Former']);
-    expect(staff.staffs.find((s) => s.staff_id === former.id)).toEqual({ staff_id: former.id, staff_name: 'Zed Former', active: false });
+    expect(staff.staffs.find((s) => s.staff_id === former.id)).toEqual({
+      staff_id: former.id,
+      staff_name: 'Zed Former',
+      active: false,
+    });
     expect(staff.staffs.find((s) => s.staff_id === colleague.id)?.active).toBe(true);
     expect(staff.staffs.some((s) => s.staff_id === a.owner.id)).toBe(true);
   });

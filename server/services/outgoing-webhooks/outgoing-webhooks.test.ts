@@ -705,7 +705,10 @@ describe('the claim’s plan', () => {
       // The lookups of one conversation (before the head, after it, between): never an endpoint-wide index.
       const lookups = found.filter((s) => ['p', 'f', 'q'].includes(s.alias));
       expect(lookups.map((s) => s.alias).sort()).toEqual(['f', 'p', 'q']);
-      expect(lookups.every((s) => s.index === 'webhook_deliveries_pending_conversation_idx'), JSON.stringify(found)).toBe(true);
+      expect(
+        lookups.every((s) => s.index === 'webhook_deliveries_pending_conversation_idx'),
+        JSON.stringify(found),
+      ).toBe(true);
     };
     // Statistics of a table where nothing is pending (a quiet hour; many delivered, kept for the log)…
     await db.execute(sql`
@@ -729,7 +732,10 @@ describe('the claim’s plan', () => {
         const found = await scans(tx);
         const lookups = found.filter((s) => ['p', 'f', 'q'].includes(s.alias));
         expect(lookups).toHaveLength(3);
-        expect(lookups.some((s) => s.index === 'webhook_deliveries_pending_idx'), JSON.stringify(found)).toBe(false);
+        expect(
+          lookups.some((s) => s.index === 'webhook_deliveries_pending_idx'),
+          JSON.stringify(found),
+        ).toBe(false);
         // The endpoint-wide scans still take it.
         expect(found.some((s) => s.index === 'webhook_deliveries_pending_idx')).toBe(true);
         throw rollback;
