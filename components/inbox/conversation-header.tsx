@@ -7,6 +7,7 @@ import { splitMatches } from './format';
 import styles from './inbox.module.css';
 import { LabelEditor } from './label-editor';
 import { PresenceAvatars } from './presence';
+import { STAFF_STALE_MS } from './staff-names';
 import type { ConversationDetails, Me } from './types';
 
 /** Snooze choices a front desk uses: later today, tomorrow morning, next week. */
@@ -37,7 +38,7 @@ export function ConversationHeader({
   callButton: ReactNode;
 }) {
   const utils = trpc.useUtils();
-  const staff = trpc.inbox.staff.useQuery(undefined, { staleTime: 300_000 });
+  const staff = trpc.inbox.staff.useQuery(undefined, { staleTime: STAFF_STALE_MS });
   const availability = useAvailability();
   const refresh = { onSettled: () => void utils.inbox.invalidate() };
   const setStatus = trpc.inbox.setStatus.useMutation(refresh);

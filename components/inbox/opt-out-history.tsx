@@ -2,6 +2,7 @@
 import type { OptOutEventSource } from '@/db/schema/enums';
 import { trpc } from '@/components/trpc/client';
 import { OPT_IN_SOURCE_LABEL } from './opt-out-control';
+import { useStaffNames } from './staff-names';
 import own from './consent-panel.module.css';
 
 const SOURCE_LABEL: Record<OptOutEventSource, string> = {
@@ -29,10 +30,9 @@ const when = (iso: string) =>
  */
 export function OptOutHistory({ conversationId }: { conversationId: number }) {
   const history = trpc.inbox.optOutHistory.useQuery({ conversationId });
-  const staff = trpc.inbox.staff.useQuery();
+  const staffName = useStaffNames();
   if (!history.data || history.data.history.length === 0) return null;
-  const nameOf = (id: number | null) =>
-    id === null ? null : (staff.data?.staffs.find((s) => s.staff_id === id)?.staff_name ?? `staff ${id}`);
+  const nameOf = (id: number | null) => (id === null ? null : (staffName(id) ?? `staff ${id}`));
   return (
     <details className={own.history} aria-label="Opt-out history">
       <summary>Opt-out history ({history.data.history.length})</summary>

@@ -7,6 +7,7 @@ import { initials } from './format';
 import { beatToSend } from './presence-beats';
 import styles from './presence.module.css';
 import { presenceTitle, typingLine } from './presence-words';
+import { useStaffNames } from './staff-names';
 
 /**
  * Colleagues on a conversation (docs/api.md#live-events): what the live stream's `presence` frames
@@ -43,11 +44,6 @@ export function usePresence(conversationId: number): Staff {
     () => present.get(conversationId) ?? NOBODY,
     () => NOBODY,
   );
-}
-
-function useStaffNames(): (staffId: number) => string | undefined {
-  const staff = trpc.inbox.staff.useQuery(undefined, { staleTime: 300_000 });
-  return (staffId) => staff.data?.staffs.find((s) => s.staff_id === staffId)?.staff_name ?? undefined;
 }
 
 /** How many avatars a row shows before "+n". */

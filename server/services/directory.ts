@@ -143,11 +143,12 @@ export async function listStaff(businessId: number, q: DirectoryQuery, tx: Tx = 
  * any size is offered everyone, not the first page of its list.
  */
 export async function mentionableStaff(businessId: number, fragment: string, tx: Tx = db) {
-  const f = escapeLike(fragment.toLowerCase());
+  // ILIKE: the database folds the case of both sides, the same way.
+  const f = escapeLike(fragment);
   const rows = await tx.execute<{ staff_id: number; staff_name: string; role: StaffRole }>(sql`
     select s.id as staff_id, s.name as staff_name, s.role from staff s
-    where s.business_id = ${businessId} and s.active and lower(s.name) like ${`%${f}%`}
-    order by lower(s.name) like ${`${f}%`} desc, s.name, s.id
+    where s.business_id = ${businessId} and s.active and s.name ilike ${`%${f}%`}
+    order by s.name ilike ${`${f}%`} desc, s.name, s.id
     limit ${MENTION_OPTIONS_MAX}`);
   return [...rows];
 }
