@@ -1,6 +1,6 @@
 import { createSql } from '@/db/connect';
 import type { Env } from '@/server/env';
-import { postWebhook, WebhookPolicy, type WebhookResult } from '@/server/lib/public-post';
+import { postWebhook, WebhookPolicy, type WebhookPolicyOptions, type WebhookResult } from '@/server/lib/public-post';
 import type { Logger } from '@/server/logger';
 import { dispatchEvents } from '@/server/services/events/dispatch';
 import { EVENT_HANDLERS } from '@/server/services/events/handlers';
@@ -57,13 +57,21 @@ const FLUSH_SIZE = 200;
 const FLUSH_MS = 20;
 const FLUSH_WRITERS = 4;
 
+/**
+ * The sender's HTTP policy. The sender bounds its requests (PER_ENDPOINT to an endpoint,
+ * MAX_IN_FLIGHT in all), so the connection pool must never make one wait: endpoints of one host
+ * (two paths of one platform) share its pool, and a pool of PER_ENDPOINT connections would let a
+ * slow one hold the other's requests, their 15 s deadline running while they wait for a connection.
+ */
+export function senderPolicy(options: Omit<WebhookPolicyOptions, 'maxSocketsPerOrigin'>): WebhookPolicy {
+  return new WebhookPolicy({ ...options, maxSocketsPerOrigin: MAX_IN_FLIGHT });
+}
+
 export type Poster = (url: string, body: string, headers: Record<string, string>) => Promise<WebhookResult>;
 
 export function startOutgoingWebhooks(config: Env, log: Logger, poster?: Poster) {
   // One policy for the process: its keep-alive connections are shared by every delivery.
-  const policy = poster
-    ? null
-    : new WebhookPolicy({ allowPrivate: config.webhookAllowPrivateUrls, maxSocketsPerOrigin: PER_ENDPOINT });
+  const policy = poster ? null : senderPolicy({ allowPrivate: config.webhookAllowPrivateUrls });
   const post: Poster = poster ?? ((url, body, headers) => postWebhook(url, body, headers, policy!));
   const sender = startSender(post, log);
   // Two loops: the outgoing webhooks' handler alone, so its deliveries never wait for a round of

@@ -24,9 +24,12 @@ export type Arrival = {
   at: number;
 };
 
+/** Longest an answer is held (hold()): under the sender's 15 s deadline, so nothing fails. */
+const HOLD_MAX_MS = 12_000;
+
 /**
  * POST /{endpoint key}, verified with the endpoint's secret (`secrets`); 204 when it verifies, 400
- * (counted) when not. `goDown`: it stops listening and drops its connections (`refuse`: connections
+ * (counted) when not. `hold`: answers wait (a slow receiver). `goDown`: it stops listening and drops its connections (`refuse`: connections
  * are refused), or answers 503; `comeBack` undoes it.
  */
 export async function startReceiver({ downMode = 'refuse' }: { downMode?: 'refuse' | '503' } = {}) {
@@ -36,6 +39,9 @@ export async function startReceiver({ downMode = 'refuse' }: { downMode?: 'refus
   let badSignatures = 0;
   let refused503 = 0;
   let down = false;
+  /** While holding: answers wait for release() or HOLD_MAX_MS, whichever is first (under the sender's 15 s deadline). */
+  let holding = false;
+  const held = new Set<() => void>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -69,7 +75,17 @@ export async function startReceiver({ downMode = 'refuse' }: { downMode?: 'refus
         occurredAt: Date.parse(payload.timestamp),
         at,
       });
-      res.writeHead(204).end();
+      if (!holding) {
+        res.writeHead(204).end();
+        return;
+      }
+      const answer = () => {
+        clearTimeout(timer);
+        held.delete(answer);
+        res.writeHead(204).end();
+      };
+      const timer = setTimeout(answer, HOLD_MAX_MS);
+      held.add(answer);
     });
   });
   server.keepAliveTimeout = 10_000;
@@ -92,6 +108,14 @@ export async function startReceiver({ downMode = 'refuse' }: { downMode?: 'refus
         server.close(() => r());
         server.closeAllConnections();
       });
+    },
+    /** Verified requests are recorded at once and answered later (release): a slow receiver, no failures. */
+    hold() {
+      holding = true;
+    },
+    release() {
+      holding = false;
+      for (const answer of [...held]) answer();
     },
     async comeBack() {
       if (downMode === 'refuse') await listen();

@@ -46,6 +46,11 @@ const DOWN_MODE: 'refuse' | '503' = process.env.BENCH_DOWN_MODE === '503' ? '503
 const INBOUND_SHARE = 0.2;
 const ASSIGN_SHARE = 0.1;
 const RESOLVE_SHARE = 0.1;
+/** Phase 1b: how long the receiver holds its answers, then how long the traffic goes on after. */
+const HOLD_SECONDS = Number(process.env.BENCH_HOLD_SECONDS ?? 20);
+const CAPACITY_SECONDS = Number(process.env.BENCH_CAPACITY_SECONDS ?? 30);
+/** Phase 1b is over when fewer than this many events and deliveries wait: about what a second offers. */
+const CAUGHT_UP_BELOW = 300;
 /** The first seconds of phase 1 are not counted in its rate (the pipeline filling). */
 const WARMUP_SECONDS = 5;
 const UP_BEFORE_SECONDS = 5;
@@ -258,10 +263,15 @@ async function main() {
       // By the clock, not by ticks: on a loaded machine a tick can take longer than its second, and
       // the outage must last DOWN_SECONDS of wall time. A late tick is counted and the next starts
       // at once (the offered rate then falls, and the printed offered rate says so).
-      const traffic = async (seconds: number, smsPerSecond: number, at: { second: number; run: () => Promise<void> }[] = []) => {
+      const traffic = async (
+        seconds: number,
+        smsPerSecond: number,
+        at: { second: number; run: () => Promise<void> }[] = [],
+        until = () => false,
+      ) => {
         const t0 = now();
         const actions = [...at];
-        for (let s = 0; now() < t0 + seconds * 1000; s++) {
+        for (let s = 0; now() < t0 + seconds * 1000 && !until(); s++) {
           while (actions.length && now() >= t0 + actions[0]!.second * 1000) await actions.shift()!.run();
           const due = t0 + s * 1000;
           if (now() > due + 1000) ticksLate++;
@@ -289,11 +299,12 @@ async function main() {
             select count(*)::int as n from webhook_deliveries where business_id = ${businessId} and status = 'pending'`
         )[0]!.n;
       /** Every event of the business dispatched (a delivery made for each that an endpoint takes) and every delivery done. */
+      const behindAndPending = () => sql`
+        select (select count(*)::int from events e where e.business_id = ${businessId}
+                  and (e.tx_id, e.id) > (select tx_id, event_id from event_handler_cursors where handler = 'outgoing-webhooks')) as behind,
+               (select count(*)::int from webhook_deliveries where business_id = ${businessId} and status = 'pending') as pending`;
       const settled = async () => {
-        const [r] = await sql<{ behind: number; pending: number }[]>`
-          select (select count(*)::int from events e where e.business_id = ${businessId}
-                    and (e.tx_id, e.id) > (select tx_id, event_id from event_handler_cursors where handler = 'outgoing-webhooks')) as behind,
-                 (select count(*)::int from webhook_deliveries where business_id = ${businessId} and status = 'pending') as pending`;
+        const [r] = await sql<{ behind: number; pending: number }[]>`${behindAndPending()}`;
         return r!.behind === 0 && r!.pending === 0;
       };
 
@@ -318,7 +329,7 @@ async function main() {
       // The worker's own capacity: the backlog left at the end of traffic delivered with the traffic
       // stopped (on 2 shared cores the traffic itself cannot offer 1,000 deliveries/s while it runs).
       const drainedArrivals = receiver.arrivals.filter((a) => a.at > p1End && a.at <= drainEnd).length;
-      const drainRate = drainSeconds > 0 ? drainedArrivals / drainSeconds : NaN;
+      const drainRate = drainedArrivals >= 500 ? drainedArrivals / drainSeconds : NaN;
       // The worker's CPU per delivery: during the traffic (it also sends the SMS) and while it drains
       // the backlog afterwards (webhooks alone: a cost that the machine's load hardly changes).
       const p1Arrivals = receiver.arrivals.filter((a) => a.at >= p1Start && a.at <= p1End).length;
@@ -380,8 +391,54 @@ async function main() {
       console.log(
         `  of which occurred_at → dispatched       p50 ${fmt(median(toDispatched), 0)} ms, p95 ${fmt(lat(toDispatched, 95), 0)} ms; dispatched → arrival p50 ${fmt(median(toReceiver), 0)} ms, p95 ${fmt(lat(toReceiver, 95), 0)} ms (the worker's POST p50 ${fmt(median(postMs), 0)} ms, p95 ${fmt(lat(postMs, 95), 0)} ms)`,
       );
+      printBreakdown(p1, createdAt);
       console.log(
         `  arrival − request returned (${sinceReturned.length})  p50 ${fmt(median(sinceReturned), 0)} ms, p95 ${fmt(lat(sinceReturned, 95), 0)} ms, p99 ${fmt(lat(sinceReturned, 99), 0)} ms`,
+      );
+
+      // --- Phase 1b: the sustained rate, under traffic. The receiver holds its answers for
+      // HOLD_SECONDS while the traffic goes on (a backlog builds; nothing fails: each answer comes
+      // within 12 s), then answers everything at once while the traffic goes on: the rate at which the
+      // worker delivers the backlog and the new events until it has caught up is what it sustains
+      // beside the traffic (the traffic alone cannot offer 1,000/s on 2 shared cores).
+      receiver.hold();
+      await traffic(HOLD_SECONDS, SMS_PER_SECOND);
+      const [held] = await sql<{ behind: number; pending: number }[]>`${behindAndPending()}`;
+      const releasedAt = now();
+      const releasedArrivals = receiver.arrivals.length;
+      receiver.release();
+      let caughtUpAt = NaN;
+      let trafficOver = false;
+      await Promise.all([
+        // Until caught up and a few seconds more (what the last ticks offer is delivered as it comes).
+        traffic(CAPACITY_SECONDS, SMS_PER_SECOND, [], () => now() > caughtUpAt + 3_000).finally(() => (trafficOver = true)),
+        (async () => {
+          // Caught up: what waits (undispatched events and pending deliveries) is back to under a second's worth.
+          while (!trafficOver) {
+            const [r] = await sql<{ behind: number; pending: number }[]>`${behindAndPending()}`;
+            if (r!.behind + r!.pending <= CAUGHT_UP_BELOW) {
+              caughtUpAt = now();
+              return;
+            }
+            await sleep(100);
+          }
+        })(),
+      ]);
+      const sustainedArrivals = receiver.arrivals
+        .slice(releasedArrivals)
+        .filter((a) => a.at > releasedAt && a.at <= caughtUpAt).length;
+      const sustainedRate = sustainedArrivals / ((caughtUpAt - releasedAt) / 1000);
+      if (!(await waitUntil(settled, 120_000, 100))) throw new Error('the held backlog was not delivered');
+      console.log(
+        `\nphase 1b: the receiver held its answers ${HOLD_SECONDS} s under traffic, then answered at once while the traffic went on (until caught up, at most ${CAPACITY_SECONDS} s)`,
+      );
+      console.log(
+        `  backlog at release                     ${held!.behind} events not dispatched, ${held!.pending} deliveries pending`,
+      );
+      console.log(
+        Number.isFinite(caughtUpAt)
+          ? `  caught up ${fmt((caughtUpAt - releasedAt) / 1000)} s after release: ${sustainedArrivals} deliveries, ${fmt(sustainedRate, 0)}/s sustained under traffic`
+          : `  not caught up while the traffic went on (${CAPACITY_SECONDS} s)`,
       );
 
       // --- Phase 2: the receiver down for DOWN_SECONDS while traffic goes on, then back. ---
@@ -504,18 +561,25 @@ async function main() {
           unit: '/s',
           digits: 0,
           ceiling: { name: 'POST → receiver, no DB', value: ceiling },
-          target: '≥ 1,000/s and keeping up',
-          ok: rate >= 1000 && rate >= 0.95 * offeredRate,
+          target: 'keeping up (≥ 95% of offered)',
+          ok: rate >= 0.95 * offeredRate,
         },
         { name: 'deliveries offered/s (same window)', value: offeredRate, unit: '/s', digits: 0 },
+        {
+          name: 'deliveries/s sustained under traffic (phase 1b)',
+          value: sustainedRate,
+          unit: '/s',
+          digits: 0,
+          ceiling: { name: 'POST → receiver, no DB', value: ceiling },
+          target: '≥ 1,000/s',
+          ok: sustainedRate >= 1000,
+        },
         {
           name: 'deliveries/s draining the backlog after traffic',
           value: drainRate,
           unit: '/s',
           digits: 0,
           ceiling: { name: 'POST → receiver, no DB', value: ceiling },
-          target: '≥ 1,000/s',
-          ok: drainRate >= 1000,
         },
         {
           name: 'arrival − occurred_at p50',
@@ -599,3 +663,38 @@ async function main() {
 }
 
 runBench(main);
+
+/**
+ * Where the time goes, by kind of delivery: per event type, and for a conversation's next event (the
+ * endpoint's previous delivery of the conversation made in an earlier round, under 2 s before:
+ * it waits for that one's outcome) against the rest. p50/p95 of occurred_at → dispatched and
+ * dispatched → arrival, in ms.
+ */
+function printBreakdown(arrivals: Arrival[], createdAt: Map<string, number>) {
+  const previous = new Map<string, number>();
+  const groups = new Map<string, { toDispatched: number[]; toReceiver: number[] }>();
+  const add = (group: string, toDispatched: number, toReceiver: number) => {
+    const g = groups.get(group) ?? { toDispatched: [], toReceiver: [] };
+    g.toDispatched.push(toDispatched);
+    g.toReceiver.push(toReceiver);
+    groups.set(group, g);
+  };
+  const ordered = [...arrivals].sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0));
+  for (const a of ordered) {
+    const created = createdAt.get(`${a.endpoint}:${a.id}`);
+    if (created === undefined) continue;
+    add(`  ${a.type}`, created - a.occurredAt, a.at - created);
+    if (a.conversationId === null) continue;
+    const key = `${a.endpoint}:${a.conversationId}`;
+    const before = previous.get(key);
+    previous.set(key, created);
+    const follows = before !== undefined && before < created && created - before < 2_000;
+    add(follows ? 'next event of a conversation' : 'first, or with its predecessor', created - a.occurredAt, a.at - created);
+  }
+  console.log('  breakdown (ms)                           n   →dispatched p50/p95   dispatched→arrival p50/p95');
+  for (const [group, g] of [...groups].sort()) {
+    console.log(
+      `    ${group.padEnd(36)} ${String(g.toDispatched.length).padStart(5)}   ${fmt(median(g.toDispatched), 0).padStart(6)} / ${fmt(percentile(g.toDispatched, 95), 0).padStart(6)}   ${fmt(median(g.toReceiver), 0).padStart(6)} / ${fmt(percentile(g.toReceiver, 95), 0).padStart(6)}`,
+    );
+  }
+}

@@ -6,14 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES, type EventType } from '@/db/schema';
 import { db, type Tx } from '@/server/db/client';
 import { env } from '@/server/env';
-import { WebhookPolicy, postWebhook } from '@/server/lib/public-post';
+import { postWebhook } from '@/server/lib/public-post';
 import { logger } from '@/server/logger';
 import { recordEvents, type NewEvent } from '@/server/services/events/record';
 import { createStaff, createTenant } from '@/server/testing/factories';
 import { issueSession } from '@/server/services/auth';
 import { api, jsonOf } from '@/server/testing/http';
 import { RETRY_DELAYS_SECONDS } from '@/server/shared/outgoing-webhooks';
-import { PER_ENDPOINT, PREFETCH, startOutgoingWebhooks } from '@/workers/outgoing-webhooks';
+import { PER_ENDPOINT, PREFETCH, senderPolicy, startOutgoingWebhooks } from '@/workers/outgoing-webhooks';
 import { createWebhookEndpoint } from './endpoints';
 import { CHAIN_LENGTH, claimStatement, extendLeases, LEASE_SECONDS, pruneWebhookDeliveries, retryDelaySeconds } from './deliver';
 
@@ -25,7 +25,7 @@ import { CHAIN_LENGTH, claimStatement, extendLeases, LEASE_SECONDS, pruneWebhook
  */
 process.env.WEBHOOK_ALLOW_PRIVATE_URLS = 'true'; // the receiver is on 127.0.0.1
 
-type Received = { headers: http.IncomingHttpHeaders; body: string; at: number };
+type Received = { path: string; headers: http.IncomingHttpHeaders; body: string; at: number };
 type Answer = { status: number; headers?: Record<string, string>; hang?: boolean };
 
 /** A local receiver: records every request, answers what `answer` says for it. */
@@ -35,7 +35,7 @@ async function startReceiver(answer: (r: Received) => Answer = () => ({ status: 
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString('utf8')));
     req.on('end', () => {
-      const r = { headers: req.headers, body, at: Date.now() };
+      const r = { path: req.url ?? '', headers: req.headers, body, at: Date.now() };
       received.push(r);
       const a = answer(r);
       if (a.hang) return;
@@ -43,9 +43,10 @@ async function startReceiver(answer: (r: Received) => Answer = () => ({ status: 
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    url,
+    url: `${origin}/hooks`,
+    origin,
     received,
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
@@ -53,8 +54,9 @@ async function startReceiver(answer: (r: Received) => Answer = () => ({ status: 
 
 let worker: ReturnType<typeof startOutgoingWebhooks>;
 beforeAll(() => {
-  // Attempts time out after 5 s here (15 s in production), so a hanging receiver is quick to test.
-  const policy = new WebhookPolicy({ allowPrivate: true, timeoutMs: 5_000 });
+  // The worker's own policy, but attempts time out after 5 s here (15 s in production), so a
+  // hanging receiver is quick to test.
+  const policy = senderPolicy({ allowPrivate: true, timeoutMs: 5_000 });
   worker = startOutgoingWebhooks(env(), logger, (url, body, headers) => postWebhook(url, body, headers, policy));
 });
 afterAll(async () => {
@@ -482,13 +484,20 @@ describe('deliveries', () => {
     }
   });
 
-  it('a hanging endpoint holds only its own share; rotation signs with both secrets for a day; test events', async () => {
+  it('a hanging endpoint holds only its own share, even beside another of its host; rotation signs with both secrets for a day; test events', async () => {
     const t = await createTenant();
-    const hanging = await startReceiver(() => ({ status: 200, hang: true }));
-    const healthy = await startReceiver();
+    // One host, two endpoints (a platform's two paths): they share the worker's connections to it.
+    const host = await startReceiver((r) => (r.path === '/slow' ? { status: 200, hang: true } : { status: 200 }));
+    const of = (path: string) => ({
+      get received() {
+        return host.received.filter((r) => r.path === path);
+      },
+    });
+    const hanging = of('/slow');
+    const healthy = of('/fast');
     try {
-      const slow = await createEndpoint(t, { url: hanging.url, event_types: ['conversation.woke'] });
-      const fast = await createEndpoint(t, { url: healthy.url, event_types: ['conversation.woke'] });
+      const slow = await createEndpoint(t, { url: `${host.origin}/slow`, event_types: ['conversation.woke'] });
+      const fast = await createEndpoint(t, { url: `${host.origin}/fast`, event_types: ['conversation.woke'] });
       const events = Array.from({ length: 100 }, (_, i): NewEvent => ({
         type: 'conversation.woke',
         businessId: t.business.id,
@@ -500,7 +509,8 @@ describe('deliveries', () => {
       await recordEvents(events.slice(0, 10));
       await expect.poll(() => hanging.received.length, { timeout: 10_000 }).toBe(10);
       await recordEvents(events.slice(10));
-      await expect.poll(() => healthy.received.length, { timeout: 10_000 }).toBe(100);
+      // Well within the hanging requests' deadline (5 s here): none of the healthy ones waited for a connection.
+      await expect.poll(() => healthy.received.length, { timeout: 3_000 }).toBe(100);
       // Meanwhile the hanging endpoint holds its share of requests, no more, none of them answered yet.
       await expect.poll(() => hanging.received.length).toBe(PER_ENDPOINT);
       await new Promise((r) => setTimeout(r, 1_500)); // the sender's idle pass included
@@ -544,8 +554,7 @@ describe('deliveries', () => {
       expect(log.deliveries[0]).toMatchObject({ event_type: 'webhook.test', status: 'delivered', last_status_code: 200 });
       expect(JSON.parse(log.deliveries[0].request_body).type).toBe('webhook.test');
     } finally {
-      await hanging.close();
-      await healthy.close();
+      await host.close();
     }
   });
 });
