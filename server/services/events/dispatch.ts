@@ -84,33 +84,14 @@ export async function dispatchEvents(handler: EventHandler, batch = BATCH, tx: T
     const [lock] = await tx.execute<{ locked: boolean }>(sql`
       select pg_try_advisory_xact_lock(hashtextextended(${`event-handler:${handler.name}`}, 0)) as locked`);
     if (!lock?.locked) return 0;
-    // Read after the lock: the cursor as the previous holder committed it. A handler's first run creates it.
-    const [cursor] = await tx.execute<{ tx_id: string; event_id: number }>(sql`
-      select tx_id::text, event_id from event_handler_cursors where handler = ${handler.name}`);
-    const start =
-      cursor ??
-      (
-        await tx.execute<{ tx_id: string; event_id: number }>(sql`
-          insert into event_handler_cursors (handler) values (${handler.name}) on conflict do nothing
-          returning tx_id::text, event_id`)
-      )[0];
-    if (!start) return 0;
-    // The handler this one runs behind: nothing past its cursor (no cursor yet: it has read nothing).
-    const bound = handler.after
-      ? sql`and (tx_id, id) <= (select c.tx_id, c.event_id from event_handler_cursors c where c.handler = ${handler.after})`
-      : sql``;
-    const rows = await tx.execute<EventRow & { tx_id_text: string }>(sql`
-      select id, business_id, type, conversation_id, message_id, client_id, actor_type, actor_staff_id,
-             -- Only what the handler takes is read whole: the rest are only passed.
-             case when ${equalsAny(sql`type`, handler.types, 'text')} then data end as data, occurred_at,
-             tx_id::text as tx_id_text
-      from events
-      where (tx_id, id) > (${start.tx_id}::xid8, ${start.event_id}::bigint)
-        and tx_id < pg_snapshot_xmin(pg_current_snapshot())
-        ${bound}
-      -- The xid8 column, not its text (as text, 1000 sorts before 999: a batch cut there skips events)
-      order by events.tx_id, events.id
-      limit ${batch}`);
+    // Read after the lock: the cursor as the previous holder committed it, and what follows it, in
+    // one statement. A handler's first run creates its cursor, then reads.
+    let read = await nextBatch(handler, batch, tx);
+    if (read.length === 0) {
+      await tx.execute(sql`insert into event_handler_cursors (handler) values (${handler.name}) on conflict do nothing`);
+      read = await nextBatch(handler, batch, tx);
+    }
+    const rows = read.filter((r): r is BatchRow & EventRow => r.id !== null);
     if (rows.length === 0) return 0;
     const wanted = new Set<string>(handler.types);
     const events = rows.filter((r) => wanted.has(r.type)).map(toLoggedEvent);
@@ -120,4 +101,34 @@ export async function dispatchEvents(handler: EventHandler, batch = BATCH, tx: T
                          where handler = ${handler.name}`);
     return rows.length;
   });
+}
+
+/** A row of nextBatch: an event past the cursor, or nulls when none is (the cursor exists). */
+type BatchRow = { [K in keyof EventRow]: EventRow[K] | null } & { tx_id_text: string | null };
+
+/**
+ * The events past `handler`'s cursor, in order, at most `batch`, of transactions older than every
+ * one still running; no row if it has no cursor, one row of nulls if nothing follows it.
+ */
+function nextBatch(handler: EventHandler, batch: number, tx: Tx) {
+  // The handler this one runs behind: nothing past its cursor (no cursor yet: it has read nothing).
+  const bound = handler.after
+    ? sql`and (e.tx_id, e.id) <= (select a.tx_id, a.event_id from event_handler_cursors a where a.handler = ${handler.after})`
+    : sql``;
+  return tx.execute<BatchRow>(sql`
+    select e.* from event_handler_cursors c
+    left join lateral (
+      select e.id, e.business_id, e.type, e.conversation_id, e.message_id, e.client_id, e.actor_type, e.actor_staff_id,
+             -- Only what the handler takes is read whole: the rest are only passed.
+             case when ${equalsAny(sql`e.type`, handler.types, 'text')} then e.data end as data, e.occurred_at,
+             e.tx_id::text as tx_id_text
+      from events e
+      where (e.tx_id, e.id) > (c.tx_id, c.event_id)
+        and e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+        ${bound}
+      -- The xid8 column, not its text (as text, 1000 sorts before 999: a batch cut there skips events)
+      order by e.tx_id, e.id
+      limit ${batch}
+    ) e on true
+    where c.handler = ${handler.name}`);
 }
