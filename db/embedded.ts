@@ -74,6 +74,8 @@ export async function startEmbeddedPostgres(options: {
   port?: number;
   database?: string;
   log?: (line: string) => void;
+  /** More server settings (`-c name=value` pairs), e.g. a benchmark's track_commit_timestamp. */
+  settings?: Record<string, string>;
 }): Promise<EmbeddedDb> {
   const dataDir = path.resolve(options.dataDir);
   const port = options.port ?? (await freePort());
@@ -92,7 +94,10 @@ export async function startEmbeddedPostgres(options: {
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     // Small, fast, local: a development database does not need to survive a power cut.
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+    postgresFlags: [
+      ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
     initdbFlags: ['--encoding=UTF8'],
     onLog: (m) => log(m.trim()),
     onError: (m) => log(String(m)),

@@ -1,4 +1,3 @@
-import { Webhook } from 'standardwebhooks';
 import { fmt, median, percentile, pool, printFigures, sleep, waitUntil, type Figure } from './harness';
 import { cloneAppointments } from './clone-appointments';
 import { now, startReceiver } from './receiver';
@@ -72,7 +71,7 @@ async function main(): Promise<number> {
     event_types: ['appointment.confirmed'],
     description: 'bench appointments',
   });
-  receiver.secrets.set('confirmed', new Webhook(String(endpoint.secret)));
+  await receiver.addEndpoint('confirmed', String(endpoint.secret));
   console.log(`seeded business ${businessId}: ${clients.length.toLocaleString('en-US')} clients, default reminder rules`);
 
   // --- Scheduling: appointments through upsertAppointment (measured), the rest in bulk (setup). ---

@@ -39,15 +39,18 @@ export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number
   return false;
 }
 
-/** DATABASE_URL when set (its database is used as is), else a throw-away embedded PostgreSQL. */
-export async function benchDatabase(): Promise<{ url: string; stop: () => Promise<void> }> {
+/**
+ * BENCH_DATABASE_URL when set (its database is used as is), else a throw-away embedded PostgreSQL
+ * with `settings` (server settings, such as track_commit_timestamp).
+ */
+export async function benchDatabase(settings: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<void> }> {
   if (process.env.BENCH_DATABASE_URL) {
     await migrateDatabase(process.env.BENCH_DATABASE_URL);
     return { url: process.env.BENCH_DATABASE_URL, stop: async () => {} };
   }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'messaging-bench-'));
   chmodSync(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg') });
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), settings });
   await migrateDatabase(pg.url);
   return {
     url: pg.url,

@@ -1,12 +1,15 @@
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { freePort } from '@/db/embedded';
 
 /**
  * The platform's side of the outgoing webhooks (docs/api.md#webhooks-you-receive-from-us) for the
- * benchmarks (bench:webhooks-out, bench:appointments): a local HTTP server in the bench's process
- * that verifies every delivery with `standardwebhooks` and the endpoint's secret, and records each
- * arrival with its time. server/testing/webhook-receiver.ts is the tests' (vitest's hooks, no
+ * benchmarks (bench:webhooks-out, bench:appointments): a local HTTP server that verifies every
+ * delivery with `standardwebhooks` and the endpoint's secret, and records each arrival with its
+ * time; in the bench's process (startReceiver), or in a process of its own (startReceiverProcess:
+ * a platform's receiver is not slowed by the bench's traffic generator, whose event loop stalls
+ * tens of ms under load). server/testing/webhook-receiver.ts is the tests' (vitest's hooks, no
  * verification, no outage).
  */
 
@@ -32,7 +35,7 @@ const HOLD_MAX_MS = 12_000;
  * (counted) when not. `hold`: answers wait (a slow receiver). `goDown`: it stops listening and drops its connections (`refuse`: connections
  * are refused), or answers 503; `comeBack` undoes it.
  */
-export async function startReceiver({ downMode = 'refuse' }: { downMode?: 'refuse' | '503' } = {}) {
+export async function startReceiver({ downMode = 'refuse' }: { downMode?: 'refuse' | '503' } = {}): Promise<Receiver> {
   const port = await freePort();
   const secrets = new Map<string, Webhook>();
   const arrivals: Arrival[] = [];
@@ -93,7 +96,8 @@ export async function startReceiver({ downMode = 'refuse' }: { downMode?: 'refus
   await listen();
   return {
     url: `http://127.0.0.1:${port}`,
-    secrets,
+    addEndpoint: async (key, secret) => void secrets.set(key, new Webhook(secret)),
+    sync: async () => {},
     arrivals,
     get badSignatures() {
       return badSignatures;
@@ -110,10 +114,10 @@ export async function startReceiver({ downMode = 'refuse' }: { downMode?: 'refus
       });
     },
     /** Verified requests are recorded at once and answered later (release): a slow receiver, no failures. */
-    hold() {
+    async hold() {
       holding = true;
     },
-    release() {
+    async release() {
       holding = false;
       for (const answer of [...held]) answer();
     },
@@ -124,4 +128,79 @@ export async function startReceiver({ downMode = 'refuse' }: { downMode?: 'refus
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
   };
 }
-export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+export type Receiver = {
+  url: string;
+  /** Requests to /{key} are verified with `secret`. */
+  addEndpoint: (key: string, secret: string) => Promise<void>;
+  /** Every arrival the receiver has recorded so far is in `arrivals` once this resolves. */
+  sync: () => Promise<void>;
+  arrivals: Arrival[];
+  readonly badSignatures: number;
+  readonly refused503: number;
+  hold: () => Promise<void>;
+  release: () => Promise<void>;
+  goDown: () => Promise<void>;
+  comeBack: () => Promise<void>;
+  close: () => Promise<void>;
+};
+
+type Command = 'addEndpoint' | 'sync' | 'hold' | 'release' | 'goDown' | 'comeBack' | 'close';
+export type ReceiverCommand = { id: number; op: Command; key?: string; secret?: string };
+export type ReceiverMessage =
+  { ready: string } | { arrivals: Arrival[]; badSignatures: number; refused503: number } | { ack: number };
+
+/** startReceiver in a child process (receiver-process.ts), driven over IPC, its arrivals sent back every 50 ms. */
+export async function startReceiverProcess({ downMode = 'refuse' }: { downMode?: 'refuse' | '503' } = {}): Promise<Receiver> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'e2e/bench/receiver-process.ts'], {
+    env: { ...process.env, RECEIVER_DOWN_MODE: downMode },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const arrivals: Arrival[] = [];
+  let badSignatures = 0;
+  let refused503 = 0;
+  const acks = new Map<number, () => void>();
+  let next = 0;
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the receiver process exited (${code})`)));
+    child.on('message', (m: ReceiverMessage) => {
+      if ('ready' in m) resolve(m.ready);
+      else if ('arrivals' in m) {
+        for (const a of m.arrivals) arrivals.push(a);
+        badSignatures = m.badSignatures;
+        refused503 = m.refused503;
+      } else {
+        acks.get(m.ack)?.();
+        acks.delete(m.ack);
+      }
+    });
+  });
+  const call = (op: Command, extra: Partial<ReceiverCommand> = {}) =>
+    new Promise<void>((resolve) => {
+      const id = ++next;
+      acks.set(id, resolve);
+      child.send({ id, op, ...extra } satisfies ReceiverCommand);
+    });
+  return {
+    url,
+    arrivals,
+    get badSignatures() {
+      return badSignatures;
+    },
+    get refused503() {
+      return refused503;
+    },
+    addEndpoint: (key, secret) => call('addEndpoint', { key, secret }),
+    sync: () => call('sync'),
+    hold: () => call('hold'),
+    release: () => call('release'),
+    goDown: () => call('goDown'),
+    comeBack: () => call('comeBack'),
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      await call('close');
+      child.disconnect();
+      await exited;
+    },
+  };
+}

@@ -84,9 +84,12 @@ export const productEnv = (
   ...extra,
 });
 
-/** Starts the stack; `env` adds to the web server's and the worker's environment. */
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
-  const database = await benchDatabase();
+/**
+ * Starts the stack; `env` adds to the web server's and the worker's environment, `settings` to an
+ * embedded PostgreSQL's.
+ */
+export async function startStack(env: Record<string, string> = {}, settings: Record<string, string> = {}): Promise<Stack> {
+  const database = await benchDatabase(settings);
   onStop(() => database.stop());
   const sql = createSql(database.url, { max: 4 });
   onStop(() => sql.end());

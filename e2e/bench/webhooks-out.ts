@@ -1,30 +1,35 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
 import { postWebhook, WebhookPolicy } from '@/server/lib/public-post';
 import { fmt, median, percentile, pool, repeatCount, repeatRuns, sleep, waitUntil, type Figure } from './harness';
-import { now, startReceiver, type Arrival, type Receiver } from './receiver';
+import { now, startReceiverProcess, type Arrival, type Receiver } from './receiver';
 import { inboundSid, machine, onStop, runBench, startStack } from './stack';
 
 /**
  * `npm run bench:webhooks-out [-- --repeat N]`: outgoing webhooks (docs/api.md#webhooks-you-receive-from-us)
  * end to end. The production web server and ONE worker (workers/index.ts, WEBHOOK_ALLOW_PRIVATE_URLS=true)
- * against a local receiver in this process that verifies every signature with `standardwebhooks` and
- * records each arrival's webhook-id, type, data.sequence, data.conversation_id and time. Two
- * endpoints are registered over REST: one for every type, one for the conversation types and
- * message.received. The events come from real traffic, every second: a bulk request of SMS to new
- * clients (conversation.created, message.created, and message.status_updated when the worker has
- * sent them to the fake Twilio), signed `delivered` status callbacks for the texts sent the second
- * before, inbound SMS (message.received, and conversation.status_changed when it reopens one),
- * assignments and resolutions over REST.
+ * against a local receiver in a process of its own (receiver-process.ts) that verifies every
+ * signature with `standardwebhooks` and records each arrival's webhook-id, type, data.sequence,
+ * data.conversation_id and time. Two endpoints are registered over REST: one for every type, one
+ * for the conversation types and message.received. The events come from real traffic, every
+ * second: a bulk request of SMS to new clients (conversation.created, message.created, and
+ * message.status_updated when the worker has sent them to the fake Twilio), signed `delivered`
+ * status callbacks for the texts sent the second before, inbound SMS (message.received, and
+ * conversation.status_changed when it reopens one), assignments and resolutions over REST.
  *
  * Phase 1 (throughput): BENCH_SECONDS (30) of traffic; deliveries/s accepted by the receiver over
  * the window after the first 5 s, beside the rate offered and the ceiling (the product's POST from
  * this process to the same receiver, no database); latency p50/p95/p99 of receiver arrival minus
- * the event's `occurred_at` (the start of its transaction: an upper bound of commit → receiver) and
- * minus the time the request that caused it returned (after the commit: a lower bound); and the
- * rate at which the backlog left when the traffic stops is delivered (the worker's capacity: the
- * traffic shares the cores and cannot offer that much while it runs).
+ * the event's commit (track_commit_timestamp, on in the embedded PostgreSQL), minus its
+ * `occurred_at` (its transaction's start) and minus the time the request that caused it returned;
+ * a breakdown by event type; and the rate at which a backlog left when the traffic stops is
+ * delivered.
+ *
+ * Phase 1b (sustained rate): the receiver holds its answers BENCH_HOLD_SECONDS (20) while the
+ * traffic goes on, then answers at once; deliveries/s from then until the worker has caught up,
+ * the traffic still going.
  *
  * Phase 2 (outage): traffic at BENCH_OUTAGE_SMS_PER_SECOND; after 5 s the receiver refuses
  * connections (BENCH_DOWN_MODE=503: answers 503) for BENCH_DOWN_SECONDS (60), then is back while
@@ -90,7 +95,7 @@ function cpuSeconds(pid: number | undefined): number {
 /** The receiver's own ceiling: the product's POST (same policy as the worker's) from this process, no database. */
 async function ceilingRate(receiver: Receiver): Promise<number> {
   const secret = `whsec_${Buffer.from('bench-ceiling-secret-0123456789!').toString('base64')}`;
-  receiver.secrets.set('ceiling', new Webhook(secret));
+  await receiver.addEndpoint('ceiling', secret);
   const wh = new Webhook(secret);
   const policy = new WebhookPolicy({ allowPrivate: true, maxSocketsPerOrigin: 32 });
   const n = 5000;
@@ -118,6 +123,7 @@ async function ceilingRate(receiver: Receiver): Promise<number> {
   );
   const rate = n / ((performance.now() - t0) / 1000);
   policy.close();
+  await receiver.sync();
   // The ceiling's arrivals are not the run's.
   for (let i = receiver.arrivals.length - 1; i >= 0; i--)
     if (receiver.arrivals[i]!.endpoint === 'ceiling') receiver.arrivals.splice(i, 1);
@@ -130,9 +136,19 @@ async function main() {
   console.log(
     `bench:webhooks-out on ${machine()}${repeat > 1 ? `, --repeat ${repeat}` : ''}; receiver down: ${DOWN_MODE === 'refuse' ? 'connections refused' : '503'}`,
   );
-  const receiver = await startReceiver({ downMode: DOWN_MODE });
+  const receiver = await startReceiverProcess({ downMode: DOWN_MODE });
   onStop(() => receiver.close());
-  const { sql, fake, worker, ...stack } = await startStack({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+  // Commit timestamps: each event's commit, where the target's latency starts (occurred_at is its transaction's start).
+  const { sql, fake, worker, ...stack } = await startStack(
+    { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
+    { track_commit_timestamp: 'on' },
+  );
+  const [tracking] = await sql<{ track_commit_timestamp: string }[]>`show track_commit_timestamp`;
+  const commitsTracked = tracking!.track_commit_timestamp === 'on';
+  if (!commitsTracked)
+    console.log(
+      'BENCH_DATABASE_URL: its server does not record commit timestamps (track_commit_timestamp = on, then a restart): commit → arrival is n/a, occurred_at (the transaction’s start) stands in',
+    );
   const api = (path: string, body: unknown) => stack.api('POST', path, body);
   let failedChecks = 0;
 
@@ -169,7 +185,7 @@ async function main() {
           ...(types && { event_types: types }),
           description: `bench ${key}`,
         });
-        receiver.secrets.set(`${run}-${key}`, new Webhook(String(endpoint.secret)));
+        await receiver.addEndpoint(`${run}-${key}`, String(endpoint.secret));
       }
 
       // --- Traffic: one tick a second. ---
@@ -311,6 +327,7 @@ async function main() {
       // Warm-up, not counted: a small request through the whole path.
       await tick(50);
       if (!(await waitUntil(settled, 60_000, 100))) throw new Error('warm-up deliveries did not finish');
+      await receiver.sync();
       const ceiling = await ceilingRate(receiver);
 
       // --- Phase 1: throughput and latency. ---
@@ -318,11 +335,16 @@ async function main() {
       const cpuAtStart = cpuSeconds(worker.pid);
       const p1Start = now();
       const offeredBefore = receiver.arrivals.length;
+      // This process's event loop: the receiver answers in it, beside the traffic generator.
+      const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+      loopDelay.enable();
       await traffic(SECONDS, SMS_PER_SECOND);
+      loopDelay.disable();
       const p1End = now();
       const cpuAtEnd = cpuSeconds(worker.pid);
       const pendingAtEnd = await pendingCount();
       const drained = await waitUntil(settled, 120_000, 100);
+      await receiver.sync();
       const drainEnd = now();
       const cpuAfterDrain = cpuSeconds(worker.pid);
       const drainSeconds = (drainEnd - p1End) / 1000;
@@ -344,6 +366,20 @@ async function main() {
         where business_id = ${businessId} and (payload->>'timestamp')::timestamptz between to_timestamp(${windowStart / 1000}) and to_timestamp(${p1End / 1000})`;
       const offeredRate = offered!.n / ((p1End - windowStart) / 1000);
       const sinceOccurred = p1.map((a) => a.at - a.occurredAt);
+      // Each event's commit (track_commit_timestamp): the start of the target's latency.
+      const commits = commitsTracked
+        ? await sql<{ id: string; committed: number }[]>`
+            select id::text, extract(epoch from pg_xact_commit_timestamp(xmin))::float8 * 1000 as committed
+            from events where business_id = ${businessId} and occurred_at >= to_timestamp(${(p1Start - 1000) / 1000})`
+        : [];
+      const committedAt = new Map(commits.map((r) => [r.id, r.committed]));
+      const sinceCommit = p1.flatMap((a) => {
+        const committed = committedAt.get(a.id);
+        return committed === undefined ? [] : [a.at - committed];
+      });
+      /** Where an event's latency starts: its commit, or (not recorded) its transaction's start. */
+      const startOf = (a: Arrival) => committedAt.get(a.id) ?? a.occurredAt;
+      const from = commitsTracked ? 'commit' : 'occurred_at';
       // Inbound texts: their message ids, by the MessageSid each request carried.
       const inboundIds = await sql<{ id: number; sid: string }[]>`
         select id, provider_message_id as sid from messages where provider_message_id = any(${[...inboundSids.keys()]})`;
@@ -369,7 +405,7 @@ async function main() {
       for (const a of p1) {
         const created = createdAt.get(`${a.endpoint}:${a.id}`);
         if (created === undefined) continue;
-        toDispatched.push(created - a.occurredAt);
+        toDispatched.push(created - startOf(a));
         toReceiver.push(a.at - created);
       }
       const lat = (v: number[], p: number) => percentile(v, p);
@@ -389,9 +425,15 @@ async function main() {
         `  arrival − occurred_at (${p1.length})       p50 ${fmt(median(sinceOccurred), 0)} ms, p95 ${fmt(lat(sinceOccurred, 95), 0)} ms, p99 ${fmt(lat(sinceOccurred, 99), 0)} ms, max ${fmt(Math.max(...sinceOccurred), 0)} ms`,
       );
       console.log(
-        `  of which occurred_at → dispatched       p50 ${fmt(median(toDispatched), 0)} ms, p95 ${fmt(lat(toDispatched, 95), 0)} ms; dispatched → arrival p50 ${fmt(median(toReceiver), 0)} ms, p95 ${fmt(lat(toReceiver, 95), 0)} ms (the worker's POST p50 ${fmt(median(postMs), 0)} ms, p95 ${fmt(lat(postMs, 95), 0)} ms)`,
+        `  arrival − commit (${sinceCommit.length})            p50 ${fmt(median(sinceCommit), 0)} ms, p95 ${fmt(lat(sinceCommit, 95), 0)} ms, p99 ${fmt(lat(sinceCommit, 99), 0)} ms, max ${fmt(Math.max(...sinceCommit), 0)} ms`,
       );
-      printBreakdown(p1, createdAt);
+      console.log(
+        `  of which ${from.padEnd(11)} → dispatched       p50 ${fmt(median(toDispatched), 0)} ms, p95 ${fmt(lat(toDispatched, 95), 0)} ms; dispatched → arrival p50 ${fmt(median(toReceiver), 0)} ms, p95 ${fmt(lat(toReceiver, 95), 0)} ms (the worker's POST p50 ${fmt(median(postMs), 0)} ms, p95 ${fmt(lat(postMs, 95), 0)} ms)`,
+      );
+      printBreakdown(p1, createdAt, startOf);
+      console.log(
+        `  the bench's event loop (the traffic generator; the receiver has its own) delay p50 ${fmt(loopDelay.percentile(50) / 1e6, 0)} ms, p99 ${fmt(loopDelay.percentile(99) / 1e6, 0)} ms, max ${fmt(loopDelay.max / 1e6, 0)} ms`,
+      );
       console.log(
         `  arrival − request returned (${sinceReturned.length})  p50 ${fmt(median(sinceReturned), 0)} ms, p95 ${fmt(lat(sinceReturned, 95), 0)} ms, p99 ${fmt(lat(sinceReturned, 99), 0)} ms`,
       );
@@ -401,12 +443,12 @@ async function main() {
       // within 12 s), then answers everything at once while the traffic goes on: the rate at which the
       // worker delivers the backlog and the new events until it has caught up is what it sustains
       // beside the traffic (the traffic alone cannot offer 1,000/s on 2 shared cores).
-      receiver.hold();
+      await receiver.hold();
       await traffic(HOLD_SECONDS, SMS_PER_SECOND);
       const [held] = await sql<{ behind: number; pending: number }[]>`${behindAndPending()}`;
       const releasedAt = now();
       const releasedArrivals = receiver.arrivals.length;
-      receiver.release();
+      await receiver.release();
       let caughtUpAt = NaN;
       let trafficOver = false;
       await Promise.all([
@@ -424,6 +466,7 @@ async function main() {
           }
         })(),
       ]);
+      await receiver.sync();
       const sustainedArrivals = receiver.arrivals
         .slice(releasedArrivals)
         .filter((a) => a.at > releasedAt && a.at <= caughtUpAt).length;
@@ -500,6 +543,7 @@ async function main() {
           );
         }
       }
+      await receiver.sync();
       const p2After = receiver.arrivals.slice(p2Start).filter((a) => a.occurredAt >= backAt);
       const sinceBack = p2After.map((a) => a.at - a.occurredAt);
 
@@ -553,7 +597,7 @@ async function main() {
         `  checks: ${runArrivals.length} deliveries accepted, ${missing} events missing, ${undelivered} still pending, ${duplicates} duplicate webhook-ids, ${outOfOrder} out of order, ${gaps} conversations with a gap, ${receiver.badSignatures} bad signatures`,
       );
 
-      const p95 = percentile(sinceOccurred, 95);
+      const p95 = percentile(sinceCommit, 95);
       const figures: Figure[] = [
         {
           name: 'deliveries accepted/s (steady window)',
@@ -582,14 +626,14 @@ async function main() {
           ceiling: { name: 'POST → receiver, no DB', value: ceiling },
         },
         {
-          name: 'arrival − occurred_at p50',
-          value: median(sinceOccurred),
+          name: 'arrival − commit p50',
+          value: median(sinceCommit),
           unit: 'ms',
           digits: 0,
           lowerIsBetter: true,
         },
         {
-          name: 'arrival − occurred_at p95',
+          name: 'arrival − commit p95',
           value: p95,
           unit: 'ms',
           digits: 0,
@@ -598,7 +642,7 @@ async function main() {
           ok: p95 <= 500,
         },
         {
-          name: 'of which occurred_at → dispatched p95',
+          name: `of which ${from} → dispatched p95`,
           value: percentile(toDispatched, 95),
           unit: 'ms',
           digits: 0,
@@ -611,8 +655,15 @@ async function main() {
           digits: 0,
           lowerIsBetter: true,
         },
+        { name: 'arrival − commit p99', value: percentile(sinceCommit, 99), unit: 'ms', digits: 0, lowerIsBetter: true },
+        {
+          name: 'arrival − occurred_at p95 (from the transaction’s start)',
+          value: percentile(sinceOccurred, 95),
+          unit: 'ms',
+          digits: 0,
+          lowerIsBetter: true,
+        },
         { name: 'of which the worker’s POST p95', value: percentile(postMs, 95), unit: 'ms', digits: 0, lowerIsBetter: true },
-        { name: 'arrival − occurred_at p99', value: percentile(sinceOccurred, 99), unit: 'ms', digits: 0, lowerIsBetter: true },
         { name: 'arrival − request returned p50', value: median(sinceReturned), unit: 'ms', digits: 0, lowerIsBetter: true },
         {
           name: 'arrival − request returned p95',
@@ -667,10 +718,10 @@ runBench(main);
 /**
  * Where the time goes, by kind of delivery: per event type, and for a conversation's next event (the
  * endpoint's previous delivery of the conversation made in an earlier round, under 2 s before:
- * it waits for that one's outcome) against the rest. p50/p95 of occurred_at → dispatched and
- * dispatched → arrival, in ms.
+ * it waits for that one's outcome) against the rest. p50/p95 of the event's commit (or occurred_at)
+ * → dispatched and dispatched → arrival, in ms.
  */
-function printBreakdown(arrivals: Arrival[], createdAt: Map<string, number>) {
+function printBreakdown(arrivals: Arrival[], createdAt: Map<string, number>, startOf: (a: Arrival) => number) {
   const previous = new Map<string, number>();
   const groups = new Map<string, { toDispatched: number[]; toReceiver: number[] }>();
   const add = (group: string, toDispatched: number, toReceiver: number) => {
@@ -683,13 +734,13 @@ function printBreakdown(arrivals: Arrival[], createdAt: Map<string, number>) {
   for (const a of ordered) {
     const created = createdAt.get(`${a.endpoint}:${a.id}`);
     if (created === undefined) continue;
-    add(`  ${a.type}`, created - a.occurredAt, a.at - created);
+    add(`  ${a.type}`, created - startOf(a), a.at - created);
     if (a.conversationId === null) continue;
     const key = `${a.endpoint}:${a.conversationId}`;
     const before = previous.get(key);
     previous.set(key, created);
     const follows = before !== undefined && before < created && created - before < 2_000;
-    add(follows ? 'next event of a conversation' : 'first, or with its predecessor', created - a.occurredAt, a.at - created);
+    add(follows ? 'next event of a conversation' : 'first, or with its predecessor', created - startOf(a), a.at - created);
   }
   console.log('  breakdown (ms)                           n   →dispatched p50/p95   dispatched→arrival p50/p95');
   for (const [group, g] of [...groups].sort()) {
