@@ -19,6 +19,7 @@ const NO_DATABASE = [
   'deploy/haproxy.test.ts',
   'server/cli/child-process.test.ts',
   'server/cli/dev-logs.test.ts',
+  'server/cli/dev-ready.test.ts',
   'server/documented-values.test.ts',
   'server/providers/smtp.test.ts',
   'server/realtime/stream-meter.test.ts',

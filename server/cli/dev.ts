@@ -1,6 +1,7 @@
 import { migrateDatabase } from '@/server/migrate';
 import { developmentSecrets, ensureDatabase } from './database';
 import { devLogFormatter, pipeLines } from './dev-logs';
+import { printWhenReady } from './dev-ready';
 import { runProcesses } from './processes';
 
 /**
@@ -40,7 +41,7 @@ async function main() {
     ...(colorize && !process.env.FORCE_COLOR ? { FORCE_COLOR: '1' } : {}),
   };
   const format = devLogFormatter({ colorize });
-  runProcesses(
+  const [web] = runProcesses(
     [
       // Our web server around Next's development server: the live events stream is the production one.
       {
@@ -55,8 +56,10 @@ async function main() {
     // Readable logs: pino's JSON lines pretty-printed, one line each (server/cli/dev-logs.ts).
     (output, name) => void pipeLines(output, name, process.stdout, format),
   );
-  console.log(
-    [
+  // Printed once the web server answers: a click on the link while it is still starting is refused.
+  await printWhenReady(
+    `http://127.0.0.1:${config.port}/api/v1/health/live`,
+    () => [
       '',
       `  Database:      ${database.embedded ? `embedded PostgreSQL (${database.url})` : 'DATABASE_URL'}`,
       `  Platform key:  ${config.platformApiKey}`,
@@ -64,7 +67,8 @@ async function main() {
       `  Inbox login:   ${link}`,
       `  (ready in ${((Date.now() - started) / 1000).toFixed(1)} s; the web server compiles pages on first visit)`,
       '',
-    ].join('\n'),
+    ],
+    { alive: () => web!.exitCode === null && web!.signalCode === null },
   );
 }
 
