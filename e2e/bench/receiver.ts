@@ -105,6 +105,7 @@ export async function startReceiver({ downMode = 'refuse' }: { downMode?: 'refus
     get refused503() {
       return refused503;
     },
+    cpuSeconds: NaN,
     async goDown() {
       down = true;
       if (downMode === '503') return;
@@ -137,6 +138,8 @@ export type Receiver = {
   arrivals: Arrival[];
   readonly badSignatures: number;
   readonly refused503: number;
+  /** The receiver process's CPU time so far, in seconds (as of its last report; NaN in the bench's own process). */
+  readonly cpuSeconds: number;
   hold: () => Promise<void>;
   release: () => Promise<void>;
   goDown: () => Promise<void>;
@@ -147,7 +150,9 @@ export type Receiver = {
 type Command = 'addEndpoint' | 'sync' | 'hold' | 'release' | 'goDown' | 'comeBack' | 'close';
 export type ReceiverCommand = { id: number; op: Command; key?: string; secret?: string };
 export type ReceiverMessage =
-  { ready: string } | { arrivals: Arrival[]; badSignatures: number; refused503: number } | { ack: number };
+  | { ready: string }
+  | { arrivals: Arrival[]; badSignatures: number; refused503: number; cpuSeconds: number }
+  | { ack: number; cpuSeconds: number };
 
 /** startReceiver in a child process (receiver-process.ts), driven over IPC, its arrivals sent back every 50 ms. */
 export async function startReceiverProcess({ downMode = 'refuse' }: { downMode?: 'refuse' | '503' } = {}): Promise<Receiver> {
@@ -158,6 +163,7 @@ export async function startReceiverProcess({ downMode = 'refuse' }: { downMode?:
   const arrivals: Arrival[] = [];
   let badSignatures = 0;
   let refused503 = 0;
+  let cpuSeconds = 0;
   const acks = new Map<number, () => void>();
   let next = 0;
   const url = await new Promise<string>((resolve, reject) => {
@@ -168,7 +174,9 @@ export async function startReceiverProcess({ downMode = 'refuse' }: { downMode?:
         for (const a of m.arrivals) arrivals.push(a);
         badSignatures = m.badSignatures;
         refused503 = m.refused503;
+        cpuSeconds = m.cpuSeconds;
       } else {
+        cpuSeconds = m.cpuSeconds;
         acks.get(m.ack)?.();
         acks.delete(m.ack);
       }
@@ -188,6 +196,9 @@ export async function startReceiverProcess({ downMode = 'refuse' }: { downMode?:
     },
     get refused503() {
       return refused503;
+    },
+    get cpuSeconds() {
+      return cpuSeconds;
     },
     addEndpoint: (key, secret) => call('addEndpoint', { key, secret }),
     sync: () => call('sync'),

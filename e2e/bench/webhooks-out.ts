@@ -336,12 +336,16 @@ async function main() {
       const p1Start = now();
       const offeredBefore = receiver.arrivals.length;
       // This process's event loop: the receiver answers in it, beside the traffic generator.
+      await receiver.sync();
+      const receiverCpuAtStart = receiver.cpuSeconds;
       const loopDelay = monitorEventLoopDelay({ resolution: 10 });
       loopDelay.enable();
       await traffic(SECONDS, SMS_PER_SECOND);
       loopDelay.disable();
       const p1End = now();
       const cpuAtEnd = cpuSeconds(worker.pid);
+      await receiver.sync();
+      const receiverCpu = receiver.cpuSeconds - receiverCpuAtStart;
       const pendingAtEnd = await pendingCount();
       const drained = await waitUntil(settled, 120_000, 100);
       await receiver.sync();
@@ -431,6 +435,9 @@ async function main() {
         `  of which ${from.padEnd(11)} → dispatched       p50 ${fmt(median(toDispatched), 0)} ms, p95 ${fmt(lat(toDispatched, 95), 0)} ms; dispatched → arrival p50 ${fmt(median(toReceiver), 0)} ms, p95 ${fmt(lat(toReceiver, 95), 0)} ms (the worker's POST p50 ${fmt(median(postMs), 0)} ms, p95 ${fmt(lat(postMs, 95), 0)} ms)`,
       );
       printBreakdown(p1, createdAt, startOf);
+      console.log(
+        `  the receiver's CPU                     ${fmt((receiverCpu / ((p1End - p1Start) / 1000)) * 100, 0)}% of a core during traffic, ${fmt((receiverCpu * 1000) / p1Arrivals, 2)} ms per request (its own process: HTTP, signature, JSON)`,
+      );
       console.log(
         `  the bench's event loop (the traffic generator; the receiver has its own) delay p50 ${fmt(loopDelay.percentile(50) / 1e6, 0)} ms, p99 ${fmt(loopDelay.percentile(99) / 1e6, 0)} ms, max ${fmt(loopDelay.max / 1e6, 0)} ms`,
       );
