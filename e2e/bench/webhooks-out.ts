@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
-import { postWebhook, WebhookPolicy } from '@/server/lib/public-post';
+import { postWebhook } from '@/server/lib/public-post';
+import { senderPolicy } from '@/workers/outgoing-webhooks';
 import { fmt, median, percentile, pool, repeatCount, repeatRuns, sleep, waitUntil, type Figure } from './harness';
 import { now, startReceiverProcess, type Arrival, type Receiver } from './receiver';
 import { inboundSid, machine, onStop, runBench, startStack } from './stack';
@@ -97,7 +98,7 @@ async function ceilingRate(receiver: Receiver): Promise<number> {
   const secret = `whsec_${Buffer.from('bench-ceiling-secret-0123456789!').toString('base64')}`;
   await receiver.addEndpoint('ceiling', secret);
   const wh = new Webhook(secret);
-  const policy = new WebhookPolicy({ allowPrivate: true, maxSocketsPerOrigin: 32 });
+  const policy = senderPolicy({ allowPrivate: true });
   const n = 5000;
   const body = JSON.stringify({ type: 'message.created', timestamp: new Date().toISOString(), data: { message_id: 1 } });
   const t0 = performance.now();
