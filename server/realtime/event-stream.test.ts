@@ -13,6 +13,10 @@ import { logWakeUps } from '@/server/testing/log-events';
 import { RESUME_MAX_EVENTS } from './backlog';
 import { streamMeter } from './stream-meter';
 import { CONNECTED_FRAME, eventFrame, presenceFrame } from './trpc-sse';
+import { sql } from 'drizzle-orm';
+import { NOTIFICATIONS_CHANNEL } from '@/server/services/notifications/handler';
+import { listenOn } from './listen';
+import { createNotificationHub, type NotificationHub } from './notifications';
 
 // Read on first use of the configuration: a business cap small enough to reach (default 200).
 process.env.EVENT_STREAMS_PER_BUSINESS = '8';
@@ -148,6 +152,60 @@ describe('live event stream', () => {
     expect(idsOf(text)).toEqual(ids.slice(-RESUME_MAX_EVENTS));
     await res.body!.cancel();
   }, 90_000);
+
+  it('says `connected` only once its process LISTENs for notifications, and then hears one written at once', async () => {
+    // `connected` makes the inbox read its bell again; a notification written between that read
+    // and the LISTEN would reach neither. Here the process's first LISTEN is held back.
+    const processHub = globalThis as unknown as { __notifications?: NotificationHub };
+    const before = processHub.__notifications;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    processHub.__notifications = createNotificationHub(async (onNotify) => {
+      await released;
+      return listenOn(NOTIFICATIONS_CHANNEL, onNotify, () => {});
+    });
+    try {
+      const t = await createTenant();
+      let answered = false;
+      const opening = fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${t.sessionToken}` } }).then((res) => {
+        answered = true;
+        return res;
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      expect(answered).toBe(false);
+      release();
+      const res = await opening;
+      expect(res.status).toBe(200);
+      await readUntil(res.body!, (x) => x.includes('connected'));
+      const notification = { id: 987_654, kind: 'new_conversation' };
+      await db.execute(
+        sql`select pg_notify(${NOTIFICATIONS_CHANNEL}, ${JSON.stringify({ businessId: t.business.id, staffId: t.owner.id, notification })})`,
+      );
+      const text = await readUntil(res.body!, (x) => x.includes('987654'));
+      expect(text).toContain('"type":"notification"');
+      await res.body!.cancel();
+    } finally {
+      processHub.__notifications = before;
+    }
+  });
+
+  it('declines a stream (the tRPC route answers it, retryably) while its process cannot LISTEN, and LISTENs on the next', async () => {
+    const processHub = globalThis as unknown as { __notifications?: NotificationHub };
+    const before = processHub.__notifications;
+    let tries = 0;
+    processHub.__notifications = createNotificationHub(async () => ++tries > 1);
+    try {
+      const t = await createTenant();
+      const refused = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${t.sessionToken}` } });
+      expect(refused.status).toBe(404); // this file's server: "left to the tRPC route"
+      const res = await fetch(`${base}${EVENTS_PATH}`, { headers: { cookie: `session=${t.sessionToken}` } });
+      expect(res.status).toBe(200);
+      expect(tries).toBe(2);
+      await res.body!.cancel();
+    } finally {
+      processHub.__notifications = before;
+    }
+  });
 
   it('a change made by another process reaches the stream', async () => {
     const t = await createTenant();

@@ -46,6 +46,16 @@ type Stream = {
 const streams = new Set<Stream>();
 let recheck: NodeJS.Timeout | null = null;
 
+/** How long a stream waits for its process's first LISTEN (notifications.ts) before it is declined. */
+const LISTEN_WAIT_MS = 5_000;
+
+/** The promise's value, or false when it takes longer than `ms`. */
+function withinMs(promise: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 /** Serves the request if it is a plain live-events subscription; false leaves it to the tRPC route. */
 export async function serveEventStream(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
   if (isDraining()) return false;
@@ -60,6 +70,10 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     const caller = await resolveSession(token.token, token.viaCookie);
     if (!caller || caller.kind !== 'session') return false;
     await countRequest(caller);
+    // `connected` makes the inbox read its bell again: by then this process must hear every
+    // notification written after that read (notifications.ts). Not LISTENing in time: the tRPC route
+    // answers SERVICE_UNAVAILABLE and the client tries again.
+    if (!(await withinMs(notificationHub().listening(), LISTEN_WAIT_MS))) return false;
     if (res.destroyed) return true; // the client went away meanwhile
     open(res, caller, lastEventIdOf(req));
     return true;

@@ -123,7 +123,7 @@ function hub(): Hub {
     })();
   }
   // Every (re)LISTEN reads too: wake-ups sent while the connection was away were lost.
-  listenOn(APPENDED_CHANNEL, kick, kick);
+  void listenOn(APPENDED_CHANNEL, kick, kick);
   globalForTail.__inboxTail = h;
   return h;
 }
@@ -131,13 +131,21 @@ function hub(): Hub {
 const globalForListener = globalThis as unknown as { __listener?: ReturnType<typeof createSql> };
 
 /**
- * LISTENs on `channel` over the web process's one LISTEN connection, shared by the tail and presence
- * (server/realtime/presence.ts). LISTEN needs a session of its own: DATABASE_LISTEN_URL (direct) when
- * DATABASE_URL is a pooler. postgres.js LISTENs again after a reconnection, calling `onListen` each time.
+ * LISTENs on `channel` over the web process's one LISTEN connection, shared by the tail, presence
+ * (server/realtime/presence.ts) and notifications (notifications.ts). LISTEN needs a session of its
+ * own: DATABASE_LISTEN_URL (direct) when DATABASE_URL is a pooler. postgres.js LISTENs again after a
+ * reconnection, calling `onListen` each time. Resolves once the first LISTEN is in place (true), or
+ * false when it failed (logged).
  */
-export function listenOn(channel: string, onNotify: (payload: string) => void, onListen: () => void): void {
+export function listenOn(channel: string, onNotify: (payload: string) => void, onListen: () => void): Promise<boolean> {
   const listener = (globalForListener.__listener ??= createSql(env().databaseListenUrl!, { max: 1, idle_timeout: 0 }));
-  listener.listen(channel, onNotify, onListen).catch((err) => logger.error({ err, channel }, 'LISTEN failed'));
+  return listener.listen(channel, onNotify, onListen).then(
+    () => true,
+    (err: unknown) => {
+      logger.error({ err, channel }, 'LISTEN failed');
+      return false;
+    },
+  );
 }
 
 /** One read of the tail: joins the waiting streams at the cursor, then streams what follows it. */

@@ -9,7 +9,10 @@ import { untrackedFrame } from './trpc-sse';
  * one NOTIFY per notification it writes or folds into, at its commit
  * (server/services/notifications/handler.ts); every web process LISTENs and writes a `notification`
  * frame to the streams of that staff member only (a colleague's notifications are theirs). Nothing
- * is kept: a stream that was not open missed nothing it cannot read from the bell.
+ * is kept: a stream that was not open missed nothing it cannot read from the bell, which the inbox
+ * reads again once its stream says `connected`. So a stream says it only once this process LISTENs
+ * (`listening`, event-stream.ts): a notification written between that read and the LISTEN would
+ * reach neither.
  */
 
 type Payload = { businessId: number; staffId: number; notification: NotificationFrame['notification'] };
@@ -31,9 +34,12 @@ export type NotificationSubscriber = { businessId: number; staffId: number; push
 export type NotificationHub = {
   subscribe: (subscriber: NotificationSubscriber) => () => void;
   receive: (payload: string) => void;
+  /** Resolves true once the channel is LISTENed to; false when that failed (the next call tries again). */
+  listening: () => Promise<boolean>;
 };
 
-export function createNotificationHub(listen: (onNotify: (payload: string) => void) => void): NotificationHub {
+/** `listen` subscribes `receive` to the channel and resolves once it does (false: it failed). */
+export function createNotificationHub(listen: (onNotify: (payload: string) => void) => Promise<boolean>): NotificationHub {
   // By business, then staff member: a NOTIFY finds its few streams in two lookups.
   const subscribers = new Map<number, Map<number, Set<NotificationSubscriber>>>();
   function receive(payload: string) {
@@ -48,9 +54,18 @@ export function createNotificationHub(listen: (onNotify: (payload: string) => vo
     const bytes = untrackedFrame(frame);
     for (const s of streams) s.push(bytes);
   }
-  listen(receive);
+  // LISTENs on the first call (the first stream that opens), or again after a try that failed.
+  let listened: Promise<boolean> | null = null;
+  function listening() {
+    listened ??= listen(receive).then((ok) => {
+      if (!ok) listened = null;
+      return ok;
+    });
+    return listened;
+  }
   return {
     receive,
+    listening,
     subscribe(subscriber) {
       let staff = subscribers.get(subscriber.businessId);
       if (!staff) subscribers.set(subscriber.businessId, (staff = new Map()));
@@ -69,7 +84,7 @@ export function createNotificationHub(listen: (onNotify: (payload: string) => vo
 
 const globalForNotifications = globalThis as unknown as { __notifications?: NotificationHub };
 
-/** The process's hub, LISTENing from the first stream that subscribes. */
+/** The process's hub, LISTENing from the first stream that opens. */
 export function notificationHub(): NotificationHub {
   return (globalForNotifications.__notifications ??= createNotificationHub((onNotify) =>
     listenOn(NOTIFICATIONS_CHANNEL, onNotify, () => {}),

@@ -207,6 +207,6 @@ const globalForPresence = globalThis as unknown as { __presence?: PresenceHub };
  */
 export function presenceHub(): PresenceHub {
   return (globalForPresence.__presence ??= createPresenceHub({
-    listen: (onNotify) => listenOn(PRESENCE_CHANNEL, onNotify, () => {}),
+    listen: (onNotify) => void listenOn(PRESENCE_CHANNEL, onNotify, () => {}),
   }));
 }

@@ -298,9 +298,8 @@ describe('notifications handler', () => {
     const listener = createSql(process.env.DATABASE_URL!, { max: 1 });
     try {
       const frames: { staff: number; frame: string }[] = [];
-      const hub = await new Promise<ReturnType<typeof createNotificationHub>>((resolve) => {
-        const h = createNotificationHub((onNotify) => void listener.listen(NOTIFICATIONS_CHANNEL, onNotify, () => resolve(h)));
-      });
+      const hub = createNotificationHub((onNotify) => listener.listen(NOTIFICATIONS_CHANNEL, onNotify).then(() => true));
+      expect(await hub.listening()).toBe(true);
       for (const s of [ana!, sam!])
         hub.subscribe({
           businessId: b.businessId,
