@@ -5,9 +5,11 @@ import { ensureDatabase } from './database';
 
 /**
  * `npm run reports:recount [-- --business <id>[,<id>…] | --all] [--limit <n>]`: reports' backfill
- * (server/services/reports/backfill.ts). Without arguments: the businesses whose history predates
- * the `reports` handler (client messages, no cycle yet), at most --limit (default 100) per run;
- * businesses named are all recounted (--limit, if given, must allow them).
+ * (server/services/reports/backfill.ts). Without arguments: the businesses whose rollups are not
+ * counted in their zones or whose history predates the `reports` handler (client messages, no cycle
+ * yet), at most --limit (default 100) per run; businesses named are all recounted (--limit, if
+ * given, must allow them); --all recounts every business (no --limit: a second run would redo the
+ * same first ones).
  */
 function parse(argv: string[]) {
   // Strict: an unknown or misspelt option is refused, not ignored.
@@ -21,12 +23,14 @@ function parse(argv: string[]) {
   if (businessIds?.some((n) => !Number.isInteger(n) || n < 1))
     throw new Error(`--business takes business ids, not ${values.business}`);
   if (businessIds && values.all) throw new Error('--business and --all: one or the other');
+  if (values.all && values.limit !== undefined) throw new Error('--all recounts every business: --limit is for the other runs');
+  if (values.all) return { all: true as const };
   const limit = values.limit === undefined ? (businessIds?.length ?? DEFAULT_BACKFILL_LIMIT) : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new Error(`--limit takes a whole number ≥ 1, not ${values.limit}`);
   // Named businesses are all recounted or the run is refused: never some of them, silently.
   if (businessIds && new Set(businessIds).size > limit)
     throw new Error(`--business names ${new Set(businessIds).size} businesses, more than --limit ${limit}`);
-  return { businessIds, all: values.all ?? false, limit };
+  return { businessIds, limit };
 }
 
 try {

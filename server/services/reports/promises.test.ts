@@ -5,6 +5,7 @@ import { ReportResponse } from '@/server/schemas/reports';
 import { issueSession } from '@/server/services/auth';
 import { MAX_REPORT_DAYS, GROUP_BYS, REPORTS } from '@/server/shared/reports';
 import {
+  createBusiness,
   createClient,
   createConversation,
   createLocation,
@@ -428,5 +429,12 @@ describe('the backfill’s own pick (npm run reports:recount without arguments)'
       { business_id: emailed, n: 1 },
     ]);
     expect(await businessesToRecount({ limit: 100_000 })).toEqual([]);
+  });
+
+  it('--all picks every business, past the default limit (a second run would otherwise redo the same first ones)', async () => {
+    for (let i = 0; i <= DEFAULT_BACKFILL_LIMIT; i++) await createBusiness();
+    const every = (await db.execute<{ id: number }>(sql`select id from businesses order by id`)).map((r) => r.id);
+    expect(every.length).toBeGreaterThan(DEFAULT_BACKFILL_LIMIT);
+    expect(await businessesToRecount({ all: true })).toEqual(every);
   });
 });

@@ -139,6 +139,9 @@ describe('reports rollups', () => {
     // Read before any writer saw the change: the rollups are in another zone, so the rows answer.
     expect((await reportScope(businessId, range)).rollups).toBe(false);
     expect(await days()).toEqual([['2026-06-02', 2]]);
+    // The backfill picks it though no writer has opened its rollups since (a quiet business)…
+    expect(await businessesToRecount()).toContain(businessId);
+    // …and after one has (marked them unready).
     await client(c2, late + 60 * MIN);
     await settle();
     expect(await businessesToRecount()).toContain(businessId);

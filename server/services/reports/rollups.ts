@@ -25,6 +25,13 @@ export type Rollups = { zones: ReportZones; ready: boolean; builtUntil: string |
 
 type StoredState = { zones: string; ready: boolean; built_until: string | null };
 
+export type LocationZone = { id: number; zone: string | null };
+
+/** The business's locations with a zone of their own, as reportZones takes them (a json array). */
+export const locationZones = (businessId: SQL) => sql`
+  (select coalesce(json_agg(json_build_object('id', l.id, 'zone', l.timezone)), '[]') from locations l
+   where l.business_id = ${businessId} and l.timezone is not null)`;
+
 /**
  * Takes the business's reports lock (until the transaction ends) and answers its rollups' state. A
  * business seen for the first time starts ready (nothing to count yet: every report row is written
@@ -34,12 +41,11 @@ export async function openRollups(businessId: number, tx: Tx): Promise<Rollups> 
   await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${businessId})`);
   const [row] = await tx.execute<{
     zone: string | null;
-    locations: { id: number; zone: string | null }[];
+    locations: LocationZone[];
     state: StoredState | null;
   }>(sql`
     select b.timezone as zone,
-      (select coalesce(json_agg(json_build_object('id', l.id, 'zone', l.timezone)), '[]') from locations l
-        where l.business_id = b.id and l.timezone is not null) as locations,
+      ${locationZones(sql`b.id`)} as locations,
       (select json_build_object('zones', r.zones, 'ready', r.ready, 'built_until', r.built_until)
         from report_rollups r where r.business_id = b.id) as state
     from businesses b where b.id = ${businessId}`);
