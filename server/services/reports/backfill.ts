@@ -1,8 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { db, type Tx } from '@/server/db/client';
 import { recountBusinessReports } from './recount';
-import { locationZones, type LocationZone } from './rollups';
-import { reportZones } from './zones';
+import { locationZones, reportZones, type LocationZone } from './zones';
 
 /**
  * The backfill of reports' durable rows and rollups (docs/api.md#reports, Backfill): `npm run

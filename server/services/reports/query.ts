@@ -5,7 +5,7 @@ import { AppError } from '@/server/errors';
 import { MAX_REPORT_DAYS, type GroupBy, type REPORT_CHANNELS, type Stats } from '@/server/shared/reports';
 
 export { MAX_REPORT_DAYS, type Stats };
-import { reportZones, zoneFor } from './zones';
+import { locationZones, reportZones, zoneFor, type LocationZone } from './zones';
 
 /**
  * What the reports (./read.ts, ./times.ts) share: the query and its scope (the zone, whether the
@@ -38,14 +38,13 @@ export async function reportScope(businessId: number, q: ReportQuery, tx: Tx = d
   }
   const [row] = await tx.execute<{
     zone: string | null;
-    locations: { id: number; zone: string | null }[];
+    locations: LocationZone[];
     location_found: boolean;
     staff_found: boolean;
     ready_zones: string | null;
   }>(sql`
     select b.timezone as zone,
-      (select coalesce(json_agg(json_build_object('id', l.id, 'zone', l.timezone)), '[]') from locations l
-        where l.business_id = b.id and l.timezone is not null) as locations,
+      ${locationZones(sql`b.id`)} as locations,
       ${q.location_id === undefined ? sql`true` : sql`exists (select 1 from locations where business_id = b.id and id = ${q.location_id})`} as location_found,
       -- Inactive staff keep their figures: any staff member of the business may be named.
       ${q.staff_id === undefined ? sql`true` : sql`exists (select 1 from staff where business_id = b.id and id = ${q.staff_id})`} as staff_found,

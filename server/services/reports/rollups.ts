@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Channel } from '@/db/schema';
 import type { Tx } from '@/server/db/client';
-import { reportZones, zoneRows, type ReportZones } from './zones';
+import { locationZones, reportZones, zoneRows, type LocationZone, type ReportZones } from './zones';
 
 /**
  * Reports' rollups (db/schema/report-rollups.ts, docs/architecture.md#reports): per-day counts and
@@ -24,13 +24,6 @@ const LOCK_NAMESPACE = 4243;
 export type Rollups = { zones: ReportZones; ready: boolean; builtUntil: string | null };
 
 type StoredState = { zones: string; ready: boolean; built_until: string | null };
-
-export type LocationZone = { id: number; zone: string | null };
-
-/** The business's locations with a zone of their own, as reportZones takes them (a json array). */
-export const locationZones = (businessId: SQL) => sql`
-  (select coalesce(json_agg(json_build_object('id', l.id, 'zone', l.timezone)), '[]') from locations l
-   where l.business_id = ${businessId} and l.timezone is not null)`;
 
 /**
  * Takes the business's reports lock (until the transaction ends) and answers its rollups' state. A

@@ -1,3 +1,4 @@
+import { sql, type SQL } from 'drizzle-orm';
 import { knownZone } from '@/server/services/opening-hours';
 
 /**
@@ -12,8 +13,15 @@ export type ReportZones = {
   key: string;
 };
 
+export type LocationZone = { id: number; zone: string | null };
+
+/** The business's locations with a zone of their own, as reportZones takes them (a json array), in SQL. */
+export const locationZones = (businessId: SQL) => sql`
+  (select coalesce(json_agg(json_build_object('id', l.id, 'zone', l.timezone)), '[]') from locations l
+   where l.business_id = ${businessId} and l.timezone is not null)`;
+
 /** The zones of a business from its stored ones (an unknown zone reads as the business's, as opening hours do). */
-export function reportZones(businessZone: string | null, locations: readonly { id: number; zone: string | null }[]): ReportZones {
+export function reportZones(businessZone: string | null, locations: readonly LocationZone[]): ReportZones {
   const business = knownZone(businessZone) ?? 'UTC';
   const own = new Map<number, string>();
   for (const l of [...locations].sort((a, b) => a.id - b.id)) {
