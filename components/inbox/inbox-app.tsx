@@ -1,5 +1,5 @@
 'use client';
-import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore, type RefObject } from 'react';
+import { useCallback, useMemo, useRef, useState, useSyncExternalStore, type RefObject } from 'react';
 import { trpc } from '@/components/trpc/client';
 import { IncomingCallToast } from '@/components/voice/incoming-call-toast';
 import { NewMessageDialog } from './new-message';
@@ -26,6 +26,15 @@ import { useLiveInbox } from './use-live-inbox';
  * local. Data comes only through tRPC; live events invalidate what they touch.
  */
 export function InboxApp() {
+  return (
+    <>
+      <UnreadTitle />
+      <Inbox />
+    </>
+  );
+}
+
+function Inbox() {
   const me = trpc.session.me.useQuery();
   const [view, setView] = useState<View>({ status: 'open', assignment: 'all' });
   // The open conversation: until one is opened here, the one the URL names (a shared link or a reload).
@@ -78,7 +87,6 @@ export function InboxApp() {
     [desktopAlert, readWhileOpen],
   );
   const { signedOut, superseded, reconnect, newActivity } = useLiveInbox(selectedId, onNotification);
-  useUnreadTitle();
 
   const utils = trpc.useUtils();
   const setStatus = trpc.inbox.setStatus.useMutation({ onSettled: () => utils.inbox.invalidate() });
@@ -239,10 +247,13 @@ function subscribeNothing() {
   return () => {};
 }
 
-/** The tab title carries the bell's unread count (notification-rules.ts). */
-function useUnreadTitle() {
+/**
+ * The tab title, with the bell's unread count (notification-rules.ts). Rendered, not set from an
+ * effect: the inbox's page has no title of Next.js's metadata (app/layout.tsx), so this element is
+ * the only one and React alone writes it. A title written from an effect was overwritten, now and
+ * then, by React committing the metadata's own <title> after it, and stayed without its count.
+ */
+function UnreadTitle() {
   const unread = useBell().data?.unread ?? 0;
-  useEffect(() => {
-    document.title = tabTitle(unread);
-  }, [unread]);
+  return <title>{tabTitle(unread)}</title>;
 }
