@@ -261,9 +261,11 @@ async function recountCycles(businessId: number, touches: readonly Touch[], delt
           where rc.business_id = ${businessId} and rc.conversation_id = t.conversation_id and rc.resolved_at < t.t) as k,
         (select min(rc.started_at) from report_cycles rc
           where rc.business_id = ${businessId} and rc.conversation_id = t.conversation_id) as first_start,
-        least(t.t, (select min(mc.called_at) from report_missed_calls mc
+        -- To the millisecond, as the figures are counted (below) and the rows keep their times: a
+        -- bound in microseconds would keep a call of its millisecond that the count below adds again.
+        date_trunc('milliseconds', least(t.t, (select min(mc.called_at) from report_missed_calls mc
           where mc.business_id = ${businessId} and mc.conversation_id = t.conversation_id
-            and (mc.answered_at is null or mc.answered_at >= t.t))) as t_calls,
+            and (mc.answered_at is null or mc.answered_at >= t.t)))) as t_calls,
         (select json_build_object('id', rc.id, 'location_id', rc.location_id, 'channel', rc.channel, 'start_message_id', rc.start_message_id,
             'started_at', rc.started_at, 'client_messages', rc.client_messages, 'replies', rc.replies,
             'answered', rc.first_reply_at is not null, 'last_message_at', rc.last_message_at,

@@ -17,7 +17,7 @@ import { settle as settleHandler } from '@/server/testing/assignment';
 import { reportsHandler } from './handler';
 import { GROUP_BYS } from '@/server/shared/reports';
 import { callsReport, reportScope, responseTimesReport, volumeReport, type ReportQuery, type Stats } from './read';
-import { recountBusinessReports } from './recount';
+import { recountBusinessReports, recountConversations } from './recount';
 
 /**
  * Reports, correct by proof (docs/api.md#reports): random conversation histories — reopens, notes,
@@ -557,4 +557,35 @@ describe('reports', () => {
       { numRuns: 15 },
     );
   }, 240_000);
+
+  it('a missed call answered within the millisecond of a later change is counted once (timestamps in µs, figures in ms)', async () => {
+    const { business, owner } = await createTenant();
+    const client = await createClient(business.id);
+    const conv = await createConversation(business.id, client.id);
+    const call = await createMessage(conv, {
+      direction: 'inbound',
+      senderType: 'client',
+      channel: 'voice',
+      messageType: 'CALL',
+      status: 'no_answer',
+      callOutcome: 'missed',
+    });
+    const reply = await createMessage(conv, { staffId: owner.id, status: 'delivered' });
+    const text = await createMessage(conv, { direction: 'inbound', senderType: 'client', status: 'received' });
+    // One millisecond holds all three, apart by microseconds: the rows keep milliseconds, the messages not.
+    for (const [id, us] of [
+      [call.id, 100],
+      [reply.id, 200],
+      [text.id, 300],
+    ] as const)
+      await db.execute(sql`update messages set sent_at = ${`2026-05-04T14:00:00.000${us}Z`}::timestamptz where id = ${id}`);
+    await recountBusinessReports(business.id);
+    const calls = () =>
+      db.execute<{ answered_message_id: string }>(sql`
+        select answered_message_id::text from report_missed_calls where business_id = ${business.id}`);
+    expect((await calls()).map((c) => Number(c.answered_message_id))).toEqual([reply.id]);
+    // The client's text is changed again (its event handed over once more): the call is neither lost nor doubled.
+    await recountConversations(business.id, [{ conversationId: conv.id, messageId: text.id, at: '-infinity' }]);
+    expect((await calls()).map((c) => Number(c.answered_message_id))).toEqual([reply.id]);
+  });
 });
