@@ -156,6 +156,27 @@ test('reads that fail for a passing reason are tried again: counts and the unrea
   expect(refused).toBe(2);
 });
 
+test('the tab names the page: the inbox with its count, also when settings lead back to it', async ({
+  page,
+  tenant,
+  request,
+}) => {
+  await clientTexted(request, tenant.businessId, 'Ana Lopez', 'Are you open late on Thursday?');
+  await page.goto(tenant.loginUrl);
+  await expect(page).toHaveTitle('(1) Inbox');
+  await page.goto('/settings/opening-hours');
+  await expect(page).toHaveTitle('Settings · Inbox');
+  // A client-side navigation: Next.js takes its metadata's title away, the inbox brings its own.
+  await page.getByRole('link', { name: 'Back to the inbox' }).click();
+  await expect(page).toHaveURL(/\/inbox/);
+  await expect(page).toHaveTitle('(1) Inbox');
+  await expect(page.locator('title')).toHaveCount(1);
+  await page.goBack();
+  await expect(page).toHaveTitle('Settings · Inbox');
+  await page.goto('/reports');
+  await expect(page).toHaveTitle('Reports · Inbox');
+});
+
 test('after the live stream drops, what happened meanwhile shows once it is back', async ({ page, tenant, request }) => {
   // Keep a handle on the page's EventSources so the test can cut the live stream like a network blip.
   await page.addInitScript(() => {
